@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: AGPL-3.0-only
+#
+# splitkd — see README.md. Targets:
+#   all        libsplitk.a and the splitkd daemon
+#   run        build and serve the embedded catalog on 127.0.0.1:8080
+#   test       install missing Debian packages, build, run every test
+#   sanitize   the whole test suite again under ASan+UBSan
+#   install    PREFIX (default /usr/local) and DESTDIR
+#   clean
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BUILD     ?= build
+CC        ?= cc
+SEED      ?= ../shared/seed/attn_splitk.rs
+LISTEN    ?= 127.0.0.1:8080
+
+OPT       ?= -O2 -g
+SAN_FLAGS ?=
+WARN      := -Wall -Wextra -Werror -pedantic
+STD       := -std=c11 -D_POSIX_C_SOURCE=200809L
+CFLAGS_ALL = $(STD) $(WARN) $(OPT) $(SAN_FLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(SAN_FLAGS) $(LDFLAGS)
+
+# ---------------------------------------------------------------- policy
+# The pure core sees its own headers and nothing else of ours.
+POLICY_SRC := policy/splitk.c
+POLICY_OBJ := $(POLICY_SRC:%.c=$(BUILD)/%.o)
+LIBSPLITK  := $(BUILD)/libsplitk.a
+
+$(BUILD)/policy/%.o: policy/%.c policy/splitk.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -c $< -o $@
+
+$(LIBSPLITK): $(POLICY_OBJ)
+	$(AR) rcs $@ $^
+
+# ---------------------------------------------------------------- tests
+CRITERION_CFLAGS = $(shell pkg-config --cflags criterion 2>/dev/null)
+CRITERION_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null)
+
+UNIT_TESTS := $(BUILD)/tests/test_splitk
+
+$(BUILD)/tests/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
+# The differential check against the seed itself: needs rustc and the
+# seed file; skipped (and said so) where either is missing.
+$(BUILD)/crosscheck/check_vectors: tests/crosscheck/check_vectors.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(LIBSPLITK) $(LDFLAGS_ALL) -o $@
+
+# The contract: the issue's API, compiled as C11 and as C++ against the
+# header and library that `make install` puts down, found with pkg-config.
+STAGE := $(BUILD)/stage
+contract: all
+	@rm -rf $(STAGE)
+	@$(MAKE) --no-print-directory install DESTDIR=$(STAGE) PREFIX=/opt/splitk >/dev/null
+	@set -e; pc="env PKG_CONFIG_PATH=$(STAGE)/opt/splitk/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(STAGE) pkg-config"; \
+	$(CC) $(STD) $(WARN) $(SAN_FLAGS) $$($$pc --cflags splitk) tests/contract/contract.c \
+		$$($$pc --libs splitk) $(LDFLAGS_ALL) -o $(BUILD)/contract-c; \
+	$(CXX) -x c++ -std=c++11 $(WARN) $(SAN_FLAGS) $$($$pc --cflags splitk) tests/contract/contract.c \
+		-x none $$($$pc --libs splitk) $(LDFLAGS_ALL) -o $(BUILD)/contract-cxx; \
+	echo "== contract (C11, then C++11, against the installed splitk.pc)"; \
+	$(BUILD)/contract-c; $(BUILD)/contract-cxx
+
+purity: $(POLICY_OBJ)
+	@sh scripts/check-purity.sh $(POLICY_OBJ)
+
+.PHONY: all test unit crosscheck contract purity sanitize install clean deps deps-test run
+
+all: $(LIBSPLITK)
+
+deps:
+	@sh scripts/deps.sh build
+deps-test:
+	@sh scripts/deps.sh test
+
+unit: $(UNIT_TESTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t --jobs 2; done
+
+crosscheck: $(BUILD)/crosscheck/check_vectors
+	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \
+		set -e; \
+		cp "$(SEED)" $(BUILD)/crosscheck/attn_splitk.rs; \
+		cp tests/crosscheck/seed_vectors.rs $(BUILD)/crosscheck/main.rs; \
+		rustc --edition 2021 -O -o $(BUILD)/crosscheck/seed_vectors $(BUILD)/crosscheck/main.rs; \
+		echo "== crosscheck against $(SEED)"; \
+		$(BUILD)/crosscheck/seed_vectors > $(BUILD)/crosscheck/vectors.txt; \
+		$(BUILD)/crosscheck/check_vectors < $(BUILD)/crosscheck/vectors.txt; \
+	else \
+		echo "== crosscheck SKIPPED: needs rustc and $(SEED)"; \
+	fi
+
+test: deps-test
+	@$(MAKE) --no-print-directory all purity contract unit crosscheck
+
+sanitize: deps-test
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+		all contract unit crosscheck
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(LIBSPLITK) $(DESTDIR)$(PREFIX)/lib/libsplitk.a
+	install -m 644 policy/splitk.h $(DESTDIR)$(PREFIX)/include/splitk.h
+	# the .pc names PREFIX, so it is written at install time, not cached
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' policy/splitk.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/splitk.pc
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * splitk — a bit-exact port of the seed's attn_splitk.rs. See splitk.h for
+ * the contract; the comments here explain where C has to work to behave like
+ * the Rust (UTF-8, Unicode trimming, u32::from_str, saturating arithmetic).
+ */
+#include "splitk.h"
+
+/* a * b, saturating at UINT32_MAX like Rust's u32::saturating_mul. */
+static uint32_t sat_mul(uint32_t a, uint32_t b)
+{
+	uint64_t p = (uint64_t)a * (uint64_t)b;
+
+	return p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
+}
+
+static uint32_t max_u32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint32_t clamp_u32(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	if (v < lo) {
+		return lo;
+	}
+	return v > hi ? hi : v;
+}
+
+/*
+ * Decodes one UTF-8 scalar value at s[0..len) into *cp and returns its
+ * length in bytes, or 0 when the bytes there are not well-formed UTF-8
+ * (Unicode 15, table 3-7: no overlong forms, no surrogates, nothing above
+ * U+10FFFF) — the same set of byte strings Rust's str::from_utf8 accepts.
+ */
+static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	unsigned char b0 = s[0];
+	size_t n;
+	uint32_t c;
+	unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
+
+	if (b0 < 0x80) {
+		*cp = b0;
+		return 1;
+	}
+	if (b0 >= 0xC2 && b0 <= 0xDF) {
+		n = 2;
+		c = b0 & 0x1Fu;
+	} else if (b0 >= 0xE0 && b0 <= 0xEF) {
+		n = 3;
+		c = b0 & 0x0Fu;
+		if (b0 == 0xE0) {
+			lo = 0xA0; /* overlong below U+0800 */
+		} else if (b0 == 0xED) {
+			hi = 0x9F; /* U+D800..U+DFFF are surrogates */
+		}
+	} else if (b0 >= 0xF0 && b0 <= 0xF4) {
+		n = 4;
+		c = b0 & 0x07u;
+		if (b0 == 0xF0) {
+			lo = 0x90; /* overlong below U+10000 */
+		} else if (b0 == 0xF4) {
+			hi = 0x8F; /* above U+10FFFF */
+		}
+	} else {
+		return 0;
+	}
+	if (len < n || s[1] < lo || s[1] > hi) {
+		return 0;
+	}
+	c = (c << 6) | (s[1] & 0x3Fu);
+	for (size_t i = 2; i < n; i++) {
+		if (s[i] < 0x80 || s[i] > 0xBF) {
+			return 0;
+		}
+		c = (c << 6) | (s[i] & 0x3Fu);
+	}
+	*cp = c;
+	return n;
+}
+
+/* Unicode's White_Space property: what Rust's char::is_whitespace, and so
+ * str::trim, removes. Not U+180E, U+200B or U+FEFF, which are not White_Space. */
+static bool is_unicode_white_space(uint32_t cp)
+{
+	return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 ||
+	       cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
+	       cp == 0x3000;
+}
+
+static bool utf8_valid(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+	uint32_t cp;
+
+	while (i < len) {
+		size_t n = utf8_decode(s + i, len - i, &cp);
+
+		if (n == 0) {
+			return false;
+		}
+		i += n;
+	}
+	return true;
+}
+
+/* Rust's str::trim on valid UTF-8: narrows [*start, *end) to drop leading
+ * and trailing White_Space scalar values. */
+static void trim_unicode(const unsigned char *s, size_t *start, size_t *end)
+{
+	uint32_t cp;
+
+	while (*start < *end) {
+		size_t n = utf8_decode(s + *start, *end - *start, &cp);
+
+		if (!is_unicode_white_space(cp)) {
+			break;
+		}
+		*start += n;
+	}
+	while (*end > *start) {
+		size_t begin = *end - 1;
+
+		/* The input is valid, so the last scalar starts at the nearest
+		 * byte that is not a continuation byte. */
+		while (begin > *start && (s[begin] & 0xC0u) == 0x80u) {
+			begin--;
+		}
+		(void)utf8_decode(s + begin, *end - begin, &cp);
+		if (!is_unicode_white_space(cp)) {
+			break;
+		}
+		*end = begin;
+	}
+}
+
+static unsigned char ascii_lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* to_ascii_lowercase(s) == word, for an ASCII lowercase `word`. Non-ASCII
+ * bytes are left as they are by to_ascii_lowercase, so they never match. */
+static bool equals_ascii_lower(const unsigned char *s, size_t len, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (word[i] == '\0' || ascii_lower(s[i]) != (unsigned char)word[i]) {
+			return false;
+		}
+	}
+	return word[i] == '\0';
+}
+
+/* Rust's u32::from_str: an optional '+' and then one or more ASCII digits
+ * (leading zeros allowed), no '-', no whitespace, no overflow. */
+static bool parse_u32_like_rust(const unsigned char *s, size_t len, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (len > 0 && s[0] == '+') {
+		i = 1;
+	}
+	if (i == len) {
+		return false; /* "" is Empty, "+" alone is InvalidDigit */
+	}
+	for (; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9') {
+			return false;
+		}
+		v = v * 10u + (uint64_t)(s[i] - '0');
+		if (v > UINT32_MAX) {
+			return false; /* PosOverflow: no clamp, the spelling is refused */
+		}
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out)
+{
+	const unsigned char *s = (const unsigned char *)spelling;
+	size_t start = 0, end = len;
+	uint32_t n;
+	/* char arrays, not pointers: no relocation, so the table is .rodata */
+	static const char pinned_one[][6] = {"0", "off", "false", "no"};
+
+	if (len > 0 && s == NULL) {
+		return false;
+	}
+	if (!utf8_valid(s, len)) {
+		return false; /* a Rust &str cannot hold these bytes at all */
+	}
+	trim_unicode(s, &start, &end);
+	s += start;
+	len = end - start;
+
+	if (equals_ascii_lower(s, len, "legacy")) {
+		*out = (struct splitk_policy){SPLITK_LEGACY, 0};
+		return true;
+	}
+	if (equals_ascii_lower(s, len, "auto")) {
+		*out = (struct splitk_policy){SPLITK_AUTO, 0};
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(pinned_one) / sizeof(pinned_one[0]); i++) {
+		if (equals_ascii_lower(s, len, pinned_one[i])) {
+			/* one split IS no split-K */
+			*out = (struct splitk_policy){SPLITK_PINNED, 1};
+			return true;
+		}
+	}
+	if (parse_u32_like_rust(s, len, &n)) {
+		*out = (struct splitk_policy){SPLITK_PINNED,
+					      clamp_u32(n, 1, SPLITK_MAX_DECODE_SPLITS)};
+		return true;
+	}
+	return false;
+}
+
+size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX])
+{
+	const char *word = NULL;
+	char digits[SPLITK_LABEL_MAX];
+	size_t n = 0, i;
+	uint32_t v;
+
+	switch (policy.kind) {
+	case SPLITK_LEGACY:
+		word = "legacy";
+		break;
+	case SPLITK_AUTO:
+		word = "auto";
+		break;
+	case SPLITK_PINNED:
+		break;
+	}
+	if (word != NULL) {
+		for (n = 0; word[n] != '\0'; n++) {
+			out[n] = word[n];
+		}
+		out[n] = '\0';
+		return n;
+	}
+	v = policy.pinned;
+	do {
+		digits[n++] = (char)('0' + v % 10u);
+		v /= 10u;
+	} while (v != 0);
+	for (i = 0; i < n; i++) {
+		out[i] = digits[n - 1 - i];
+	}
+	out[n] = '\0';
+	return n;
+}
+
+struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
+				      const char *override, size_t override_len)
+{
+	struct splitk_resolved r = {{SPLITK_LEGACY, 0}, false};
+	struct splitk_policy p;
+
+	if (splitk_parse(declared, declared_len, &p)) {
+		r.policy = p;
+	}
+	/* An override that does not parse keeps the declaration: a typo that
+	 * silently became `auto` would arm a geometry change with no receipt. */
+	if (override != NULL && splitk_parse(override, override_len, &p)) {
+		r.policy = p;
+		r.from_override = true;
+	}
+	return r;
+}
+
+uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs)
+{
+	return max_u32(num_seqs, max_decode_seqs);
+}
+
+uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads)
+{
+	uint32_t heads = max_u32(num_q_heads, 1);
+	uint32_t target = sat_mul(SPLITK_TARGET_WAVES, max_u32(sm_count, 1));
+	/* div_ceil without the overflow of (target + heads - 1) */
+	uint32_t ceil = target / heads + (target % heads != 0 ? 1u : 0u);
+
+	return clamp_u32(ceil, 1, SPLITK_MAX_DECODE_SPLITS);
+}
+
+uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs)
+{
+	uint32_t current_ctas = sat_mul(max_u32(num_q_heads, 1), max_u32(ref_seqs, 1));
+
+	if (current_ctas >= sm_count) {
+		return 1;
+	}
+	return sm_count / current_ctas;
+}
+
+uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
+			   uint32_t num_q_heads, uint32_t legacy_ref_seqs)
+{
+	switch (policy.kind) {
+	case SPLITK_LEGACY:
+		return splitk_legacy_splits(sm_count, num_q_heads, legacy_ref_seqs);
+	case SPLITK_AUTO:
+		return splitk_auto_splits(sm_count, num_q_heads);
+	case SPLITK_PINNED:
+		break;
+	}
+	return clamp_u32(policy.pinned, 1, SPLITK_MAX_DECODE_SPLITS);
+}
+
+uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
+				uint32_t num_q_heads, uint32_t max_rows,
+				uint32_t legacy_ref_seqs)
+{
+	uint32_t splits;
+
+	/* Legacy picks sm_count / (heads * max(batch, num_seqs)), so
+	 * num_seqs * heads * splits <= sm_count for every batch: the arena it
+	 * had before #928 still covers it, and "unchanged" means unchanged. */
+	if (policy.kind == SPLITK_LEGACY) {
+		return max_u32(sm_count, 1);
+	}
+	splits = splitk_num_splits(policy, sm_count, num_q_heads, legacy_ref_seqs);
+	return sat_mul(sat_mul(max_u32(max_rows, 1), max_u32(num_q_heads, 1)), splits);
+}

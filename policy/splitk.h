@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * splitk — the paged-decode attention split-K policy, as pure functions.
+ *
+ * A bit-exact C port of the seed's attn_splitk.rs: how many KV splits a
+ * decode-attention launch uses and how many [o[head_dim], m, l] slots its
+ * split-K workspace must hold. Every answer splitkd gives comes from here.
+ *
+ * What it never does: allocate, perform I/O, read the locale or the
+ * environment, or keep any state. Every function is a pure function of its
+ * arguments, so it is thread-safe and may be called from any number of
+ * threads at once. Text arguments are byte strings with an explicit length
+ * (no NUL terminator needed); text results go into a caller-supplied buffer.
+ *
+ * The determinism invariant: for SPLITK_AUTO and SPLITK_PINNED the split
+ * count reads (sm_count, num_q_heads) and nothing else. Only SPLITK_LEGACY
+ * reads the reference batch, because the online-softmax split-merge is
+ * non-associative and a split count that moved with the co-batched count
+ * would change temp-0 outputs.
+ */
+#ifndef SPLITK_H
+#define SPLITK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Waves of CTAs the auto policy aims for at the single-stream shape. */
+#define SPLITK_TARGET_WAVES 2u
+/* Hard ceiling on the split count; the bound the workspace is sized against. */
+#define SPLITK_MAX_DECODE_SPLITS 16u
+/* Longest label, "4294967295", plus its NUL. */
+#define SPLITK_LABEL_MAX 11
+
+enum splitk_kind { SPLITK_LEGACY, SPLITK_AUTO, SPLITK_PINNED };
+
+/* `pinned` is read only when kind == SPLITK_PINNED. splitk_parse stores an
+ * already clamped count there (1..16); a caller that builds a policy by hand
+ * may store any value, and splitk_num_splits clamps it. */
+struct splitk_policy {
+	enum splitk_kind kind;
+	uint32_t pinned;
+};
+
+struct splitk_resolved {
+	struct splitk_policy policy;
+	bool from_override; /* true when the override spelling parsed and won */
+};
+
+/*
+ * Parses a policy spelling, exactly as the seed's `parse`:
+ * Rust str::trim (Unicode White_Space at both ends), then ASCII lowercase,
+ * then "legacy" | "auto" | "0"/"off"/"false"/"no" (pinned 1) | a decimal
+ * accepted by Rust's u32::from_str (an optional '+', ASCII digits, no
+ * overflow), clamped to 1..SPLITK_MAX_DECODE_SPLITS.
+ *
+ * `spelling` holds `len` bytes; it need not be NUL-terminated and may be NULL
+ * when len is 0. Bytes that are not valid UTF-8 never parse.
+ * Returns true and fills *out on success; returns false and leaves *out
+ * untouched otherwise.
+ */
+bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out);
+
+/*
+ * Writes the spelling that round-trips through splitk_parse ("legacy",
+ * "auto", or the pinned count in decimal) and its NUL into `out`.
+ * Returns the label's length, without the NUL.
+ */
+size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX]);
+
+/*
+ * The one resolution rule: the declared spelling (one that does not parse
+ * resolves to legacy), overridden by `override` when that parses.
+ * `override == NULL` means the variable is unset; an override that does not
+ * parse keeps the declaration and from_override is false.
+ */
+struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
+				      const char *override, size_t override_len);
+
+/* The reference batch the legacy rule reads: max(num_seqs, max_decode_seqs). */
+uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);
+
+/* clamp(ceil(WAVES * sm_count / num_q_heads), 1, MAX_DECODE_SPLITS), with
+ * both inputs raised to at least 1 and a saturating multiplication. */
+uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads);
+
+/* The pre-#928 rule: 1 when num_q_heads * ref_seqs (each at least 1,
+ * saturating) covers sm_count, else sm_count / that product. */
+uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs);
+
+/* The split count for a launch. `legacy_ref_seqs` is read by SPLITK_LEGACY
+ * only; a pinned count is clamped to 1..MAX_DECODE_SPLITS. */
+uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
+			   uint32_t num_q_heads, uint32_t legacy_ref_seqs);
+
+/*
+ * Slots the split-K workspace must hold. Legacy keeps its old bound,
+ * max(sm_count, 1); every other policy needs
+ * max(max_rows,1) * max(num_q_heads,1) * num_splits, saturating at
+ * UINT32_MAX (the seed's u32 arithmetic; a saturated answer is a shape no
+ * device can allocate, never a wrapped small number).
+ */
+uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
+				uint32_t num_q_heads, uint32_t max_rows,
+				uint32_t legacy_ref_seqs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPLITK_H */

@@ -35,15 +35,70 @@ $(BUILD)/policy/%.o: policy/%.c policy/splitk.h
 $(LIBSPLITK): $(POLICY_OBJ)
 	$(AR) rcs $@ $^
 
+# ---------------------------------------------------------------- api
+# Requests to answers: sees policy/ and cJSON, never microhttpd.h.
+CJSON_CFLAGS = $(shell pkg-config --cflags libcjson 2>/dev/null)
+CJSON_LIBS   = $(shell pkg-config --libs libcjson 2>/dev/null)
+MHD_CFLAGS   = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+GIT_REV     := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+API_SRC := api/api.c api/catalog.c api/decide.c api/jsonin.c api/jsonw.c api/problem.c \
+	   api/query.c api/text.c
+API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o
+API_HDR := $(wildcard api/*.h) policy/splitk.h
+
+$(BUILD)/api/%.o: api/%.c $(API_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) -c $< -o $@
+
+# The default catalog and the OpenAPI description are compiled in, so the
+# embedded catalog takes the same loader as --catalog FILE.
+$(BUILD)/gen/catalog_json.c: api/catalog.json scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_catalog_json $< > $@
+$(BUILD)/gen/openapi_json.c: api/openapi.json scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_openapi_json $< > $@
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# ---------------------------------------------------------------- server
+SERVER_SRC := server/cli.c server/holder.c server/http.c server/log.c server/main.c
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+SPLITKD    := $(BUILD)/splitkd
+
+$(BUILD)/server/%.o: server/%.c $(wildcard server/*.h) $(API_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) \
+		-DSPLITKD_VERSION='"$(VERSION)"' -DSPLITKD_BUILD='"$(GIT_REV)"' -c $< -o $@
+
+$(SPLITKD): $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK)
+	$(CC) $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(CJSON_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
 # ---------------------------------------------------------------- tests
 CRITERION_CFLAGS = $(shell pkg-config --cflags criterion 2>/dev/null)
 CRITERION_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null)
 
-UNIT_TESTS := $(BUILD)/tests/test_splitk
+UNIT_TESTS := $(BUILD)/tests/test_splitk $(BUILD)/tests/test_api
 
 $(BUILD)/tests/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
+$(BUILD)/tests/test_api: tests/unit/test_api.c $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(API_OBJ) $(LIBSPLITK) \
+		$(CJSON_LIBS) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
+CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
+CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
+INTEGRATION := $(BUILD)/tests/test_integration
+
+$(INTEGRATION): tests/integration/test_integration.c tests/integration/harness.h $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(CRITERION_CFLAGS) $< \
+		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # The differential check against the seed itself: needs rustc and the
 # seed file; skipped (and said so) where either is missing.
@@ -68,9 +123,9 @@ contract: all
 purity: $(POLICY_OBJ)
 	@sh scripts/check-purity.sh $(POLICY_OBJ)
 
-.PHONY: all test unit crosscheck contract purity sanitize install clean deps deps-test run
+.PHONY: all test unit integration crosscheck contract purity sanitize install clean deps deps-test run
 
-all: $(LIBSPLITK)
+all: $(LIBSPLITK) $(SPLITKD)
 
 deps:
 	@sh scripts/deps.sh build
@@ -79,6 +134,14 @@ deps-test:
 
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t --jobs 2; done
+
+# Starts the real binary on port 0 for every test and talks to it with libcurl.
+integration: $(INTEGRATION) $(SPLITKD)
+	@echo "== $(INTEGRATION)"
+	@SPLITKD_BIN=$(SPLITKD) $(INTEGRATION) --jobs 2
+
+run: deps all
+	$(SPLITKD) --listen $(LISTEN)
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \
@@ -94,14 +157,16 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity contract unit crosscheck
+	@$(MAKE) --no-print-directory all purity contract unit integration crosscheck
 
 sanitize: deps-test
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-		all contract unit crosscheck
+		all contract unit integration crosscheck
 
 install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(SPLITKD) $(DESTDIR)$(PREFIX)/bin/splitkd
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(LIBSPLITK) $(DESTDIR)$(PREFIX)/lib/libsplitk.a
 	install -m 644 policy/splitk.h $(DESTDIR)$(PREFIX)/include/splitk.h

@@ -90,8 +90,9 @@ static bool is_unicode_white_space(uint32_t cp)
 	       cp == 0x3000;
 }
 
-static bool utf8_valid(const unsigned char *s, size_t len)
+bool splitk_utf8_valid(const char *text, size_t len)
 {
+	const unsigned char *s = (const unsigned char *)text;
 	size_t i = 0;
 	uint32_t cp;
 
@@ -183,6 +184,14 @@ static bool parse_u32_like_rust(const unsigned char *s, size_t len, uint32_t *ou
 
 bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out)
 {
+	uint32_t requested;
+
+	return splitk_parse_requested(spelling, len, out, &requested);
+}
+
+bool splitk_parse_requested(const char *spelling, size_t len, struct splitk_policy *out,
+			    uint32_t *requested)
+{
 	const unsigned char *s = (const unsigned char *)spelling;
 	size_t start = 0, end = len;
 	uint32_t n;
@@ -192,7 +201,7 @@ bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out)
 	if (len > 0 && s == NULL) {
 		return false;
 	}
-	if (!utf8_valid(s, len)) {
+	if (len > 0 && !splitk_utf8_valid(spelling, len)) {
 		return false; /* a Rust &str cannot hold these bytes at all */
 	}
 	trim_unicode(s, &start, &end);
@@ -201,22 +210,26 @@ bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out)
 
 	if (equals_ascii_lower(s, len, "legacy")) {
 		*out = (struct splitk_policy){SPLITK_LEGACY, 0};
+		*requested = 0;
 		return true;
 	}
 	if (equals_ascii_lower(s, len, "auto")) {
 		*out = (struct splitk_policy){SPLITK_AUTO, 0};
+		*requested = 0;
 		return true;
 	}
 	for (size_t i = 0; i < sizeof(pinned_one) / sizeof(pinned_one[0]); i++) {
 		if (equals_ascii_lower(s, len, pinned_one[i])) {
 			/* one split IS no split-K */
 			*out = (struct splitk_policy){SPLITK_PINNED, 1};
+			*requested = 0;
 			return true;
 		}
 	}
 	if (parse_u32_like_rust(s, len, &n)) {
 		*out = (struct splitk_policy){SPLITK_PINNED,
 					      clamp_u32(n, 1, SPLITK_MAX_DECODE_SPLITS)};
+		*requested = n;
 		return true;
 	}
 	return false;

@@ -66,6 +66,20 @@ struct splitk_resolved {
 bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out);
 
 /*
+ * splitk_parse, and also the count as written before the clamp: the value of
+ * a numeric spelling ("99" gives pinned 16 and *requested 99), 0 for
+ * "0"/"off"/"false"/"no", and 0 for legacy and auto. A caller that reports
+ * whether the clamp fired compares *requested with out->pinned.
+ * Same return and failure as splitk_parse; *requested is written on success.
+ */
+bool splitk_parse_requested(const char *spelling, size_t len, struct splitk_policy *out,
+			    uint32_t *requested);
+
+/* True when s[0..len) is well-formed UTF-8 (what Rust's str::from_utf8
+ * accepts: no overlong forms, no surrogates, nothing above U+10FFFF). */
+bool splitk_utf8_valid(const char *s, size_t len);
+
+/*
  * Writes the spelling that round-trips through splitk_parse ("legacy",
  * "auto", or the pinned count in decimal) and its NUL into `out`.
  * Returns the label's length, without the NUL.

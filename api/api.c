@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "embedded.h"
+#include "jsonin.h"
+#include "jsonw.h"
+#include "problem.h"
+#include "query.h"
+#include "text.h"
+
+#define CT_JSON "application/json"
+#define CT_PROBLEM "application/problem+json"
+
+/* Per-request state a handler needs: the parsed path and query. */
+struct call {
+	const struct api_context *ctx;
+	const struct api_request *req;
+	struct text_slice path;   /* raw, without the query */
+	struct text_slice query;  /* raw, after '?'; p NULL when none */
+	struct text_slice suffix; /* the {name} of a prefix route, decoded */
+	char *scratch;            /* decoding space, 2 * API_MAX_URI bytes */
+	struct jsonw w;
+	int status;
+	struct problem problem;
+	bool failed; /* problem holds the answer */
+};
+
+typedef void handler_fn(struct call *c);
+
+enum { M_GET = 1, M_POST = 2 };
+
+struct route {
+	const char *path; /* exact path, or prefix ending in '/' with has_name */
+	bool has_name;
+	const char *template; /* for OpenAPI */
+	unsigned methods;
+	handler_fn *get;
+	handler_fn *post;
+};
+
+static int fail(struct call *c)
+{
+	c->failed = true;
+	return -1;
+}
+
+/* Parses the query for an endpoint that takes `allowed` fields. */
+static int read_query(struct call *c, unsigned allowed, struct query *q)
+{
+	struct text_param params[TEXT_MAX_PARAMS];
+	size_t n = 0, bad = 0;
+
+	switch (text_query_parse(c->query.p ? c->query.p : "", c->query.len, c->scratch, params, &n,
+				 &bad)) {
+	case TEXT_QUERY_OK:
+		break;
+	case TEXT_QUERY_TOO_MANY:
+		problem_set(&c->problem, PROBLEM_MALFORMED_QUERY, NULL, NULL,
+			    "more than %d query parameters", TEXT_MAX_PARAMS);
+		return fail(c);
+	case TEXT_QUERY_BAD_ESCAPE:
+		problem_set(&c->problem, PROBLEM_MALFORMED_QUERY, NULL, NULL,
+			    "query parameter %zu has a '%%' not followed by two hex digits", bad + 1);
+		return fail(c);
+	}
+	if (query_from_params(params, n, allowed, q, &c->problem) != 0) {
+		return fail(c);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static void get_splits(struct call *c)
+{
+	struct query q;
+	struct decision d;
+
+	if (read_query(c, DECIDE_FIELDS, &q) != 0) {
+		return;
+	}
+	if (decide_run(c->ctx->catalog, &q, &d, &c->problem) != 0) {
+		fail(c);
+		return;
+	}
+	decide_write(&c->w, &d, c->ctx->catalog);
+}
+
+static bool is_json_media_type(const char *ct)
+{
+	const char *want = "application/json";
+	size_t n = strlen(want);
+
+	if (ct == NULL) {
+		return false;
+	}
+	while (*ct == ' ' || *ct == '\t') {
+		ct++;
+	}
+	if (!text_ieq(ct, strlen(ct) < n ? strlen(ct) : n, want) || strlen(ct) < n) {
+		return false;
+	}
+	ct += n;
+	while (*ct == ' ' || *ct == '\t') {
+		ct++;
+	}
+	return *ct == '\0' || *ct == ';';
+}
+
+static void write_batch(struct call *c, const cJSON *queries)
+{
+	size_t count = (size_t)cJSON_GetArraySize(queries), failures = 0;
+	const cJSON *item;
+
+	jsonw_object_begin(&c->w);
+	jsonw_kv_u64(&c->w, "count", count);
+	jsonw_key(&c->w, "results");
+	jsonw_array_begin(&c->w);
+	cJSON_ArrayForEach(item, queries) {
+		struct query q;
+		struct decision d;
+		struct problem p;
+
+		if (query_from_json(item, DECIDE_FIELDS, &q, &p) != 0 ||
+		    decide_run(c->ctx->catalog, &q, &d, &p) != 0) {
+			failures++;
+			jsonw_object_begin(&c->w);
+			jsonw_key(&c->w, "error");
+			problem_write(&c->w, &p);
+			jsonw_object_end(&c->w);
+			continue;
+		}
+		decide_write(&c->w, &d, c->ctx->catalog);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_kv_u64(&c->w, "failures", failures);
+	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	jsonw_object_end(&c->w);
+}
+
+static void post_splits(struct call *c)
+{
+	static const char *const batch_fields[] = {"queries"};
+	char why[160];
+	cJSON *root = NULL;
+	const cJSON *queries;
+	const char *bad;
+	struct query q;
+	struct decision d;
+	int n;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	if (!is_json_media_type(c->req->content_type)) {
+		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
+			    "POST /v1/splits takes Content-Type: application/json, not %s",
+			    c->req->content_type ? c->req->content_type : "no content type");
+		fail(c);
+		return;
+	}
+	if (c->req->body_len > API_MAX_BODY) {
+		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
+			    "the body is over %u bytes", API_MAX_BODY);
+		fail(c);
+		return;
+	}
+	root = jsonin_parse(c->req->body, c->req->body_len, why, sizeof(why));
+	if (root == NULL) {
+		problem_set(&c->problem, PROBLEM_MALFORMED_JSON, NULL, NULL, "%s", why);
+		fail(c);
+		return;
+	}
+	queries = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queries") : NULL;
+	if (queries == NULL) {
+		/* one decision, with the same fields as the query string */
+		if (query_from_json(root, DECIDE_FIELDS, &q, &c->problem) != 0 ||
+		    decide_run(c->ctx->catalog, &q, &d, &c->problem) != 0) {
+			fail(c);
+		} else {
+			decide_write(&c->w, &d, c->ctx->catalog);
+		}
+		goto done;
+	}
+	if (jsonin_check_keys(root, batch_fields, 1, &bad) != JSONIN_KEYS_OK) {
+		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
+			    "a batch body has only \"queries\"; \"%s\" is not allowed beside it", bad);
+		fail(c);
+		goto done;
+	}
+	n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
+	if (n < 1) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
+			    "queries must be a non-empty array of query objects");
+		fail(c);
+	} else if (n > API_MAX_BATCH) {
+		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, "queries", NULL,
+			    "%d queries; a batch holds at most %d", n, API_MAX_BATCH);
+		fail(c);
+	} else {
+		write_batch(c, queries);
+	}
+done:
+	cJSON_Delete(root);
+}
+
+static void get_targets(struct call *c)
+{
+	struct query q;
+	const struct catalog *cat = c->ctx->catalog;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "catalog", cat->digest);
+	jsonw_key(&c->w, "targets");
+	jsonw_array_begin(&c->w);
+	for (size_t i = 0; i < cat->num_targets; i++) {
+		catalog_write_target(&c->w, &cat->targets[i]);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_object_end(&c->w);
+}
+
+static void get_models(struct call *c)
+{
+	struct query q;
+	const struct catalog *cat = c->ctx->catalog;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "catalog", cat->digest);
+	jsonw_key(&c->w, "models");
+	jsonw_array_begin(&c->w);
+	for (size_t i = 0; i < cat->num_models; i++) {
+		catalog_write_model(&c->w, &cat->models[i]);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_object_end(&c->w);
+}
+
+static void get_target(struct call *c)
+{
+	struct query q;
+	const struct catalog_target *t;
+	const char *near;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	t = catalog_find_target(c->ctx->catalog, c->suffix.p, c->suffix.len);
+	if (t == NULL) {
+		near = catalog_suggest_target(c->ctx->catalog, c->suffix.p, c->suffix.len);
+		problem_set(&c->problem, PROBLEM_UNKNOWN_TARGET, NULL, near, "no target named \"%.*s\"%s%s%s",
+			    (int)(c->suffix.len > 64 ? 64 : c->suffix.len), c->suffix.p,
+			    near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+		fail(c);
+		return;
+	}
+	catalog_write_target(&c->w, t);
+}
+
+static void get_model(struct call *c)
+{
+	struct query q;
+	const struct catalog_model *m;
+	const char *near;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	m = catalog_find_model(c->ctx->catalog, c->suffix.p, c->suffix.len);
+	if (m == NULL) {
+		near = catalog_suggest_model(c->ctx->catalog, c->suffix.p, c->suffix.len);
+		problem_set(&c->problem, PROBLEM_UNKNOWN_MODEL, NULL, near, "no model named \"%.*s\"%s%s%s",
+			    (int)(c->suffix.len > 64 ? 64 : c->suffix.len), c->suffix.p,
+			    near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+		fail(c);
+		return;
+	}
+	catalog_write_model(&c->w, m);
+}
+
+static void get_catalog(struct call *c)
+{
+	struct query q;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	catalog_write(&c->w, c->ctx->catalog, true);
+}
+
+static void get_policy(struct call *c)
+{
+	struct query q;
+	struct splitk_policy pol;
+	uint32_t requested = 0;
+	char label[SPLITK_LABEL_MAX];
+	bool ok;
+	static const char *const kinds[] = {"legacy", "auto", "pinned"};
+
+	if (read_query(c, QUERY_BIT(QF_SPELLING), &q) != 0) {
+		return;
+	}
+	if (q.spelling.p == NULL) {
+		problem_set(&c->problem, PROBLEM_MISSING_PARAMETER, "spelling", NULL,
+			    "give the spelling to check, e.g. /v1/policy?spelling=auto");
+		fail(c);
+		return;
+	}
+	ok = splitk_parse_requested(q.spelling.p, q.spelling.len, &pol, &requested);
+	jsonw_object_begin(&c->w);
+	jsonw_key(&c->w, "spelling");
+	jsonw_strn(&c->w, q.spelling.p, q.spelling.len);
+	jsonw_kv_bool(&c->w, "parses", ok);
+	if (ok) {
+		splitk_label(pol, label);
+		jsonw_kv_str(&c->w, "policy", label);
+		jsonw_kv_str(&c->w, "kind", kinds[pol.kind]);
+		jsonw_key(&c->w, "pinned");
+		if (pol.kind == SPLITK_PINNED) {
+			jsonw_u64(&c->w, pol.pinned);
+		} else {
+			jsonw_null(&c->w);
+		}
+		jsonw_kv_bool(&c->w, "clamped", pol.kind == SPLITK_PINNED && requested != pol.pinned);
+		jsonw_kv_str(&c->w, "note",
+			     pol.kind == SPLITK_PINNED
+				     ? "a pinned count, clamped to 1..16; 0/off/false/no mean 1 (no split-K)"
+				     : "a named policy");
+	} else {
+		jsonw_key(&c->w, "policy");
+		jsonw_null(&c->w);
+		jsonw_key(&c->w, "kind");
+		jsonw_null(&c->w);
+		jsonw_key(&c->w, "pinned");
+		jsonw_null(&c->w);
+		jsonw_kv_bool(&c->w, "clamped", false);
+		jsonw_kv_str(&c->w, "note",
+			     "does not parse: as ATLAS_ATTN_DECODE_SPLITK the engine ignores it and "
+			     "keeps the target's declaration; in a catalog it is refused");
+	}
+	jsonw_object_end(&c->w);
+}
+
+static void get_matrix(struct call *c)
+{
+	const struct catalog *cat = c->ctx->catalog;
+	struct query q;
+	struct decision d;
+	uint32_t mb, seqs, rows;
+	struct splitk_policy ignored;
+
+	if (read_query(c,
+		       QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) |
+			       QUERY_BIT(QF_OVERRIDE),
+		       &q) != 0) {
+		return;
+	}
+	mb = q.max_batch_size.set ? q.max_batch_size.v : 1;
+	seqs = q.num_seqs.set ? q.num_seqs.v : 1;
+	rows = q.max_rows.set ? q.max_rows.v : mb;
+	jsonw_object_begin(&c->w);
+	jsonw_kv_u64(&c->w, "max_batch_size", mb);
+	jsonw_kv_u64(&c->w, "num_seqs", seqs);
+	jsonw_kv_u64(&c->w, "max_rows", rows);
+	jsonw_key(&c->w, "override");
+	if (q.override.p != NULL) {
+		jsonw_strn(&c->w, q.override.p, q.override.len);
+	} else {
+		jsonw_null(&c->w);
+	}
+	jsonw_key(&c->w, "warnings");
+	jsonw_array_begin(&c->w);
+	if (q.override.p != NULL && !splitk_parse(q.override.p, q.override.len, &ignored)) {
+		char msg[200], quoted[72];
+
+		text_quote(q.override.p, q.override.len, quoted, sizeof(quoted));
+		snprintf(msg, sizeof(msg),
+			 "override \"%s\" does not parse, so it is ignored and each target's declared "
+			 "policy stands, as the engine does",
+			 quoted);
+		jsonw_str(&c->w, msg);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_kv_str(&c->w, "catalog", cat->digest);
+	jsonw_key(&c->w, "cells");
+	jsonw_array_begin(&c->w);
+	for (size_t t = 0; t < cat->num_targets; t++) {
+		for (size_t m = 0; m < cat->num_models; m++) {
+			char label[SPLITK_LABEL_MAX];
+
+			decide_pair(&cat->targets[t], &cat->models[m], mb, seqs, rows, q.override, &d);
+			splitk_label(d.resolved.policy, label);
+			jsonw_object_begin(&c->w);
+			jsonw_kv_str(&c->w, "target", d.target->name);
+			jsonw_kv_str(&c->w, "model", d.model->name);
+			jsonw_kv_str(&c->w, "policy", label);
+			jsonw_kv_str(&c->w, "source", d.resolved.from_override ? "override" : "declared");
+			jsonw_kv_u64(&c->w, "num_splits", d.num_splits);
+			jsonw_kv_u64(&c->w, "workspace_slots", d.workspace_slots);
+			jsonw_key(&c->w, "workspace_bytes");
+			if (d.workspace_bytes.known) {
+				jsonw_u128(&c->w, d.workspace_bytes.hi, d.workspace_bytes.lo);
+			} else {
+				jsonw_null(&c->w);
+			}
+			jsonw_object_end(&c->w);
+		}
+	}
+	jsonw_array_end(&c->w);
+	jsonw_object_end(&c->w);
+}
+
+static void get_healthz(struct call *c)
+{
+	struct query q;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "status", "ok");
+	jsonw_object_end(&c->w);
+}
+
+static void get_readyz(struct call *c)
+{
+	struct query q;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	c->status = c->ctx->draining ? 503 : 200;
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "status", c->ctx->draining ? "draining" : "ready");
+	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	jsonw_object_end(&c->w);
+}
+
+static void get_version(struct call *c)
+{
+	struct query q;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "name", "splitkd");
+	jsonw_kv_str(&c->w, "version", c->ctx->version ? c->ctx->version : "unknown");
+	jsonw_kv_str(&c->w, "build", c->ctx->build ? c->ctx->build : "unknown");
+	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	jsonw_object_end(&c->w);
+}
+
+static void get_openapi(struct call *c)
+{
+	struct query q;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	jsonw_raw(&c->w, embedded_openapi_json, embedded_openapi_json_len);
+}
+
+static void get_problem_type(struct call *c)
+{
+	struct query q;
+
+	if (read_query(c, 0, &q) != 0) {
+		return;
+	}
+	if (!problem_write_type(&c->w, c->suffix.p, c->suffix.len)) {
+		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL, "no such problem type");
+		fail(c);
+	}
+}
+
+static const struct route routes[] = {
+	{"/v1/splits", false, "/v1/splits", M_GET | M_POST, get_splits, post_splits},
+	{"/v1/targets", false, "/v1/targets", M_GET, get_targets, NULL},
+	{"/v1/targets/", true, "/v1/targets/{name}", M_GET, get_target, NULL},
+	{"/v1/models", false, "/v1/models", M_GET, get_models, NULL},
+	{"/v1/models/", true, "/v1/models/{name}", M_GET, get_model, NULL},
+	{"/v1/catalog", false, "/v1/catalog", M_GET, get_catalog, NULL},
+	{"/v1/policy", false, "/v1/policy", M_GET, get_policy, NULL},
+	{"/v1/matrix", false, "/v1/matrix", M_GET, get_matrix, NULL},
+	{"/healthz", false, "/healthz", M_GET, get_healthz, NULL},
+	{"/readyz", false, "/readyz", M_GET, get_readyz, NULL},
+	{"/version", false, "/version", M_GET, get_version, NULL},
+	{"/openapi.json", false, "/openapi.json", M_GET, get_openapi, NULL},
+	{"/problems/", true, "/problems/{type}", M_GET, get_problem_type, NULL},
+};
+
+#define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
+
+const char *api_route_path(size_t i, const char **methods)
+{
+	if (i >= NUM_ROUTES) {
+		return NULL;
+	}
+	*methods = routes[i].methods & M_POST ? "GET, HEAD, POST" : "GET, HEAD";
+	return routes[i].template;
+}
+
+/* Matches the raw path; for a {name} route, decodes the last segment. */
+static bool match(const struct route *r, struct call *c)
+{
+	size_t n = strlen(r->path);
+	long len;
+
+	if (!r->has_name) {
+		return c->path.len == n && memcmp(c->path.p, r->path, n) == 0;
+	}
+	if (c->path.len <= n || memcmp(c->path.p, r->path, n) != 0 ||
+	    memchr(c->path.p + n, '/', c->path.len - n) != NULL) {
+		return false;
+	}
+	/* The query scratch is not in use yet: decode the name into its tail. */
+	len = text_percent_decode(c->path.p + n, c->path.len - n, c->scratch + API_MAX_URI);
+	if (len <= 0) {
+		return false;
+	}
+	c->suffix = (struct text_slice){c->scratch + API_MAX_URI, (size_t)len};
+	return true;
+}
+
+static void answer_problem(struct api_response *resp, struct jsonw *w, const struct problem *p)
+{
+	jsonw_cleanup(w);
+	jsonw_init(w, 512);
+	problem_write(w, p);
+	resp->status = problem_status(p->kind);
+	resp->content_type = CT_PROBLEM;
+}
+
+static const char oom_body[] =
+	"{\"type\":\"/problems/internal\",\"title\":\"Internal error\",\"status\":500,"
+	"\"detail\":\"out of memory\"}";
+
+void api_handle(const struct api_context *ctx, const struct api_request *req,
+		struct api_response *resp)
+{
+	struct call c;
+	/* twice the URI: the query's decoding, then a decoded path name. On the
+	 * stack: no allocation for it, and 16 KiB is far inside a thread's. */
+	char scratch[2 * API_MAX_URI];
+	const struct route *route = NULL;
+	const char *qmark;
+	bool is_get, is_post;
+
+	memset(resp, 0, sizeof(*resp));
+	memset(&c, 0, sizeof(c));
+	c.ctx = ctx;
+	c.req = req;
+	c.status = 200;
+	c.scratch = scratch;
+	jsonw_init(&c.w, 1024);
+	if (c.w.failed) {
+		goto oom;
+	}
+
+	if (req->uri_len > API_MAX_URI) {
+		problem_set(&c.problem, PROBLEM_URI_TOO_LONG, NULL, NULL,
+			    "the request target is %zu bytes; the limit is %d", req->uri_len,
+			    API_MAX_URI);
+		fail(&c);
+		goto answer;
+	}
+	qmark = memchr(req->uri, '?', req->uri_len);
+	c.path = (struct text_slice){req->uri, qmark ? (size_t)(qmark - req->uri) : req->uri_len};
+	if (qmark != NULL) {
+		c.query = (struct text_slice){qmark + 1, req->uri_len - c.path.len - 1};
+	}
+	for (size_t i = 0; i < NUM_ROUTES && route == NULL; i++) {
+		if (match(&routes[i], &c)) {
+			route = &routes[i];
+		}
+	}
+	if (route == NULL) {
+		problem_set(&c.problem, PROBLEM_NOT_FOUND, NULL, NULL,
+			    "no resource at this path (GET /openapi.json lists the routes)");
+		fail(&c);
+		goto answer;
+	}
+	is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+	is_post = strcmp(req->method, "POST") == 0;
+	if (is_get) {
+		route->get(&c);
+	} else if (is_post && route->post != NULL) {
+		route->post(&c);
+	} else {
+		api_route_path((size_t)(route - routes), &resp->allow);
+		problem_set(&c.problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL,
+			    "%s takes %s", route->template, resp->allow);
+		fail(&c);
+	}
+
+answer:
+	if (c.failed) {
+		answer_problem(resp, &c.w, &c.problem);
+	} else {
+		resp->status = c.status;
+		resp->content_type = CT_JSON;
+	}
+	if (c.w.failed) {
+		goto oom;
+	}
+	resp->owned = jsonw_take(&c.w, &resp->body_len);
+	resp->body = resp->owned;
+	return;
+oom:
+	jsonw_cleanup(&c.w);
+	resp->status = 500;
+	resp->content_type = CT_PROBLEM;
+	resp->allow = NULL;
+	resp->body = oom_body;
+	resp->body_len = sizeof(oom_body) - 1;
+	resp->owned = NULL;
+}
+
+void api_response_cleanup(struct api_response *resp)
+{
+	free(resp->owned);
+	resp->owned = NULL;
+	resp->body = NULL;
+	resp->body_len = 0;
+}

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonin.h"
+#include "text.h"
+
+/* What is being validated, for messages: `targets[2] "b200"`. */
+struct where {
+	const char *kind; /* "targets" or "models" */
+	size_t index;
+	const char *name; /* NULL until known */
+};
+
+static void fail(char *err, size_t cap, const struct where *at, const char *field, const char *what)
+{
+	if (at->name != NULL) {
+		snprintf(err, cap, "%s[%zu] \"%s\": field \"%s\": %s", at->kind, at->index, at->name,
+			 field, what);
+	} else {
+		snprintf(err, cap, "%s[%zu]: field \"%s\": %s", at->kind, at->index, field, what);
+	}
+}
+
+/* Names are what a URL path segment can carry without escaping. */
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CATALOG_MAX_NAME) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (!alnum && !(i > 0 && (c == '.' || c == '_' || c == '-'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+#define NAME_RULE "must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit"
+
+static int load_name(const cJSON *obj, const char **out, struct where *at, char *err, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "name");
+
+	if (v == NULL) {
+		fail(err, cap, at, "name", "is required");
+		return -1;
+	}
+	if (!cJSON_IsString(v) || !valid_name(v->valuestring)) {
+		fail(err, cap, at, "name", cJSON_IsString(v) ? NAME_RULE : "must be a string");
+		return -1;
+	}
+	*out = v->valuestring;
+	at->name = v->valuestring;
+	return 0;
+}
+
+static int load_aliases(const cJSON *obj, const char **aliases, size_t *num, struct where *at,
+			char *err, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "aliases");
+	const cJSON *a;
+
+	*num = 0;
+	if (v == NULL) {
+		return 0;
+	}
+	if (!cJSON_IsArray(v)) {
+		fail(err, cap, at, "aliases", "must be an array of strings");
+		return -1;
+	}
+	cJSON_ArrayForEach(a, v) {
+		if (*num == CATALOG_MAX_ALIASES) {
+			fail(err, cap, at, "aliases", "has more than 8 entries");
+			return -1;
+		}
+		if (!cJSON_IsString(a) || !valid_name(a->valuestring)) {
+			fail(err, cap, at, "aliases", cJSON_IsString(a) ? "each " NAME_RULE
+								      : "must be an array of strings");
+			return -1;
+		}
+		aliases[(*num)++] = a->valuestring;
+	}
+	return 0;
+}
+
+static int load_notes(const cJSON *obj, const char **out, struct where *at, char *err, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "notes");
+
+	*out = NULL;
+	if (v == NULL) {
+		return 0;
+	}
+	if (!cJSON_IsString(v) || strlen(v->valuestring) > CATALOG_MAX_NOTES) {
+		fail(err, cap, at, "notes", "must be a string of at most 1024 bytes");
+		return -1;
+	}
+	*out = v->valuestring;
+	return 0;
+}
+
+/* A u32 field: required, or optional (absent leaves *out at 0). */
+static int load_u32(const cJSON *obj, const char *field, bool required, uint32_t *out,
+		    struct where *at, char *err, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
+
+	*out = 0;
+	if (v == NULL) {
+		if (required) {
+			fail(err, cap, at, field, "is required");
+			return -1;
+		}
+		return 0;
+	}
+	if (!jsonin_u32(v, out)) {
+		fail(err, cap, at, field, "must be an integer from 1 to 4294967295");
+		return -1;
+	}
+	return 0;
+}
+
+static int check_keys(const cJSON *obj, const char *const *allowed, size_t n, struct where *at,
+		      char *err, size_t cap)
+{
+	const char *bad;
+
+	if (!cJSON_IsObject(obj)) {
+		snprintf(err, cap, "%s[%zu]: must be an object", at->kind, at->index);
+		return -1;
+	}
+	switch (jsonin_check_keys(obj, allowed, n, &bad)) {
+	case JSONIN_KEYS_OK:
+		return 0;
+	case JSONIN_KEYS_UNKNOWN:
+		snprintf(err, cap, "%s[%zu]: field \"%s\": unknown field", at->kind, at->index, bad);
+		return -1;
+	case JSONIN_KEYS_DUPLICATE:
+		break;
+	}
+	snprintf(err, cap, "%s[%zu]: field \"%s\": appears twice", at->kind, at->index, bad);
+	return -1;
+}
+
+static int load_target(const cJSON *obj, struct catalog_target *t, struct where *at, char *err,
+		       size_t cap)
+{
+	static const char *const fields[] = {"name", "aliases", "sm_count", "attn_decode_splitk",
+					     "notes"};
+	const cJSON *d;
+
+	if (check_keys(obj, fields, 5, at, err, cap) != 0 ||
+	    load_name(obj, &t->name, at, err, cap) != 0 ||
+	    load_aliases(obj, t->aliases, &t->num_aliases, at, err, cap) != 0 ||
+	    load_u32(obj, "sm_count", true, &t->sm_count, at, err, cap) != 0 ||
+	    load_notes(obj, &t->notes, at, err, cap) != 0) {
+		return -1;
+	}
+	d = cJSON_GetObjectItemCaseSensitive(obj, "attn_decode_splitk");
+	if (d == NULL) {
+		fail(err, cap, at, "attn_decode_splitk", "is required");
+		return -1;
+	}
+	/* The engine would read a bad declaration as legacy; a catalog that
+	 * says something it does not mean is refused instead. */
+	if (!cJSON_IsString(d) ||
+	    !splitk_parse(d->valuestring, strlen(d->valuestring), &t->declared_policy)) {
+		fail(err, cap, at, "attn_decode_splitk",
+		     "must be a policy spelling: legacy, auto, off, or a split count");
+		return -1;
+	}
+	t->declared = d->valuestring;
+	return 0;
+}
+
+static int load_model(const cJSON *obj, struct catalog_model *m, struct where *at, char *err,
+		      size_t cap)
+{
+	static const char *const fields[] = {"name",	     "aliases",	 "num_q_heads",
+					     "num_kv_heads", "head_dim", "notes"};
+
+	if (check_keys(obj, fields, 6, at, err, cap) != 0 ||
+	    load_name(obj, &m->name, at, err, cap) != 0 ||
+	    load_aliases(obj, m->aliases, &m->num_aliases, at, err, cap) != 0 ||
+	    load_u32(obj, "num_q_heads", true, &m->num_q_heads, at, err, cap) != 0 ||
+	    load_u32(obj, "num_kv_heads", false, &m->num_kv_heads, at, err, cap) != 0 ||
+	    load_u32(obj, "head_dim", false, &m->head_dim, at, err, cap) != 0 ||
+	    load_notes(obj, &m->notes, at, err, cap) != 0) {
+		return -1;
+	}
+	/* grouped-query attention shares each kv head among whole q heads */
+	if (m->num_kv_heads != 0 &&
+	    (m->num_kv_heads > m->num_q_heads || m->num_q_heads % m->num_kv_heads != 0)) {
+		fail(err, cap, at, "num_kv_heads", "must divide num_q_heads");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every name and alias, of both kinds, once: a request that says `gb10`
+ * must not depend on which list is searched first. */
+struct name_ref {
+	const char *name;
+	const char *kind;
+	size_t index;
+};
+
+static int check_unique(const struct catalog *cat, char *err, size_t cap)
+{
+	size_t max = (cat->num_targets + cat->num_models) * (CATALOG_MAX_ALIASES + 1), n = 0;
+	struct name_ref *refs = malloc((max ? max : 1) * sizeof(*refs));
+	int ret = -1;
+
+	if (refs == NULL) {
+		snprintf(err, cap, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < cat->num_targets; i++) {
+		refs[n++] = (struct name_ref){cat->targets[i].name, "targets", i};
+		for (size_t a = 0; a < cat->targets[i].num_aliases; a++) {
+			refs[n++] = (struct name_ref){cat->targets[i].aliases[a], "targets", i};
+		}
+	}
+	for (size_t i = 0; i < cat->num_models; i++) {
+		refs[n++] = (struct name_ref){cat->models[i].name, "models", i};
+		for (size_t a = 0; a < cat->models[i].num_aliases; a++) {
+			refs[n++] = (struct name_ref){cat->models[i].aliases[a], "models", i};
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = i + 1; j < n; j++) {
+			if (text_ieq(refs[j].name, strlen(refs[j].name), refs[i].name)) {
+				snprintf(err, cap,
+					 "%s[%zu]: field \"name\"/\"aliases\": \"%s\" is already used by %s[%zu]",
+					 refs[j].kind, refs[j].index, refs[j].name, refs[i].kind,
+					 refs[i].index);
+				goto done;
+			}
+		}
+	}
+	ret = 0;
+done:
+	free(refs);
+	return ret;
+}
+
+static int load_list(const cJSON *root, const char *kind, const cJSON **out, size_t *count,
+		     char *err, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, kind);
+
+	if (!cJSON_IsArray(v)) {
+		snprintf(err, cap, "field \"%s\": %s", kind,
+			 v == NULL ? "is required" : "must be an array");
+		return -1;
+	}
+	*count = (size_t)cJSON_GetArraySize(v);
+	if (*count > CATALOG_MAX_ENTRIES) {
+		snprintf(err, cap, "field \"%s\": more than %d entries", kind, CATALOG_MAX_ENTRIES);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* FNV-1a, 64-bit: a digest to tell catalogs apart, not a security check. */
+static void compute_digest(struct catalog *cat)
+{
+	struct jsonw w;
+	uint64_t h = 0xcbf29ce484222325u;
+
+	jsonw_init(&w, 4096);
+	catalog_write(&w, cat, false);
+	for (size_t i = 0; i < w.len && !w.failed; i++) {
+		h ^= (unsigned char)w.buf[i];
+		h *= 0x100000001b3u;
+	}
+	jsonw_cleanup(&w);
+	snprintf(cat->digest, sizeof(cat->digest), "fnv1a64:%016llx", (unsigned long long)h);
+}
+
+struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
+{
+	static const char *const top_fields[] = {"targets", "models"};
+	struct catalog *cat = calloc(1, sizeof(*cat));
+	const cJSON *targets, *models, *item, *root;
+	const char *bad;
+	char why[160];
+	size_t i;
+
+	if (cat == NULL) {
+		snprintf(err, err_cap, "out of memory");
+		return NULL;
+	}
+	if (len > CATALOG_MAX_BYTES) {
+		snprintf(err, err_cap, "catalog is larger than %u bytes", CATALOG_MAX_BYTES);
+		goto fail;
+	}
+	cat->tree = jsonin_parse(json, len, why, sizeof(why));
+	root = cat->tree;
+	if (root == NULL) {
+		snprintf(err, err_cap, "not valid JSON: %s", why);
+		goto fail;
+	}
+	if (!cJSON_IsObject(root)) {
+		snprintf(err, err_cap, "the catalog must be a JSON object with \"targets\" and \"models\"");
+		goto fail;
+	}
+	if (jsonin_check_keys(root, top_fields, 2, &bad) != JSONIN_KEYS_OK) {
+		snprintf(err, err_cap, "field \"%s\": unknown or repeated top-level field", bad);
+		goto fail;
+	}
+	if (load_list(root, "targets", &targets, &cat->num_targets, err, err_cap) != 0 ||
+	    load_list(root, "models", &models, &cat->num_models, err, err_cap) != 0) {
+		goto fail;
+	}
+	cat->targets = calloc(cat->num_targets ? cat->num_targets : 1, sizeof(*cat->targets));
+	cat->models = calloc(cat->num_models ? cat->num_models : 1, sizeof(*cat->models));
+	if (cat->targets == NULL || cat->models == NULL) {
+		snprintf(err, err_cap, "out of memory");
+		goto fail;
+	}
+	i = 0;
+	cJSON_ArrayForEach(item, targets) {
+		struct where at = {"targets", i, NULL};
+
+		if (load_target(item, &cat->targets[i], &at, err, err_cap) != 0) {
+			goto fail;
+		}
+		i++;
+	}
+	i = 0;
+	cJSON_ArrayForEach(item, models) {
+		struct where at = {"models", i, NULL};
+
+		if (load_model(item, &cat->models[i], &at, err, err_cap) != 0) {
+			goto fail;
+		}
+		i++;
+	}
+	if (check_unique(cat, err, err_cap) != 0) {
+		goto fail;
+	}
+	compute_digest(cat);
+	return cat;
+fail:
+	catalog_free(cat);
+	return NULL;
+}
+
+void catalog_free(struct catalog *cat)
+{
+	if (cat == NULL) {
+		return;
+	}
+	cJSON_Delete(cat->tree);
+	free(cat->targets);
+	free(cat->models);
+	free(cat);
+}
+
+static bool matches(const char *name, size_t len, const char *canon, const char *const *aliases,
+		    size_t num_aliases)
+{
+	if (text_ieq(name, len, canon)) {
+		return true;
+	}
+	for (size_t a = 0; a < num_aliases; a++) {
+		if (text_ieq(name, len, aliases[a])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+const struct catalog_target *catalog_find_target(const struct catalog *cat, const char *name,
+						 size_t len)
+{
+	for (size_t i = 0; i < cat->num_targets; i++) {
+		const struct catalog_target *t = &cat->targets[i];
+
+		if (matches(name, len, t->name, t->aliases, t->num_aliases)) {
+			return t;
+		}
+	}
+	return NULL;
+}
+
+const struct catalog_model *catalog_find_model(const struct catalog *cat, const char *name,
+					       size_t len)
+{
+	for (size_t i = 0; i < cat->num_models; i++) {
+		const struct catalog_model *m = &cat->models[i];
+
+		if (matches(name, len, m->name, m->aliases, m->num_aliases)) {
+			return m;
+		}
+	}
+	return NULL;
+}
+
+/* The nearest of one entry's names, keeping the best seen so far. */
+static void nearest(const char *typed, size_t len, const char *canon, const char *const *aliases,
+		    size_t num_aliases, const char **best, unsigned *best_d)
+{
+	for (size_t a = 0; a <= num_aliases; a++) {
+		const char *cand = a == 0 ? canon : aliases[a - 1];
+		unsigned d = text_distance(typed, len, cand, strlen(cand), 3);
+
+		if (d < *best_d && text_is_near(typed, len, cand)) {
+			*best = cand; /* the spelling that was nearly typed */
+			*best_d = d;
+		}
+	}
+}
+
+const char *catalog_suggest_target(const struct catalog *cat, const char *name, size_t len)
+{
+	const char *best = NULL;
+	unsigned best_d = 3;
+
+	for (size_t i = 0; i < cat->num_targets; i++) {
+		const struct catalog_target *t = &cat->targets[i];
+
+		nearest(name, len, t->name, t->aliases, t->num_aliases, &best, &best_d);
+	}
+	return best;
+}
+
+const char *catalog_suggest_model(const struct catalog *cat, const char *name, size_t len)
+{
+	const char *best = NULL;
+	unsigned best_d = 3;
+
+	for (size_t i = 0; i < cat->num_models; i++) {
+		const struct catalog_model *m = &cat->models[i];
+
+		nearest(name, len, m->name, m->aliases, m->num_aliases, &best, &best_d);
+	}
+	return best;
+}
+
+static void write_aliases(struct jsonw *w, const char *const *aliases, size_t n)
+{
+	jsonw_key(w, "aliases");
+	jsonw_array_begin(w);
+	for (size_t a = 0; a < n; a++) {
+		jsonw_str(w, aliases[a]);
+	}
+	jsonw_array_end(w);
+}
+
+void catalog_write_target(struct jsonw *w, const struct catalog_target *t)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "name", t->name);
+	write_aliases(w, t->aliases, t->num_aliases);
+	jsonw_kv_u64(w, "sm_count", t->sm_count);
+	jsonw_kv_str(w, "attn_decode_splitk", t->declared);
+	if (t->notes != NULL) {
+		jsonw_kv_str(w, "notes", t->notes);
+	}
+	jsonw_object_end(w);
+}
+
+void catalog_write_model(struct jsonw *w, const struct catalog_model *m)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "name", m->name);
+	write_aliases(w, m->aliases, m->num_aliases);
+	jsonw_kv_u64(w, "num_q_heads", m->num_q_heads);
+	if (m->num_kv_heads != 0) {
+		jsonw_kv_u64(w, "num_kv_heads", m->num_kv_heads);
+	}
+	if (m->head_dim != 0) {
+		jsonw_kv_u64(w, "head_dim", m->head_dim);
+	}
+	if (m->notes != NULL) {
+		jsonw_kv_str(w, "notes", m->notes);
+	}
+	jsonw_object_end(w);
+}
+
+void catalog_write(struct jsonw *w, const struct catalog *cat, bool with_digest)
+{
+	jsonw_object_begin(w);
+	if (with_digest) {
+		jsonw_kv_str(w, "digest", cat->digest);
+	}
+	jsonw_key(w, "targets");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < cat->num_targets; i++) {
+		catalog_write_target(w, &cat->targets[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_key(w, "models");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < cat->num_models; i++) {
+		catalog_write_model(w, &cat->models[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_object_end(w);
+}

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "decide.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void warn(struct decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(struct decision *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->num_warnings == DECIDE_MAX_WARNINGS) {
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(d->warnings[d->num_warnings++], sizeof(d->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim)
+{
+	/* slots * (head_dim + 2) * 4 < 2^32 * (2^32 + 2) * 4 < 2^67: split the
+	 * 64x64 product into 32-bit halves so no bit is lost. */
+	uint64_t a = slots, b = ((uint64_t)head_dim + 2u) * 4u;
+	uint64_t b_lo = b & 0xFFFFFFFFu, b_hi = b >> 32;
+	uint64_t lo_part = a * b_lo, hi_part = a * b_hi; /* each < 2^64 */
+	struct decide_bytes r = {head_dim != 0, 0, 0};
+
+	if (!r.known) {
+		return r;
+	}
+	r.lo = lo_part + (hi_part << 32);
+	r.hi = (hi_part >> 32) + (r.lo < lo_part ? 1u : 0u);
+	return r;
+}
+
+static int missing(struct problem *p, const char *param, const char *what)
+{
+	return problem_set(p, PROBLEM_MISSING_PARAMETER, param, NULL, "%s", what);
+}
+
+static int resolve_target(const struct catalog *cat, const struct query *q, struct decision *d,
+			  struct problem *p)
+{
+	char quoted[72];
+
+	if (q->target.p != NULL) {
+		d->target = catalog_find_target(cat, q->target.p, q->target.len);
+		if (d->target == NULL) {
+			const char *near = catalog_suggest_target(cat, q->target.p, q->target.len);
+
+			text_quote(q->target.p, q->target.len, quoted, sizeof(quoted));
+			if (near != NULL) {
+				return problem_set(p, PROBLEM_UNKNOWN_TARGET, "target", near,
+						   "no target named \"%s\"; did you mean \"%s\"?", quoted,
+						   near);
+			}
+			return problem_set(p, PROBLEM_UNKNOWN_TARGET, "target", NULL,
+					   "no target named \"%s\" (GET /v1/targets lists them)", quoted);
+		}
+	} else if (!q->sm_count.set) {
+		return missing(p, "target", "give a target (e.g. target=h100) or an sm_count");
+	}
+	d->sm_count = q->sm_count.set ? q->sm_count.v : d->target->sm_count;
+	return 0;
+}
+
+static int resolve_model(const struct catalog *cat, const struct query *q, struct decision *d,
+			 struct problem *p)
+{
+	char quoted[72];
+
+	if (q->model.p != NULL) {
+		d->model = catalog_find_model(cat, q->model.p, q->model.len);
+		if (d->model == NULL) {
+			const char *near = catalog_suggest_model(cat, q->model.p, q->model.len);
+
+			text_quote(q->model.p, q->model.len, quoted, sizeof(quoted));
+			if (near != NULL) {
+				return problem_set(p, PROBLEM_UNKNOWN_MODEL, "model", near,
+						   "no model named \"%s\"; did you mean \"%s\"?", quoted,
+						   near);
+			}
+			return problem_set(p, PROBLEM_UNKNOWN_MODEL, "model", NULL,
+					   "no model named \"%s\" (GET /v1/models lists them)", quoted);
+		}
+	} else if (!q->num_q_heads.set) {
+		return missing(p, "model", "give a model (e.g. model=llama-3.1-8b) or num_q_heads");
+	}
+	d->num_q_heads = q->num_q_heads.set ? q->num_q_heads.v : d->model->num_q_heads;
+	d->head_dim = q->head_dim.set ? q->head_dim.v : (d->model ? d->model->head_dim : 0);
+	return 0;
+}
+
+/* The spellings a typo in an override is most likely to have meant. */
+static const char *suggest_spelling(const char *s, size_t len)
+{
+	static const char *const words[] = {"legacy", "auto", "off", "false"};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (text_is_near(s, len, words[i])) {
+			return words[i];
+		}
+	}
+	return NULL;
+}
+
+/* Resolves the declaration against the override (ATLAS_ATTN_DECODE_SPLITK)
+ * exactly as the engine does, and warns when the override is ignored or
+ * clamped. */
+static void resolve_policy(struct decision *d)
+{
+	char label[SPLITK_LABEL_MAX];
+	size_t n = splitk_label(d->declared, label);
+	uint32_t requested = 0;
+
+	/* THE one resolution rule, given the declaration in its own spelling. */
+	d->resolved = splitk_resolve(label, n, d->override.p, d->override.len);
+	d->override_parses = d->override.p != NULL &&
+			     splitk_parse_requested(d->override.p, d->override.len,
+						    &d->override_policy, &requested);
+	if (d->override.p != NULL && !d->override_parses) {
+		char quoted[72];
+		const char *near = suggest_spelling(d->override.p, d->override.len);
+
+		text_quote(d->override.p, d->override.len, quoted, sizeof(quoted));
+		warn(d,
+		     "override \"%s\" does not parse, so it is ignored and the declared policy (%s) "
+		     "stands, as the engine does%s%s%s",
+		     quoted, label, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+	}
+	if (d->override_parses && d->override_policy.kind == SPLITK_PINNED &&
+	    requested > SPLITK_MAX_DECODE_SPLITS) {
+		warn(d, "override %u is clamped to %u (MAX_DECODE_SPLITS)", requested,
+		     SPLITK_MAX_DECODE_SPLITS);
+	}
+}
+
+static void compute(struct decision *d)
+{
+	struct splitk_policy pol = d->resolved.policy;
+
+	d->ref_seqs = splitk_split_ref_seqs(d->num_seqs, d->max_batch_size);
+	d->num_splits = splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs);
+	d->workspace_slots =
+		splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->max_rows, d->ref_seqs);
+	d->workspace_bytes = decide_workspace_bytes(d->workspace_slots, d->head_dim);
+}
+
+int decide_run(const struct catalog *cat, const struct query *q, struct decision *d,
+	       struct problem *p)
+{
+	memset(d, 0, sizeof(*d));
+	if (resolve_target(cat, q, d, p) != 0 || resolve_model(cat, q, d, p) != 0) {
+		return -1;
+	}
+	d->declared = d->target ? d->target->declared_policy
+				: (struct splitk_policy){SPLITK_LEGACY, 0};
+	if (q->declared.p != NULL && !splitk_parse(q->declared.p, q->declared.len, &d->declared)) {
+		char quoted[72];
+
+		text_quote(q->declared.p, q->declared.len, quoted, sizeof(quoted));
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "declared", NULL,
+				   "declared \"%s\" is not a policy spelling: legacy, auto, off, or a "
+				   "split count (use override for a value the engine may ignore)",
+				   quoted);
+	}
+	d->max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : 1;
+	d->num_seqs = q->num_seqs.set ? q->num_seqs.v : 1;
+	d->max_rows = q->max_rows.set ? q->max_rows.v : d->max_batch_size;
+	d->override = q->override;
+	d->explain = q->explain;
+
+	resolve_policy(d);
+	compute(d);
+
+	if (d->max_rows < d->max_batch_size) {
+		warn(d,
+		     "max_rows (%u) is below max_batch_size (%u): the workspace must cover the "
+		     "widest batch the decode-metadata layout accepts",
+		     d->max_rows, d->max_batch_size);
+	}
+	if (d->num_seqs > d->max_rows && d->resolved.policy.kind != SPLITK_LEGACY) {
+		warn(d, "num_seqs (%u) is above max_rows (%u): a batch that wide would write past "
+			"the workspace",
+		     d->num_seqs, d->max_rows);
+	}
+	if (d->workspace_slots == UINT32_MAX && d->resolved.policy.kind != SPLITK_LEGACY) {
+		warn(d, "workspace_slots saturated at 4294967295 (the seed's u32 arithmetic): the "
+			"true need is larger");
+	}
+	if (d->head_dim == 0) {
+		warn(d, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
+		     d->model ? " for " : "", d->model ? d->model->name : "");
+	}
+	return 0;
+}
+
+void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
+		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
+		 struct text_slice override, struct decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->target = t;
+	d->model = m;
+	d->sm_count = t->sm_count;
+	d->num_q_heads = m->num_q_heads;
+	d->head_dim = m->head_dim;
+	d->declared = t->declared_policy;
+	d->max_batch_size = max_batch_size;
+	d->num_seqs = num_seqs;
+	d->max_rows = max_rows;
+	d->override = override;
+	resolve_policy(d);
+	compute(d);
+}
+
+/* a * b in 64 bits, or false when it does not fit. */
+static bool mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+/* ctas / sm_count in thousandths, rounded half up; null when too large. */
+static void write_waves(struct jsonw *w, bool ok, uint64_t ctas, uint32_t sm_count)
+{
+	uint64_t scaled;
+
+	jsonw_key(w, "waves");
+	if (!ok || !mul_u64(ctas, 2000, &scaled) || scaled > UINT64_MAX - sm_count) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_milli(w, (scaled + sm_count) / (2u * (uint64_t)sm_count));
+}
+
+static void write_bytes(struct jsonw *w, const char *key, struct decide_bytes b)
+{
+	jsonw_key(w, key);
+	if (b.known) {
+		jsonw_u128(w, b.hi, b.lo);
+	} else {
+		jsonw_null(w);
+	}
+}
+
+static void write_policy_result(struct jsonw *w, const char *key, struct splitk_policy pol,
+				const struct decision *d)
+{
+	char label[SPLITK_LABEL_MAX];
+	uint32_t slots = splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->max_rows,
+						 d->ref_seqs);
+
+	splitk_label(pol, label);
+	jsonw_key(w, key);
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "policy", label);
+	jsonw_kv_u64(w, "num_splits",
+		     splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs));
+	jsonw_kv_u64(w, "workspace_slots", slots);
+	write_bytes(w, "workspace_bytes", decide_workspace_bytes(slots, d->head_dim));
+	jsonw_object_end(w);
+}
+
+/* The rule with its numbers, and whether a clamp fired. */
+static bool write_rule(struct jsonw *w, const struct decision *d)
+{
+	struct splitk_policy pol = d->resolved.policy;
+	char rule[256];
+	bool clamped = false;
+
+	if (pol.kind == SPLITK_AUTO) {
+		uint64_t target = 2u * (uint64_t)d->sm_count;
+		uint64_t raw = (target + d->num_q_heads - 1) / d->num_q_heads;
+
+		clamped = raw > SPLITK_MAX_DECODE_SPLITS;
+		snprintf(rule, sizeof(rule),
+			 "auto: clamp(ceil(%u * sm_count / num_q_heads), 1, %u) = "
+			 "clamp(ceil(%u * %u / %u), 1, %u) = clamp(%llu, 1, %u) = %u",
+			 SPLITK_TARGET_WAVES, SPLITK_MAX_DECODE_SPLITS, SPLITK_TARGET_WAVES,
+			 d->sm_count, d->num_q_heads, SPLITK_MAX_DECODE_SPLITS,
+			 (unsigned long long)raw, SPLITK_MAX_DECODE_SPLITS, d->num_splits);
+	} else if (pol.kind == SPLITK_LEGACY) {
+		uint64_t ctas = (uint64_t)d->num_q_heads * d->ref_seqs;
+
+		if (ctas >= d->sm_count) {
+			snprintf(rule, sizeof(rule),
+				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
+				 "= %llu >= sm_count %u, so 1",
+				 d->num_q_heads, d->num_seqs, d->max_batch_size,
+				 (unsigned long long)ctas, d->sm_count);
+		} else {
+			snprintf(rule, sizeof(rule),
+				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
+				 "= %llu < sm_count %u, so %u / %llu = %u",
+				 d->num_q_heads, d->num_seqs, d->max_batch_size,
+				 (unsigned long long)ctas, d->sm_count, d->sm_count,
+				 (unsigned long long)ctas, d->num_splits);
+		}
+	} else {
+		snprintf(rule, sizeof(rule), "pinned: clamp(%u, 1, %u) = %u", pol.pinned,
+			 SPLITK_MAX_DECODE_SPLITS, d->num_splits);
+	}
+	jsonw_kv_str(w, "rule", rule);
+	return clamped;
+}
+
+static void write_workspace_rule(struct jsonw *w, const struct decision *d)
+{
+	char rule[256];
+	int n;
+
+	if (d->resolved.policy.kind == SPLITK_LEGACY) {
+		n = snprintf(rule, sizeof(rule),
+			     "legacy keeps its old bound: max(sm_count, 1) = %u slots", d->workspace_slots);
+	} else {
+		n = snprintf(rule, sizeof(rule), "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
+			     d->max_rows, d->num_q_heads, d->num_splits, d->workspace_slots,
+			     d->workspace_slots == UINT32_MAX ? " (saturated)" : "");
+	}
+	if (d->head_dim != 0 && n > 0 && (size_t)n < sizeof(rule)) {
+		snprintf(rule + n, sizeof(rule) - (size_t)n, " of (%u + 2) floats", d->head_dim);
+	}
+	jsonw_kv_str(w, "workspace_rule", rule);
+}
+
+static void write_explain(struct jsonw *w, const struct decision *d)
+{
+	struct splitk_policy pol = d->resolved.policy;
+	uint32_t s1 = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
+					splitk_split_ref_seqs(1, d->max_batch_size));
+	uint32_t smax = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
+					  splitk_split_ref_seqs(d->max_batch_size, d->max_batch_size));
+	uint64_t ctas1 = (uint64_t)d->num_q_heads * s1, ctas_max;
+	bool max_ok = mul_u64((uint64_t)d->num_q_heads * smax, d->max_batch_size, &ctas_max);
+	uint32_t upper = d->max_batch_size, probe;
+	bool invariant = true;
+
+	jsonw_key(w, "explain");
+	jsonw_object_begin(w);
+	jsonw_kv_bool(w, "clamped", write_rule(w, d));
+	write_workspace_rule(w, d);
+
+	jsonw_key(w, "single_stream");
+	jsonw_object_begin(w);
+	jsonw_key(w, "grid");
+	jsonw_array_begin(w);
+	jsonw_u64(w, d->num_q_heads);
+	jsonw_u64(w, s1);
+	jsonw_u64(w, 1);
+	jsonw_array_end(w);
+	jsonw_kv_u64(w, "ctas", ctas1);
+	write_waves(w, true, ctas1, d->sm_count);
+	jsonw_object_end(w);
+
+	jsonw_key(w, "max_batch");
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "num_seqs", d->max_batch_size);
+	jsonw_kv_u64(w, "num_splits", smax);
+	jsonw_key(w, "ctas");
+	if (max_ok) {
+		jsonw_u64(w, ctas_max);
+	} else {
+		jsonw_null(w);
+	}
+	write_waves(w, max_ok, ctas_max, d->sm_count);
+	jsonw_object_end(w);
+
+	/* Evaluated, not assumed: every co-batched count the layout accepts,
+	 * up to 4096 of them, and the widest. Legacy is monotone in num_seqs,
+	 * so the two ends decide it when the range is longer. */
+	if (d->max_rows > upper) {
+		upper = d->max_rows;
+	}
+	if (d->num_seqs > upper) {
+		upper = d->num_seqs;
+	}
+	for (probe = 1; probe <= upper && probe <= 4096 && invariant; probe++) {
+		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
+					      splitk_split_ref_seqs(probe, d->max_batch_size)) == s1;
+	}
+	if (invariant) {
+		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
+					      splitk_split_ref_seqs(upper, d->max_batch_size)) == s1;
+	}
+	jsonw_kv_bool(w, "co_batch_invariant", invariant);
+	jsonw_key(w, "co_batch_range");
+	jsonw_array_begin(w);
+	jsonw_u64(w, 1);
+	jsonw_u64(w, upper);
+	jsonw_array_end(w);
+
+	jsonw_key(w, "policies");
+	jsonw_object_begin(w);
+	write_policy_result(w, "legacy", (struct splitk_policy){SPLITK_LEGACY, 0}, d);
+	write_policy_result(w, "auto", (struct splitk_policy){SPLITK_AUTO, 0}, d);
+	write_policy_result(w, "declared", d->declared, d);
+	if (d->override_parses) {
+		write_policy_result(w, "override", d->override_policy, d);
+	} else {
+		jsonw_key(w, "override");
+		jsonw_null(w);
+	}
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+}
+
+void decide_write(struct jsonw *w, const struct decision *d, const struct catalog *cat)
+{
+	char label[SPLITK_LABEL_MAX];
+
+	jsonw_object_begin(w);
+	jsonw_kv_str_or_null(w, "target", d->target ? d->target->name : NULL);
+	jsonw_kv_u64(w, "sm_count", d->sm_count);
+	splitk_label(d->declared, label);
+	jsonw_kv_str(w, "declared", label);
+	jsonw_kv_str_or_null(w, "model", d->model ? d->model->name : NULL);
+	jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
+	jsonw_kv_u64_or_null(w, "head_dim", d->head_dim);
+	jsonw_kv_u64(w, "max_batch_size", d->max_batch_size);
+	jsonw_kv_u64(w, "num_seqs", d->num_seqs);
+	jsonw_kv_u64(w, "max_rows", d->max_rows);
+	jsonw_key(w, "override");
+	if (d->override.p != NULL) {
+		jsonw_strn(w, d->override.p, d->override.len);
+	} else {
+		jsonw_null(w);
+	}
+	splitk_label(d->resolved.policy, label);
+	jsonw_kv_str(w, "policy", label);
+	jsonw_kv_str(w, "source", d->resolved.from_override ? "override" : "declared");
+	jsonw_kv_u64(w, "num_splits", d->num_splits);
+	jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
+	write_bytes(w, "workspace_bytes", d->workspace_bytes);
+	jsonw_key(w, "warnings");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < d->num_warnings; i++) {
+		jsonw_str(w, d->warnings[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_kv_str(w, "catalog", cat->digest);
+	if (d->explain) {
+		write_explain(w, d);
+	}
+	jsonw_object_end(w);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * decide — one split-K decision: resolves a query against the catalog,
+ * asks the policy core, and writes the answer as JSON.
+ *
+ * Resolution: a target gives sm_count and the declared spelling; a model
+ * gives num_q_heads and head_dim; explicit numbers and `declared` override
+ * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value: one that
+ * does not parse is ignored exactly as the engine ignores it, with a warning.
+ * max_batch_size (the seed's max_decode_seqs) and num_seqs default to 1,
+ * max_rows to max_batch_size.
+ *
+ * A struct decision holds pointers into the catalog and the query: it lives
+ * as long as both. No allocation except through the JSON writer; pure and
+ * thread-safe.
+ */
+#ifndef SPLITKD_DECIDE_H
+#define SPLITKD_DECIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "jsonw.h"
+#include "problem.h"
+#include "query.h"
+#include "splitk.h"
+
+#define DECIDE_MAX_WARNINGS 6
+
+/* The fields GET/POST /v1/splits take. */
+#define DECIDE_FIELDS                                                                   \
+	(QUERY_BIT(QF_TARGET) | QUERY_BIT(QF_SM_COUNT) | QUERY_BIT(QF_DECLARED) |       \
+	 QUERY_BIT(QF_MODEL) | QUERY_BIT(QF_NUM_Q_HEADS) | QUERY_BIT(QF_HEAD_DIM) |     \
+	 QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) | \
+	 QUERY_BIT(QF_OVERRIDE) | QUERY_BIT(QF_EXPLAIN))
+
+/* Workspace bytes, exactly: slots * (head_dim + 2) * 4 can pass 2^64. */
+struct decide_bytes {
+	bool known; /* false without a head_dim */
+	uint64_t hi, lo;
+};
+
+struct decision {
+	const struct catalog_target *target; /* NULL: sm_count given alone */
+	const struct catalog_model *model;   /* NULL: num_q_heads given alone */
+	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
+	uint32_t max_batch_size, num_seqs, max_rows;
+	struct splitk_policy declared;
+	struct text_slice override; /* p NULL: unset */
+	bool override_parses;
+	struct splitk_policy override_policy; /* when override_parses */
+	struct splitk_resolved resolved;
+	uint32_t ref_seqs, num_splits, workspace_slots;
+	struct decide_bytes workspace_bytes;
+	bool explain;
+	size_t num_warnings;
+	char warnings[DECIDE_MAX_WARNINGS][320];
+};
+
+/* Resolves and computes. Returns 0, or -1 with the problem filled in
+ * (unknown target/model: 404; missing or inconsistent input: 400). */
+int decide_run(const struct catalog *cat, const struct query *q, struct decision *d,
+	       struct problem *p);
+
+/* Writes the answer object (with "explain" when d->explain). */
+void decide_write(struct jsonw *w, const struct decision *d, const struct catalog *cat);
+
+/* slots * (head_dim + 2) * 4 bytes as an exact 128-bit value. */
+struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim);
+
+/* One catalog pair, for the matrix: target and model from the catalog, the
+ * rest as given. Cannot fail; warnings are left to the caller. */
+void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
+		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
+		 struct text_slice override, struct decision *d);
+
+#endif /* SPLITKD_DECIDE_H */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "jsonin.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "splitk.h"
+
+/* One pass over the text, outside cJSON: what it would let through. */
+static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
+{
+	bool in_string = false;
+	int depth = 0;
+
+	if (!splitk_utf8_valid(text, len)) {
+		snprintf(err, err_cap, "the body is not valid UTF-8");
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\0') {
+			snprintf(err, err_cap, "NUL byte at offset %zu", i);
+			return false;
+		}
+		if (in_string) {
+			if (c < 0x20) {
+				snprintf(err, err_cap, "unescaped control character in a string at offset %zu", i);
+				return false;
+			}
+			if (c == '\\' && i + 1 < len) {
+				if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0) {
+					snprintf(err, err_cap, "\\u0000 in a string at offset %zu", i);
+					return false;
+				}
+				i++; /* the escaped character cannot end the string */
+			} else if (c == '"') {
+				in_string = false;
+			}
+			continue;
+		}
+		if (c == '"') {
+			in_string = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > JSONIN_MAX_DEPTH) {
+				snprintf(err, err_cap, "nesting deeper than %d levels", JSONIN_MAX_DEPTH);
+				return false;
+			}
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return true;
+}
+
+cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)
+{
+	const char *end = NULL;
+	cJSON *root;
+
+	if (len == 0) {
+		snprintf(err, err_cap, "the body is empty");
+		return NULL;
+	}
+	if (!prescan(text, len, err, err_cap)) {
+		return NULL;
+	}
+	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (root == NULL) {
+		snprintf(err, err_cap, "malformed JSON");
+		return NULL;
+	}
+	while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) {
+		end++;
+	}
+	if (end != text + len) {
+		snprintf(err, err_cap, "trailing data after the JSON value at offset %zu",
+			 (size_t)(end - text));
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+bool jsonin_u32(const cJSON *item, uint32_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(item)) {
+		return false;
+	}
+	d = item->valuedouble;
+	/* NaN fails every comparison, infinities fail the range */
+	if (!(d >= 1.0 && d <= 4294967295.0) || d != (double)(uint32_t)d) {
+		return false;
+	}
+	*out = (uint32_t)d;
+	return true;
+}
+
+enum jsonin_keys jsonin_check_keys(const cJSON *object, const char *const *allowed,
+				   size_t num_allowed, const char **bad)
+{
+	uint64_t seen = 0;
+
+	for (const cJSON *m = object->child; m != NULL; m = m->next) {
+		size_t i = 0;
+
+		while (i < num_allowed && i < 64 && strcmp(m->string, allowed[i]) != 0) {
+			i++;
+		}
+		*bad = m->string;
+		if (i == num_allowed || i == 64) {
+			return JSONIN_KEYS_UNKNOWN;
+		}
+		if (seen & ((uint64_t)1 << i)) {
+			return JSONIN_KEYS_DUPLICATE;
+		}
+		seen |= (uint64_t)1 << i;
+	}
+	*bad = NULL;
+	return JSONIN_KEYS_OK;
+}
+
+const char *jsonin_type_name(const cJSON *item)
+{
+	if (cJSON_IsString(item)) {
+		return "string";
+	}
+	if (cJSON_IsNumber(item)) {
+		return "number";
+	}
+	if (cJSON_IsBool(item)) {
+		return "boolean";
+	}
+	if (cJSON_IsNull(item)) {
+		return "null";
+	}
+	if (cJSON_IsArray(item)) {
+		return "array";
+	}
+	return "object";
+}

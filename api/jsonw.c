@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "jsonw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "splitk.h"
+
+void jsonw_init(struct jsonw *w, size_t hint)
+{
+	memset(w, 0, sizeof(*w));
+	w->cap = hint ? hint : 512;
+	w->buf = malloc(w->cap);
+	w->failed = (w->buf == NULL);
+	w->first[0] = true;
+	if (w->buf != NULL) {
+		w->buf[0] = '\0';
+	}
+}
+
+void jsonw_cleanup(struct jsonw *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+	w->len = w->cap = 0;
+}
+
+char *jsonw_take(struct jsonw *w, size_t *len)
+{
+	char *out = w->failed ? NULL : w->buf;
+
+	*len = w->failed ? 0 : w->len;
+	if (w->failed) {
+		free(w->buf);
+	}
+	w->buf = NULL;
+	w->len = w->cap = 0;
+	return out;
+}
+
+static void put(struct jsonw *w, const char *s, size_t n)
+{
+	if (w->failed) {
+		return;
+	}
+	if (w->len + n + 1 > w->cap) {
+		size_t cap = w->cap * 2;
+		char *grown;
+
+		while (cap < w->len + n + 1) {
+			cap *= 2;
+		}
+		grown = realloc(w->buf, cap);
+		if (grown == NULL) {
+			w->failed = true;
+			return;
+		}
+		w->buf = grown;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0'; /* handy for tests and logs; not counted */
+}
+
+static void put_char(struct jsonw *w, char c)
+{
+	put(w, &c, 1);
+}
+
+/* Before every key, and every value that is not a key's: the comma. */
+static void separate(struct jsonw *w)
+{
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (w->first[w->depth]) {
+		w->first[w->depth] = false;
+	} else {
+		put_char(w, ',');
+	}
+}
+
+static void open_container(struct jsonw *w, char c)
+{
+	separate(w);
+	put_char(w, c);
+	if (w->depth + 1 >= JSONW_MAX_DEPTH) {
+		w->failed = true;
+		return;
+	}
+	w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void close_container(struct jsonw *w, char c)
+{
+	if (w->depth > 0) {
+		w->depth--;
+	}
+	put_char(w, c);
+}
+
+void jsonw_object_begin(struct jsonw *w)
+{
+	open_container(w, '{');
+}
+
+void jsonw_object_end(struct jsonw *w)
+{
+	close_container(w, '}');
+}
+
+void jsonw_array_begin(struct jsonw *w)
+{
+	open_container(w, '[');
+}
+
+void jsonw_array_end(struct jsonw *w)
+{
+	close_container(w, ']');
+}
+
+static void put_escaped(struct jsonw *w, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, run = 0;
+
+	put_char(w, '"');
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = NULL;
+		char u[6];
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			i++;
+			run++;
+			continue;
+		}
+		put(w, s + i - run, run); /* the plain bytes before this one */
+		run = 0;
+		if (c >= 0x80) {
+			/* Copy one whole UTF-8 scalar, or U+FFFD for a bad byte. */
+			size_t n = 2;
+
+			while (n <= 4 && i + n <= len && !splitk_utf8_valid(s + i, n)) {
+				n++;
+			}
+			if (n <= 4 && i + n <= len) {
+				put(w, s + i, n);
+				i += n;
+			} else {
+				put(w, "\xef\xbf\xbd", 3);
+				i++;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		default:
+			u[0] = '\\';
+			u[1] = 'u';
+			u[2] = '0';
+			u[3] = '0';
+			u[4] = hex[c >> 4];
+			u[5] = hex[c & 0xF];
+			put(w, u, 6);
+			break;
+		}
+		if (esc != NULL) {
+			put(w, esc, 2);
+		}
+		i++;
+	}
+	put(w, s + i - run, run);
+	put_char(w, '"');
+}
+
+void jsonw_key(struct jsonw *w, const char *key)
+{
+	separate(w);
+	put_escaped(w, key, strlen(key));
+	put_char(w, ':');
+	w->after_key = true;
+}
+
+void jsonw_strn(struct jsonw *w, const char *s, size_t len)
+{
+	separate(w);
+	put_escaped(w, s, len);
+}
+
+void jsonw_str(struct jsonw *w, const char *s)
+{
+	jsonw_strn(w, s, strlen(s));
+}
+
+/* Decimal digits of v, most significant first, into out; returns count. */
+static size_t u64_digits(uint64_t v, char out[20])
+{
+	char rev[20];
+	size_t n = 0;
+
+	do {
+		rev[n++] = (char)('0' + v % 10u);
+		v /= 10u;
+	} while (v != 0);
+	for (size_t i = 0; i < n; i++) {
+		out[i] = rev[n - 1 - i];
+	}
+	return n;
+}
+
+void jsonw_u64(struct jsonw *w, uint64_t v)
+{
+	char d[20];
+	size_t n = u64_digits(v, d);
+
+	separate(w);
+	put(w, d, n);
+}
+
+void jsonw_u128(struct jsonw *w, uint64_t hi, uint64_t lo)
+{
+	/* Long division by 10^19 in 32-bit limbs: exact with no compiler
+	 * extension (__int128 is not ISO C). */
+	uint32_t limb[4] = {(uint32_t)(hi >> 32), (uint32_t)hi, (uint32_t)(lo >> 32), (uint32_t)lo};
+	char d[40];
+	size_t n = 0;
+	bool zero;
+
+	if (hi == 0) {
+		jsonw_u64(w, lo);
+		return;
+	}
+	do {
+		uint64_t rem = 0;
+
+		zero = true;
+		for (int i = 0; i < 4; i++) {
+			uint64_t cur = (rem << 32) | limb[i];
+
+			limb[i] = (uint32_t)(cur / 10u);
+			rem = cur % 10u;
+			zero = zero && limb[i] == 0;
+		}
+		d[n++] = (char)('0' + rem);
+	} while (!zero);
+	separate(w);
+	for (size_t i = 0; i < n; i++) {
+		put_char(w, d[n - 1 - i]);
+	}
+}
+
+void jsonw_milli(struct jsonw *w, uint64_t v)
+{
+	char d[20];
+	size_t n = u64_digits(v / 1000u, d);
+	char frac[4] = {'.', (char)('0' + v / 100u % 10u), (char)('0' + v / 10u % 10u),
+			(char)('0' + v % 10u)};
+
+	separate(w);
+	put(w, d, n);
+	put(w, frac, 4);
+}
+
+void jsonw_bool(struct jsonw *w, bool v)
+{
+	separate(w);
+	put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jsonw_null(struct jsonw *w)
+{
+	separate(w);
+	put(w, "null", 4);
+}
+
+void jsonw_raw(struct jsonw *w, const char *json, size_t len)
+{
+	separate(w);
+	put(w, json, len);
+}
+
+void jsonw_kv_str(struct jsonw *w, const char *key, const char *s)
+{
+	jsonw_key(w, key);
+	jsonw_str(w, s);
+}
+
+void jsonw_kv_u64(struct jsonw *w, const char *key, uint64_t v)
+{
+	jsonw_key(w, key);
+	jsonw_u64(w, v);
+}
+
+void jsonw_kv_bool(struct jsonw *w, const char *key, bool v)
+{
+	jsonw_key(w, key);
+	jsonw_bool(w, v);
+}
+
+void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s)
+{
+	jsonw_key(w, key);
+	if (s == NULL) {
+		jsonw_null(w);
+	} else {
+		jsonw_str(w, s);
+	}
+}
+
+void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64_t v)
+{
+	jsonw_key(w, key);
+	if (v == 0) {
+		jsonw_null(w);
+	} else {
+		jsonw_u64(w, v);
+	}
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * jsonw — a small streaming JSON writer into a growable buffer.
+ *
+ * Answers are written straight to text instead of through a cJSON tree: no
+ * allocation per value, integers printed exactly (a 64- or 128-bit count is
+ * never rounded through a double), and key order fixed by the code, so the
+ * same answer is always the same bytes (what an ETag needs).
+ *
+ * Commas are placed by the writer; the caller only opens, names and closes.
+ * Strings are escaped per RFC 8259; bytes that are not UTF-8 are written as
+ * U+FFFD so the output is always valid JSON. A failed allocation latches:
+ * every later call is a no-op and jsonw_finish reports it once.
+ * Not thread-safe per object; use one writer per request.
+ */
+#ifndef SPLITKD_JSONW_H
+#define SPLITKD_JSONW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSONW_MAX_DEPTH 16
+
+struct jsonw {
+	char *buf;
+	size_t len, cap;
+	bool failed; /* allocation failed or nesting too deep */
+	int depth;
+	bool after_key; /* a key was written; its value needs no comma */
+	bool first[JSONW_MAX_DEPTH]; /* no member written yet at this depth */
+};
+
+/* Starts an empty writer; reserves `hint` bytes (0: a default). */
+void jsonw_init(struct jsonw *w, size_t hint);
+/* Frees the buffer; safe on a writer that jsonw_take emptied. */
+void jsonw_cleanup(struct jsonw *w);
+/* Hands the buffer to the caller (free() it) and its length; NULL when the
+ * writer failed. The writer is left empty. */
+char *jsonw_take(struct jsonw *w, size_t *len);
+
+void jsonw_object_begin(struct jsonw *w);
+void jsonw_object_end(struct jsonw *w);
+void jsonw_array_begin(struct jsonw *w);
+void jsonw_array_end(struct jsonw *w);
+/* Writes an object key; the next call writes its value. */
+void jsonw_key(struct jsonw *w, const char *key);
+
+void jsonw_str(struct jsonw *w, const char *s);
+void jsonw_strn(struct jsonw *w, const char *s, size_t len);
+void jsonw_u64(struct jsonw *w, uint64_t v);
+/* An unsigned 128-bit value as hi * 2^64 + lo, printed exactly. */
+void jsonw_u128(struct jsonw *w, uint64_t hi, uint64_t lo);
+/* v / 1000 with three decimals ("2.125"): fixed-point, no floating point. */
+void jsonw_milli(struct jsonw *w, uint64_t v);
+void jsonw_bool(struct jsonw *w, bool v);
+void jsonw_null(struct jsonw *w);
+/* Inserts already valid JSON text as one value. */
+void jsonw_raw(struct jsonw *w, const char *json, size_t len);
+
+/* Shorthands: key and value in one call. */
+void jsonw_kv_str(struct jsonw *w, const char *key, const char *s);
+void jsonw_kv_u64(struct jsonw *w, const char *key, uint64_t v);
+void jsonw_kv_bool(struct jsonw *w, const char *key, bool v);
+/* The string, or null when s is NULL. */
+void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s);
+/* The number, or null when v is 0 (the catalog's "not stated"). */
+void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64_t v);
+
+#endif /* SPLITKD_JSONW_H */

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "problem.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "text.h"
+
+struct kind_info {
+	const char *slug;
+	const char *title;
+	int status;
+	const char *description;
+};
+
+static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
+	[PROBLEM_NONE] = {"none", "No problem", 200, "Not an error."},
+	[PROBLEM_INVALID_PARAMETER] = {"invalid-parameter", "Invalid parameter", 400,
+		"A parameter or body field has the wrong type or a value outside its range. Numbers are plain decimals from 1 to 4294967295 (no sign, no leading zero); `param` names the field."},
+	[PROBLEM_UNKNOWN_PARAMETER] = {"unknown-parameter", "Unknown parameter", 400,
+		"The endpoint does not take this parameter or body field. `suggestion` names the nearest one it does take."},
+	[PROBLEM_REPEATED_PARAMETER] = {"repeated-parameter", "Repeated parameter", 400,
+		"A parameter or body field appears more than once; splitkd never guesses which one was meant."},
+	[PROBLEM_MISSING_PARAMETER] = {"missing-parameter", "Missing parameter", 400,
+		"A required parameter is absent, e.g. neither `target` nor `sm_count` was given."},
+	[PROBLEM_MALFORMED_QUERY] = {"malformed-query", "Malformed query string", 400,
+		"The query string has a bad percent-escape or too many parameters (at most 32)."},
+	[PROBLEM_MALFORMED_JSON] = {"malformed-json", "Malformed JSON", 400,
+		"The body is not one strict JSON value: bad syntax, trailing data, invalid UTF-8, NUL characters, or nesting deeper than 32."},
+	[PROBLEM_UNKNOWN_TARGET] = {"unknown-target", "Unknown target", 404,
+		"No target in the loaded catalog has this name or alias. See GET /v1/targets."},
+	[PROBLEM_UNKNOWN_MODEL] = {"unknown-model", "Unknown model", 404,
+		"No model in the loaded catalog has this name or alias. See GET /v1/models."},
+	[PROBLEM_NOT_FOUND] = {"not-found", "Not found", 404,
+		"No resource at this path. GET /openapi.json lists every route."},
+	[PROBLEM_METHOD_NOT_ALLOWED] = {"method-not-allowed", "Method not allowed", 405,
+		"The path exists but not for this method; the Allow header lists the methods it takes."},
+	[PROBLEM_UNSUPPORTED_MEDIA_TYPE] = {"unsupported-media-type", "Unsupported media type", 415,
+		"POST bodies must be sent as Content-Type: application/json."},
+	[PROBLEM_PAYLOAD_TOO_LARGE] = {"payload-too-large", "Payload too large", 413,
+		"The body, or the number of batch queries, is over the limit."},
+	[PROBLEM_URI_TOO_LONG] = {"uri-too-long", "URI too long", 414,
+		"The request target is longer than splitkd accepts (8192 bytes)."},
+	[PROBLEM_INTERNAL] = {"internal", "Internal error", 500,
+		"splitkd could not answer (out of memory). Nothing was changed; retry."},
+};
+
+int problem_set(struct problem *p, enum problem_kind kind, const char *param,
+		const char *suggestion, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->kind = kind;
+	text_quote(param ? param : "", param ? strlen(param) : 0, p->param, sizeof(p->param));
+	text_quote(suggestion ? suggestion : "", suggestion ? strlen(suggestion) : 0,
+		   p->suggestion, sizeof(p->suggestion));
+	va_start(ap, fmt);
+	vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int problem_status(enum problem_kind kind)
+{
+	return kind < PROBLEM_KIND_COUNT ? kinds[kind].status : 500;
+}
+
+static void write_type_uri(struct jsonw *w, const char *slug)
+{
+	char uri[64];
+
+	snprintf(uri, sizeof(uri), "/problems/%s", slug);
+	jsonw_kv_str(w, "type", uri);
+}
+
+void problem_write(struct jsonw *w, const struct problem *p)
+{
+	const struct kind_info *k = &kinds[p->kind < PROBLEM_KIND_COUNT ? p->kind : PROBLEM_INTERNAL];
+
+	jsonw_object_begin(w);
+	write_type_uri(w, k->slug);
+	jsonw_kv_str(w, "title", k->title);
+	jsonw_kv_u64(w, "status", (uint64_t)k->status);
+	jsonw_kv_str(w, "detail", p->detail);
+	if (p->param[0] != '\0') {
+		jsonw_kv_str(w, "param", p->param);
+	}
+	if (p->suggestion[0] != '\0') {
+		jsonw_kv_str(w, "suggestion", p->suggestion);
+	}
+	jsonw_object_end(w);
+}
+
+bool problem_write_type(struct jsonw *w, const char *slug, size_t len)
+{
+	for (int i = PROBLEM_NONE + 1; i < PROBLEM_KIND_COUNT; i++) {
+		if (strlen(kinds[i].slug) == len && memcmp(kinds[i].slug, slug, len) == 0) {
+			jsonw_object_begin(w);
+			write_type_uri(w, kinds[i].slug);
+			jsonw_kv_str(w, "title", kinds[i].title);
+			jsonw_kv_u64(w, "status", (uint64_t)kinds[i].status);
+			jsonw_kv_str(w, "description", kinds[i].description);
+			jsonw_object_end(w);
+			return true;
+		}
+	}
+	return false;
+}

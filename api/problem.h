@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * problem — RFC 9457 problem details: every error splitkd answers.
+ *
+ * A problem is a plain value filled in by whoever finds the fault and
+ * written as application/problem+json by the router, or embedded in a batch
+ * result. `type` is a relative URI, /problems/<slug>, that splitkd itself
+ * serves with a description (problem_write_type). No allocation; thread-safe.
+ */
+#ifndef SPLITKD_PROBLEM_H
+#define SPLITKD_PROBLEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "jsonw.h"
+
+enum problem_kind {
+	PROBLEM_NONE,
+	PROBLEM_INVALID_PARAMETER,
+	PROBLEM_UNKNOWN_PARAMETER,
+	PROBLEM_REPEATED_PARAMETER,
+	PROBLEM_MISSING_PARAMETER,
+	PROBLEM_MALFORMED_QUERY,
+	PROBLEM_MALFORMED_JSON,
+	PROBLEM_UNKNOWN_TARGET,
+	PROBLEM_UNKNOWN_MODEL,
+	PROBLEM_NOT_FOUND,
+	PROBLEM_METHOD_NOT_ALLOWED,
+	PROBLEM_UNSUPPORTED_MEDIA_TYPE,
+	PROBLEM_PAYLOAD_TOO_LARGE,
+	PROBLEM_URI_TOO_LONG,
+	PROBLEM_INTERNAL,
+	PROBLEM_KIND_COUNT
+};
+
+struct problem {
+	enum problem_kind kind;
+	char detail[320];
+	char param[72];      /* the offending parameter or field; "" if none */
+	char suggestion[72]; /* "did you mean" candidate; "" if none */
+};
+
+/* Fills a problem; `param` and `suggestion` may be NULL. The detail is a
+ * printf format. Returns -1, so a validator can `return problem_set(...)`. */
+int problem_set(struct problem *p, enum problem_kind kind, const char *param,
+		const char *suggestion, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* The HTTP status of a kind (400, 404, 405, 413, 414, 415, 500). */
+int problem_status(enum problem_kind kind);
+
+/* Writes the problem object: type, title, status, detail, and param and
+ * suggestion when set. */
+void problem_write(struct jsonw *w, const struct problem *p);
+
+/* Looks up a /problems/<slug> page; writes its description and returns
+ * true, or returns false for an unknown slug. */
+bool problem_write_type(struct jsonw *w, const char *slug, size_t len);
+
+#endif /* SPLITKD_PROBLEM_H */

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "query.h"
+
+#include <string.h>
+
+#include "jsonin.h"
+
+enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL };
+
+struct field_info {
+	const char *name;
+	enum field_kind kind;
+};
+
+static const struct field_info fields[QF_COUNT] = {
+	[QF_TARGET] = {"target", KIND_NAME},
+	[QF_SM_COUNT] = {"sm_count", KIND_U32},
+	[QF_DECLARED] = {"declared", KIND_SPELLING},
+	[QF_MODEL] = {"model", KIND_NAME},
+	[QF_NUM_Q_HEADS] = {"num_q_heads", KIND_U32},
+	[QF_HEAD_DIM] = {"head_dim", KIND_U32},
+	[QF_MAX_BATCH_SIZE] = {"max_batch_size", KIND_U32},
+	[QF_NUM_SEQS] = {"num_seqs", KIND_U32},
+	[QF_MAX_ROWS] = {"max_rows", KIND_U32},
+	[QF_OVERRIDE] = {"override", KIND_SPELLING},
+	[QF_EXPLAIN] = {"explain", KIND_BOOL},
+	[QF_SPELLING] = {"spelling", KIND_SPELLING},
+};
+
+/* Longest accepted string value: names are at most 64 bytes, and an
+ * environment value longer than this is not a spelling anyone means. */
+#define QUERY_MAX_VALUE 256
+
+const char *query_field_name(enum query_field f)
+{
+	return f < QF_COUNT ? fields[f].name : "?";
+}
+
+static struct text_slice *slice_of(struct query *q, enum query_field f)
+{
+	switch (f) {
+	case QF_TARGET:
+		return &q->target;
+	case QF_DECLARED:
+		return &q->declared;
+	case QF_MODEL:
+		return &q->model;
+	case QF_OVERRIDE:
+		return &q->override;
+	case QF_SPELLING:
+		return &q->spelling;
+	default:
+		return NULL;
+	}
+}
+
+static struct query_u32 *u32_of(struct query *q, enum query_field f)
+{
+	switch (f) {
+	case QF_SM_COUNT:
+		return &q->sm_count;
+	case QF_NUM_Q_HEADS:
+		return &q->num_q_heads;
+	case QF_HEAD_DIM:
+		return &q->head_dim;
+	case QF_MAX_BATCH_SIZE:
+		return &q->max_batch_size;
+	case QF_NUM_SEQS:
+		return &q->num_seqs;
+	case QF_MAX_ROWS:
+		return &q->max_rows;
+	default:
+		return NULL;
+	}
+}
+
+/* Finds an allowed field by exact name; on a miss, fills the problem with
+ * the nearest allowed name as the suggestion. */
+static int lookup(const char *name, size_t len, unsigned allowed, enum query_field *out,
+		  struct problem *p)
+{
+	const char *near = NULL;
+	char quoted[72];
+
+	for (int f = 0; f < QF_COUNT; f++) {
+		if (!(allowed & QUERY_BIT(f))) {
+			continue;
+		}
+		if (strlen(fields[f].name) == len && memcmp(fields[f].name, name, len) == 0) {
+			*out = (enum query_field)f;
+			return 0;
+		}
+		if (near == NULL && (text_is_near(name, len, fields[f].name) ||
+				     text_ieq(name, len, fields[f].name))) {
+			near = fields[f].name;
+		}
+	}
+	text_quote(name, len, quoted, sizeof(quoted));
+	if (near != NULL) {
+		return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, near,
+				   "unknown parameter \"%s\"; did you mean \"%s\"?", quoted, near);
+	}
+	return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, NULL,
+			   "unknown parameter \"%s\"", quoted);
+}
+
+static int u32_problem(enum query_field f, struct problem *p)
+{
+	return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+			   "%s must be a plain decimal integer from 1 to 4294967295 "
+			   "(no sign, no leading zero, no spaces)",
+			   fields[f].name);
+}
+
+static int too_long(enum query_field f, struct problem *p)
+{
+	return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+			   "%s is longer than %d bytes", fields[f].name, QUERY_MAX_VALUE);
+}
+
+int query_from_params(const struct text_param *params, size_t n, unsigned allowed,
+		      struct query *q, struct problem *p)
+{
+	unsigned seen = 0;
+
+	memset(q, 0, sizeof(*q));
+	for (size_t i = 0; i < n; i++) {
+		const struct text_slice *v = &params[i].value;
+		enum query_field f;
+
+		if (lookup(params[i].key.p, params[i].key.len, allowed, &f, p) != 0) {
+			return -1;
+		}
+		if (seen & QUERY_BIT(f)) {
+			return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,
+					   "%s is given more than once", fields[f].name);
+		}
+		seen |= QUERY_BIT(f);
+		switch (fields[f].kind) {
+		case KIND_U32:
+			u32_of(q, f)->set = text_parse_u32(v->p, v->len, &u32_of(q, f)->v);
+			if (!u32_of(q, f)->set) {
+				return u32_problem(f, p);
+			}
+			break;
+		case KIND_NAME:
+		case KIND_SPELLING:
+			if (v->len > QUERY_MAX_VALUE) {
+				return too_long(f, p);
+			}
+			*slice_of(q, f) = *v;
+			break;
+		case KIND_BOOL:
+			/* a bare `?explain` reads as true */
+			if (v->len == 0 || text_ieq(v->p, v->len, "true") || text_ieq(v->p, v->len, "1")) {
+				q->explain = true;
+			} else if (text_ieq(v->p, v->len, "false") || text_ieq(v->p, v->len, "0")) {
+				q->explain = false;
+			} else {
+				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+						   "%s must be true, false, 1 or 0", fields[f].name);
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
+int query_from_json(const cJSON *object, unsigned allowed, struct query *q, struct problem *p)
+{
+	unsigned seen = 0;
+	const cJSON *m;
+
+	memset(q, 0, sizeof(*q));
+	if (!cJSON_IsObject(object)) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, NULL, NULL,
+				   "a query must be a JSON object, not %s", jsonin_type_name(object));
+	}
+	cJSON_ArrayForEach(m, object) {
+		enum query_field f;
+
+		if (lookup(m->string, strlen(m->string), allowed, &f, p) != 0) {
+			return -1;
+		}
+		if (seen & QUERY_BIT(f)) {
+			return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,
+					   "%s is given more than once", fields[f].name);
+		}
+		seen |= QUERY_BIT(f);
+		switch (fields[f].kind) {
+		case KIND_U32:
+			u32_of(q, f)->set = jsonin_u32(m, &u32_of(q, f)->v);
+			if (!u32_of(q, f)->set) {
+				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+						   "%s must be an integer from 1 to 4294967295, not %s",
+						   fields[f].name, jsonin_type_name(m));
+			}
+			break;
+		case KIND_NAME:
+		case KIND_SPELLING:
+			if (!cJSON_IsString(m)) {
+				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+						   "%s must be a string, not %s", fields[f].name,
+						   jsonin_type_name(m));
+			}
+			if (strlen(m->valuestring) > QUERY_MAX_VALUE) {
+				return too_long(f, p);
+			}
+			*slice_of(q, f) = (struct text_slice){m->valuestring, strlen(m->valuestring)};
+			break;
+		case KIND_BOOL:
+			if (!cJSON_IsBool(m)) {
+				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+						   "%s must be true or false, not %s", fields[f].name,
+						   jsonin_type_name(m));
+			}
+			q->explain = cJSON_IsTrue(m);
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * cli — splitkd's command line: flags into a const server_config.
+ * No I/O besides the messages cli_parse writes into the caller's buffer;
+ * no globals (getopt's are reset before use).
+ */
+#ifndef SPLITKD_CLI_H
+#define SPLITKD_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum cli_action { CLI_SERVE, CLI_CHECK_CATALOG, CLI_DUMP_CATALOG, CLI_VERSION, CLI_HELP };
+enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON };
+
+struct server_config {
+	enum cli_action action;
+	char host[256];           /* "127.0.0.1", "::1", "0.0.0.0", "localhost" */
+	unsigned port;            /* 0: any free port */
+	const char *catalog_path; /* NULL: the embedded catalog */
+	const char *check_path;   /* --check-catalog FILE */
+	unsigned threads;
+	unsigned max_connections;
+	unsigned per_client_connections; /* 0: no per-client limit */
+	unsigned idle_timeout;           /* seconds */
+	size_t max_body;                 /* bytes */
+	size_t max_header;               /* bytes: request line + headers */
+	unsigned drain_timeout;          /* seconds */
+	enum cli_log_format log_format;
+	bool access_log;
+};
+
+/* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage
+ * error: exit status 2). Defaults: see cli_usage. */
+int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_t err_cap);
+
+/* The --help text. */
+const char *cli_usage(void);
+
+#endif /* SPLITKD_CLI_H */

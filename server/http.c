@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "http.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "api.h"
+
+#ifndef SPLITKD_VERSION
+#define SPLITKD_VERSION "0.0.0"
+#endif
+#ifndef SPLITKD_BUILD
+#define SPLITKD_BUILD "unknown"
+#endif
+
+/* One request's state, from the URI log callback to the completion notice. */
+struct request {
+	struct server *server;
+	char *uri;
+	size_t uri_len;
+	char *body;
+	size_t body_len, body_cap;
+	bool headers_seen;
+	bool answered; /* a response is queued (early 413) */
+	uint64_t start_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* MHD hands over the request target here, before it decodes anything: the
+ * api layer wants the bytes as sent. The return value becomes *req_cls. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct server *s = cls;
+	struct request *r = calloc(1, sizeof(*r));
+
+	(void)conn;
+	if (r == NULL) {
+		return NULL;
+	}
+	r->server = s;
+	r->uri_len = strlen(uri);
+	r->uri = malloc(r->uri_len + 1);
+	if (r->uri == NULL) {
+		free(r);
+		return NULL;
+	}
+	memcpy(r->uri, uri, r->uri_len + 1);
+	r->start_ns = now_ns();
+	atomic_fetch_add(&s->in_flight, 1);
+	return r;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct server *s = cls;
+	struct request *r = *req_cls;
+
+	(void)conn;
+	(void)why;
+	if (r == NULL) {
+		return;
+	}
+	atomic_fetch_sub(&s->in_flight, 1);
+	free(r->uri);
+	free(r->body);
+	free(r);
+	*req_cls = NULL;
+}
+
+/* Queues an answer with the headers every answer carries. */
+static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, const char *method,
+			     const struct api_response *a)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body, MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL) {
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	if (a->allow != NULL) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
+	}
+	if (atomic_load(&r->server->draining)) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
+	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
+	MHD_destroy_response(resp);
+	log_access(r->server->log, method, r->uri, r->uri_len, (unsigned)a->status, a->body_len,
+		   (now_ns() - r->start_ns) / 1000u);
+	return ret;
+}
+
+static enum MHD_Result too_large(struct MHD_Connection *conn, struct request *r, const char *method)
+{
+	char body[256];
+	struct api_response a = {0};
+	int n = snprintf(body, sizeof(body),
+			 "{\"type\":\"/problems/payload-too-large\",\"title\":\"Payload too large\","
+			 "\"status\":413,\"detail\":\"the body is over %zu bytes\"}",
+			 r->server->cfg->max_body);
+
+	a.status = 413;
+	a.content_type = "application/problem+json";
+	a.body = body;
+	a.body_len = (size_t)n;
+	r->answered = true;
+	return queue(conn, r, method, &a);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct server *s = cls;
+	struct request *r = *req_cls;
+	struct api_context ctx;
+	struct api_request req;
+	struct api_response resp;
+	struct holder_ref *ref;
+	enum MHD_Result ret;
+
+	(void)url;
+	(void)version;
+	if (r == NULL) {
+		return MHD_NO; /* out of memory in on_uri: drop the connection */
+	}
+	if (!r->headers_seen) {
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+		r->headers_seen = true;
+		/* refuse a declared over-size body before reading any of it */
+		if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg->max_body) {
+			return too_large(conn, r, method);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (r->answered) {
+			return MHD_YES; /* discarding the rest of a refused body */
+		}
+		if (n > s->cfg->max_body - r->body_len) {
+			return too_large(conn, r, method); /* a chunked body that grew too big */
+		}
+		if (r->body_len + n > r->body_cap) {
+			size_t cap = r->body_cap ? r->body_cap : 4096;
+			char *grown;
+
+			while (cap < r->body_len + n) {
+				cap *= 2;
+			}
+			grown = realloc(r->body, cap);
+			if (grown == NULL) {
+				return MHD_NO;
+			}
+			r->body = grown;
+			r->body_cap = cap;
+		}
+		memcpy(r->body + r->body_len, upload_data, n);
+		r->body_len += n;
+		return MHD_YES;
+	}
+	if (r->answered) {
+		return MHD_YES;
+	}
+
+	ctx.catalog = holder_acquire(s->holder, &ref);
+	ctx.draining = atomic_load(&s->draining);
+	ctx.version = SPLITKD_VERSION;
+	ctx.build = SPLITKD_BUILD;
+	req.method = method;
+	req.uri = r->uri;
+	req.uri_len = r->uri_len;
+	req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_CONTENT_TYPE);
+	req.body = r->body ? r->body : "";
+	req.body_len = r->body_len;
+	api_handle(&ctx, &req, &resp);
+	holder_release(s->holder, ref);
+	r->answered = true;
+	ret = queue(conn, r, method, &resp);
+	api_response_cleanup(&resp);
+	return ret;
+}
+
+static int resolve(const struct server_config *cfg, struct sockaddr_storage *addr,
+		   socklen_t *len, char *err, size_t cap)
+{
+	struct addrinfo hints, *res = NULL;
+	char port[8];
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%u", cfg->port);
+	rc = getaddrinfo(cfg->host, port, &hints, &res);
+	if (rc != 0 || res == NULL) {
+		snprintf(err, cap, "cannot resolve listen address %s: %s", cfg->host, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(addr, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
+		 const struct log *log, char *err, size_t err_cap)
+{
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+
+	memset(s, 0, sizeof(*s));
+	s->quiesced_fd = -1;
+	s->cfg = cfg;
+	s->holder = holder;
+	s->log = log;
+	atomic_init(&s->draining, false);
+	atomic_init(&s->in_flight, 0);
+	if (resolve(cfg, &addr, &addr_len, err, err_cap) != 0) {
+		return -1;
+	}
+	if (addr.ss_family == AF_INET6) {
+		flags |= MHD_USE_IPv6;
+	}
+	s->daemon = MHD_start_daemon(
+		flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->per_client_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
+		/* the pool holds the request line and headers, and the read buffer */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + 4096),
+		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+		MHD_OPTION_END);
+	if (s->daemon == NULL) {
+		snprintf(err, err_cap, "cannot listen on %s:%u (in use, or not an address of this host?)",
+			 cfg->host, cfg->port);
+		return -1;
+	}
+	info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info != NULL ? info->port : cfg->port;
+	return 0;
+}
+
+unsigned server_drain(struct server *s)
+{
+	uint64_t deadline = now_ns() + (uint64_t)s->cfg->drain_timeout * 1000000000u;
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	unsigned left;
+
+	atomic_store(&s->draining, true);
+	/* MHD returns the listen socket for us to close, after the daemon stops */
+	s->quiesced_fd = (int)MHD_quiesce_daemon(s->daemon);
+	while ((left = atomic_load(&s->in_flight)) > 0 && now_ns() < deadline) {
+		nanosleep(&tick, NULL);
+	}
+	return left;
+}
+
+void server_stop(struct server *s)
+{
+	if (s->daemon != NULL) {
+		MHD_stop_daemon(s->daemon);
+		s->daemon = NULL;
+	}
+	if (s->quiesced_fd >= 0) {
+		close(s->quiesced_fd);
+		s->quiesced_fd = -1;
+	}
+}

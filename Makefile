@@ -80,13 +80,14 @@ $(SPLITKD): $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK)
 CRITERION_CFLAGS = $(shell pkg-config --cflags criterion 2>/dev/null)
 CRITERION_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null)
 
-UNIT_TESTS := $(BUILD)/tests/test_splitk $(BUILD)/tests/test_api
+UNIT_TESTS := $(BUILD)/tests/test_splitk $(BUILD)/tests/test_api $(BUILD)/tests/test_catalog \
+	      $(BUILD)/tests/test_text
 
 $(BUILD)/tests/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
-$(BUILD)/tests/test_api: tests/unit/test_api.c $(API_OBJ) $(LIBSPLITK)
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(API_OBJ) $(LIBSPLITK) \
 		$(CJSON_LIBS) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@

@@ -30,7 +30,9 @@ struct request {
 	char *body;
 	size_t body_len, body_cap;
 	bool headers_seen;
-	bool answered; /* a response is queued (early 413) */
+	bool answered;  /* a response is queued */
+	bool too_large; /* the body passed max_body; the rest is discarded */
+	size_t discarded;
 	uint64_t start_ns;
 };
 
@@ -159,11 +161,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
-		if (r->answered) {
-			return MHD_YES; /* discarding the rest of a refused body */
+		if (r->too_large) {
+			/* MHD cannot answer in the middle of a body: read on and
+			 * answer 413 at its end, but only so far, then hang up */
+			r->discarded += n;
+			return r->discarded > 16 * s->cfg->max_body ? MHD_NO : MHD_YES;
 		}
 		if (n > s->cfg->max_body - r->body_len) {
-			return too_large(conn, r, method); /* a chunked body that grew too big */
+			r->too_large = true; /* a body without Content-Length that grew too big */
+			r->discarded = n;
+			return MHD_YES;
 		}
 		if (r->body_len + n > r->body_cap) {
 			size_t cap = r->body_cap ? r->body_cap : 4096;
@@ -185,6 +192,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (r->answered) {
 		return MHD_YES;
+	}
+	if (r->too_large) {
+		return too_large(conn, r, method);
 	}
 
 	ctx.catalog = holder_acquire(s->holder, &ref);

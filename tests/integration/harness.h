@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * Integration harness: starts the real splitkd binary ($SPLITKD_BIN) on
+ * 127.0.0.1 port 0, learns its port from the "listening on" line, and
+ * talks to it with libcurl (timeouts set, CURLOPT_NOSIGNAL). The daemon's
+ * stderr goes to a temporary file, so a chatty access log never fills a
+ * pipe and blocks it.
+ */
+#ifndef SPLITKD_HARNESS_H
+#define SPLITKD_HARNESS_H
+
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+struct daemon {
+	pid_t pid;
+	unsigned port;
+	char log_path[64];
+	char base[64];
+};
+
+struct reply {
+	long status;
+	char *body;
+	size_t len;
+	char content_type[128];
+	char allow[64];
+	char etag[80];
+	char connection[32];
+	cJSON *json;
+	long connects; /* CURLINFO_NUM_CONNECTS */
+};
+
+static inline void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static inline const char *splitkd_bin(void)
+{
+	const char *bin = getenv("SPLITKD_BIN");
+
+	return bin != NULL ? bin : "build/splitkd";
+}
+
+/* Reads the daemon's log file into a fresh string. */
+static inline char *daemon_log(const struct daemon *d)
+{
+	FILE *f = fopen(d->log_path, "rb");
+	char *buf = calloc(1, 1 << 20);
+	size_t n = 0;
+
+	if (f != NULL && buf != NULL) {
+		n = fread(buf, 1, (1 << 20) - 1, f);
+		buf[n] = '\0';
+	}
+	if (f != NULL) {
+		fclose(f);
+	}
+	return buf;
+}
+
+/* Starts splitkd with --listen 127.0.0.1:0 and the given extra arguments
+ * (NULL-terminated). Fails the test if it does not listen within 5 s. */
+static inline void daemon_start(struct daemon *d, const char *const *extra)
+{
+	const char *argv[32];
+	int argc = 0, fd;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->log_path, sizeof(d->log_path), "/tmp/splitkd-test-XXXXXX");
+	fd = mkstemp(d->log_path);
+	cr_assert_geq(fd, 0);
+	argv[argc++] = splitkd_bin();
+	argv[argc++] = "--listen";
+	argv[argc++] = "127.0.0.1:0";
+	for (int i = 0; extra != NULL && extra[i] != NULL && argc < 30; i++) {
+		argv[argc++] = extra[i];
+	}
+	argv[argc] = NULL;
+	d->pid = fork();
+	cr_assert_geq(d->pid, 0);
+	if (d->pid == 0) {
+		dup2(fd, STDERR_FILENO);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fd);
+	for (int i = 0; i < 500; i++) {
+		char *log = daemon_log(d);
+		const char *p = log ? strstr(log, "listening on http://127.0.0.1:") : NULL;
+
+		if (p != NULL) {
+			d->port = (unsigned)strtoul(p + strlen("listening on http://127.0.0.1:"), NULL, 10);
+			free(log);
+			snprintf(d->base, sizeof(d->base), "http://127.0.0.1:%u", d->port);
+			return;
+		}
+		free(log);
+		sleep_ms(10);
+	}
+	kill(d->pid, SIGKILL);
+	waitpid(d->pid, NULL, 0);
+	cr_assert_fail("splitkd did not start listening within 5 s");
+}
+
+/* Waits up to ms for the daemon to exit; returns its wait status, or -1. */
+static inline int daemon_wait(struct daemon *d, long ms)
+{
+	int status;
+
+	for (long waited = 0; waited <= ms; waited += 10) {
+		pid_t r = waitpid(d->pid, &status, WNOHANG);
+
+		if (r == d->pid) {
+			d->pid = 0;
+			return status;
+		}
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+/* SIGTERM and wait; SIGKILL if it does not exit in 12 s. Returns the wait
+ * status (or -1 when it had to be killed). Removes the log file. */
+static inline int daemon_stop(struct daemon *d)
+{
+	int status = 0;
+
+	if (d->pid > 0) {
+		kill(d->pid, SIGTERM);
+		status = daemon_wait(d, 12000);
+		if (status == -1) {
+			kill(d->pid, SIGKILL);
+			waitpid(d->pid, NULL, 0);
+			d->pid = 0;
+		}
+	}
+	unlink(d->log_path);
+	return status;
+}
+
+static inline size_t on_body(char *data, size_t size, size_t n, void *user)
+{
+	struct reply *r = user;
+	char *grown = realloc(r->body, r->len + size * n + 1);
+
+	if (grown == NULL) {
+		return 0;
+	}
+	r->body = grown;
+	memcpy(r->body + r->len, data, size * n);
+	r->len += size * n;
+	r->body[r->len] = '\0';
+	return size * n;
+}
+
+static inline void copy_header(const char *line, size_t len, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+
+	if (len > n && strncasecmp(line, name, n) == 0) {
+		size_t v = len - n;
+
+		while (v > 0 && (line[n + v - 1] == '\r' || line[n + v - 1] == '\n')) {
+			v--;
+		}
+		if (v >= cap) {
+			v = cap - 1;
+		}
+		memcpy(out, line + n, v);
+		out[v] = '\0';
+	}
+}
+
+static inline size_t on_header(char *data, size_t size, size_t n, void *user)
+{
+	struct reply *r = user;
+
+	copy_header(data, size * n, "Content-Type: ", r->content_type, sizeof(r->content_type));
+	copy_header(data, size * n, "Allow: ", r->allow, sizeof(r->allow));
+	copy_header(data, size * n, "ETag: ", r->etag, sizeof(r->etag));
+	copy_header(data, size * n, "Connection: ", r->connection, sizeof(r->connection));
+	return size * n;
+}
+
+/* One request on an easy handle (reused across calls for keep-alive).
+ * `headers` is a NULL-terminated list of "Name: value". */
+static inline struct reply http_on(CURL *curl, const struct daemon *d, const char *method,
+				   const char *path, const char *const *headers, const char *body,
+				   long body_len)
+{
+	struct reply r;
+	struct curl_slist *list = NULL;
+	char url[8448];
+	CURLcode rc;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(url, sizeof(url), "%s%s", d->base, path);
+	for (int i = 0; headers != NULL && headers[i] != NULL; i++) {
+		list = curl_slist_append(list, headers[i]);
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+	if (body != NULL) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, body_len);
+	} else {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, NULL);
+		curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+	}
+	/* after HTTPGET, which would reset it */
+	curl_easy_setopt(curl, CURLOPT_NOBODY, strcmp(method, "HEAD") == 0 ? 1L : 0L);
+	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST,
+			 strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? NULL : method);
+	rc = curl_easy_perform(curl);
+	curl_slist_free_all(list);
+	cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
+	curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &r.connects);
+	if (r.body == NULL) {
+		r.body = calloc(1, 1);
+	}
+	r.json = cJSON_ParseWithLength(r.body, r.len);
+	return r;
+}
+
+static inline struct reply http(const struct daemon *d, const char *method, const char *path,
+				const char *const *headers, const char *body)
+{
+	CURL *curl = curl_easy_init();
+	struct reply r;
+
+	cr_assert_not_null(curl);
+	r = http_on(curl, d, method, path, headers, body, body ? (long)strlen(body) : 0);
+	curl_easy_cleanup(curl);
+	return r;
+}
+
+static inline void reply_free(struct reply *r)
+{
+	free(r->body);
+	cJSON_Delete(r->json);
+}
+
+static inline double jnum(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	cr_assert(cJSON_IsNumber(v), "%s is not a number", k);
+	return v->valuedouble;
+}
+
+static inline const char *jstr(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	cr_assert(cJSON_IsString(v), "%s is not a string", k);
+	return v->valuestring;
+}
+
+static inline void expect_problem(const struct reply *r, long status, const char *slug)
+{
+	char type[64];
+
+	snprintf(type, sizeof(type), "/problems/%s", slug);
+	cr_assert_eq(r->status, status, "status %ld, want %ld: %s", r->status, status, r->body);
+	cr_assert_str_eq(r->content_type, "application/problem+json");
+	cr_assert_not_null(r->json, "not JSON: %s", r->body);
+	cr_assert_str_eq(jstr(r->json, "type"), type);
+	cr_assert_eq((long)jnum(r->json, "status"), status);
+	cr_assert_gt(strlen(jstr(r->json, "detail")), 0);
+}
+
+#endif

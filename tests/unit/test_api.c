@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * The pure request handler, end to end without a socket: every endpoint,
+ * the seed's worked numbers, every class of bad input, and a sweep that
+ * checks each answer against the policy core.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+#include "splitk.h"
+
+TestSuite(api, .init = load_default_catalog, .fini = free_default_catalog);
+
+/* ------------------------------------------------- the seed's numbers */
+
+Test(api, hopper_qwen_auto_eleven_splits)
+{
+	struct answer a = get("/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(a.content_type, "application/json");
+	cr_assert_str_eq(str(a.json, "target"), "hopper");
+	cr_assert_str_eq(str(a.json, "policy"), "auto");
+	cr_assert_str_eq(str(a.json, "source"), "declared");
+	cr_assert_eq(num(a.json, "num_splits"), 11);
+	cr_assert_eq(num(a.json, "workspace_slots"), 4224);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(a.json, "workspace_bytes")));
+	answer_free(&a);
+}
+
+Test(api, gb10_legacy_one_split_48_slots)
+{
+	struct answer a = get("/v1/splits?target=gb10&model=qwen3.8-27b&max_batch_size=16");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_str_eq(str(a.json, "policy"), "legacy");
+	cr_assert_eq(num(a.json, "num_splits"), 1);
+	cr_assert_eq(num(a.json, "workspace_slots"), 48);
+	answer_free(&a);
+}
+
+Test(api, override_four_comes_from_override)
+{
+	struct answer a = get("/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16&override=4");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_str_eq(str(a.json, "policy"), "4");
+	cr_assert_str_eq(str(a.json, "source"), "override");
+	cr_assert_eq(num(a.json, "num_splits"), 4);
+	cr_assert_eq(num(a.json, "workspace_slots"), 16 * 24 * 4);
+	answer_free(&a);
+}
+
+Test(api, override_typo_keeps_declaration_and_warns)
+{
+	struct answer a = get("/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16&override=atuo");
+	const cJSON *warnings;
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_str_eq(str(a.json, "policy"), "auto");
+	cr_assert_str_eq(str(a.json, "source"), "declared");
+	cr_assert_eq(num(a.json, "num_splits"), 11);
+	warnings = cJSON_GetObjectItem(a.json, "warnings");
+	cr_assert(cJSON_IsArray(warnings));
+	cr_assert(strstr(cJSON_GetArrayItem(warnings, 0)->valuestring, "does not parse") != NULL);
+	cr_assert(strstr(cJSON_GetArrayItem(warnings, 0)->valuestring, "did you mean \"auto\"") != NULL);
+	answer_free(&a);
+}
+
+Test(api, empty_override_is_set_and_ignored)
+{
+	struct answer a = get("/v1/splits?target=gb10&num_q_heads=8&head_dim=128&override=");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_str_eq(str(a.json, "policy"), "legacy");
+	cr_assert_str_eq(str(a.json, "override"), "");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a.json, "warnings")), 1);
+	answer_free(&a);
+}
+
+Test(api, override_with_unicode_space_parses_like_rust)
+{
+	/* U+3000 IDEOGRAPHIC SPACE around 8, percent-encoded */
+	struct answer a = get("/v1/splits?target=gb10&num_q_heads=8&override=%E3%80%808%E3%80%80");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_str_eq(str(a.json, "policy"), "8");
+	cr_assert_str_eq(str(a.json, "source"), "override");
+	answer_free(&a);
+}
+
+Test(api, override_not_utf8_is_ignored_and_echoed_safely)
+{
+	struct answer a = get("/v1/splits?target=h100&num_q_heads=8&override=4%FF");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_not_null(a.json, "answer must stay valid JSON: %s", a.body);
+	cr_assert_str_eq(str(a.json, "source"), "declared");
+	cr_assert_str_eq(str(a.json, "override"), "4\xef\xbf\xbd");
+	answer_free(&a);
+}
+
+Test(api, override_clamp_warns)
+{
+	struct answer a = get("/v1/splits?target=gb10&num_q_heads=8&override=99");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_eq(num(a.json, "num_splits"), 16);
+	cr_assert(strstr(a.body, "clamped to 16") != NULL, "%s", a.body);
+	answer_free(&a);
+}
+
+Test(api, explicit_numbers_override_the_catalog)
+{
+	struct answer a = get("/v1/splits?target=h100&sm_count=148&model=llama-3.1-8b&num_q_heads=24"
+			      "&head_dim=64&declared=legacy");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(num(a.json, "sm_count"), 148);
+	cr_assert_eq(num(a.json, "num_q_heads"), 24);
+	cr_assert_eq(num(a.json, "head_dim"), 64);
+	cr_assert_str_eq(str(a.json, "declared"), "legacy");
+	cr_assert_eq(num(a.json, "num_splits"), 6); /* 148 / 24 */
+	answer_free(&a);
+}
+
+Test(api, workspace_bytes_is_exact_past_2_to_the_64)
+{
+	/* slots saturate at 2^32-1 and head_dim+2 is 2^32+1: 2^66-ish bytes */
+	struct answer a = get("/v1/splits?sm_count=132&num_q_heads=4294967295&head_dim=4294967295"
+			      "&max_batch_size=4294967295&declared=auto");
+	const char *p = strstr(a.body, "\"workspace_bytes\":");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_not_null(p);
+	/* (2^32-1) * (2^32+1) * 4 = (2^64 - 1) * 4 = 73786976294838206460 */
+	cr_assert(strncmp(p + strlen("\"workspace_bytes\":"), "73786976294838206460,", 21) == 0, "%s", p);
+	cr_assert(strstr(a.body, "saturated") != NULL);
+	answer_free(&a);
+}
+
+Test(api, sweep_agrees_with_the_core)
+{
+	static const char *const declared[] = {"legacy", "auto", "3", "16"};
+	char uri[256];
+
+	for (size_t d = 0; d < 4; d++) {
+		for (uint32_t sm = 1; sm <= 200; sm += 19) {
+			for (uint32_t h = 1; h <= 130; h += 13) {
+				for (uint32_t mb = 1; mb <= 64; mb *= 4) {
+					uint32_t seqs = mb + 3, rows = mb * 2;
+					struct splitk_policy pol;
+					struct answer a;
+
+					snprintf(uri, sizeof(uri),
+						 "/v1/splits?sm_count=%u&num_q_heads=%u&head_dim=128&max_batch_size=%u"
+						 "&num_seqs=%u&max_rows=%u&declared=%s",
+						 sm, h, mb, seqs, rows, declared[d]);
+					a = get(uri);
+					cr_assert(splitk_parse(declared[d], strlen(declared[d]), &pol));
+					cr_assert_eq(a.status, 200, "%s", a.body);
+					cr_assert_eq(num(a.json, "num_splits"),
+						     splitk_num_splits(pol, sm, h, splitk_split_ref_seqs(seqs, mb)),
+						     "%s", uri);
+					cr_assert_eq(num(a.json, "workspace_slots"),
+						     splitk_workspace_slots(pol, sm, h, rows,
+									    splitk_split_ref_seqs(seqs, mb)));
+					cr_assert_eq(num(a.json, "workspace_bytes"),
+						     (double)splitk_workspace_slots(pol, sm, h, rows,
+										    splitk_split_ref_seqs(seqs, mb)) *
+							     130.0 * 4.0);
+					answer_free(&a);
+				}
+			}
+		}
+	}
+}
+
+Test(api, explain_reports_rule_occupancy_and_invariance)
+{
+	struct answer a = get("/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16&explain=true");
+	const cJSON *e = cJSON_GetObjectItem(a.json, "explain");
+	const cJSON *ss, *pols;
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_not_null(e);
+	cr_assert(strstr(str(e, "rule"), "ceil(2 * 132 / 24)") != NULL, "%s", str(e, "rule"));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(e, "clamped")));
+	ss = cJSON_GetObjectItem(e, "single_stream");
+	cr_assert_eq(num(ss, "ctas"), 24 * 11);
+	cr_assert_eq(num(ss, "waves"), 2.0);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(e, "co_batch_invariant")));
+	pols = cJSON_GetObjectItem(e, "policies");
+	cr_assert_eq(num(cJSON_GetObjectItem(pols, "legacy"), "num_splits"), 1);
+	cr_assert_eq(num(cJSON_GetObjectItem(pols, "auto"), "num_splits"), 11);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(pols, "override")));
+	answer_free(&a);
+}
+
+Test(api, explain_finds_legacy_moving_past_max_batch)
+{
+	/* legacy reads num_seqs once it passes max_batch_size: 132/(8*1)=16, 132/(8*4)=4 */
+	struct answer a = get("/v1/splits?target=h100&num_q_heads=8&max_rows=4&declared=legacy&explain");
+	const cJSON *e = cJSON_GetObjectItem(a.json, "explain");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(e, "co_batch_invariant")), "%s", a.body);
+	answer_free(&a);
+}
+
+Test(api, explain_auto_clamp_fires_for_few_heads)
+{
+	struct answer a = get("/v1/splits?target=h100&num_q_heads=8&explain=1");
+
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(a.json, "explain"), "clamped")));
+	answer_free(&a);
+}
+
+/* ------------------------------------------------------------ POST */
+
+Test(api, post_single_equals_get)
+{
+	struct answer g = get("/v1/splits?target=b200&model=gemma-2-9b&max_batch_size=8&override=auto");
+	struct answer p = post("/v1/splits", "{\"target\":\"b200\",\"model\":\"gemma-2-9b\","
+					     "\"max_batch_size\":8,\"override\":\"auto\"}");
+
+	cr_assert_eq(p.status, 200, "%s", p.body);
+	cr_assert_str_eq(p.body, g.body);
+	answer_free(&g);
+	answer_free(&p);
+}
+
+Test(api, post_batch_keeps_order_and_counts_failures)
+{
+	struct answer a = post("/v1/splits",
+			       "{\"queries\":[{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16},"
+			       "{\"target\":\"nope\",\"model\":\"qwen3-8b\"},"
+			       "{\"target\":\"gb10\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16},"
+			       "{\"target\":\"gb10\",\"num_q_heads\":\"8\"}]}");
+	const cJSON *r = cJSON_GetObjectItem(a.json, "results");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(num(a.json, "count"), 4);
+	cr_assert_eq(num(a.json, "failures"), 2);
+	cr_assert_eq(num(cJSON_GetArrayItem(r, 0), "num_splits"), 11);
+	cr_assert_eq(num(cJSON_GetObjectItem(cJSON_GetArrayItem(r, 1), "error"), "status"), 404);
+	cr_assert_eq(num(cJSON_GetArrayItem(r, 2), "workspace_slots"), 48);
+	cr_assert_str_eq(str(cJSON_GetObjectItem(cJSON_GetArrayItem(r, 3), "error"), "param"),
+			 "num_q_heads");
+	answer_free(&a);
+}
+
+Test(api, post_batch_of_1024_passes_and_1025_is_too_large)
+{
+	size_t cap = 64 * 1100;
+	char *body = malloc(cap);
+	size_t n;
+	struct answer a;
+
+	for (int count = 1024; count <= 1025; count++) {
+		n = (size_t)snprintf(body, cap, "{\"queries\":[");
+		for (int i = 0; i < count; i++) {
+			n += (size_t)snprintf(body + n, cap - n, "%s{\"sm_count\":%d,\"num_q_heads\":8}",
+					      i ? "," : "", i + 1);
+		}
+		snprintf(body + n, cap - n, "]}");
+		a = post("/v1/splits", body);
+		if (count == 1024) {
+			cr_assert_eq(a.status, 200);
+			cr_assert_eq(num(a.json, "count"), 1024);
+			cr_assert_eq(num(a.json, "failures"), 0);
+		} else {
+			assert_problem(&a, 413, "payload-too-large", "queries");
+		}
+		answer_free(&a);
+	}
+	free(body);
+}
+
+struct bad_body {
+	const char *body;
+	int status;
+	const char *slug;
+	const char *param;
+};
+
+Test(api, post_bad_bodies)
+{
+	static const struct bad_body cases[] = {
+		{"", 400, "malformed-json", NULL},
+		{"{", 400, "malformed-json", NULL},
+		{"{\"target\":\"h100\"} {}", 400, "malformed-json", NULL},
+		{"{\"target\":\"h100\",}", 400, "malformed-json", NULL},
+		{"{\"target\":\"h1\\u000000\",\"num_q_heads\":8}", 400, "malformed-json", NULL},
+		{"{\"target\":\"h100\x01\"}", 400, "malformed-json", NULL},
+		{"{\"target\":\"\xff\"}", 400, "malformed-json", NULL},
+		{"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 400,
+		 "malformed-json", NULL},
+		{"[]", 400, "invalid-parameter", NULL},
+		{"\"h100\"", 400, "invalid-parameter", NULL},
+		{"{\"target\":132,\"num_q_heads\":8}", 400, "invalid-parameter", "target"},
+		{"{\"target\":\"h100\",\"num_q_heads\":8.5}", 400, "invalid-parameter", "num_q_heads"},
+		{"{\"target\":\"h100\",\"num_q_heads\":0}", 400, "invalid-parameter", "num_q_heads"},
+		{"{\"target\":\"h100\",\"num_q_heads\":-8}", 400, "invalid-parameter", "num_q_heads"},
+		{"{\"target\":\"h100\",\"num_q_heads\":4294967296}", 400, "invalid-parameter", "num_q_heads"},
+		{"{\"target\":\"h100\",\"num_q_heads\":1e400}", 400, "invalid-parameter", "num_q_heads"},
+		{"{\"target\":\"h100\",\"num_q_heads\":null}", 400, "invalid-parameter", "num_q_heads"},
+		{"{\"target\":\"h100\",\"num_q_heads\":8,\"explain\":\"yes\"}", 400, "invalid-parameter", "explain"},
+		{"{\"target\":\"h100\",\"num_q_heads\":8,\"targte\":1}", 400, "unknown-parameter", "targte"},
+		{"{\"target\":\"h100\",\"target\":\"gb10\",\"num_q_heads\":8}", 400, "repeated-parameter", "target"},
+		{"{\"queries\":[]}", 400, "invalid-parameter", "queries"},
+		{"{\"queries\":{}}", 400, "invalid-parameter", "queries"},
+		{"{\"queries\":[{}],\"explain\":true}", 400, "unknown-parameter", "explain"},
+		{"{\"target\":\"h100\",\"model\":\"nope\"}", 404, "unknown-model", "model"},
+		{"{\"num_q_heads\":8}", 400, "missing-parameter", "target"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct answer a = call_full("POST", "/v1/splits", "application/json", cases[i].body,
+					    strlen(cases[i].body), false);
+
+		assert_problem(&a, cases[i].status, cases[i].slug, cases[i].param);
+		answer_free(&a);
+	}
+}
+
+Test(api, post_content_type)
+{
+	const char *body = "{\"sm_count\":132,\"num_q_heads\":24}";
+	static const char *const good[] = {"application/json", "Application/JSON",
+					   "application/json; charset=utf-8", " application/json ;x=y"};
+	static const char *const bad[] = {"text/plain", "application/jsonx", "application/x-www-form-urlencoded",
+					  "", "json"};
+
+	for (size_t i = 0; i < 4; i++) {
+		struct answer a = call_full("POST", "/v1/splits", good[i], body, strlen(body), false);
+
+		cr_assert_eq(a.status, 200, "%s: %s", good[i], a.body);
+		answer_free(&a);
+	}
+	for (size_t i = 0; i < 5; i++) {
+		struct answer a = call_full("POST", "/v1/splits", bad[i], body, strlen(body), false);
+
+		assert_problem(&a, 415, "unsupported-media-type", NULL);
+		answer_free(&a);
+	}
+	{
+		struct answer a = call_full("POST", "/v1/splits", NULL, body, strlen(body), false);
+
+		assert_problem(&a, 415, "unsupported-media-type", NULL);
+		answer_free(&a);
+	}
+}
+
+/* ---------------------------------------------------- bad query strings */
+
+struct bad_query {
+	const char *uri;
+	int status;
+	const char *slug;
+	const char *param;
+	const char *suggestion;
+};
+
+Test(api, bad_queries)
+{
+	static const struct bad_query cases[] = {
+		{"/v1/splits?targt=h100&model=qwen3-8b", 400, "unknown-parameter", "targt", "target"},
+		{"/v1/splits?Target=h100&model=qwen3-8b", 400, "unknown-parameter", "Target", "target"},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch=16", 400, "unknown-parameter", "max_batch", NULL},
+		{"/v1/splits?target=h100&target=gb10&model=qwen3-8b", 400, "repeated-parameter", "target", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=0", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=-1", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=%2B4", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=016", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=1.5", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=4294967296", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=+16", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=16%00", 400, "invalid-parameter", "max_batch_size", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&sm_count=0x84", 400, "invalid-parameter", "sm_count", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&explain=maybe", 400, "invalid-parameter", "explain", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&declared=atuo", 400, "invalid-parameter", "declared", NULL},
+		{"/v1/splits?model=qwen3-8b", 400, "missing-parameter", "target", NULL},
+		{"/v1/splits?target=h100", 400, "missing-parameter", "model", NULL},
+		{"/v1/splits", 400, "missing-parameter", "target", NULL},
+		{"/v1/splits?target=h10&model=qwen3-8b", 404, "unknown-target", "target", "h100"},
+		{"/v1/splits?target=hoper&model=qwen3-8b", 404, "unknown-target", "target", "hopper"},
+		{"/v1/splits?target=tpu&model=qwen3-8b", 404, "unknown-target", "target", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8", 404, "unknown-model", "model", "qwen3-8b"},
+		{"/v1/splits?target=h100&model=%FF", 404, "unknown-model", "model", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&override=%zz", 400, "malformed-query", NULL, NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&override=%4", 400, "malformed-query", NULL, NULL},
+		{"/v1/targets?verbose=1", 400, "unknown-parameter", "verbose", NULL},
+		{"/v1/policy", 400, "missing-parameter", "spelling", NULL},
+		{"/v1/matrix?target=h100", 400, "unknown-parameter", "target", NULL},
+		{"/v1/targets/tpu", 404, "unknown-target", NULL, NULL},
+		{"/v1/models/nope", 404, "unknown-model", NULL, NULL},
+		{"/v1/nothing", 404, "not-found", NULL, NULL},
+		{"/v1/splits/", 404, "not-found", NULL, NULL},
+		{"/v1/targets/", 404, "not-found", NULL, NULL},
+		{"/v1/targets/h100/x", 404, "not-found", NULL, NULL},
+		{"/problems/nope", 404, "not-found", NULL, NULL},
+		{"/", 404, "not-found", NULL, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct answer a = get(cases[i].uri);
+
+		assert_problem(&a, cases[i].status, cases[i].slug, cases[i].param);
+		if (cases[i].suggestion != NULL) {
+			cr_assert_str_eq(str(a.json, "suggestion"), cases[i].suggestion, "%s", cases[i].uri);
+		}
+		answer_free(&a);
+	}
+}
+
+Test(api, too_many_parameters_and_too_long_uri)
+{
+	char uri[API_MAX_URI + 64];
+	size_t n = (size_t)snprintf(uri, sizeof(uri), "/v1/splits?");
+	struct answer a;
+
+	for (int i = 0; i < 33; i++) {
+		n += (size_t)snprintf(uri + n, sizeof(uri) - n, "x%d=1&", i);
+	}
+	a = get(uri);
+	assert_problem(&a, 400, "malformed-query", NULL);
+	answer_free(&a);
+
+	memset(uri, 'a', sizeof(uri) - 1);
+	memcpy(uri, "/v1/splits?override=", 20);
+	uri[API_MAX_URI + 1] = '\0';
+	a = get(uri);
+	assert_problem(&a, 414, "uri-too-long", NULL);
+	answer_free(&a);
+}
+
+Test(api, long_values_are_refused)
+{
+	char uri[1024];
+	int n = snprintf(uri, sizeof(uri), "/v1/splits?target=h100&model=qwen3-8b&override=");
+	struct answer a;
+
+	memset(uri + n, 'x', 300);
+	uri[n + 300] = '\0';
+	a = get(uri);
+	assert_problem(&a, 400, "invalid-parameter", "override");
+	answer_free(&a);
+}
+
+Test(api, wrong_method_is_405_with_allow)
+{
+	static const char *const methods[] = {"PUT", "DELETE", "PATCH", "OPTIONS", "BREW"};
+
+	for (size_t i = 0; i < 5; i++) {
+		struct answer a = call_full(methods[i], "/v1/targets", NULL, NULL, 0, false);
+		struct answer b = call_full(methods[i], "/v1/splits", NULL, NULL, 0, false);
+
+		assert_problem(&a, 405, "method-not-allowed", NULL);
+		cr_assert_str_eq(a.allow, "GET, HEAD");
+		assert_problem(&b, 405, "method-not-allowed", NULL);
+		cr_assert_str_eq(b.allow, "GET, HEAD, POST");
+		answer_free(&a);
+		answer_free(&b);
+	}
+	{
+		struct answer a = call_full("POST", "/v1/targets", "application/json", "{}", 2, false);
+
+		assert_problem(&a, 405, "method-not-allowed", NULL);
+		answer_free(&a);
+	}
+}
+
+Test(api, head_is_answered_as_get)
+{
+	struct answer h = call_full("HEAD", "/v1/targets", NULL, NULL, 0, false);
+	struct answer g = get("/v1/targets");
+
+	cr_assert_eq(h.status, 200);
+	cr_assert_str_eq(h.body, g.body); /* the server drops the body, not the api */
+	answer_free(&h);
+	answer_free(&g);
+}
+
+/* ------------------------------------------------------- other routes */
+
+Test(api, targets_and_models)
+{
+	struct answer t = get("/v1/targets");
+	struct answer m = get("/v1/models");
+	struct answer one = get("/v1/targets/H100");
+	struct answer alias = get("/v1/models/LLAMA3.1-8B");
+	struct answer enc = get("/v1/targets/h100%2Dpcie");
+
+	cr_assert_eq(t.status, 200);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.json, "targets")), 8);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m.json, "models")), 12);
+	cr_assert_str_eq(str(one.json, "name"), "hopper");
+	cr_assert_eq(num(one.json, "sm_count"), 132);
+	cr_assert_str_eq(str(one.json, "attn_decode_splitk"), "auto");
+	cr_assert_str_eq(str(alias.json, "name"), "llama-3.1-8b");
+	cr_assert_eq(num(alias.json, "head_dim"), 128);
+	cr_assert_str_eq(str(enc.json, "name"), "h100-pcie");
+	answer_free(&t);
+	answer_free(&m);
+	answer_free(&one);
+	answer_free(&alias);
+	answer_free(&enc);
+}
+
+Test(api, every_target_but_hopper_declares_legacy)
+{
+	for (size_t i = 0; i < test_catalog->num_targets; i++) {
+		const struct catalog_target *t = &test_catalog->targets[i];
+
+		cr_assert_eq(t->declared_policy.kind,
+			     strcmp(t->name, "hopper") == 0 ? SPLITK_AUTO : SPLITK_LEGACY, "%s", t->name);
+	}
+}
+
+Test(api, catalog_and_version_share_the_digest)
+{
+	struct answer c = get("/v1/catalog");
+	struct answer v = get("/version");
+	struct answer r = get("/readyz");
+
+	cr_assert_eq(c.status, 200);
+	cr_assert_str_eq(str(c.json, "digest"), test_catalog->digest);
+	cr_assert_str_eq(str(v.json, "catalog"), test_catalog->digest);
+	cr_assert_str_eq(str(r.json, "catalog"), test_catalog->digest);
+	cr_assert_str_eq(str(v.json, "name"), "splitkd");
+	answer_free(&c);
+	answer_free(&v);
+	answer_free(&r);
+}
+
+Test(api, health_and_readiness)
+{
+	struct answer h = get("/healthz");
+	struct answer r = get("/readyz");
+	struct answer d = call_full("GET", "/readyz", NULL, NULL, 0, true);
+
+	cr_assert_eq(h.status, 200);
+	cr_assert_str_eq(str(h.json, "status"), "ok");
+	cr_assert_eq(r.status, 200);
+	cr_assert_str_eq(str(r.json, "status"), "ready");
+	cr_assert_eq(d.status, 503);
+	cr_assert_str_eq(str(d.json, "status"), "draining");
+	answer_free(&h);
+	answer_free(&r);
+	answer_free(&d);
+}
+
+struct policy_case {
+	const char *query;
+	bool parses;
+	const char *policy;
+	bool clamped;
+};
+
+Test(api, policy_spellings)
+{
+	static const struct policy_case cases[] = {
+		{"auto", true, "auto", false},
+		{"LEGACY", true, "legacy", false},
+		{"%20%208%09", true, "8", false},
+		{"off", true, "1", true},
+		{"99", true, "16", true},
+		{"%2B4", true, "4", false},
+		{"+4", true, "4", false}, /* form encoding: '+' is a space */
+		{"atuo", false, NULL, false},
+		{"-1", false, NULL, false},
+		{"4294967296", false, NULL, false},
+		{"", false, NULL, false},
+	};
+	char uri[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct answer a;
+
+		snprintf(uri, sizeof(uri), "/v1/policy?spelling=%s", cases[i].query);
+		a = get(uri);
+		cr_assert_eq(a.status, 200, "%s", a.body);
+		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(a.json, "parses")), cases[i].parses, "%s", uri);
+		if (cases[i].policy != NULL) {
+			cr_assert_str_eq(str(a.json, "policy"), cases[i].policy, "%s", uri);
+		} else {
+			cr_assert(cJSON_IsNull(cJSON_GetObjectItem(a.json, "policy")));
+		}
+		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(a.json, "clamped")), cases[i].clamped, "%s", uri);
+		answer_free(&a);
+	}
+}
+
+Test(api, matrix_cells_equal_single_decisions)
+{
+	struct answer m = get("/v1/matrix?max_batch_size=16&override=atuo");
+	const cJSON *cells = cJSON_GetObjectItem(m.json, "cells"), *cell;
+	char uri[256];
+
+	cr_assert_eq(m.status, 200, "%s", m.body);
+	cr_assert_eq(cJSON_GetArraySize(cells), 8 * 12);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m.json, "warnings")), 1);
+	cJSON_ArrayForEach(cell, cells) {
+		struct answer one;
+
+		snprintf(uri, sizeof(uri), "/v1/splits?target=%s&model=%s&max_batch_size=16&override=atuo",
+			 str(cell, "target"), str(cell, "model"));
+		one = get(uri);
+		cr_assert_eq(num(cell, "num_splits"), num(one.json, "num_splits"), "%s", uri);
+		cr_assert_eq(num(cell, "workspace_slots"), num(one.json, "workspace_slots"), "%s", uri);
+		cr_assert_str_eq(str(cell, "policy"), str(one.json, "policy"));
+		answer_free(&one);
+	}
+	answer_free(&m);
+}
+
+Test(api, problem_types_are_served)
+{
+	struct answer a = get("/problems/unknown-target");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_str_eq(str(a.json, "type"), "/problems/unknown-target");
+	cr_assert_eq(num(a.json, "status"), 404);
+	answer_free(&a);
+}
+
+/* Every route in the router is in api/openapi.json, with its methods, and
+ * every path there is a route (or /metrics, which the server serves). */
+Test(api, openapi_matches_the_router)
+{
+	struct answer a = get("/openapi.json");
+	const cJSON *paths, *p;
+	const char *methods;
+	size_t i;
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_not_null(a.json, "openapi.json is not JSON");
+	cr_assert(strncmp(str(a.json, "openapi"), "3.", 2) == 0);
+	paths = cJSON_GetObjectItem(a.json, "paths");
+	for (i = 0; api_route_path(i, &methods) != NULL; i++) {
+		const char *route = api_route_path(i, &methods);
+		const cJSON *item = cJSON_GetObjectItemCaseSensitive(paths, route);
+
+		cr_assert_not_null(item, "route %s is not in openapi.json", route);
+		cr_assert_not_null(cJSON_GetObjectItem(item, "get"), "%s: get", route);
+		cr_assert_eq(cJSON_GetObjectItem(item, "post") != NULL, strstr(methods, "POST") != NULL,
+			     "%s: post", route);
+	}
+	cJSON_ArrayForEach(p, paths) {
+		bool found = strcmp(p->string, "/metrics") == 0;
+
+		for (i = 0; !found && api_route_path(i, &methods) != NULL; i++) {
+			found = strcmp(api_route_path(i, &methods), p->string) == 0;
+		}
+		cr_assert(found, "openapi.json has %s, the router does not", p->string);
+	}
+	answer_free(&a);
+}
+
+Test(api, answers_are_deterministic_bytes)
+{
+	struct answer a = get("/v1/splits?target=h100&model=llama-3.1-70b&explain");
+	struct answer b = get("/v1/splits?target=h100&model=llama-3.1-70b&explain");
+
+	cr_assert_str_eq(a.body, b.body);
+	answer_free(&a);
+	answer_free(&b);
+}

@@ -64,7 +64,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # ---------------------------------------------------------------- server
-SERVER_SRC := server/cli.c server/holder.c server/http.c server/log.c server/main.c
+SERVER_SRC := server/cli.c server/holder.c server/http.c server/log.c server/main.c server/metrics.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -94,12 +94,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIB
 
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
-INTEGRATION := $(BUILD)/tests/test_integration
+INTEGRATION := $(BUILD)/tests/test_integration $(BUILD)/tests/test_operations
 
-$(INTEGRATION): tests/integration/test_integration.c tests/integration/harness.h $(API_OBJ) $(LIBSPLITK)
+$(BUILD)/tests/test_%: tests/integration/test_%.c tests/integration/harness.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(CRITERION_CFLAGS) $< \
-		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 # The differential check against the seed itself: needs rustc and the
 # seed file; skipped (and said so) where either is missing.
@@ -138,8 +138,7 @@ unit: $(UNIT_TESTS)
 
 # Starts the real binary on port 0 for every test and talks to it with libcurl.
 integration: $(INTEGRATION) $(SPLITKD)
-	@echo "== $(INTEGRATION)"
-	@SPLITKD_BIN=$(SPLITKD) $(INTEGRATION) --jobs 2
+	@set -e; for t in $(INTEGRATION); do echo "== $$t"; SPLITKD_BIN=$(SPLITKD) $$t --jobs 2; done
 
 run: deps all
 	$(SPLITKD) --listen $(LISTEN)

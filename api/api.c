@@ -74,6 +74,14 @@ static int read_query(struct call *c, unsigned allowed, struct query *q)
 	return 0;
 }
 
+static void count_decision(const struct call *c, const struct decision *d)
+{
+	if (c->ctx->on_decision != NULL) {
+		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->name : NULL,
+				    d->resolved.policy.kind);
+	}
+}
+
 /* ------------------------------------------------------------ handlers */
 
 static void get_splits(struct call *c)
@@ -88,6 +96,7 @@ static void get_splits(struct call *c)
 		fail(c);
 		return;
 	}
+	count_decision(c, &d);
 	decide_write(&c->w, &d, c->ctx->catalog);
 }
 
@@ -135,6 +144,7 @@ static void write_batch(struct call *c, const cJSON *queries)
 			jsonw_object_end(&c->w);
 			continue;
 		}
+		count_decision(c, &d);
 		decide_write(&c->w, &d, c->ctx->catalog);
 	}
 	jsonw_array_end(&c->w);
@@ -183,6 +193,7 @@ static void post_splits(struct call *c)
 		    decide_run(c->ctx->catalog, &q, &d, &c->problem) != 0) {
 			fail(c);
 		} else {
+			count_decision(c, &d);
 			decide_write(&c->w, &d, c->ctx->catalog);
 		}
 		goto done;
@@ -512,6 +523,11 @@ const char *api_route_path(size_t i, const char **methods)
 	return routes[i].template;
 }
 
+size_t api_route_count(void)
+{
+	return NUM_ROUTES;
+}
+
 /* Matches the raw path; for a {name} route, decodes the last segment. */
 static bool match(const struct route *r, struct call *c)
 {
@@ -534,6 +550,23 @@ static bool match(const struct route *r, struct call *c)
 	return true;
 }
 
+int api_route_of(const char *uri, size_t uri_len)
+{
+	const char *qmark = memchr(uri, '?', uri_len);
+	size_t len = qmark ? (size_t)(qmark - uri) : uri_len;
+
+	for (size_t i = 0; i < NUM_ROUTES; i++) {
+		size_t n = strlen(routes[i].path);
+
+		if (routes[i].has_name ? (len > n && memcmp(uri, routes[i].path, n) == 0 &&
+					  memchr(uri + n, '/', len - n) == NULL)
+				       : (len == n && memcmp(uri, routes[i].path, n) == 0)) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 static void answer_problem(struct api_response *resp, struct jsonw *w, const struct problem *p)
 {
 	jsonw_cleanup(w);
@@ -541,6 +574,67 @@ static void answer_problem(struct api_response *resp, struct jsonw *w, const str
 	problem_write(w, p);
 	resp->status = problem_status(p->kind);
 	resp->content_type = CT_PROBLEM;
+}
+
+/* FNV-1a 64 of the body: cheap, and any change of a byte changes the tag
+ * with overwhelming likelihood. Not a defence against a forger; an ETag
+ * needs none. */
+static void make_etag(const char *body, size_t len, char out[24])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint64_t h = 0xcbf29ce484222325u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)body[i];
+		h *= 0x100000001b3u;
+	}
+	out[0] = '"';
+	for (int i = 0; i < 16; i++) {
+		out[1 + i] = hex[(h >> (60 - 4 * i)) & 0xF];
+	}
+	out[17] = '"';
+	out[18] = '\0';
+}
+
+/* If-None-Match (RFC 9110 13.1.2): "*", or a list of entity-tags compared
+ * weakly (a W/ prefix is ignored). */
+static bool none_match_hits(const char *header, const char *etag)
+{
+	const char *p = header;
+	size_t tag_len = strlen(etag);
+
+	while (*p != '\0') {
+		const char *start;
+
+		while (*p == ' ' || *p == '\t' || *p == ',') {
+			p++;
+		}
+		if (*p == '*') {
+			return true;
+		}
+		if (p[0] == 'W' && p[1] == '/') {
+			p += 2;
+		}
+		start = p;
+		if (*p == '"') {
+			p = strchr(p + 1, '"');
+			if (p == NULL) {
+				return false; /* malformed: no match, answer in full */
+			}
+			p++;
+		} else {
+			while (*p != '\0' && *p != ',') {
+				p++;
+			}
+		}
+		if ((size_t)(p - start) == tag_len && memcmp(start, etag, tag_len) == 0) {
+			return true;
+		}
+		while (*p != '\0' && *p != ',') {
+			p++;
+		}
+	}
+	return false;
 }
 
 static const char oom_body[] =
@@ -556,7 +650,7 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	char scratch[2 * API_MAX_URI];
 	const struct route *route = NULL;
 	const char *qmark;
-	bool is_get, is_post;
+	bool is_get = false, is_post;
 
 	memset(resp, 0, sizeof(*resp));
 	memset(&c, 0, sizeof(c));
@@ -617,6 +711,16 @@ answer:
 	}
 	resp->owned = jsonw_take(&c.w, &resp->body_len);
 	resp->body = resp->owned;
+	if (resp->status == 200 && is_get) {
+		make_etag(resp->body, resp->body_len, resp->etag);
+		if (req->if_none_match != NULL && none_match_hits(req->if_none_match, resp->etag)) {
+			resp->status = 304;
+			free(resp->owned);
+			resp->owned = NULL;
+			resp->body = "";
+			resp->body_len = 0;
+		}
+	}
 	return;
 oom:
 	jsonw_cleanup(&c.w);

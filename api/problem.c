@@ -39,9 +39,11 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 	[PROBLEM_UNSUPPORTED_MEDIA_TYPE] = {"unsupported-media-type", "Unsupported media type", 415,
 		"POST bodies must be sent as Content-Type: application/json."},
 	[PROBLEM_PAYLOAD_TOO_LARGE] = {"payload-too-large", "Payload too large", 413,
-		"The body, or the number of batch queries, is over the limit."},
+		"The body is over --max-body (default 1 MiB), or a batch has more than 1024 queries."},
 	[PROBLEM_URI_TOO_LONG] = {"uri-too-long", "URI too long", 414,
 		"The request target is longer than splitkd accepts (8192 bytes)."},
+	[PROBLEM_HEADER_TOO_LARGE] = {"header-too-large", "Request header fields too large", 431,
+		"The request line and headers are over --max-header (default 16384 bytes). Answered by the server before the request is read."},
 	[PROBLEM_INTERNAL] = {"internal", "Internal error", 500,
 		"splitkd could not answer (out of memory). Nothing was changed; retry."},
 };

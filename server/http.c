@@ -88,10 +88,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 /* Queues an answer with the headers every answer carries. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, const char *method,
-			     const struct api_response *a)
+			     int route, const struct api_response *a)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	uint64_t micros;
 
 	resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body, MHD_RESPMEM_MUST_COPY);
 	if (resp == NULL) {
@@ -105,28 +106,91 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, con
 	if (atomic_load(&r->server->draining)) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
+	if (a->etag[0] != '\0') {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, a->etag);
+	}
 	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
 	MHD_destroy_response(resp);
+	micros = (now_ns() - r->start_ns) / 1000u;
+	metrics_request(r->server->metrics, route, (unsigned)a->status, micros);
 	log_access(r->server->log, method, r->uri, r->uri_len, (unsigned)a->status, a->body_len,
-		   (now_ns() - r->start_ns) / 1000u);
+		   micros);
 	return ret;
 }
 
-static enum MHD_Result too_large(struct MHD_Connection *conn, struct request *r, const char *method)
+/* A limit refused before the api saw the request: 413 or 431. */
+static enum MHD_Result over_limit(struct MHD_Connection *conn, struct request *r,
+				  const char *method, unsigned status)
 {
 	char body[256];
 	struct api_response a = {0};
+	bool is_body = status == 413;
 	int n = snprintf(body, sizeof(body),
-			 "{\"type\":\"/problems/payload-too-large\",\"title\":\"Payload too large\","
-			 "\"status\":413,\"detail\":\"the body is over %zu bytes\"}",
-			 r->server->cfg->max_body);
+			 "{\"type\":\"/problems/%s\",\"title\":\"%s\",\"status\":%u,"
+			 "\"detail\":\"the %s over %zu bytes\"}",
+			 is_body ? "payload-too-large" : "header-too-large",
+			 is_body ? "Payload too large" : "Request header fields too large", status,
+			 is_body ? "body is" : "request line and headers are",
+			 is_body ? r->server->cfg->max_body : r->server->cfg->max_header);
 
-	a.status = 413;
+	a.status = (int)status;
 	a.content_type = "application/problem+json";
 	a.body = body;
 	a.body_len = (size_t)n;
 	r->answered = true;
-	return queue(conn, r, method, &a);
+	return queue(conn, r, method, api_route_of(r->uri, r->uri_len), &a);
+}
+
+static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
+				       const char *value)
+{
+	size_t *total = cls;
+
+	(void)kind;
+	*total += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+	return MHD_YES;
+}
+
+static void on_decision(void *cls, const char *target, enum splitk_kind kind)
+{
+	metrics_decision(cls, target, kind);
+}
+
+/* GET /metrics: the server's own route, since only it knows the counters. */
+static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct request *r,
+				     const char *method)
+{
+	struct server *s = r->server;
+	struct api_response a = {0};
+	struct holder_ref *ref;
+	struct metrics_info info = {SPLITKD_VERSION, SPLITKD_BUILD, NULL,
+				    atomic_load(&s->connections)};
+	enum MHD_Result ret;
+	char *text;
+	static const char allow_body[] =
+		"{\"type\":\"/problems/method-not-allowed\",\"title\":\"Method not allowed\","
+		"\"status\":405,\"detail\":\"/metrics takes GET, HEAD\"}";
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		a.status = 405;
+		a.content_type = "application/problem+json";
+		a.allow = "GET, HEAD";
+		a.body = allow_body;
+		a.body_len = sizeof(allow_body) - 1;
+		return queue(conn, r, method, METRICS_ROUTE_METRICS, &a);
+	}
+	info.digest = holder_acquire(s->holder, &ref)->digest;
+	text = metrics_render(s->metrics, &info, &a.body_len);
+	holder_release(s->holder, ref);
+	if (text == NULL) {
+		return MHD_NO;
+	}
+	a.status = 200;
+	a.content_type = "text/plain; version=0.0.4; charset=utf-8";
+	a.body = text;
+	ret = queue(conn, r, method, METRICS_ROUTE_METRICS, &a);
+	free(text);
+	return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -150,10 +214,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
 
+		size_t header_bytes = r->uri_len + strlen(method) + 12; /* the request line */
+
 		r->headers_seen = true;
+		/* libmicrohttpd's own limit is a backstop set well above this one,
+		 * so the usual over-size request gets a problem+json 431 from us */
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header_size, &header_bytes);
+		if (header_bytes > s->cfg->max_header) {
+			return over_limit(conn, r, method, 431);
+		}
 		/* refuse a declared over-size body before reading any of it */
 		if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg->max_body) {
-			return too_large(conn, r, method);
+			return over_limit(conn, r, method, 413);
 		}
 		return MHD_YES;
 	}
@@ -194,10 +266,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (r->too_large) {
-		return too_large(conn, r, method);
+		return over_limit(conn, r, method, 413);
 	}
 
+	if (r->uri_len >= 8 && memcmp(r->uri, "/metrics", 8) == 0 &&
+	    (r->uri_len == 8 || r->uri[8] == '?')) {
+		r->answered = true;
+		return serve_metrics(conn, r, method);
+	}
+	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = holder_acquire(s->holder, &ref);
+	ctx.on_decision = on_decision;
+	ctx.on_decision_cls = s->metrics;
 	ctx.draining = atomic_load(&s->draining);
 	ctx.version = SPLITKD_VERSION;
 	ctx.build = SPLITKD_BUILD;
@@ -206,14 +286,41 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	req.uri_len = r->uri_len;
 	req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						       MHD_HTTP_HEADER_CONTENT_TYPE);
+	req.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							MHD_HTTP_HEADER_IF_NONE_MATCH);
 	req.body = r->body ? r->body : "";
 	req.body_len = r->body_len;
 	api_handle(&ctx, &req, &resp);
 	holder_release(s->holder, ref);
 	r->answered = true;
-	ret = queue(conn, r, method, &resp);
+	ret = queue(conn, r, method, api_route_of(r->uri, r->uri_len), &resp);
 	api_response_cleanup(&resp);
 	return ret;
+}
+
+/* Over --max-connections, a new connection is closed at once: there is no
+ * request yet to answer, so no status can be sent. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct server *s = cls;
+
+	(void)addr;
+	(void)len;
+	return atomic_load(&s->connections) >= s->cfg->max_connections ? MHD_NO : MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct server *s = cls;
+
+	(void)conn;
+	(void)socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		atomic_fetch_add(&s->connections, 1);
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		atomic_fetch_sub(&s->connections, 1);
+	}
 }
 
 static int resolve(const struct server_config *cfg, struct sockaddr_storage *addr,
@@ -240,7 +347,7 @@ static int resolve(const struct server_config *cfg, struct sockaddr_storage *add
 }
 
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, char *err, size_t err_cap)
+		 const struct log *log, struct metrics *metrics, char *err, size_t err_cap)
 {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
@@ -252,8 +359,10 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 	s->cfg = cfg;
 	s->holder = holder;
 	s->log = log;
+	s->metrics = metrics;
 	atomic_init(&s->draining, false);
 	atomic_init(&s->in_flight, 0);
+	atomic_init(&s->connections, 0);
 	if (resolve(cfg, &addr, &addr_len, err, err_cap) != 0) {
 		return -1;
 	}
@@ -261,16 +370,21 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		flags |= MHD_USE_IPv6;
 	}
 	s->daemon = MHD_start_daemon(
-		flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
+		flags, (uint16_t)cfg->port, on_accept, s, on_request, s,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+		/* on_accept enforces the limit; MHD's own, per worker thread,
+		 * would leave connections waiting unseen in the backlog */
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)(cfg->max_connections + 64),
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->per_client_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
-		/* the pool holds the request line and headers, and the read buffer */
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + 4096),
+		/* the pool holds the request line, the headers and the read
+		 * buffer; twice --max-header, so on_request sees (and answers)
+		 * most over-size requests before libmicrohttpd must refuse them */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(2 * cfg->max_header + 16384),
 		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 		MHD_OPTION_END);
 	if (s->daemon == NULL) {
@@ -285,17 +399,38 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 
 unsigned server_drain(struct server *s)
 {
-	uint64_t deadline = now_ns() + (uint64_t)s->cfg->drain_timeout * 1000000000u;
+	uint64_t now = now_ns(), idle_since = 0;
+	uint64_t deadline = now + (uint64_t)s->cfg->drain_timeout * 1000000000u;
 	struct timespec tick = {0, 10 * 1000 * 1000};
 	unsigned left;
 
 	atomic_store(&s->draining, true);
-	/* MHD returns the listen socket for us to close, after the daemon stops */
+	/* MHD returns the listen socket for us to close after the daemon stops.
+	 * Until then, shut it down: on Linux that takes it out of LISTEN, so a
+	 * new client is refused at once (and tries another replica) instead of
+	 * waiting in a backlog nobody accepts from. */
 	s->quiesced_fd = (int)MHD_quiesce_daemon(s->daemon);
-	while ((left = atomic_load(&s->in_flight)) > 0 && now_ns() < deadline) {
-		nanosleep(&tick, NULL);
+	if (s->quiesced_fd >= 0) {
+		shutdown(s->quiesced_fd, SHUT_RDWR);
 	}
-	return left;
+	while (now < deadline) {
+		left = atomic_load(&s->in_flight);
+		if (left == 0 && atomic_load(&s->connections) == 0) {
+			break;
+		}
+		/* A busy keep-alive client gets "Connection: close" on its next
+		 * answer and leaves; an idle one is closed once all is quiet. */
+		if (left > 0) {
+			idle_since = 0;
+		} else if (idle_since == 0) {
+			idle_since = now;
+		} else if (now - idle_since >= 500u * 1000 * 1000) {
+			break;
+		}
+		nanosleep(&tick, NULL);
+		now = now_ns();
+	}
+	return atomic_load(&s->in_flight);
 }
 
 void server_stop(struct server *s)

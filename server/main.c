@@ -101,7 +101,8 @@ static int dump_catalog(const struct catalog *cat)
 	return ret;
 }
 
-static void reload(struct holder *holder, const struct server_config *cfg, const struct log *log)
+static void reload(struct holder *holder, const struct server_config *cfg, const struct log *log,
+		   struct metrics *metrics)
 {
 	char err[640];
 	struct catalog *cat;
@@ -113,14 +114,18 @@ static void reload(struct holder *holder, const struct server_config *cfg, const
 	}
 	cat = load_catalog(cfg->catalog_path, err, sizeof(err));
 	if (cat == NULL) {
+		metrics_reload(metrics, false);
 		log_event(log, "reload", "refused, the old catalog keeps serving: %s", err);
 		return;
 	}
 	memcpy(digest, cat->digest, sizeof(digest));
 	if (holder_swap(holder, cat) != 0) {
+		metrics_reload(metrics, false);
 		log_event(log, "reload", "refused: out of memory");
 		return;
 	}
+	metrics_reload(metrics, true);
+	metrics_catalog_loaded(metrics);
 	log_event(log, "reload", "ok: %s, catalog %s", cfg->catalog_path, digest);
 }
 
@@ -128,6 +133,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 {
 	struct holder holder;
 	struct server server;
+	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
 	sigset_t set;
 	char err[640];
 	int sig = 0;
@@ -146,10 +152,13 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		log_event(log, "error", "out of memory");
 		return 1;
 	}
-	if (server_start(&server, cfg, &holder, log, err, sizeof(err)) != 0) {
+	metrics_init(&metrics);
+	metrics_catalog_loaded(&metrics);
+	if (server_start(&server, cfg, &holder, log, &metrics, err, sizeof(err)) != 0) {
 		log_event(log, "error", "%s", err);
 		server_stop(&server);
 		holder_cleanup(&holder);
+		metrics_cleanup(&metrics);
 		return 1;
 	}
 	/* the one line scripts wait for: flushed, on stderr */
@@ -164,7 +173,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 			continue;
 		}
 		if (sig == SIGHUP) {
-			reload(&holder, cfg, log);
+			reload(&holder, cfg, log, &metrics);
 			continue;
 		}
 		break;
@@ -173,6 +182,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	left = server_drain(&server);
 	server_stop(&server);
 	holder_cleanup(&holder);
+	metrics_cleanup(&metrics);
 	log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
 	return 0;
 }

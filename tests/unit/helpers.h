@@ -19,6 +19,7 @@ struct answer {
 	int status;
 	const char *content_type;
 	const char *allow;
+	char etag[24];
 	char *body; /* NUL-terminated copy */
 	cJSON *json; /* NULL when the body is not JSON */
 };
@@ -39,11 +40,15 @@ static inline void free_default_catalog(void)
 	test_catalog = NULL;
 }
 
-static inline struct answer call_full(const char *method, const char *uri, const char *ct,
-				      const char *body, size_t body_len, bool draining)
+static inline struct answer call_cond(const char *method, const char *uri, const char *ct,
+				      const char *body, size_t body_len, bool draining,
+				      const char *if_none_match)
 {
-	struct api_context ctx = {test_catalog, draining, "test", "test"};
-	struct api_request req = {method, uri, strlen(uri), ct, body ? body : "", body_len};
+	struct api_context ctx = {.catalog = test_catalog, .draining = draining, .version = "test",
+				  .build = "test"};
+	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
+				  .content_type = ct, .if_none_match = if_none_match,
+				  .body = body ? body : "", .body_len = body_len};
 	struct api_response resp;
 	struct answer a;
 
@@ -51,11 +56,18 @@ static inline struct answer call_full(const char *method, const char *uri, const
 	a.status = resp.status;
 	a.content_type = resp.content_type;
 	a.allow = resp.allow;
+	memcpy(a.etag, resp.etag, sizeof(a.etag));
 	a.body = strndup(resp.body, resp.body_len);
 	cr_assert_eq(strlen(a.body), resp.body_len, "body has a NUL byte");
 	a.json = cJSON_ParseWithLength(resp.body, resp.body_len);
 	api_response_cleanup(&resp);
 	return a;
+}
+
+static inline struct answer call_full(const char *method, const char *uri, const char *ct,
+				      const char *body, size_t body_len, bool draining)
+{
+	return call_cond(method, uri, ct, body, body_len, draining, NULL);
 }
 
 static inline struct answer get(const char *uri)

@@ -669,3 +669,88 @@ Test(api, answers_are_deterministic_bytes)
 	answer_free(&a);
 	answer_free(&b);
 }
+
+/* --------------------------------------------------- conditional GET */
+
+Test(api, etag_and_if_none_match)
+{
+	const char *uri = "/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16";
+	struct answer a = get(uri);
+	struct answer same = call_cond("GET", uri, NULL, NULL, 0, false, a.etag);
+	struct answer head = call_cond("HEAD", uri, NULL, NULL, 0, false, a.etag);
+	struct answer listed = call_cond("GET", uri, NULL, NULL, 0, false, "\"x\", W/\"y\"");
+	char weak[40], list[80];
+	struct answer w, l, star, stale, other;
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_eq(strlen(a.etag), 18, "%s", a.etag);
+	cr_assert_eq(a.etag[0], '"');
+	cr_assert_eq(same.status, 304);
+	cr_assert_str_eq(same.body, "");
+	cr_assert_str_eq(same.etag, a.etag);
+	cr_assert_eq(head.status, 304);
+	cr_assert_eq(listed.status, 200);
+	snprintf(weak, sizeof(weak), "W/%s", a.etag);
+	w = call_cond("GET", uri, NULL, NULL, 0, false, weak);
+	cr_assert_eq(w.status, 304, "a weak match is a match for If-None-Match");
+	snprintf(list, sizeof(list), "\"aaaa\" , %s", a.etag);
+	l = call_cond("GET", uri, NULL, NULL, 0, false, list);
+	cr_assert_eq(l.status, 304);
+	star = call_cond("GET", uri, NULL, NULL, 0, false, "*");
+	cr_assert_eq(star.status, 304);
+	stale = call_cond("GET", "/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=8", NULL,
+			  NULL, 0, false, a.etag);
+	cr_assert_eq(stale.status, 200, "another answer, another tag");
+	cr_assert_str_neq(stale.etag, a.etag);
+	other = call_cond("GET", "/v1/splits?target=nope&model=qwen3-8b", NULL, NULL, 0, false, "*");
+	cr_assert_eq(other.status, 404, "errors are never 304");
+	cr_assert_str_eq(other.etag, "");
+	answer_free(&a);
+	answer_free(&same);
+	answer_free(&head);
+	answer_free(&listed);
+	answer_free(&w);
+	answer_free(&l);
+	answer_free(&star);
+	answer_free(&stale);
+	answer_free(&other);
+}
+
+Test(api, malformed_if_none_match_answers_in_full)
+{
+	static const char *const headers[] = {"\"unterminated", "W/", "", ",,,", "W/\""};
+
+	for (size_t i = 0; i < 5; i++) {
+		struct answer a = call_cond("GET", "/healthz", NULL, NULL, 0, false, headers[i]);
+
+		cr_assert_eq(a.status, 200, "%s", headers[i]);
+		answer_free(&a);
+	}
+}
+
+static unsigned decisions_seen;
+
+static void on_decision(void *cls, const char *target, enum splitk_kind kind)
+{
+	(void)cls;
+	(void)target;
+	(void)kind;
+	decisions_seen++;
+}
+
+Test(api, decisions_are_reported_once_each)
+{
+	struct api_context ctx = {.catalog = test_catalog, .on_decision = on_decision};
+	const char *body = "{\"queries\":[{\"sm_count\":1,\"num_q_heads\":1},{\"target\":\"x\"},"
+			   "{\"target\":\"gb10\",\"num_q_heads\":1}]}";
+	struct api_request req = {.method = "POST", .uri = "/v1/splits", .uri_len = 10,
+				  .content_type = "application/json", .body = body,
+				  .body_len = strlen(body)};
+	struct api_response resp;
+
+	decisions_seen = 0;
+	api_handle(&ctx, &req, &resp);
+	cr_assert_eq(resp.status, 200);
+	cr_assert_eq(decisions_seen, 2, "a failed query is not a decision");
+	api_response_cleanup(&resp);
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+
+static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 413,
+							  414, 415, 429, 431, 500, 503};
+/* upper bounds in microseconds; the last bucket is +Inf */
+static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
+							    2500, 5000, 10000, 25000, 100000};
+static const char *const kind_label[3] = {"legacy", "auto", "pinned"};
+
+void metrics_init(struct metrics *m)
+{
+	struct timespec ts;
+
+	memset(m, 0, sizeof(*m));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	pthread_mutex_init(&m->insert_lock, NULL);
+	snprintf(m->targets[METRICS_MAX_TARGETS].name, sizeof(m->targets[0].name), "(other)");
+}
+
+void metrics_cleanup(struct metrics *m)
+{
+	pthread_mutex_destroy(&m->insert_lock);
+}
+
+/* Index of the route label row: the router's routes, then /metrics, then other. */
+static int route_row(int route)
+{
+	size_t count = api_route_count();
+	int n = count < METRICS_MAX_ROUTES - 2 ? (int)count : METRICS_MAX_ROUTES - 2;
+
+	if (route == METRICS_ROUTE_METRICS) {
+		return n;
+	}
+	return route >= 0 && route < n ? route : n + 1;
+}
+
+const char *metrics_route_label(int row)
+{
+	const char *methods;
+	const char *path = api_route_path((size_t)row, &methods);
+
+	if (path != NULL) {
+		return path;
+	}
+	return row == route_row(METRICS_ROUTE_METRICS) ? "/metrics" : "other";
+}
+
+void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros)
+{
+	int row = route_row(route), s = 0, b = 0;
+
+	while (s < METRICS_NUM_STATUS - 1 && statuses[s] != status) {
+		s++;
+	}
+	while (b < METRICS_NUM_BUCKETS - 1 && micros > bucket_us[b]) {
+		b++;
+	}
+	atomic_fetch_add_explicit(&m->requests[row][s], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->latency[row][b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->latency_sum_us[row], micros, memory_order_relaxed);
+	if (status == 304) {
+		atomic_fetch_add_explicit(&m->not_modified, 1, memory_order_relaxed);
+	}
+}
+
+static struct metrics_target *find_target(struct metrics *m, const char *name)
+{
+	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m->targets[i].name, name) == 0) {
+			return &m->targets[i];
+		}
+	}
+	return NULL;
+}
+
+void metrics_decision(struct metrics *m, const char *target, enum splitk_kind kind)
+{
+	const char *name = target != NULL ? target : "(none)";
+	struct metrics_target *t = find_target(m, name);
+
+	if (t == NULL) {
+		/* first sighting: publish the name before the count that makes it
+		 * visible, so a lock-free reader never sees a half-written name */
+		pthread_mutex_lock(&m->insert_lock);
+		t = find_target(m, name);
+		if (t == NULL) {
+			size_t n = atomic_load_explicit(&m->num_targets, memory_order_relaxed);
+
+			if (n < METRICS_MAX_TARGETS) {
+				t = &m->targets[n];
+				snprintf(t->name, sizeof(t->name), "%s", name);
+				atomic_store_explicit(&m->num_targets, n + 1, memory_order_release);
+			} else {
+				t = &m->targets[METRICS_MAX_TARGETS];
+			}
+		}
+		pthread_mutex_unlock(&m->insert_lock);
+	}
+	atomic_fetch_add_explicit(&t->by_kind[kind <= SPLITK_PINNED ? kind : SPLITK_PINNED], 1,
+				  memory_order_relaxed);
+}
+
+void metrics_reload(struct metrics *m, bool ok)
+{
+	atomic_fetch_add_explicit(ok ? &m->reloads_ok : &m->reloads_failed, 1, memory_order_relaxed);
+}
+
+void metrics_catalog_loaded(struct metrics *m)
+{
+	atomic_store(&m->catalog_loaded_at, (int_fast64_t)time(NULL));
+}
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->failed) {
+		return;
+	}
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->failed = true;
+			return;
+		}
+		if ((size_t)n < o->cap - o->len) {
+			o->len += (size_t)n;
+			return;
+		}
+		{
+			char *grown = realloc(o->buf, o->cap * 2 + (size_t)n);
+
+			if (grown == NULL) {
+				o->failed = true;
+				return;
+			}
+			o->buf = grown;
+			o->cap = o->cap * 2 + (size_t)n;
+		}
+	}
+}
+
+static uint64_t load(atomic_uint_fast64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static long resident_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, resident = 0;
+
+	if (f == NULL) {
+		return 0;
+	}
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2) {
+		resident = 0;
+	}
+	fclose(f);
+	return resident * sysconf(_SC_PAGESIZE);
+}
+
+static void render_requests(struct metrics *m, struct out *o, int rows)
+{
+	put(o, "# HELP splitkd_requests_total Requests answered, by route and status.\n"
+	       "# TYPE splitkd_requests_total counter\n");
+	for (int r = 0; r < rows; r++) {
+		for (int s = 0; s < METRICS_NUM_STATUS; s++) {
+			uint64_t v = load(&m->requests[r][s]);
+
+			if (v == 0) {
+				continue;
+			}
+			if (s < METRICS_NUM_STATUS - 1) {
+				put(o, "splitkd_requests_total{route=\"%s\",status=\"%u\"} %llu\n",
+				    metrics_route_label(r), statuses[s], (unsigned long long)v);
+			} else {
+				put(o, "splitkd_requests_total{route=\"%s\",status=\"other\"} %llu\n",
+				    metrics_route_label(r), (unsigned long long)v);
+			}
+		}
+	}
+	put(o, "# HELP splitkd_request_duration_seconds Time from the first byte of a request to its queued answer.\n"
+	       "# TYPE splitkd_request_duration_seconds histogram\n");
+	for (int r = 0; r < rows; r++) {
+		uint64_t cumulative = 0;
+		uint64_t counts[METRICS_NUM_BUCKETS];
+
+		for (int b = 0; b < METRICS_NUM_BUCKETS; b++) {
+			counts[b] = load(&m->latency[r][b]);
+			cumulative += counts[b];
+		}
+		if (cumulative == 0) {
+			continue;
+		}
+		cumulative = 0;
+		for (int b = 0; b < METRICS_NUM_BUCKETS; b++) {
+			cumulative += counts[b];
+			if (b < METRICS_NUM_BUCKETS - 1) {
+				put(o, "splitkd_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+				    metrics_route_label(r), (double)bucket_us[b] / 1e6,
+				    (unsigned long long)cumulative);
+			} else {
+				put(o, "splitkd_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+				    metrics_route_label(r), (unsigned long long)cumulative);
+			}
+		}
+		put(o, "splitkd_request_duration_seconds_sum{route=\"%s\"} %.6f\n", metrics_route_label(r),
+		    (double)load(&m->latency_sum_us[r]) / 1e6);
+		put(o, "splitkd_request_duration_seconds_count{route=\"%s\"} %llu\n",
+		    metrics_route_label(r), (unsigned long long)cumulative);
+	}
+}
+
+char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
+{
+	struct out o = {malloc(16384), 0, 16384, false};
+	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
+	int rows = route_row(METRICS_ROUTE_METRICS) + 2;
+
+	if (o.buf == NULL) {
+		return NULL;
+	}
+	render_requests(m, &o, rows);
+	put(&o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog target and policy kind.\n"
+		"# TYPE splitkd_decisions_total counter\n");
+	for (size_t i = 0; i <= METRICS_MAX_TARGETS; i++) {
+		if (i >= n && i != METRICS_MAX_TARGETS) {
+			continue;
+		}
+		for (int k = 0; k < 3; k++) {
+			uint64_t v = load(&m->targets[i].by_kind[k]);
+
+			if (v != 0) {
+				put(&o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
+				    m->targets[i].name, kind_label[k], (unsigned long long)v);
+			}
+		}
+	}
+	put(&o, "# HELP splitkd_not_modified_total Conditional GETs answered 304.\n"
+		"# TYPE splitkd_not_modified_total counter\n"
+		"splitkd_not_modified_total %llu\n",
+	    (unsigned long long)load(&m->not_modified));
+	put(&o, "# HELP splitkd_connections Open client connections.\n"
+		"# TYPE splitkd_connections gauge\n"
+		"splitkd_connections %u\n",
+	    info->connections);
+	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
+		"# TYPE splitkd_catalog_info gauge\n"
+		"splitkd_catalog_info{digest=\"%s\"} 1\n"
+		"# HELP splitkd_catalog_loaded_timestamp_seconds When the served catalog was loaded.\n"
+		"# TYPE splitkd_catalog_loaded_timestamp_seconds gauge\n"
+		"splitkd_catalog_loaded_timestamp_seconds %lld\n",
+	    info->digest, (long long)atomic_load(&m->catalog_loaded_at));
+	put(&o, "# HELP splitkd_reloads_total Catalog reloads on SIGHUP, by result.\n"
+		"# TYPE splitkd_reloads_total counter\n"
+		"splitkd_reloads_total{result=\"ok\"} %llu\n"
+		"splitkd_reloads_total{result=\"error\"} %llu\n",
+	    (unsigned long long)load(&m->reloads_ok), (unsigned long long)load(&m->reloads_failed));
+	put(&o, "# HELP splitkd_build_info The running build.\n"
+		"# TYPE splitkd_build_info gauge\n"
+		"splitkd_build_info{version=\"%s\",build=\"%s\"} 1\n",
+	    info->version, info->build);
+	put(&o, "# HELP process_start_time_seconds Start time of the process since the epoch.\n"
+		"# TYPE process_start_time_seconds gauge\n"
+		"process_start_time_seconds %.3f\n"
+		"# HELP process_resident_memory_bytes Resident memory.\n"
+		"# TYPE process_resident_memory_bytes gauge\n"
+		"process_resident_memory_bytes %ld\n",
+	    m->start_time, resident_bytes());
+	if (o.failed) {
+		free(o.buf);
+		return NULL;
+	}
+	*len = o.len;
+	return o.buf;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * metrics — counters for /metrics, in the Prometheus text format 0.0.4.
+ *
+ * The hot path only does relaxed atomic increments: requests by route and
+ * status, a latency histogram by route, decisions by target and policy.
+ * Labels are bounded: routes come from the router's table, targets from
+ * catalog names (at most METRICS_MAX_TARGETS distinct, the rest count as
+ * "(other)"), never from raw request input. A new target name takes a
+ * mutex once, when it is first seen; every later count is lock-free.
+ */
+#ifndef SPLITKD_METRICS_H
+#define SPLITKD_METRICS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "splitk.h"
+
+#define METRICS_MAX_ROUTES 24 /* the router's routes, /metrics, and "other" */
+#define METRICS_NUM_STATUS 13
+#define METRICS_NUM_BUCKETS 11
+#define METRICS_MAX_TARGETS 128
+#define METRICS_ROUTE_NONE (-1)    /* no route: a 404 */
+#define METRICS_ROUTE_METRICS (-2) /* /metrics itself */
+
+struct metrics_target {
+	char name[72];
+	atomic_uint_fast64_t by_kind[3]; /* legacy, auto, pinned */
+};
+
+struct metrics {
+	atomic_uint_fast64_t requests[METRICS_MAX_ROUTES][METRICS_NUM_STATUS];
+	atomic_uint_fast64_t latency[METRICS_MAX_ROUTES][METRICS_NUM_BUCKETS];
+	atomic_uint_fast64_t latency_sum_us[METRICS_MAX_ROUTES];
+	atomic_uint_fast64_t not_modified;
+	atomic_uint_fast64_t reloads_ok, reloads_failed;
+	atomic_int_fast64_t catalog_loaded_at; /* unix seconds */
+	double start_time;                     /* unix seconds, set once */
+	pthread_mutex_t insert_lock;
+	atomic_size_t num_targets;
+	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */
+};
+
+/* What a scrape shows besides the counters. */
+struct metrics_info {
+	const char *version, *build, *digest;
+	unsigned connections;
+};
+
+void metrics_init(struct metrics *m);
+void metrics_cleanup(struct metrics *m);
+
+/* `route` is the router's index (api_route_of), METRICS_ROUTE_NONE or
+ * METRICS_ROUTE_METRICS. */
+void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros);
+/* `target` NULL: an sm_count-only decision. */
+void metrics_decision(struct metrics *m, const char *target, enum splitk_kind kind);
+void metrics_reload(struct metrics *m, bool ok);
+void metrics_catalog_loaded(struct metrics *m);
+
+/* Renders the text format into a new buffer (free it); NULL when out of
+ * memory. */
+char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len);
+
+/* The label of a row: the router's template, "/metrics", or "other". */
+const char *metrics_route_label(int row);
+
+#endif /* SPLITKD_METRICS_H */

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * Running splitkd: conditional GET, /metrics (checked with the Prometheus
+ * project's own parser), SIGHUP reload and SIGTERM drain under concurrent
+ * load, and every limit answering as documented.
+ */
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "harness.h"
+
+static struct daemon d;
+
+static void stop(void)
+{
+	bool running = d.pid > 0;
+	int status = daemon_stop(&d);
+
+	if (running) {
+		cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "splitkd exit status %d", status);
+	}
+}
+
+/* ---------------------------------------------------- conditional GET */
+
+Test(ops, etag_304_and_stale_200, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	const char *path = "/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16";
+	char header[128];
+	const char *cond[] = {header, NULL};
+	struct reply a, same, stale, head;
+
+	daemon_start(&d, args);
+	a = http(&d, "GET", path, NULL, NULL);
+	cr_assert_eq(a.status, 200);
+	cr_assert_eq(strlen(a.etag), 18, "ETag: %s", a.etag);
+	snprintf(header, sizeof(header), "If-None-Match: %s", a.etag);
+	same = http(&d, "GET", path, cond, NULL);
+	cr_assert_eq(same.status, 304);
+	cr_assert_eq(same.len, 0);
+	cr_assert_str_eq(same.etag, a.etag);
+	head = http(&d, "HEAD", path, cond, NULL);
+	cr_assert_eq(head.status, 304);
+	snprintf(header, sizeof(header), "If-None-Match: \"0000000000000000\"");
+	stale = http(&d, "GET", path, cond, NULL);
+	cr_assert_eq(stale.status, 200);
+	cr_assert_str_eq(stale.body, a.body);
+	reply_free(&a);
+	reply_free(&same);
+	reply_free(&stale);
+	reply_free(&head);
+}
+
+Test(ops, replicas_give_the_same_tags, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	struct daemon other;
+	struct reply a, b;
+
+	daemon_start(&d, args);
+	daemon_start(&other, args);
+	a = http(&d, "GET", "/v1/matrix?max_batch_size=8", NULL, NULL);
+	b = http(&other, "GET", "/v1/matrix?max_batch_size=8", NULL, NULL);
+	cr_assert_str_eq(a.etag, b.etag);
+	reply_free(&a);
+	reply_free(&b);
+	cr_assert_eq(daemon_stop(&other), 0);
+	cr_assert_eq(daemon_stop(&d), 0);
+}
+
+/* ------------------------------------------------------------ metrics */
+
+/* The value of one sample, as the Prometheus parser reads it; -1 if absent. */
+static double sample(const char *parsed, const char *key)
+{
+	const char *p = strstr(parsed, key);
+
+	return p != NULL ? strtod(p + strlen(key) + 1, NULL) : -1;
+}
+
+/* Scrapes /metrics, runs it through check_metrics.py, returns its output. */
+static char *scrape_parsed(void)
+{
+	struct reply r = http(&d, "GET", "/metrics", NULL, NULL);
+	char in[] = "/tmp/splitkd-metrics-XXXXXX", cmd[256];
+	int fd = mkstemp(in);
+	FILE *p;
+	char *out = calloc(1, 1 << 16);
+	size_t n;
+	int status;
+
+	cr_assert_eq(r.status, 200);
+	cr_assert(strncmp(r.content_type, "text/plain; version=0.0.4", 25) == 0, "%s", r.content_type);
+	cr_assert_eq(write(fd, r.body, r.len), (ssize_t)r.len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 tests/integration/check_metrics.py < %s", in);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	n = fread(out, 1, (1 << 16) - 1, p);
+	out[n] = '\0';
+	status = pclose(p);
+	unlink(in);
+	cr_assert_eq(status, 0, "the Prometheus parser refused the scrape:\n%s", r.body);
+	reply_free(&r);
+	return out;
+}
+
+Test(ops, metrics_parse_and_move_with_traffic, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	const char *key200 = "splitkd_requests_total{route=\"/v1/splits\",status=\"200\"}";
+	const char *key404 = "splitkd_requests_total{route=\"/v1/splits\",status=\"404\"}";
+	const char *hopper = "splitkd_decisions_total{policy=\"auto\",target=\"hopper\"}";
+	const char *hist = "splitkd_request_duration_seconds_count{route=\"/v1/splits\"}";
+	char *before, *after;
+	struct reply r;
+
+	daemon_start(&d, args);
+	before = scrape_parsed();
+	cr_assert(strstr(before, "splitkd_build_info{") != NULL, "%s", before);
+	cr_assert(strstr(before, "process_resident_memory_bytes{} ") != NULL);
+	cr_assert(strstr(before, "splitkd_catalog_info{digest=\"fnv1a64:") != NULL);
+	cr_assert_gt(sample(before, "process_start_time_seconds{}"), 1.7e9);
+	for (int i = 0; i < 5; i++) {
+		r = http(&d, "GET", "/v1/splits?target=h100&model=qwen3.8-27b", NULL, NULL);
+		reply_free(&r);
+	}
+	r = http(&d, "GET", "/v1/splits?target=zzz&model=qwen3.8-27b", NULL, NULL);
+	reply_free(&r);
+	after = scrape_parsed();
+	cr_assert_eq(sample(after, key200) - (sample(before, key200) < 0 ? 0 : sample(before, key200)), 5,
+		     "%s", after);
+	cr_assert_eq(sample(after, key404), 1);
+	cr_assert_eq(sample(after, hopper), 5);
+	cr_assert_eq(sample(after, hist), 6);
+	cr_assert_geq(sample(after, "splitkd_connections{}"), 1);
+	free(before);
+	free(after);
+}
+
+Test(ops, metrics_never_label_with_raw_input, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	struct reply r, m;
+
+	daemon_start(&d, args);
+	r = http(&d, "GET", "/evil%22label?target=%22x", NULL, NULL);
+	reply_free(&r);
+	r = http(&d, "GET", "/v1/splits?target=%22injected&model=qwen3-8b", NULL, NULL);
+	reply_free(&r);
+	m = http(&d, "GET", "/metrics", NULL, NULL);
+	cr_assert(strstr(m.body, "injected") == NULL);
+	cr_assert(strstr(m.body, "evil") == NULL);
+	cr_assert(strstr(m.body, "route=\"other\",status=\"404\"") != NULL, "%s", m.body);
+	reply_free(&m);
+}
+
+/* ------------------------------------------- load, reload and drain */
+
+struct load {
+	const struct daemon *d;
+	atomic_bool stop;
+	atomic_long ok, failed, refused;
+	char want_sm[2][32]; /* either catalog's answer is right; a mix is not */
+	char last_error[256];
+};
+
+static void *load_thread(void *arg)
+{
+	struct load *l = arg;
+	CURL *curl = curl_easy_init();
+
+	while (!atomic_load(&l->stop)) {
+		struct reply r;
+		char url[256];
+		CURLcode rc;
+
+		memset(&r, 0, sizeof(r));
+		snprintf(url, sizeof(url), "%s/v1/splits?target=x&num_q_heads=2", l->d->base);
+		curl_easy_setopt(curl, CURLOPT_URL, url);
+		curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+		curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r);
+		rc = curl_easy_perform(curl);
+		if (rc == CURLE_COULDNT_CONNECT) {
+			atomic_fetch_add(&l->refused, 1); /* after a drain closed the listener */
+		} else {
+			long status = 0;
+
+			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+			if (rc == CURLE_OK && status == 200 && r.body != NULL &&
+			    (strstr(r.body, l->want_sm[0]) != NULL || strstr(r.body, l->want_sm[1]) != NULL)) {
+				atomic_fetch_add(&l->ok, 1);
+			} else {
+				atomic_fetch_add(&l->failed, 1);
+				snprintf(l->last_error, sizeof(l->last_error), "rc=%d status=%ld body=%.120s", rc,
+					 status, r.body ? r.body : "");
+			}
+		}
+		free(r.body);
+	}
+	curl_easy_cleanup(curl);
+	return NULL;
+}
+
+static const char *catalog_a =
+	"{\"targets\":[{\"name\":\"x\",\"sm_count\":10,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
+static const char *catalog_b =
+	"{\"targets\":[{\"name\":\"x\",\"sm_count\":20,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
+static const char *catalog_broken = "{\"targets\":[{\"name\":\"x\",\"sm_count\":20}],\"models\":[]}";
+
+static void write_text(const char *path, const char *text)
+{
+	char tmp[128];
+	FILE *f;
+
+	/* write and rename, as a config manager does: never a half file */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	cr_assert_eq(rename(tmp, path), 0);
+}
+
+Test(ops, sighup_under_load_loses_nothing, .fini = stop, .timeout = 90)
+{
+	char path[] = "/tmp/splitkd-hup-XXXXXX";
+	int fd = mkstemp(path);
+	const char *args[] = {"--access-log", "off", "--catalog", path, NULL};
+	struct load l;
+	pthread_t th[4];
+	struct reply r;
+
+	close(fd);
+	write_text(path, catalog_a);
+	daemon_start(&d, args);
+	memset(&l, 0, sizeof(l));
+	l.d = &d;
+	snprintf(l.want_sm[0], sizeof(l.want_sm[0]), "\"sm_count\":10");
+	snprintf(l.want_sm[1], sizeof(l.want_sm[1]), "\"sm_count\":20");
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	for (int i = 0; i < 4; i++) {
+		pthread_create(&th[i], NULL, load_thread, &l);
+	}
+	for (int round = 0; round < 10; round++) {
+		write_text(path, round % 3 == 2 ? catalog_broken : (round % 2 ? catalog_b : catalog_a));
+		kill(d.pid, SIGHUP);
+		sleep_ms(100);
+	}
+	write_text(path, catalog_b);
+	kill(d.pid, SIGHUP);
+	sleep_ms(300);
+	atomic_store(&l.stop, true);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+	}
+	cr_assert_eq(atomic_load(&l.failed), 0, "%ld failed, e.g. %s", atomic_load(&l.failed), l.last_error);
+	cr_assert_eq(atomic_load(&l.refused), 0);
+	cr_assert_gt(atomic_load(&l.ok), 100, "only %ld requests", atomic_load(&l.ok));
+	r = http(&d, "GET", "/v1/splits?target=x&num_q_heads=2", NULL, NULL);
+	cr_assert_eq(jnum(r.json, "sm_count"), 20, "the last good catalog is not the one served");
+	reply_free(&r);
+	r = http(&d, "GET", "/metrics", NULL, NULL);
+	cr_assert(strstr(r.body, "splitkd_reloads_total{result=\"error\"} 3") != NULL, "%s", r.body);
+	cr_assert(strstr(r.body, "splitkd_reloads_total{result=\"ok\"} 8") != NULL, "%s", r.body);
+	reply_free(&r);
+	unlink(path);
+}
+
+/* A POST whose body trickles in over ~600 ms, so it is in flight when
+ * SIGTERM lands. */
+struct slow {
+	int chunks_sent;
+};
+
+static size_t slow_read(char *buf, size_t size, size_t n, void *user)
+{
+	struct slow *s = user;
+	static const char *parts[] = {"{\"target\":", "\"x\",", "\"num_q_heads\"", ":2", "}"};
+
+	(void)size;
+	(void)n;
+	if (s->chunks_sent == 5) {
+		return 0;
+	}
+	sleep_ms(120);
+	memcpy(buf, parts[s->chunks_sent], strlen(parts[s->chunks_sent]));
+	return strlen(parts[s->chunks_sent++]);
+}
+
+static void *slow_post(void *arg)
+{
+	const struct daemon *dd = arg;
+	CURL *curl = curl_easy_init();
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	struct slow s = {0};
+	struct reply *r = calloc(1, sizeof(*r));
+	char url[128];
+
+	h = curl_slist_append(h, "Transfer-Encoding: chunked");
+	snprintf(url, sizeof(url), "%s/v1/splits", dd->base);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(curl, CURLOPT_READFUNCTION, slow_read);
+	curl_easy_setopt(curl, CURLOPT_READDATA, &s);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
+	if (curl_easy_perform(curl) == CURLE_OK) {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+	}
+	curl_slist_free_all(h);
+	curl_easy_cleanup(curl);
+	return r;
+}
+
+Test(ops, sigterm_under_load_drains_and_exits_zero, .timeout = 90)
+{
+	char path[] = "/tmp/splitkd-term-XXXXXX";
+	int fd = mkstemp(path);
+	const char *args[] = {"--access-log", "off", "--catalog", path, "--drain-timeout", "5", NULL};
+	struct load l;
+	pthread_t th[4], slow;
+	struct reply *sr, ready;
+	int status;
+
+	close(fd);
+	write_text(path, catalog_a);
+	daemon_start(&d, args);
+	memset(&l, 0, sizeof(l));
+	l.d = &d;
+	snprintf(l.want_sm[0], sizeof(l.want_sm[0]), "\"sm_count\":10");
+	snprintf(l.want_sm[1], sizeof(l.want_sm[1]), "\"sm_count\":10");
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	for (int i = 0; i < 4; i++) {
+		pthread_create(&th[i], NULL, load_thread, &l);
+	}
+	pthread_create(&slow, NULL, slow_post, &d);
+	sleep_ms(250); /* the slow POST has begun; load is running */
+	ready = http(&d, "GET", "/readyz", NULL, NULL);
+	cr_assert_eq(ready.status, 200);
+	reply_free(&ready);
+	kill(d.pid, SIGTERM);
+	pthread_join(slow, (void **)&sr);
+	status = daemon_wait(&d, 10000);
+	atomic_store(&l.stop, true);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+	}
+	cr_assert_eq(sr->status, 200, "the in-flight POST was cut: %s", sr->body ? sr->body : "");
+	cr_assert(strstr(sr->body, "\"num_splits\"") != NULL);
+	cr_assert_eq(atomic_load(&l.failed), 0, "%ld failed in flight, e.g. %s", atomic_load(&l.failed),
+		     l.last_error);
+	cr_assert_gt(atomic_load(&l.ok), 10);
+	cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d", status);
+	free(sr->body);
+	free(sr);
+	unlink(d.log_path);
+	unlink(path);
+}
+
+Test(ops, readyz_turns_503_while_draining, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--drain-timeout", "5", NULL};
+	CURL *curl = curl_easy_init();
+	struct reply first, during;
+	pthread_t slow;
+	struct reply *sr;
+	int status;
+
+	daemon_start(&d, args);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	first = http_on(curl, &d, "GET", "/readyz", NULL, NULL, 0); /* a kept-alive connection */
+	cr_assert_eq(first.status, 200);
+	pthread_create(&slow, NULL, slow_post, &d); /* keeps the drain open a while */
+	sleep_ms(200);
+	kill(d.pid, SIGTERM);
+	sleep_ms(100);
+	during = http_on(curl, &d, "GET", "/readyz", NULL, NULL, 0);
+	cr_assert_eq(during.status, 503, "%s", during.body);
+	cr_assert_str_eq(jstr(during.json, "status"), "draining");
+	cr_assert_str_eq(during.connection, "close");
+	pthread_join(slow, (void **)&sr);
+	status = daemon_wait(&d, 10000);
+	cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	reply_free(&first);
+	reply_free(&during);
+	free(sr->body);
+	free(sr);
+	curl_easy_cleanup(curl);
+	unlink(d.log_path);
+}
+
+/* ------------------------------------------------------------- limits */
+
+static int connect_raw(unsigned port)
+{
+	struct sockaddr_in a = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* True when the peer closes the connection within ms (read returns 0 or
+ * an error). */
+static bool closed_within(int fd, int ms)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	char buf[256];
+
+	if (poll(&p, 1, ms) <= 0) {
+		return false;
+	}
+	return read(fd, buf, sizeof(buf)) <= 0;
+}
+
+Test(limits, header_over_the_limit_is_431_problem, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--max-header", "4096", NULL};
+	char *big = malloc(6000);
+	const char *headers[] = {big, NULL};
+	struct reply r;
+
+	daemon_start(&d, args);
+	memcpy(big, "X-Big: ", 7);
+	memset(big + 7, 'a', 5000);
+	big[5007] = '\0';
+	r = http(&d, "GET", "/healthz", headers, NULL);
+	expect_problem(&r, 431, "header-too-large");
+	reply_free(&r);
+	free(big);
+}
+
+Test(limits, idle_connections_are_closed, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--idle-timeout", "1", NULL};
+	int fd;
+
+	daemon_start(&d, args);
+	fd = connect_raw(d.port);
+	cr_assert(closed_within(fd, 4000), "an idle connection stayed open past --idle-timeout");
+	close(fd);
+}
+
+Test(limits, connections_over_the_limit_are_closed_and_service_continues, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--max-connections", "4", NULL};
+	int fds[8];
+	int closed = 0;
+	struct reply r;
+
+	daemon_start(&d, args);
+	for (int i = 0; i < 8; i++) {
+		fds[i] = connect_raw(d.port);
+	}
+	for (int i = 0; i < 8; i++) {
+		closed += closed_within(fds[i], 300) ? 1 : 0;
+	}
+	cr_assert_geq(closed, 4, "only %d of 8 connections past a limit of 4 were refused", closed);
+	for (int i = 0; i < 8; i++) {
+		close(fds[i]);
+	}
+	sleep_ms(200);
+	r = http(&d, "GET", "/healthz", NULL, NULL);
+	cr_assert_eq(r.status, 200);
+	reply_free(&r);
+}
+
+Test(limits, per_client_connections_are_limited, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--max-client-connections", "2", NULL};
+	int fds[4];
+	int closed = 0;
+
+	daemon_start(&d, args);
+	for (int i = 0; i < 4; i++) {
+		fds[i] = connect_raw(d.port);
+	}
+	for (int i = 0; i < 4; i++) {
+		closed += closed_within(fds[i], 300) ? 1 : 0;
+	}
+	cr_assert_eq(closed, 2, "%d of 4 closed with a per-client limit of 2", closed);
+	for (int i = 0; i < 4; i++) {
+		close(fds[i]);
+	}
+}
+
+Test(limits, metrics_rejects_other_methods, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	struct reply r;
+
+	daemon_start(&d, args);
+	r = http(&d, "POST", "/metrics", NULL, "x");
+	expect_problem(&r, 405, "method-not-allowed");
+	cr_assert_str_eq(r.allow, "GET, HEAD");
+	reply_free(&r);
+}

@@ -41,7 +41,7 @@ CJSON_CFLAGS = $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson 2>/dev/null)
 MHD_CFLAGS   = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
-GIT_REV     := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+GIT_REV     ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 API_SRC := api/api.c api/catalog.c api/decide.c api/jsonin.c api/jsonw.c api/problem.c \
 	   api/query.c api/text.c
@@ -124,7 +124,12 @@ contract: all
 purity: $(POLICY_OBJ)
 	@sh scripts/check-purity.sh $(POLICY_OBJ)
 
-.PHONY: all test unit integration crosscheck contract purity sanitize install clean deps deps-test run
+# What a user reads (README, man page, OpenAPI, docker/) against the binary.
+docs: $(SPLITKD)
+	@sh scripts/check-docs.sh $(SPLITKD)
+	@sh scripts/check-manifests.sh $(SPLITKD)
+
+.PHONY: all test unit integration crosscheck contract purity docs sanitize install clean deps deps-test run
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -157,7 +162,7 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity contract unit integration crosscheck
+	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck
 
 sanitize: deps-test
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT="-O1 -g -fno-omit-frame-pointer" \
@@ -165,8 +170,12 @@ sanitize: deps-test
 		all contract unit integration crosscheck
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 755 $(SPLITKD) $(DESTDIR)$(PREFIX)/bin/splitkd
+	install -m 644 server/splitkd.8 $(DESTDIR)$(PREFIX)/share/man/man8/splitkd.8
+	sed 's|/usr/local/bin/splitkd|$(PREFIX)/bin/splitkd|' docker/splitkd.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/splitkd.service
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(LIBSPLITK) $(DESTDIR)$(PREFIX)/lib/libsplitk.a
 	install -m 644 policy/splitk.h $(DESTDIR)$(PREFIX)/include/splitk.h

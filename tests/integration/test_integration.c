@@ -309,6 +309,44 @@ Test(tools, check_catalog_accepts_and_refuses)
 	}
 }
 
+Test(tools, check_catalog_names_the_field_for_each_kind_of_break)
+{
+	static const struct {
+		const char *json;
+		const char *want;
+	} cases[] = {
+		{"not json", "not valid JSON"},
+		{"{\"targets\":[]}", "field \"models\": is required"},
+		{"{\"targets\":[{\"name\":\"a\",\"sm_count\":\"132\",\"attn_decode_splitk\":\"auto\"}],\"models\":[]}",
+		 "targets[0] \"a\": field \"sm_count\""},
+		{"{\"targets\":[{\"name\":\"a\",\"sm_count\":0,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}",
+		 "field \"sm_count\": must be an integer from 1 to 4294967295"},
+		{"{\"targets\":[{\"name\":\"a b\",\"sm_count\":1,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}",
+		 "field \"name\""},
+		{"{\"targets\":[{\"name\":\"a\",\"sm_count\":1,\"attn_decode_splitk\":\"atuo\"}],\"models\":[]}",
+		 "field \"attn_decode_splitk\""},
+		{"{\"targets\":[{\"name\":\"a\",\"sm_count\":1,\"attn_decode_splitk\":\"auto\",\"sms\":1}],\"models\":[]}",
+		 "field \"sms\": unknown field"},
+		{"{\"targets\":[],\"models\":[{\"name\":\"m\",\"num_q_heads\":8,\"num_kv_heads\":3}]}",
+		 "models[0] \"m\": field \"num_kv_heads\""},
+		{"{\"targets\":[],\"models\":[{\"name\":\"m\",\"num_q_heads\":8,\"head_dim\":-1}]}",
+		 "field \"head_dim\""},
+		{"{\"targets\":[],\"models\":[{\"name\":\"m\",\"num_q_heads\":8},{\"name\":\"M\",\"num_q_heads\":8}]}",
+		 "models[1]: field \"name\"/\"aliases\": \"M\" is already used by models[0]"},
+	};
+	char path[] = "/tmp/splitkd-broken-XXXXXX", out[4096];
+	int fd = mkstemp(path);
+	const char *args[] = {splitkd_bin(), "--check-catalog", path, NULL};
+
+	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_file(path, cases[i].json);
+		cr_assert_eq(run(args, out, sizeof(out)), 1, "case %zu accepted", i);
+		cr_assert(strstr(out, cases[i].want) != NULL, "case %zu: %s", i, out);
+	}
+	unlink(path);
+}
+
 Test(tools, dump_catalog_round_trips)
 {
 	char path[] = "/tmp/splitkd-dump-XXXXXX", out[65536];

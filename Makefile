@@ -129,7 +129,7 @@ docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
-.PHONY: all test unit integration crosscheck contract purity docs sanitize install clean deps deps-test run
+.PHONY: all test unit integration crosscheck contract purity docs sanitize bench install clean deps deps-test run
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -168,6 +168,11 @@ sanitize: deps-test
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all contract unit integration crosscheck
+
+# splitkd against nginx serving the same bytes; writes bench/results.md.
+bench: deps
+	@sh scripts/deps.sh bench
+	@bash bench/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

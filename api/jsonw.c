@@ -27,7 +27,10 @@ void jsonw_cleanup(struct jsonw *w)
 
 char *jsonw_take(struct jsonw *w, size_t *len)
 {
-	char *out = w->failed ? NULL : w->buf;
+	char *out;
+
+	jsonw_terminate(w);
+	out = w->failed ? NULL : w->buf;
 
 	*len = w->failed ? 0 : w->len;
 	if (w->failed) {
@@ -38,7 +41,20 @@ char *jsonw_take(struct jsonw *w, size_t *len)
 	return out;
 }
 
-static void put(struct jsonw *w, const char *s, size_t n)
+static void grow_and_put(struct jsonw *w, const char *s, size_t n);
+
+/* The hot path of every answer: a bounds check and a copy, inlined. */
+static inline void put(struct jsonw *w, const char *s, size_t n)
+{
+	if (w->len + n + 1 <= w->cap && !w->failed) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+		return;
+	}
+	grow_and_put(w, s, n);
+}
+
+static void grow_and_put(struct jsonw *w, const char *s, size_t n)
 {
 	if (w->failed) {
 		return;
@@ -60,7 +76,6 @@ static void put(struct jsonw *w, const char *s, size_t n)
 	}
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
-	w->buf[w->len] = '\0'; /* handy for tests and logs; not counted */
 }
 
 static void put_char(struct jsonw *w, char c)
@@ -193,10 +208,37 @@ static void put_escaped(struct jsonw *w, const char *s, size_t len)
 
 void jsonw_key(struct jsonw *w, const char *key)
 {
-	separate(w);
-	put_escaped(w, key, strlen(key));
-	put_char(w, ':');
+	char chunk[72];
+	size_t n = strlen(key), at = 0;
+
+	if (n > sizeof(chunk) - 4) {
+		w->failed = true; /* a programming error: keys are short names */
+		return;
+	}
+	/* keys are names in our own code, never input: no escaping to do, and
+	 * the comma, quotes and colon go out in the same copy */
+	if (w->after_key) {
+		w->after_key = false;
+	} else if (w->first[w->depth]) {
+		w->first[w->depth] = false;
+	} else {
+		chunk[at++] = ',';
+	}
+	chunk[at++] = '"';
+	memcpy(chunk + at, key, n);
+	at += n;
+	chunk[at++] = '"';
+	chunk[at++] = ':';
+	put(w, chunk, at);
 	w->after_key = true;
+}
+
+void jsonw_terminate(struct jsonw *w)
+{
+	/* put() always leaves room for one more byte */
+	if (!w->failed && w->buf != NULL) {
+		w->buf[w->len] = '\0';
+	}
 }
 
 void jsonw_strn(struct jsonw *w, const char *s, size_t len)

@@ -39,11 +39,17 @@ void jsonw_cleanup(struct jsonw *w);
  * writer failed. The writer is left empty. */
 char *jsonw_take(struct jsonw *w, size_t *len);
 
+/* Writes a NUL after the text (not counted in len), for callers that read
+ * w->buf as a C string; jsonw_take does it too. */
+void jsonw_terminate(struct jsonw *w);
+
 void jsonw_object_begin(struct jsonw *w);
 void jsonw_object_end(struct jsonw *w);
 void jsonw_array_begin(struct jsonw *w);
 void jsonw_array_end(struct jsonw *w);
-/* Writes an object key; the next call writes its value. */
+/* Writes an object key; the next call writes its value. The key is written
+ * as is: it must be a name from the code (no quote, backslash or control
+ * character), never input. */
 void jsonw_key(struct jsonw *w, const char *key);
 
 void jsonw_str(struct jsonw *w, const char *s);

@@ -43,7 +43,7 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 	[PROBLEM_URI_TOO_LONG] = {"uri-too-long", "URI too long", 414,
 		"The request target is longer than splitkd accepts (8192 bytes)."},
 	[PROBLEM_HEADER_TOO_LARGE] = {"header-too-large", "Request header fields too large", 431,
-		"The request line and headers are over --max-header (default 16384 bytes). Answered by the server before the request is read."},
+		"The request line and headers are over --max-header (default 4096 bytes). Answered by the server before the request is read."},
 	[PROBLEM_INTERNAL] = {"internal", "Internal error", 500,
 		"splitkd could not answer (out of memory). Nothing was changed; retry."},
 };

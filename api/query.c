@@ -83,15 +83,16 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 	char quoted[72];
 
 	for (int f = 0; f < QF_COUNT; f++) {
-		if (!(allowed & QUERY_BIT(f))) {
-			continue;
-		}
-		if (strlen(fields[f].name) == len && memcmp(fields[f].name, name, len) == 0) {
+		if ((allowed & QUERY_BIT(f)) && strlen(fields[f].name) == len &&
+		    memcmp(fields[f].name, name, len) == 0) {
 			*out = (enum query_field)f;
 			return 0;
 		}
-		if (near == NULL && (text_is_near(name, len, fields[f].name) ||
-				     text_ieq(name, len, fields[f].name))) {
+	}
+	/* only now, off the hot path: the nearest name for the message */
+	for (int f = 0; f < QF_COUNT && near == NULL; f++) {
+		if ((allowed & QUERY_BIT(f)) &&
+		    (text_is_near(name, len, fields[f].name) || text_ieq(name, len, fields[f].name))) {
 			near = fields[f].name;
 		}
 	}

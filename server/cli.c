@@ -23,7 +23,7 @@ static const char usage[] =
 	"  --max-client-connections N  per client address (default 0: no limit)\n"
 	"  --idle-timeout SECONDS    close idle connections (default 30)\n"
 	"  --max-body BYTES          request body limit (default 1048576)\n"
-	"  --max-header BYTES        request line + headers limit (default 16384)\n"
+	"  --max-header BYTES        request line + headers limit (default 4096)\n"
 	"  --drain-timeout SECONDS   on SIGTERM, wait this long for requests (default 10)\n"
 	"  --log-format text|json    log line format on stderr (default text)\n"
 	"  --access-log on|off       one line per request (default on)\n"
@@ -136,7 +136,7 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 	cfg->max_connections = 1024;
 	cfg->idle_timeout = 30;
 	cfg->max_body = 1u << 20;
-	cfg->max_header = 16384;
+	cfg->max_header = 4096;
 	cfg->drain_timeout = 10;
 	cfg->log_format = CLI_LOG_TEXT;
 	cfg->access_log = true;

@@ -509,3 +509,36 @@ Test(limits, metrics_rejects_other_methods, .fini = stop, .timeout = 60)
 	cr_assert_str_eq(r.allow, "GET, HEAD");
 	reply_free(&r);
 }
+
+/* 256 clients arrive at once on one worker thread: every one is answered.
+ * (libmicrohttpd 0.9.75's epoll mode left most of them unserved in the
+ * backlog here; splitkd uses poll.) A generous deadline, not a speed test. */
+Test(limits, a_burst_of_connections_is_all_answered, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--threads", "1", NULL};
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+	enum { N = 256 };
+	int fds[N], answered = 0;
+
+	daemon_start(&d, args);
+	for (int round = 0; round < 3; round++) {
+		answered = 0;
+		for (int i = 0; i < N; i++) {
+			fds[i] = connect_raw(d.port);
+		}
+		for (int i = 0; i < N; i++) {
+			cr_assert_eq(write(fds[i], req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+		}
+		for (int i = 0; i < N; i++) {
+			struct pollfd p = {fds[i], POLLIN, 0};
+			char buf[512];
+
+			if (poll(&p, 1, 10000) == 1 && read(fds[i], buf, sizeof(buf)) > 12 &&
+			    strncmp(buf, "HTTP/1.1 200", 12) == 0) {
+				answered++;
+			}
+			close(fds[i]);
+		}
+		cr_assert_eq(answered, N, "round %d: %d of %d connections answered", round, answered, N);
+	}
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: AGPL-3.0-only
+#
+# make bench: splitkd against nginx serving the same answer as a static file.
+# Same client (wrk), same settings, same machine, rounds alternating
+# splitkd/nginx/splitkd/nginx so drift on a noisy machine hits both. Writes
+# bench/results.md. Everything it starts is stopped on exit, even when
+# interrupted. Loopback only.
+#
+# Environment: ROUNDS (default 3), DURATION seconds per run (default 4),
+# CONCURRENCY (default "1 16 64 256").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-4}
+CONCURRENCY=${CONCURRENCY:-"1 16 64 256"}
+BUILD=build/bench
+TMP=bench/tmp
+QUERY='/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16'
+OUT=bench/results.md
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# wrk's latency ("85.00us", "1.20ms", "2.00s") in milliseconds
+to_ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f\n", v}'; }
+
+rm -rf "$TMP"
+mkdir -p "$TMP/www/v1" "$TMP/nginx"
+
+echo "== building splitkd optimised"
+make --no-print-directory BUILD="$BUILD" OPT="-O2" all >/dev/null
+
+# ---------------------------------------------------------------- splitkd
+sk_port=$(free_port)
+"$BUILD/splitkd" --listen "127.0.0.1:$sk_port" --access-log off --threads 2 2>"$TMP/splitkd.log" &
+sk_pid=$!
+pids+=("$sk_pid")
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$sk_port/healthz" >/dev/null && break; sleep 0.05; done
+sleep 0.5
+idle_rss=$(rss_kib "$sk_pid")
+
+# the exact bytes splitkd answers, for nginx to serve from disk
+curl -sf "http://127.0.0.1:$sk_port$QUERY" > "$TMP/www/v1/splits"
+bytes=$(wc -c < "$TMP/www/v1/splits")
+
+# ---------------------------------------------------------------- nginx
+ng_port=$(free_port)
+cat > "$TMP/nginx/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+error_log $PWD/$TMP/nginx/error.log warn;
+pid $PWD/$TMP/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	# nginx's fastest setting for a 400-byte file, measured here: sendfile
+	# on (+ tcp_nopush) costs two setsockopt and a sendfile per request
+	sendfile off;
+	tcp_nodelay on;
+	keepalive_timeout 65;
+	keepalive_requests 1000000;
+	open_file_cache max=100 inactive=60s;
+	client_body_temp_path $PWD/$TMP/nginx;
+	proxy_temp_path $PWD/$TMP/nginx;
+	fastcgi_temp_path $PWD/$TMP/nginx;
+	uwsgi_temp_path $PWD/$TMP/nginx;
+	scgi_temp_path $PWD/$TMP/nginx;
+	server {
+		listen 127.0.0.1:$ng_port;
+		root $PWD/$TMP/www;
+		location = /v1/splits { default_type application/json; }
+	}
+}
+CONF
+nginx -c "$PWD/$TMP/nginx/nginx.conf" -p "$PWD/$TMP/nginx" &
+ng_pid=$!
+pids+=("$ng_pid")
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$ng_port$QUERY" >/dev/null && break; sleep 0.05; done
+cmp -s <(curl -sf "http://127.0.0.1:$ng_port$QUERY") "$TMP/www/v1/splits" || { echo "nginx does not serve the same bytes" >&2; exit 1; }
+
+# ---------------------------------------------------------------- runs
+run_wrk() { # url conns -> "rps p50ms p99ms"
+	local url=$1 c=$2 t=2 out
+	[ "$c" -lt 2 ] && t=1
+	out=$(wrk -t"$t" -c"$c" -d"${DURATION}s" --latency "$url")
+	local rps p50 p99
+	rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	p50=$(awk '$1=="50%" {print $2}' <<<"$out" | to_ms)
+	p99=$(awk '$1=="99%" {print $2}' <<<"$out" | to_ms)
+	echo "$rps $p50 $p99"
+}
+
+declare -A R
+peak_rss=$idle_rss
+for c in $CONCURRENCY; do
+	for r in $(seq "$ROUNDS"); do
+		for who in splitkd nginx; do
+			if [ "$who" = splitkd ]; then url="http://127.0.0.1:$sk_port$QUERY"; else url="http://127.0.0.1:$ng_port$QUERY"; fi
+			if [ "$who" = splitkd ] && [ "$c" = 256 ]; then
+				( for _ in $(seq $((DURATION * 10))); do rss_kib "$sk_pid"; sleep 0.1; done ) > "$TMP/rss.$r" &
+				sampler=$!
+			fi
+			res=$(run_wrk "$url" "$c")
+			R[$who,$c,$r]=$res
+			echo "c=$c round=$r $who: $res"
+			if [ "$who" = splitkd ] && [ "$c" = 256 ]; then
+				wait "$sampler" || true
+				m=$(sort -n "$TMP/rss.$r" | tail -1)
+				[ "${m:-0}" -gt "$peak_rss" ] && peak_rss=$m
+			fi
+		done
+	done
+done
+
+# ---------------------------------------------------------------- batch
+python3 - "$TMP/batch.json" <<'PY'
+import json, sys
+targets = ["hopper", "gb10", "b200", "a100", "h100-pcie", "l40s", "rtx4090", "rtx5090"]
+models = ["qwen3.8-27b", "llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "gemma-2-9b", "gpt-oss-120b"]
+q = [{"target": targets[i % 8], "model": models[i % 6], "max_batch_size": 1 + i % 64} for i in range(1024)]
+json.dump({"queries": q}, open(sys.argv[1], "w"))
+PY
+cat > "$TMP/batch.lua" <<LUA
+local f = io.open("$PWD/$TMP/batch.json", "rb")
+wrk.method = "POST"
+wrk.body = f:read("*a")
+f:close()
+wrk.headers["Content-Type"] = "application/json"
+LUA
+curl -sf -H 'Content-Type: application/json' --data-binary @"$TMP/batch.json" "http://127.0.0.1:$sk_port/v1/splits" \
+	| python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["count"]==1024 and d["failures"]==0, d["failures"]'
+batch=()
+for r in $(seq "$ROUNDS"); do
+	out=$(wrk -t2 -c4 -d"${DURATION}s" -s "$TMP/batch.lua" "http://127.0.0.1:$sk_port/v1/splits")
+	rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	batch+=("$(awk -v r="$rps" 'BEGIN {printf "%.0f", r * 1024}')")
+	echo "batch round=$r: $rps requests/s = ${batch[-1]} decisions/s"
+done
+batch_med=$(printf '%s\n' "${batch[@]}" | median)
+
+# ---------------------------------------------------------------- startup
+startup=$(python3 bench/startup.py "$BUILD/splitkd" 15)
+echo "startup ms (median min max): $startup"
+
+# ---------------------------------------------------------------- report
+{
+	echo "# splitkd vs nginx"
+	echo
+	echo "Measured by \`make bench\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
+	echo
+	echo "- Machine: $(nproc) cores, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)"
+	echo "- splitkd $(git describe --always --dirty 2>/dev/null || echo unknown), libmicrohttpd $(pkg-config --modversion libmicrohttpd), built \`-O2\`, \`--threads 2 --access-log off\`"
+	echo "- $(nginx -v 2>&1 | sed 's/nginx version: //'), 2 workers, keep-alive, access log off, open_file_cache, sendfile off (its fastest for a small file here), serving the same $bytes bytes from disk"
+	echo "- Client: $(wrk -v 2>&1 | head -1 | awk '{print "wrk", $2}'), ${DURATION} s per run, $ROUNDS rounds alternating splitkd/nginx; client and servers share the $(nproc) cores"
+	echo "- Request: \`GET $QUERY\`"
+	echo
+	echo "| connections | splitkd req/s | nginx req/s | ratio (median of rounds) | splitkd p50 / p99 ms | nginx p50 / p99 ms |"
+	echo "|---:|---:|---:|---:|---:|---:|"
+	for c in $CONCURRENCY; do
+		s_rps=$(for r in $(seq "$ROUNDS"); do echo "${R[splitkd,$c,$r]}" | cut -d' ' -f1; done | median)
+		n_rps=$(for r in $(seq "$ROUNDS"); do echo "${R[nginx,$c,$r]}" | cut -d' ' -f1; done | median)
+		ratio=$(for r in $(seq "$ROUNDS"); do
+			s=$(echo "${R[splitkd,$c,$r]}" | cut -d' ' -f1); n=$(echo "${R[nginx,$c,$r]}" | cut -d' ' -f1)
+			awk -v s="$s" -v n="$n" 'BEGIN {printf "%.3f\n", s / n}'
+		done | median)
+		s50=$(for r in $(seq "$ROUNDS"); do echo "${R[splitkd,$c,$r]}" | cut -d' ' -f2; done | median)
+		s99=$(for r in $(seq "$ROUNDS"); do echo "${R[splitkd,$c,$r]}" | cut -d' ' -f3; done | median)
+		n50=$(for r in $(seq "$ROUNDS"); do echo "${R[nginx,$c,$r]}" | cut -d' ' -f2; done | median)
+		n99=$(for r in $(seq "$ROUNDS"); do echo "${R[nginx,$c,$r]}" | cut -d' ' -f3; done | median)
+		printf '| %s | %.0f | %.0f | %.2fx | %s / %s | %s / %s |\n' "$c" "$s_rps" "$n_rps" "$ratio" "$s50" "$s99" "$n50" "$n99"
+	done
+	echo
+	echo "| measure | result |"
+	echo "|---|---:|"
+	echo "| batch: decisions/s through \`POST /v1/splits\` (1024 queries a request, 4 connections, median of $ROUNDS) | $batch_med |"
+	echo "| resident memory, idle | $((idle_rss / 1024)).$(( (idle_rss % 1024) * 10 / 1024 )) MiB |"
+	echo "| resident memory, peak under the 256-connection load | $((peak_rss / 1024)).$(( (peak_rss % 1024) * 10 / 1024 )) MiB |"
+	echo "| exec to first answered request (median, min, max of 15) | $(echo "$startup" | awk '{print $1 " ms (" $2 " to " $3 ")"}') |"
+} > "$OUT"
+echo
+cat "$OUT"

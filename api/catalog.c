@@ -46,7 +46,8 @@ static bool valid_name(const char *s)
 
 #define NAME_RULE "must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit"
 
-static int load_name(const cJSON *obj, const char **out, struct where *at, char *err, size_t cap)
+static int load_name(const cJSON *obj, const char **out, size_t *out_len, struct where *at,
+		     char *err, size_t cap)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "name");
 
@@ -59,12 +60,13 @@ static int load_name(const cJSON *obj, const char **out, struct where *at, char 
 		return -1;
 	}
 	*out = v->valuestring;
+	*out_len = strlen(v->valuestring);
 	at->name = v->valuestring;
 	return 0;
 }
 
-static int load_aliases(const cJSON *obj, const char **aliases, size_t *num, struct where *at,
-			char *err, size_t cap)
+static int load_aliases(const cJSON *obj, const char **aliases, size_t *lens, size_t *num,
+			struct where *at, char *err, size_t cap)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "aliases");
 	const cJSON *a;
@@ -87,6 +89,7 @@ static int load_aliases(const cJSON *obj, const char **aliases, size_t *num, str
 								      : "must be an array of strings");
 			return -1;
 		}
+		lens[*num] = strlen(a->valuestring);
 		aliases[(*num)++] = a->valuestring;
 	}
 	return 0;
@@ -159,8 +162,8 @@ static int load_target(const cJSON *obj, struct catalog_target *t, struct where 
 	const cJSON *d;
 
 	if (check_keys(obj, fields, 5, at, err, cap) != 0 ||
-	    load_name(obj, &t->name, at, err, cap) != 0 ||
-	    load_aliases(obj, t->aliases, &t->num_aliases, at, err, cap) != 0 ||
+	    load_name(obj, &t->name, &t->name_len, at, err, cap) != 0 ||
+	    load_aliases(obj, t->aliases, t->alias_lens, &t->num_aliases, at, err, cap) != 0 ||
 	    load_u32(obj, "sm_count", true, &t->sm_count, at, err, cap) != 0 ||
 	    load_notes(obj, &t->notes, at, err, cap) != 0) {
 		return -1;
@@ -189,8 +192,8 @@ static int load_model(const cJSON *obj, struct catalog_model *m, struct where *a
 					     "num_kv_heads", "head_dim", "notes"};
 
 	if (check_keys(obj, fields, 6, at, err, cap) != 0 ||
-	    load_name(obj, &m->name, at, err, cap) != 0 ||
-	    load_aliases(obj, m->aliases, &m->num_aliases, at, err, cap) != 0 ||
+	    load_name(obj, &m->name, &m->name_len, at, err, cap) != 0 ||
+	    load_aliases(obj, m->aliases, m->alias_lens, &m->num_aliases, at, err, cap) != 0 ||
 	    load_u32(obj, "num_q_heads", true, &m->num_q_heads, at, err, cap) != 0 ||
 	    load_u32(obj, "num_kv_heads", false, &m->num_kv_heads, at, err, cap) != 0 ||
 	    load_u32(obj, "head_dim", false, &m->head_dim, at, err, cap) != 0 ||
@@ -368,14 +371,20 @@ void catalog_free(struct catalog *cat)
 	free(cat);
 }
 
-static bool matches(const char *name, size_t len, const char *canon, const char *const *aliases,
-		    size_t num_aliases)
+/* Same length first: most names differ there, and it costs one compare. */
+static bool same_name(const char *name, size_t len, const char *candidate, size_t candidate_len)
 {
-	if (text_ieq(name, len, canon)) {
+	return len == candidate_len && text_ieq(name, len, candidate);
+}
+
+static bool matches(const char *name, size_t len, const char *canon, size_t canon_len,
+		    const char *const *aliases, const size_t *alias_lens, size_t num_aliases)
+{
+	if (same_name(name, len, canon, canon_len)) {
 		return true;
 	}
 	for (size_t a = 0; a < num_aliases; a++) {
-		if (text_ieq(name, len, aliases[a])) {
+		if (same_name(name, len, aliases[a], alias_lens[a])) {
 			return true;
 		}
 	}
@@ -388,7 +397,8 @@ const struct catalog_target *catalog_find_target(const struct catalog *cat, cons
 	for (size_t i = 0; i < cat->num_targets; i++) {
 		const struct catalog_target *t = &cat->targets[i];
 
-		if (matches(name, len, t->name, t->aliases, t->num_aliases)) {
+		if (matches(name, len, t->name, t->name_len, t->aliases, t->alias_lens,
+			    t->num_aliases)) {
 			return t;
 		}
 	}
@@ -401,7 +411,8 @@ const struct catalog_model *catalog_find_model(const struct catalog *cat, const 
 	for (size_t i = 0; i < cat->num_models; i++) {
 		const struct catalog_model *m = &cat->models[i];
 
-		if (matches(name, len, m->name, m->aliases, m->num_aliases)) {
+		if (matches(name, len, m->name, m->name_len, m->aliases, m->alias_lens,
+			    m->num_aliases)) {
 			return m;
 		}
 	}

@@ -31,7 +31,9 @@
 
 struct catalog_target {
 	const char *name;
+	size_t name_len;
 	const char *aliases[CATALOG_MAX_ALIASES];
+	size_t alias_lens[CATALOG_MAX_ALIASES];
 	size_t num_aliases;
 	uint32_t sm_count;
 	const char *declared;                /* the spelling, as written */
@@ -41,7 +43,9 @@ struct catalog_target {
 
 struct catalog_model {
 	const char *name;
+	size_t name_len;
 	const char *aliases[CATALOG_MAX_ALIASES];
+	size_t alias_lens[CATALOG_MAX_ALIASES];
 	size_t num_aliases;
 	uint32_t num_q_heads;
 	uint32_t num_kv_heads; /* 0: not stated */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "jsonin.h"
 
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "splitk.h"
@@ -51,6 +54,85 @@ static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 		}
 	}
 	return true;
+}
+
+#define BLOCK_BYTES (64u * 1024u)
+
+struct jsonin_block {
+	struct jsonin_block *next;
+	size_t used, cap;
+	alignas(max_align_t) char data[];
+};
+
+/* The arena the calling thread is parsing into, if any. Thread-local
+ * because cJSON's hooks take no context pointer; set only for the length
+ * of one cJSON_ParseWithLengthOpts call in jsonin_parse_in. */
+static _Thread_local struct jsonin_arena *parsing_into;
+
+static void *arena_malloc(size_t n)
+{
+	struct jsonin_arena *a = parsing_into;
+	struct jsonin_block *b;
+	size_t need = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+
+	if (a == NULL) {
+		return malloc(n);
+	}
+	b = a->blocks;
+	if (b == NULL || b->cap - b->used < need) {
+		size_t cap = need > BLOCK_BYTES ? need : BLOCK_BYTES;
+
+		b = malloc(sizeof(*b) + cap);
+		if (b == NULL) {
+			return NULL;
+		}
+		b->used = 0;
+		b->cap = cap;
+		b->next = a->blocks;
+		a->blocks = b;
+	}
+	b->used += need;
+	return b->data + b->used - need;
+}
+
+static void arena_free(void *p)
+{
+	/* while parsing into an arena, cJSON only frees what it just took
+	 * from it (a failed parse deletes its partial tree): the arena's
+	 * cleanup returns that memory */
+	if (parsing_into == NULL) {
+		free(p);
+	}
+}
+
+void jsonin_init(void)
+{
+	cJSON_Hooks hooks = {arena_malloc, arena_free};
+
+	cJSON_InitHooks(&hooks);
+}
+
+cJSON *jsonin_parse_in(struct jsonin_arena *arena, const char *text, size_t len, char *err,
+		       size_t err_cap)
+{
+	parsing_into = arena;
+	arena->root = jsonin_parse(text, len, err, err_cap);
+	parsing_into = NULL;
+	return arena->root;
+}
+
+void jsonin_arena_cleanup(struct jsonin_arena *arena)
+{
+	if (arena->blocks == NULL) {
+		cJSON_Delete(arena->root); /* no hooks: the tree was malloc'd */
+	}
+	while (arena->blocks != NULL) {
+		struct jsonin_block *next = arena->blocks->next;
+
+		free(arena->blocks);
+		arena->blocks = next;
+	}
+	arena->root = NULL;
 }
 
 cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)

@@ -39,6 +39,10 @@ void jsonw_cleanup(struct jsonw *w);
  * writer failed. The writer is left empty. */
 char *jsonw_take(struct jsonw *w, size_t *len);
 
+/* Grows the buffer to hold at least n more bytes in one step (a hint for
+ * large answers); on failure the writer is marked failed. */
+void jsonw_reserve(struct jsonw *w, size_t n);
+
 /* Writes a NUL after the text (not counted in len), for callers that read
  * w->buf as a C string; jsonw_take does it too. */
 void jsonw_terminate(struct jsonw *w);

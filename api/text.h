@@ -66,6 +66,12 @@ unsigned text_distance(const char *a, size_t alen, const char *b, size_t blen, u
  * and less than a third of the longer length, rounded up. */
 bool text_is_near(const char *typed, size_t typed_len, const char *candidate);
 
+/* How many leading bytes of s are plain JSON string content: not '"', not
+ * '\\', not a control character (< 0x20), and, when ascii_only, below 0x80.
+ * Eight bytes a step; the JSON writer and the strict reader skip such runs
+ * without looking at each byte. */
+size_t text_plain_run(const char *s, size_t len, bool ascii_only);
+
 /* Copies s into out (capacity cap > 0) for quoting in a message: at most
  * cap - 1 bytes and never a partial UTF-8 sequence; an ellipsis "..." when
  * cut. Returns out. Invalid bytes are left to the JSON writer to replace. */

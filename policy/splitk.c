@@ -97,8 +97,13 @@ bool splitk_utf8_valid(const char *text, size_t len)
 	uint32_t cp;
 
 	while (i < len) {
-		size_t n = utf8_decode(s + i, len - i, &cp);
+		size_t n;
 
+		if (s[i] < 0x80) {
+			i++; /* ASCII, the common case, without a call */
+			continue;
+		}
+		n = utf8_decode(s + i, len - i, &cp);
 		if (n == 0) {
 			return false;
 		}

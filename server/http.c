@@ -32,6 +32,7 @@ struct request {
 	bool headers_seen;
 	bool answered;  /* a response is queued */
 	bool too_large; /* the body passed max_body; the rest is discarded */
+	size_t declared_len; /* Content-Length, 0 when absent */
 	size_t discarded;
 	uint64_t start_ns;
 };
@@ -232,8 +233,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return over_limit(conn, r, method, 431);
 		}
 		/* refuse a declared over-size body before reading any of it */
-		if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg->max_body) {
-			return over_limit(conn, r, method, 413);
+		if (cl != NULL) {
+			unsigned long long declared = strtoull(cl, NULL, 10);
+
+			if (declared > s->cfg->max_body) {
+				return over_limit(conn, r, method, 413);
+			}
+			r->declared_len = (size_t)declared;
 		}
 		return MHD_YES;
 	}
@@ -253,7 +259,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_YES;
 		}
 		if (r->body_len + n > r->body_cap) {
-			size_t cap = r->body_cap ? r->body_cap : 4096;
+			/* Content-Length, when sent and within the limit, sizes the
+			 * buffer once; otherwise it doubles from 4 KiB */
+			size_t cap = r->body_cap ? r->body_cap
+						 : (r->declared_len > 0 ? r->declared_len : 4096);
 			char *grown;
 
 			while (cap < r->body_len + n) {

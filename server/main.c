@@ -17,6 +17,7 @@
 #include "embedded.h"
 #include "holder.h"
 #include "http.h"
+#include "jsonin.h"
 #include "log.h"
 
 #ifndef SPLITKD_VERSION
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init(&log, cfg.log_format == CLI_LOG_JSON, cfg.access_log, STDERR_FILENO);
+	jsonin_init(); /* cJSON's hooks are process-wide: set before any thread */
 	switch (cfg.action) {
 	case CLI_HELP:
 		fputs(cli_usage(), stdout);

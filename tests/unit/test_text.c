@@ -115,3 +115,44 @@ Test(jsonw, escapes_and_exact_integers)
 			    "340282366920938463463374607431768211455,2.424,0.007,null,false]}");
 	free(s);
 }
+
+/* The eight-bytes-a-step scan against a plain byte loop, on strings built
+ * from the bytes that matter at every offset and length. */
+Test(text, plain_run_matches_a_byte_loop)
+{
+	static const unsigned char alphabet[] = {'a', 'Z', '0', ' ', '"', '\\', 0x00, 0x1f, 0x20,
+						 0x7f, 0x80, 0xc3, 0xff, '}', ':', '~'};
+	unsigned char buf[40];
+	uint64_t state = 0x2545F4914F6CDD1Du;
+
+	for (int round = 0; round < 200000; round++) {
+		size_t len, want_strict, want_loose;
+
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		len = state % sizeof(buf);
+		for (size_t i = 0; i < len; i++) {
+			/* mostly plain letters, so long runs are exercised too */
+			uint64_t r = (state >> (i % 56)) ^ (i * 0x9E3779B97F4A7C15u);
+
+			buf[i] = (r % 7 == 0) ? alphabet[(r >> 8) % sizeof(alphabet)] : (unsigned char)('a' + r % 26);
+		}
+		for (want_strict = 0; want_strict < len; want_strict++) {
+			unsigned char c = buf[want_strict];
+
+			if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
+				break;
+			}
+		}
+		for (want_loose = 0; want_loose < len; want_loose++) {
+			unsigned char c = buf[want_loose];
+
+			if (c < 0x20 || c == '"' || c == '\\') {
+				break;
+			}
+		}
+		cr_assert_eq(text_plain_run((const char *)buf, len, true), want_strict, "round %d", round);
+		cr_assert_eq(text_plain_run((const char *)buf, len, false), want_loose, "round %d", round);
+	}
+}

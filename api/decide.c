@@ -2,6 +2,7 @@
 #include "decide.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -149,10 +150,17 @@ static void compute(struct decision *d)
 	d->workspace_bytes = decide_workspace_bytes(d->workspace_slots, d->head_dim);
 }
 
+/* Clears a decision up to its warning texts, which are written before
+ * they are read (num_warnings counts them). */
+static void clear(struct decision *d)
+{
+	memset(d, 0, offsetof(struct decision, warnings));
+}
+
 int decide_run(const struct catalog *cat, const struct query *q, struct decision *d,
 	       struct problem *p)
 {
-	memset(d, 0, sizeof(*d));
+	clear(d);
 	if (resolve_target(cat, q, d, p) != 0 || resolve_model(cat, q, d, p) != 0) {
 		return -1;
 	}
@@ -202,7 +210,7 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
 		 struct text_slice override, struct decision *d)
 {
-	memset(d, 0, sizeof(*d));
+	clear(d);
 	d->target = t;
 	d->model = m;
 	d->sm_count = t->sm_count;

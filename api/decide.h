@@ -55,6 +55,7 @@ struct decision {
 	struct decide_bytes workspace_bytes;
 	bool explain;
 	size_t num_warnings;
+	/* last, so decide_run clears everything above it and not these 2 KiB */
 	char warnings[DECIDE_MAX_WARNINGS][320];
 };
 

@@ -129,7 +129,7 @@ docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
-.PHONY: all test unit integration crosscheck contract purity docs sanitize bench install clean deps deps-test run
+.PHONY: all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -173,6 +173,35 @@ sanitize: deps-test
 bench: deps
 	@sh scripts/deps.sh bench
 	@bash bench/run.sh
+
+# ---------------------------------------------------------------- fuzz
+# libFuzzer harnesses (clang). `make fuzz` runs each for FUZZ_SECONDS on a
+# copy of the checked-in seed corpus; CI runs it short.
+FUZZ_SECONDS ?= 300
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+FUZZERS      := api catalog parse
+
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(STD) $(WARN) $(FUZZ_FLAGS) -Ipolicy -Iapi $(CJSON_CFLAGS) $< $(FUZZ_SRC) $(CJSON_LIBS) -o $@
+
+fuzz: deps
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+	@set -e; for f in $(FUZZERS); do \
+		rm -rf $(BUILD)/fuzz/corpus-$$f; mkdir -p $(BUILD)/fuzz/corpus-$$f; \
+		cp fuzz/corpus/$$f/* $(BUILD)/fuzz/corpus-$$f/; \
+		dict=""; [ -f fuzz/$$f.dict ] && dict="-dict=fuzz/$$f.dict"; \
+		echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+		$(BUILD)/fuzz/fuzz_$$f $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+			-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$f- \
+			$(BUILD)/fuzz/corpus-$$f 2>$(BUILD)/fuzz/fuzz_$$f.log \
+			|| { tail -40 $(BUILD)/fuzz/fuzz_$$f.log; exit 1; }; \
+		grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(BUILD)/fuzz/fuzz_$$f.log; \
+		echo "fuzz_$$f: no crash in $(FUZZ_SECONDS) s"; \
+	done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

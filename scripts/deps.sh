@@ -5,10 +5,11 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench
+# usage: scripts/deps.sh build|test|bench|fuzz
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
+#   fuzz   build + clang and its libFuzzer runtime
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -43,13 +44,17 @@ test)
 	need_cmd python3 python3
 	need_file /usr/lib/python3/dist-packages/prometheus_client python3-prometheus-client
 	;;
+fuzz)
+	need_cmd clang clang
+	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench" >&2
+	echo "usage: $0 build|test|bench|fuzz" >&2
 	exit 2
 	;;
 esac

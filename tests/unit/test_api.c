@@ -754,3 +754,16 @@ Test(api, decisions_are_reported_once_each)
 	cr_assert_eq(decisions_seen, 2, "a failed query is not a decision");
 	api_response_cleanup(&resp);
 }
+
+/* Found by fuzz_api (its invariant was wrong, not the port): the legacy
+ * rule is the seed's uncapped sm_count / ctas, so it can pass 16. */
+Test(api, legacy_is_not_capped_at_sixteen)
+{
+	struct answer a = get("/v1/splits?sm_count=580&num_q_heads=24&declared=legacy");
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_eq(num(a.json, "num_splits"), 24); /* 580 / 24 */
+	cr_assert_eq(splitk_legacy_splits(580, 24, 1), 24);
+	cr_assert_eq(num(a.json, "workspace_slots"), 580); /* legacy's old arena */
+	answer_free(&a);
+}

@@ -94,7 +94,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIB
 
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
-INTEGRATION := $(BUILD)/tests/test_integration $(BUILD)/tests/test_operations
+INTEGRATION := $(BUILD)/tests/test_integration $(BUILD)/tests/test_operations \
+	       $(BUILD)/tests/test_hostile
 
 $(BUILD)/tests/test_%: tests/integration/test_%.c tests/integration/harness.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)

@@ -59,6 +59,7 @@ struct api_response {
 	const char *content_type; /* static */
 	const char *allow;        /* static; set on 405 */
 	char etag[24];            /* "\"<16 hex>\"" on a 200 or 304 to GET/HEAD; "" otherwise */
+	bool close;               /* the server must close the connection after it */
 	const char *body;
 	size_t body_len;
 	char *owned; /* what to free: body, when allocated */

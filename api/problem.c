@@ -44,6 +44,12 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 		"The request target is longer than splitkd accepts (8192 bytes)."},
 	[PROBLEM_HEADER_TOO_LARGE] = {"header-too-large", "Request header fields too large", 431,
 		"The request line and headers are over --max-header (default 4096 bytes). Answered by the server before the request is read."},
+	[PROBLEM_BAD_REQUEST] = {"bad-request", "Bad request", 400,
+		"HTTP framing splitkd will not guess at: no Host (HTTP/1.1), two Hosts, two Content-Lengths, or Content-Length with Transfer-Encoding. Answered by the server, which then closes the connection."},
+	[PROBLEM_EXPECTATION_FAILED] = {"expectation-failed", "Expectation failed", 417,
+		"An Expect header other than 100-continue."},
+	[PROBLEM_NOT_IMPLEMENTED] = {"not-implemented", "Not implemented", 501,
+		"A Transfer-Encoding other than chunked."},
 	[PROBLEM_INTERNAL] = {"internal", "Internal error", 500,
 		"splitkd could not answer (out of memory). Nothing was changed; retry."},
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,9 +51,19 @@ static uint64_t now_ns(void)
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	struct server *s = cls;
-	size_t len = strlen(uri);
+	size_t len;
+	struct request *r;
+
+	/* RFC 9112 3.2.2: a server must accept the absolute form
+	 * (GET http://host/path); the route is the path */
+	if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
+		const char *path = strchr(strstr(uri, "//") + 2, '/');
+
+		uri = path != NULL ? path : "/";
+	}
+	len = strlen(uri);
 	/* one allocation: the state, then the target's bytes */
-	struct request *r = malloc(sizeof(*r) + len + 1);
+	r = malloc(sizeof(*r) + len + 1);
 
 	(void)conn;
 	if (r == NULL) {
@@ -111,7 +122,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, con
 	if (a->allow != NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
 	}
-	if (atomic_load(&r->server->draining)) {
+	if (a->close || atomic_load(&r->server->draining)) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	if (a->etag[0] != '\0') {
@@ -126,27 +137,107 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, con
 	return ret;
 }
 
-/* A limit refused before the api saw the request: 413 or 431. */
-static enum MHD_Result over_limit(struct MHD_Connection *conn, struct request *r,
-				  const char *method, unsigned status)
+/* A request refused before the api saw it: a limit (413, 431) or HTTP
+ * framing the server will not guess at (400, 417, 501). Framing errors
+ * close the connection: where the body ends is unknown. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, struct request *r, const char *method,
+			      unsigned status, const char *slug, const char *title,
+			      const char *detail)
 {
-	char body[256];
+	char body[512];
 	struct api_response a = {0};
-	bool is_body = status == 413;
 	int n = snprintf(body, sizeof(body),
 			 "{\"type\":\"/problems/%s\",\"title\":\"%s\",\"status\":%u,"
-			 "\"detail\":\"the %s over %zu bytes\"}",
-			 is_body ? "payload-too-large" : "header-too-large",
-			 is_body ? "Payload too large" : "Request header fields too large", status,
-			 is_body ? "body is" : "request line and headers are",
-			 is_body ? r->server->cfg->max_body : r->server->cfg->max_header);
+			 "\"detail\":\"%s\"}",
+			 slug, title, status, detail);
 
 	a.status = (int)status;
 	a.content_type = "application/problem+json";
 	a.body = body;
-	a.body_len = (size_t)n;
+	a.body_len = n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0;
+	a.close = status != 413 && status != 431;
 	r->answered = true;
 	return queue(conn, r, method, api_route_of(r->uri, r->uri_len), &a);
+}
+
+static enum MHD_Result over_limit(struct MHD_Connection *conn, struct request *r,
+				  const char *method, unsigned status)
+{
+	char detail[96];
+
+	if (status == 413) {
+		snprintf(detail, sizeof(detail), "the body is over %zu bytes", r->server->cfg->max_body);
+		return refuse(conn, r, method, 413, "payload-too-large", "Payload too large", detail);
+	}
+	snprintf(detail, sizeof(detail), "the request line and headers are over %zu bytes",
+		 r->server->cfg->max_header);
+	return refuse(conn, r, method, 431, "header-too-large", "Request header fields too large",
+		      detail);
+}
+
+/* What the headers say about framing, counted in one pass. */
+struct framing {
+	unsigned hosts, lengths, encodings, expects;
+	const char *encoding, *expect;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+		f->hosts++;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->lengths++;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->encodings++;
+		f->encoding = value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0) {
+		f->expects++;
+		f->expect = value;
+	}
+	return MHD_YES;
+}
+
+/* RFC 9112 where libmicrohttpd 0.9.75 is lenient, and where leniency is
+ * how requests get smuggled past a proxy: one Host (required in HTTP/1.1),
+ * at most one Content-Length, never both Content-Length and
+ * Transfer-Encoding, no transfer coding but chunked, and no expectation
+ * but 100-continue. Returns true when the request may go on; otherwise a
+ * refusal is queued and *ret is what to return to MHD. */
+static bool framing_ok(struct MHD_Connection *conn, struct request *r, const char *method,
+		       const char *version, enum MHD_Result *ret)
+{
+	struct framing f = {0};
+	const char *status_detail = NULL;
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+	if (f.hosts > 1 || (f.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
+		status_detail = "an HTTP/1.1 request needs exactly one Host header";
+	} else if (f.lengths > 1) {
+		status_detail = "more than one Content-Length header";
+	} else if (f.lengths == 1 && f.encodings > 0) {
+		status_detail = "both Content-Length and Transfer-Encoding";
+	} else if (f.encodings > 1) {
+		status_detail = "more than one Transfer-Encoding header";
+	}
+	if (status_detail != NULL) {
+		*ret = refuse(conn, r, method, 400, "bad-request", "Bad request", status_detail);
+		return false;
+	}
+	if (f.encodings == 1 && strcasecmp(f.encoding, "chunked") != 0) {
+		*ret = refuse(conn, r, method, 501, "not-implemented", "Not implemented",
+			      "the only transfer coding accepted is chunked");
+		return false;
+	}
+	if (f.expects > 1 || (f.expects == 1 && strcasecmp(f.expect, "100-continue") != 0)) {
+		*ret = refuse(conn, r, method, 417, "expectation-failed", "Expectation failed",
+			      "the only expectation met is 100-continue");
+		return false;
+	}
+	return true;
 }
 
 static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -215,7 +306,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	enum MHD_Result ret;
 
 	(void)url;
-	(void)version;
 	if (r == NULL) {
 		return MHD_NO; /* out of memory in on_uri: drop the connection */
 	}
@@ -225,12 +315,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 		size_t header_bytes = r->uri_len + strlen(method) + 12; /* the request line */
 
+		enum MHD_Result refused;
+
 		r->headers_seen = true;
 		/* libmicrohttpd's own limit is a backstop set well above this one,
 		 * so the usual over-size request gets a problem+json 431 from us */
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header_size, &header_bytes);
 		if (header_bytes > s->cfg->max_header) {
 			return over_limit(conn, r, method, 431);
+		}
+		if (!framing_ok(conn, r, method, version, &refused)) {
+			return refused;
 		}
 		/* refuse a declared over-size body before reading any of it */
 		if (cl != NULL) {

@@ -130,7 +130,7 @@ docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
-.PHONY: all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
+.PHONY: valgrind all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -145,6 +145,12 @@ unit: $(UNIT_TESTS)
 # Starts the real binary on port 0 for every test and talks to it with libcurl.
 integration: $(INTEGRATION) $(SPLITKD)
 	@set -e; for t in $(INTEGRATION); do echo "== $$t"; SPLITKD_BIN=$(SPLITKD) $$t --jobs 2; done
+
+# The integration suites again, with the daemon under valgrind memcheck.
+valgrind: deps-test all $(INTEGRATION)
+	@command -v valgrind >/dev/null || sh scripts/deps.sh valgrind
+	@set -e; for t in $(INTEGRATION); do echo "== $$t (daemon under valgrind)"; \
+		SPLITKD_REAL_BIN=$(SPLITKD) SPLITKD_BIN=scripts/valgrind-splitkd $$t --jobs 2; done
 
 run: deps all
 	$(SPLITKD) --listen $(LISTEN)

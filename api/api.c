@@ -185,9 +185,10 @@ static void post_splits(struct call *c)
 	}
 	root = jsonin_parse_in(&arena, c->req->body, c->req->body_len, why, sizeof(why));
 	if (root == NULL) {
+		/* a failed parse may still have taken arena blocks */
 		problem_set(&c->problem, PROBLEM_MALFORMED_JSON, NULL, NULL, "%s", why);
 		fail(c);
-		return;
+		goto done;
 	}
 	queries = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queries") : NULL;
 	if (queries == NULL) {

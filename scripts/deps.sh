@@ -5,7 +5,7 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz
+# usage: scripts/deps.sh build|test|bench|fuzz|valgrind
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
@@ -44,6 +44,9 @@ test)
 	need_cmd python3 python3
 	need_file /usr/lib/python3/dist-packages/prometheus_client python3-prometheus-client
 	;;
+valgrind)
+	need_cmd valgrind valgrind
+	;;
 fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
@@ -54,7 +57,7 @@ bench)
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind" >&2
 	exit 2
 	;;
 esac

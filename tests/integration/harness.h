@@ -154,6 +154,23 @@ static inline int daemon_stop(struct daemon *d)
 	return status;
 }
 
+/* Stops the daemon and asserts it exited 0. Call it at the end of a test:
+ * Criterion does not count an assertion that fails in a .fini, so a
+ * daemon that exits non-zero (a sanitizer or valgrind finding, a crash at
+ * shutdown) must be caught in the test body. */
+static inline void daemon_finish(struct daemon *d)
+{
+	int status;
+
+	if (d->pid <= 0) {
+		return;
+	}
+	status = daemon_stop(d);
+	cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "splitkd exit status %d (exit code %d)", status,
+		  status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 static inline size_t on_body(char *data, size_t size, size_t n, void *user)
 {
 	struct reply *r = user;

@@ -5,6 +5,9 @@
 #   run        build and serve the embedded catalog on 127.0.0.1:8080
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
+#   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet
+#   bench      splitkd against nginx; writes bench/results.md
+#   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
 #   clean
 VERSION   := 0.1.0
@@ -130,7 +133,7 @@ docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
-.PHONY: valgrind all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
+.PHONY: check-extra check-all fleet soak valgrind all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -145,6 +148,36 @@ unit: $(UNIT_TESTS)
 # Starts the real binary on port 0 for every test and talks to it with libcurl.
 integration: $(INTEGRATION) $(SPLITKD)
 	@set -e; for t in $(INTEGRATION); do echo "== $$t"; SPLITKD_BIN=$(SPLITKD) $$t --jobs 2; done
+
+# A bounded soak: good, bad and batch traffic with SIGHUP reloads, every
+# answer checked against the core. SOAK_SECONDS long (default 60).
+SOAK_SECONDS ?= 60
+$(BUILD)/tests/soak: tests/soak/soak.c $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $< $(API_OBJ) $(LIBSPLITK) \
+		$(CJSON_LIBS) $(CURL_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+soak: deps-test all $(BUILD)/tests/soak
+	@echo "== soak for $(SOAK_SECONDS) s"
+	@SPLITKD_BIN=$(SPLITKD) SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/tests/soak
+
+# Three replicas behind haproxy; one killed, one drained, both restarted.
+fleet: deps-test all
+	@sh scripts/deps.sh fleet
+	@echo "== fleet: 3 replicas behind haproxy"
+	@/usr/bin/python3 tests/fleet/fleet.py $(SPLITKD)
+
+# Everything beyond `make test` (CI runs both): the sanitizer suite, the
+# valgrind suite, a short fuzz, the soak and the fleet.
+check-extra:
+	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory soak
+	@$(MAKE) --no-print-directory fleet
+CI_FUZZ_SECONDS ?= 30
+
+check-all: test check-extra
 
 # The integration suites again, with the daemon under valgrind memcheck.
 valgrind: deps-test all $(INTEGRATION)

@@ -5,7 +5,7 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz|valgrind
+# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
@@ -47,6 +47,9 @@ test)
 valgrind)
 	need_cmd valgrind valgrind
 	;;
+fleet)
+	need_cmd haproxy haproxy
+	;;
 fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
@@ -57,7 +60,7 @@ bench)
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet" >&2
 	exit 2
 	;;
 esac

@@ -205,7 +205,8 @@ test: deps-test
 	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck
 
 sanitize: deps-test
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT="-O1 -g -fno-omit-frame-pointer" \
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/san OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all contract unit integration crosscheck
 

@@ -224,7 +224,7 @@ FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
 FUZZERS      := api catalog parse
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(STD) $(WARN) $(FUZZ_FLAGS) -Ipolicy -Iapi $(CJSON_CFLAGS) $< $(FUZZ_SRC) $(CJSON_LIBS) -o $@
 

@@ -265,18 +265,18 @@ static void get_models(struct call *c)
 static void get_target(struct call *c)
 {
 	struct query q;
+	const struct catalog *cat = c->ctx->catalog;
 	const struct catalog_target *t;
-	const char *near;
 
 	if (read_query(c, 0, &q) != 0) {
 		return;
 	}
-	t = catalog_find_target(c->ctx->catalog, c->suffix.p, c->suffix.len);
+	t = catalog_find_target(cat, c->suffix.p, c->suffix.len);
 	if (t == NULL) {
-		near = catalog_suggest_target(c->ctx->catalog, c->suffix.p, c->suffix.len);
-		problem_set(&c->problem, PROBLEM_UNKNOWN_TARGET, NULL, near, "no target named \"%.*s\"%s%s%s",
-			    (int)(c->suffix.len > 64 ? 64 : c->suffix.len), c->suffix.p,
-			    near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_TARGET, NULL, "target", c->suffix.p,
+				     c->suffix.len,
+				     catalog_suggest_target(cat, c->suffix.p, c->suffix.len),
+				     "GET /v1/targets");
 		fail(c);
 		return;
 	}
@@ -286,18 +286,17 @@ static void get_target(struct call *c)
 static void get_model(struct call *c)
 {
 	struct query q;
+	const struct catalog *cat = c->ctx->catalog;
 	const struct catalog_model *m;
-	const char *near;
 
 	if (read_query(c, 0, &q) != 0) {
 		return;
 	}
-	m = catalog_find_model(c->ctx->catalog, c->suffix.p, c->suffix.len);
+	m = catalog_find_model(cat, c->suffix.p, c->suffix.len);
 	if (m == NULL) {
-		near = catalog_suggest_model(c->ctx->catalog, c->suffix.p, c->suffix.len);
-		problem_set(&c->problem, PROBLEM_UNKNOWN_MODEL, NULL, near, "no model named \"%.*s\"%s%s%s",
-			    (int)(c->suffix.len > 64 ? 64 : c->suffix.len), c->suffix.p,
-			    near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_MODEL, NULL, "model", c->suffix.p,
+				     c->suffix.len, catalog_suggest_model(cat, c->suffix.p, c->suffix.len),
+				     "GET /v1/models");
 		fail(c);
 		return;
 	}

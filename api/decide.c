@@ -45,21 +45,12 @@ static int missing(struct problem *p, const char *param, const char *what)
 static int resolve_target(const struct catalog *cat, const struct query *q, struct decision *d,
 			  struct problem *p)
 {
-	char quoted[72];
-
 	if (q->target.p != NULL) {
 		d->target = catalog_find_target(cat, q->target.p, q->target.len);
 		if (d->target == NULL) {
-			const char *near = catalog_suggest_target(cat, q->target.p, q->target.len);
-
-			text_quote(q->target.p, q->target.len, quoted, sizeof(quoted));
-			if (near != NULL) {
-				return problem_set(p, PROBLEM_UNKNOWN_TARGET, "target", near,
-						   "no target named \"%s\"; did you mean \"%s\"?", quoted,
-						   near);
-			}
-			return problem_set(p, PROBLEM_UNKNOWN_TARGET, "target", NULL,
-					   "no target named \"%s\" (GET /v1/targets lists them)", quoted);
+			return problem_unknown_name(
+				p, PROBLEM_UNKNOWN_TARGET, "target", "target", q->target.p, q->target.len,
+				catalog_suggest_target(cat, q->target.p, q->target.len), "GET /v1/targets");
 		}
 	} else if (!q->sm_count.set) {
 		return missing(p, "target", "give a target (e.g. target=h100) or an sm_count");
@@ -71,21 +62,12 @@ static int resolve_target(const struct catalog *cat, const struct query *q, stru
 static int resolve_model(const struct catalog *cat, const struct query *q, struct decision *d,
 			 struct problem *p)
 {
-	char quoted[72];
-
 	if (q->model.p != NULL) {
 		d->model = catalog_find_model(cat, q->model.p, q->model.len);
 		if (d->model == NULL) {
-			const char *near = catalog_suggest_model(cat, q->model.p, q->model.len);
-
-			text_quote(q->model.p, q->model.len, quoted, sizeof(quoted));
-			if (near != NULL) {
-				return problem_set(p, PROBLEM_UNKNOWN_MODEL, "model", near,
-						   "no model named \"%s\"; did you mean \"%s\"?", quoted,
-						   near);
-			}
-			return problem_set(p, PROBLEM_UNKNOWN_MODEL, "model", NULL,
-					   "no model named \"%s\" (GET /v1/models lists them)", quoted);
+			return problem_unknown_name(
+				p, PROBLEM_UNKNOWN_MODEL, "model", "model", q->model.p, q->model.len,
+				catalog_suggest_model(cat, q->model.p, q->model.len), "GET /v1/models");
 		}
 	} else if (!q->num_q_heads.set) {
 		return missing(p, "model", "give a model (e.g. model=llama-3.1-8b) or num_q_heads");

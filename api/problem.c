@@ -69,6 +69,21 @@ int problem_set(struct problem *p, enum problem_kind kind, const char *param,
 	return -1;
 }
 
+int problem_unknown_name(struct problem *p, enum problem_kind kind, const char *param,
+			 const char *what, const char *name, size_t len, const char *near,
+			 const char *list)
+{
+	char quoted[72];
+
+	text_quote(name, len, quoted, sizeof(quoted));
+	if (near != NULL) {
+		return problem_set(p, kind, param, near, "no %s named \"%s\"; did you mean \"%s\"?",
+				   what, quoted, near);
+	}
+	return problem_set(p, kind, param, NULL, "no %s named \"%s\" (%s lists them)", what, quoted,
+			   list);
+}
+
 int problem_status(enum problem_kind kind)
 {
 	return kind < PROBLEM_KIND_COUNT ? kinds[kind].status : 500;

@@ -51,6 +51,13 @@ int problem_set(struct problem *p, enum problem_kind kind, const char *param,
 		const char *suggestion, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* An unknown catalog name (404): `no <what> named "x"`, with a "did you
+ * mean" when `near` is not NULL, else a pointer to the list at `list`.
+ * `param` names the parameter, or NULL for a path segment. Returns -1. */
+int problem_unknown_name(struct problem *p, enum problem_kind kind, const char *param,
+			 const char *what, const char *name, size_t len, const char *near,
+			 const char *list);
+
 /* The HTTP status of a kind (400, 404, 405, 413, 414, 415, 500). */
 int problem_status(enum problem_kind kind);
 

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
+
 #include <cjson/cJSON.h>
 
 #include "api.h"
@@ -41,14 +43,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	return 0;
 }
-
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #cond, __LINE__); \
-			abort();                                                           \
-		}                                                                          \
-	} while (0)
 
 static double number(const cJSON *o, const char *k)
 {

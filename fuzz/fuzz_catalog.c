@@ -10,15 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "fuzz.h"
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #cond, __LINE__); \
-			abort();                                                           \
-		}                                                                          \
-	} while (0)
+#include "catalog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

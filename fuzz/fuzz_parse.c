@@ -12,15 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "splitk.h"
+#include "fuzz.h"
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "invariant failed: %s (line %d)\n", #cond, __LINE__); \
-			abort();                                                           \
-		}                                                                          \
-	} while (0)
+#include "splitk.h"
 
 static bool same(bool ok_a, struct splitk_policy a, bool ok_b, struct splitk_policy b)
 {

@@ -15,13 +15,8 @@
 #include <microhttpd.h>
 
 #include "api.h"
+#include "build_info.h"
 
-#ifndef SPLITKD_VERSION
-#define SPLITKD_VERSION "0.0.0"
-#endif
-#ifndef SPLITKD_BUILD
-#define SPLITKD_BUILD "unknown"
-#endif
 
 /* One request's state, from the URI log callback to the completion notice. */
 struct request {
@@ -418,7 +413,16 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 
 	(void)addr;
 	(void)len;
-	return atomic_load(&s->connections) >= s->cfg->max_connections ? MHD_NO : MHD_YES;
+	/* Counted here, at admission, not when MHD reports the connection
+	 * started: both worker threads may admit at once, and a count taken
+	 * later let a burst of eight through a limit of four. (Should MHD
+	 * fail to set up an admitted connection, out of memory, the count
+	 * stays one high: the limit errs on the strict side.) */
+	if (atomic_fetch_add(&s->connections, 1) >= s->cfg->max_connections) {
+		atomic_fetch_sub(&s->connections, 1);
+		return MHD_NO;
+	}
+	return MHD_YES;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -428,9 +432,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 	(void)conn;
 	(void)socket_context;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		atomic_fetch_add(&s->connections, 1);
-	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		atomic_fetch_sub(&s->connections, 1);
 	}
 }

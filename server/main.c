@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "build_info.h"
 #include "catalog.h"
 #include "cli.h"
 #include "embedded.h"
@@ -20,12 +21,6 @@
 #include "jsonin.h"
 #include "log.h"
 
-#ifndef SPLITKD_VERSION
-#define SPLITKD_VERSION "0.0.0"
-#endif
-#ifndef SPLITKD_BUILD
-#define SPLITKD_BUILD "unknown"
-#endif
 
 /* Reads a whole file of at most CATALOG_MAX_BYTES. Returns a heap buffer
  * (free it) or NULL with a message in err. */

@@ -13,11 +13,13 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +57,20 @@ static inline const char *splitkd_bin(void)
 	const char *bin = getenv("SPLITKD_BIN");
 
 	return bin != NULL ? bin : "build/splitkd";
+}
+
+/* A raw TCP connection to 127.0.0.1:port, for the tests libcurl is too
+ * polite for. */
+static inline int connect_raw(unsigned port)
+{
+	struct sockaddr_in a = {0};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
 }
 
 /* Reads the daemon's log file into a fresh string. */

@@ -7,9 +7,7 @@
  * or a closed connection — and after every case the daemon must still
  * answer a good request with the right bytes.
  */
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 
 
 #include "harness.h"
@@ -258,18 +256,6 @@ static char *build(const struct hostile *c, size_t *len)
 #undef APPEND
 	*len = n;
 	return b;
-}
-
-static int connect_raw(unsigned port)
-{
-	struct sockaddr_in a = {0};
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(0x7f000001);
-	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	return fd;
 }
 
 /* True once `got` holds one whole answer (headers, and a body as long as

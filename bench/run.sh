@@ -34,6 +34,8 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 # wrk's latency ("85.00us", "1.20ms", "2.00s") in milliseconds
 to_ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; printf "%.3f\n", v}'; }
 
+# before anything is written: results.md itself must not make the tree "dirty"
+rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
 rm -rf "$TMP"
 mkdir -p "$TMP/www/v1" "$TMP/nginx"
 
@@ -162,7 +164,7 @@ echo "startup ms (median min max): $startup"
 	echo "Measured by \`make bench\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
 	echo
 	echo "- Machine: $(nproc) cores, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r)"
-	echo "- splitkd $(git describe --always --dirty 2>/dev/null || echo unknown), libmicrohttpd $(pkg-config --modversion libmicrohttpd), built \`-O2\`, \`--threads 2 --access-log off\`"
+	echo "- splitkd $rev, libmicrohttpd $(pkg-config --modversion libmicrohttpd), built \`-O2\`, \`--threads 2 --access-log off\`"
 	echo "- $(nginx -v 2>&1 | sed 's/nginx version: //'), 2 workers, keep-alive, access log off, open_file_cache, sendfile off (its fastest for a small file here), serving the same $bytes bytes from disk"
 	echo "- Client: $(wrk -v 2>&1 | head -1 | awk '{print "wrk", $2}'), ${DURATION} s per run, $ROUNDS rounds alternating splitkd/nginx; client and servers share the $(nproc) cores"
 	echo "- Request: \`GET $QUERY\`"

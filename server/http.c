@@ -170,18 +170,20 @@ static enum MHD_Result over_limit(struct MHD_Connection *conn, struct request *r
 		      detail);
 }
 
-/* What the headers say about framing, counted in one pass. */
+/* What the headers say about size and framing, gathered in one pass. */
 struct framing {
+	size_t bytes; /* request line and headers, as sent */
 	unsigned hosts, lengths, encodings, expects;
 	const char *encoding, *expect;
 };
 
-static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
-				     const char *value)
+static enum MHD_Result inspect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
 {
 	struct framing *f = cls;
 
 	(void)kind;
+	f->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
 	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
 		f->hosts++;
 	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
@@ -196,8 +198,9 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 	return MHD_YES;
 }
 
-/* RFC 9112 where libmicrohttpd 0.9.75 is lenient, and where leniency is
- * how requests get smuggled past a proxy: one Host (required in HTTP/1.1),
+/* The request line and headers within --max-header; and RFC 9112 where
+ * libmicrohttpd 0.9.75 is lenient and leniency is how requests get
+ * smuggled past a proxy: one Host (required in HTTP/1.1),
  * at most one Content-Length, never both Content-Length and
  * Transfer-Encoding, no transfer coding but chunked, and no expectation
  * but 100-continue. Returns true when the request may go on; otherwise a
@@ -205,10 +208,16 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 static bool framing_ok(struct MHD_Connection *conn, struct request *r, const char *method,
 		       const char *version, enum MHD_Result *ret)
 {
-	struct framing f = {0};
+	struct framing f = {r->uri_len + strlen(method) + 12, 0, 0, 0, 0, NULL, NULL};
 	const char *status_detail = NULL;
 
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, inspect_header, &f);
+	/* libmicrohttpd's own limit is a backstop set above this one, so the
+	 * usual over-size request gets a problem+json 431 from us */
+	if (f.bytes > r->server->cfg->max_header) {
+		*ret = over_limit(conn, r, method, 431);
+		return false;
+	}
 	if (f.hosts > 1 || (f.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
 		status_detail = "an HTTP/1.1 request needs exactly one Host header";
 	} else if (f.lengths > 1) {
@@ -233,16 +242,6 @@ static bool framing_ok(struct MHD_Connection *conn, struct request *r, const cha
 		return false;
 	}
 	return true;
-}
-
-static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
-				       const char *value)
-{
-	size_t *total = cls;
-
-	(void)kind;
-	*total += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
-	return MHD_YES;
 }
 
 static void on_decision(void *cls, const char *target, enum splitk_kind kind)
@@ -307,18 +306,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!r->headers_seen) {
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
-
-		size_t header_bytes = r->uri_len + strlen(method) + 12; /* the request line */
-
 		enum MHD_Result refused;
 
 		r->headers_seen = true;
-		/* libmicrohttpd's own limit is a backstop set well above this one,
-		 * so the usual over-size request gets a problem+json 431 from us */
-		MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header_size, &header_bytes);
-		if (header_bytes > s->cfg->max_header) {
-			return over_limit(conn, r, method, 431);
-		}
 		if (!framing_ok(conn, r, method, version, &refused)) {
 			return refused;
 		}

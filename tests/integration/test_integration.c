@@ -424,7 +424,7 @@ Test(reload, sighup_swaps_a_good_catalog_and_keeps_the_old_on_a_bad_one, .timeou
 
 	write_file(path, "{\"targets\":[{\"name\":\"x\",\"sm_count\":20,\"attn_decode_splitk\":\"legacy\"}],\"models\":[]}");
 	kill(d.pid, SIGHUP);
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 500; i++) { /* 5 s at most */
 		r = http(&d, "GET", "/v1/splits?target=x&num_q_heads=2", NULL, NULL);
 		if (strcmp(jstr(r.json, "catalog"), first) != 0) {
 			break;
@@ -440,7 +440,16 @@ Test(reload, sighup_swaps_a_good_catalog_and_keeps_the_old_on_a_bad_one, .timeou
 
 	write_file(path, "{\"targets\":[{\"name\":\"x\",\"sm_count\":0}]}");
 	kill(d.pid, SIGHUP);
-	sleep_ms(300);
+	for (int i = 0; i < 500; i++) { /* until the refusal is logged, 5 s at most */
+		char *log = daemon_log(&d);
+		bool logged = strstr(log, "reload refused") != NULL;
+
+		free(log);
+		if (logged) {
+			break;
+		}
+		sleep_ms(10);
+	}
 	r = http(&d, "GET", "/v1/splits?target=x&num_q_heads=2", NULL, NULL);
 	cr_assert_eq(r.status, 200);
 	cr_assert_eq(jnum(r.json, "sm_count"), 20, "the refused catalog replaced the good one");

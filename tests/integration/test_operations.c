@@ -162,7 +162,7 @@ Test(ops, metrics_never_label_with_raw_input, .fini = stop, .timeout = 60)
 struct load {
 	const struct daemon *d;
 	atomic_bool stop;
-	atomic_long ok, failed, refused, retried;
+	atomic_long ok, failed, refused;
 	char want_sm[2][32]; /* either catalog's answer is right; a mix is not */
 	char last_error[256];
 };
@@ -176,6 +176,7 @@ static void *load_thread(void *arg)
 		struct reply r;
 		char url[256];
 		CURLcode rc;
+		long header_bytes = 0;
 
 		memset(&r, 0, sizeof(r));
 		snprintf(url, sizeof(url), "%s/v1/splits?target=x&num_q_heads=2", l->d->base);
@@ -185,26 +186,14 @@ static void *load_thread(void *arg)
 		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
 		curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r);
 		rc = curl_easy_perform(curl);
-		if (rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING) {
-			long fresh = 1;
-
-			/* The server closed a kept-alive connection as this request
-			 * went out: it never saw it, and an HTTP client may retry an
-			 * idempotent request (RFC 9110 9.2.2), as browsers, curl's
-			 * multi interface and proxies do. One retry, on a new
-			 * connection; a request the server did see is never retried. */
-			curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &fresh);
-			if (fresh == 0) {
-				free(r.body);
-				memset(&r, 0, sizeof(r));
-				curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
-				rc = curl_easy_perform(curl);
-				curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 0L);
-				atomic_fetch_add(&l->retried, 1);
-			}
-		}
-		if (rc == CURLE_COULDNT_CONNECT) {
-			atomic_fetch_add(&l->refused, 1); /* after a drain closed the listener */
+		curl_easy_getinfo(curl, CURLINFO_HEADER_SIZE, &header_bytes);
+		if (rc != CURLE_OK && header_bytes == 0) {
+			/* Not a byte of an answer: the server never took this request
+			 * (a drain shut the listener, or closed a kept-alive connection
+			 * as the request went out). A load balancer sends it elsewhere,
+			 * as the fleet test shows; here it is counted, not failed. A
+			 * request the server began to answer must finish. */
+			atomic_fetch_add(&l->refused, 1);
 		} else {
 			long status = 0;
 
@@ -421,8 +410,14 @@ Test(ops, readyz_turns_503_while_draining, .timeout = 60)
 	pthread_create(&slow, NULL, slow_post, &d); /* keeps the drain open a while */
 	sleep_ms(200);
 	kill(d.pid, SIGTERM);
-	sleep_ms(100);
+	/* the kept-alive connection asks until the signal has been taken (3 s
+	 * at most: a loaded machine may be slow to schedule the main thread) */
 	during = http_on(curl, &d, "GET", "/readyz", NULL, NULL, 0);
+	for (int i = 0; i < 30 && during.status == 200; i++) {
+		reply_free(&during);
+		sleep_ms(100);
+		during = http_on(curl, &d, "GET", "/readyz", NULL, NULL, 0);
+	}
 	cr_assert_eq(during.status, 503, "%s", during.body);
 	cr_assert_str_eq(jstr(during.json, "status"), "draining");
 	cr_assert_str_eq(during.connection, "close");

@@ -224,42 +224,39 @@ done:
 	jsonin_arena_cleanup(&arena);
 }
 
-static void get_targets(struct call *c)
+/* GET /v1/targets and /v1/models: the digest and every entry of a kind. */
+static void get_list(struct call *c, bool targets)
 {
 	struct query q;
 	const struct catalog *cat = c->ctx->catalog;
+	size_t n = targets ? cat->num_targets : cat->num_models;
 
 	if (read_query(c, 0, &q) != 0) {
 		return;
 	}
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "catalog", cat->digest);
-	jsonw_key(&c->w, "targets");
+	jsonw_key(&c->w, targets ? "targets" : "models");
 	jsonw_array_begin(&c->w);
-	for (size_t i = 0; i < cat->num_targets; i++) {
-		catalog_write_target(&c->w, &cat->targets[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (targets) {
+			catalog_write_target(&c->w, &cat->targets[i]);
+		} else {
+			catalog_write_model(&c->w, &cat->models[i]);
+		}
 	}
 	jsonw_array_end(&c->w);
 	jsonw_object_end(&c->w);
 }
 
+static void get_targets(struct call *c)
+{
+	get_list(c, true);
+}
+
 static void get_models(struct call *c)
 {
-	struct query q;
-	const struct catalog *cat = c->ctx->catalog;
-
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
-	jsonw_object_begin(&c->w);
-	jsonw_kv_str(&c->w, "catalog", cat->digest);
-	jsonw_key(&c->w, "models");
-	jsonw_array_begin(&c->w);
-	for (size_t i = 0; i < cat->num_models; i++) {
-		catalog_write_model(&c->w, &cat->models[i]);
-	}
-	jsonw_array_end(&c->w);
-	jsonw_object_end(&c->w);
+	get_list(c, false);
 }
 
 static void get_target(struct call *c)

@@ -17,7 +17,6 @@
 #include "api.h"
 #include "build_info.h"
 
-
 /* One request's state, from the URI log callback to the completion notice. */
 struct request {
 	struct server *server;
@@ -29,7 +28,7 @@ struct request {
 	bool answered;  /* a response is queued */
 	bool too_large; /* the body passed max_body; the rest is discarded */
 	size_t declared_len; /* Content-Length, 0 when absent */
-	size_t discarded;
+	size_t discarded;    /* bytes of a refused body read and dropped */
 	uint64_t start_ns;
 };
 
@@ -49,6 +48,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	size_t len;
 	struct request *r;
 
+	(void)conn;
 	/* RFC 9112 3.2.2: a server must accept the absolute form
 	 * (GET http://host/path); the route is the path */
 	if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
@@ -59,8 +59,6 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	len = strlen(uri);
 	/* one allocation: the state, then the target's bytes */
 	r = malloc(sizeof(*r) + len + 1);
-
-	(void)conn;
 	if (r == NULL) {
 		return NULL;
 	}

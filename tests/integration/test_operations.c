@@ -312,6 +312,10 @@ struct slow {
 	int chunks_sent;
 };
 
+/* Set once the slow POST's headers and first chunk are on the wire, so a
+ * test signals the daemon only when that request is really in flight. */
+static atomic_bool slow_begun;
+
 static size_t slow_read(char *buf, size_t size, size_t n, void *user)
 {
 	struct slow *s = user;
@@ -321,6 +325,9 @@ static size_t slow_read(char *buf, size_t size, size_t n, void *user)
 	(void)n;
 	if (s->chunks_sent == 5) {
 		return 0;
+	}
+	if (s->chunks_sent == 1) {
+		atomic_store(&slow_begun, true); /* curl asks for more once it sent the first */
 	}
 	sleep_ms(120);
 	memcpy(buf, parts[s->chunks_sent], strlen(parts[s->chunks_sent]));
@@ -355,6 +362,18 @@ static void *slow_post(void *arg)
 	return r;
 }
 
+/* Starts the slow POST and waits (5 s at most) until it is in flight. */
+static void start_slow_post(pthread_t *th, const struct daemon *dd)
+{
+	atomic_store(&slow_begun, false);
+	pthread_create(th, NULL, slow_post, (void *)dd);
+	for (int i = 0; i < 500 && !atomic_load(&slow_begun); i++) {
+		sleep_ms(10);
+	}
+	cr_assert(atomic_load(&slow_begun), "the slow POST never started");
+	sleep_ms(50);
+}
+
 Test(ops, sigterm_under_load_drains_and_exits_zero, .timeout = 90)
 {
 	char path[] = "/tmp/splitkd-term-XXXXXX";
@@ -369,8 +388,7 @@ Test(ops, sigterm_under_load_drains_and_exits_zero, .timeout = 90)
 	write_text(path, catalog_a);
 	daemon_start(&d, args);
 	load_start(&l, th, "\"sm_count\":10", "\"sm_count\":10");
-	pthread_create(&slow, NULL, slow_post, &d);
-	sleep_ms(250); /* the slow POST has begun; load is running */
+	start_slow_post(&slow, &d); /* in flight; load is running */
 	ready = http(&d, "GET", "/readyz", NULL, NULL);
 	cr_assert_eq(ready.status, 200);
 	reply_free(&ready);
@@ -407,8 +425,7 @@ Test(ops, readyz_turns_503_while_draining, .timeout = 60)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	first = http_on(curl, &d, "GET", "/readyz", NULL, NULL, 0); /* a kept-alive connection */
 	cr_assert_eq(first.status, 200);
-	pthread_create(&slow, NULL, slow_post, &d); /* keeps the drain open a while */
-	sleep_ms(200);
+	start_slow_post(&slow, &d); /* keeps the drain open a while */
 	kill(d.pid, SIGTERM);
 	/* the kept-alive connection asks until the signal has been taken (3 s
 	 * at most: a loaded machine may be slow to schedule the main thread) */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "decide.h"
 #include "embedded.h"
@@ -23,6 +24,7 @@ struct call {
 	struct text_slice path;   /* raw, without the query */
 	struct text_slice query;  /* raw, after '?'; p NULL when none */
 	struct text_slice suffix; /* the {name} of a prefix route, decoded */
+	struct query q;           /* the query string, parsed for the route */
 	char *scratch;            /* decoding space, 2 * API_MAX_URI bytes */
 	struct jsonw w;
 	int status;
@@ -32,15 +34,13 @@ struct call {
 
 typedef void handler_fn(struct call *c);
 
-enum { M_GET = 1, M_POST = 2 };
-
 struct route {
 	const char *path; /* exact path, or prefix ending in '/' with has_name */
 	bool has_name;
 	const char *template; /* for OpenAPI */
-	unsigned methods;
+	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
 	handler_fn *get;
-	handler_fn *post;
+	handler_fn *post; /* NULL: GET and HEAD only */
 };
 
 static int fail(struct call *c)
@@ -86,13 +86,9 @@ static void count_decision(const struct call *c, const struct decision *d)
 
 static void get_splits(struct call *c)
 {
-	struct query q;
 	struct decision d;
 
-	if (read_query(c, DECIDE_FIELDS, &q) != 0) {
-		return;
-	}
-	if (decide_run(c->ctx->catalog, &q, &d, &c->problem) != 0) {
+	if (decide_run(c->ctx->catalog, &c->q, &d, &c->problem) != 0) {
 		fail(c);
 		return;
 	}
@@ -102,22 +98,17 @@ static void get_splits(struct call *c)
 
 static bool is_json_media_type(const char *ct)
 {
-	const char *want = "application/json";
-	size_t n = strlen(want);
+	static const char want[] = "application/json";
+	size_t n = sizeof(want) - 1;
 
 	if (ct == NULL) {
 		return false;
 	}
-	while (*ct == ' ' || *ct == '\t') {
-		ct++;
-	}
-	if (!text_ieq(ct, strlen(ct) < n ? strlen(ct) : n, want) || strlen(ct) < n) {
+	ct += strspn(ct, " \t");
+	if (strncasecmp(ct, want, n) != 0) {
 		return false;
 	}
-	ct += n;
-	while (*ct == ' ' || *ct == '\t') {
-		ct++;
-	}
+	ct += n + strspn(ct + n, " \t");
 	return *ct == '\0' || *ct == ';';
 }
 
@@ -167,9 +158,6 @@ static void post_splits(struct call *c)
 	struct decision d;
 	int n;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	if (!is_json_media_type(c->req->content_type)) {
 		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
 			    "POST /v1/splits takes Content-Type: application/json, not %s",
@@ -227,13 +215,9 @@ done:
 /* GET /v1/targets and /v1/models: the digest and every entry of a kind. */
 static void get_list(struct call *c, bool targets)
 {
-	struct query q;
 	const struct catalog *cat = c->ctx->catalog;
 	size_t n = targets ? cat->num_targets : cat->num_models;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "catalog", cat->digest);
 	jsonw_key(&c->w, targets ? "targets" : "models");
@@ -261,13 +245,9 @@ static void get_models(struct call *c)
 
 static void get_target(struct call *c)
 {
-	struct query q;
 	const struct catalog *cat = c->ctx->catalog;
 	const struct catalog_target *t;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	t = catalog_find_target(cat, c->suffix.p, c->suffix.len);
 	if (t == NULL) {
 		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_TARGET, NULL, "target", c->suffix.p,
@@ -282,13 +262,9 @@ static void get_target(struct call *c)
 
 static void get_model(struct call *c)
 {
-	struct query q;
 	const struct catalog *cat = c->ctx->catalog;
 	const struct catalog_model *m;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	m = catalog_find_model(cat, c->suffix.p, c->suffix.len);
 	if (m == NULL) {
 		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_MODEL, NULL, "model", c->suffix.p,
@@ -302,36 +278,29 @@ static void get_model(struct call *c)
 
 static void get_catalog(struct call *c)
 {
-	struct query q;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	catalog_write(&c->w, c->ctx->catalog, true);
 }
 
 static void get_policy(struct call *c)
 {
-	struct query q;
+	const struct query *q = &c->q;
 	struct splitk_policy pol;
 	uint32_t requested = 0;
 	char label[SPLITK_LABEL_MAX];
 	bool ok;
 	static const char *const kinds[] = {"legacy", "auto", "pinned"};
 
-	if (read_query(c, QUERY_BIT(QF_SPELLING), &q) != 0) {
-		return;
-	}
-	if (q.spelling.p == NULL) {
+	if (q->spelling.p == NULL) {
 		problem_set(&c->problem, PROBLEM_MISSING_PARAMETER, "spelling", NULL,
 			    "give the spelling to check, e.g. /v1/policy?spelling=auto");
 		fail(c);
 		return;
 	}
-	ok = splitk_parse_requested(q.spelling.p, q.spelling.len, &pol, &requested);
+	ok = splitk_parse_requested(q->spelling.p, q->spelling.len, &pol, &requested);
 	jsonw_object_begin(&c->w);
 	jsonw_key(&c->w, "spelling");
-	jsonw_strn(&c->w, q.spelling.p, q.spelling.len);
+	jsonw_strn(&c->w, q->spelling.p, q->spelling.len);
 	jsonw_kv_bool(&c->w, "parses", ok);
 	if (ok) {
 		splitk_label(pol, label);
@@ -366,36 +335,30 @@ static void get_policy(struct call *c)
 static void get_matrix(struct call *c)
 {
 	const struct catalog *cat = c->ctx->catalog;
-	struct query q;
+	const struct query *q = &c->q;
 	struct decision d;
 	uint32_t mb, seqs, rows;
 	struct splitk_policy ignored;
 
-	if (read_query(c,
-		       QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) |
-			       QUERY_BIT(QF_OVERRIDE),
-		       &q) != 0) {
-		return;
-	}
-	mb = q.max_batch_size.set ? q.max_batch_size.v : 1;
-	seqs = q.num_seqs.set ? q.num_seqs.v : 1;
-	rows = q.max_rows.set ? q.max_rows.v : mb;
+	mb = q->max_batch_size.set ? q->max_batch_size.v : 1;
+	seqs = q->num_seqs.set ? q->num_seqs.v : 1;
+	rows = q->max_rows.set ? q->max_rows.v : mb;
 	jsonw_object_begin(&c->w);
 	jsonw_kv_u64(&c->w, "max_batch_size", mb);
 	jsonw_kv_u64(&c->w, "num_seqs", seqs);
 	jsonw_kv_u64(&c->w, "max_rows", rows);
 	jsonw_key(&c->w, "override");
-	if (q.override.p != NULL) {
-		jsonw_strn(&c->w, q.override.p, q.override.len);
+	if (q->override.p != NULL) {
+		jsonw_strn(&c->w, q->override.p, q->override.len);
 	} else {
 		jsonw_null(&c->w);
 	}
 	jsonw_key(&c->w, "warnings");
 	jsonw_array_begin(&c->w);
-	if (q.override.p != NULL && !splitk_parse(q.override.p, q.override.len, &ignored)) {
+	if (q->override.p != NULL && !splitk_parse(q->override.p, q->override.len, &ignored)) {
 		char msg[200], quoted[72];
 
-		text_quote(q.override.p, q.override.len, quoted, sizeof(quoted));
+		text_quote(q->override.p, q->override.len, quoted, sizeof(quoted));
 		snprintf(msg, sizeof(msg),
 			 "override \"%s\" does not parse, so it is ignored and each target's declared "
 			 "policy stands, as the engine does",
@@ -410,7 +373,7 @@ static void get_matrix(struct call *c)
 		for (size_t m = 0; m < cat->num_models; m++) {
 			char label[SPLITK_LABEL_MAX];
 
-			decide_pair(&cat->targets[t], &cat->models[m], mb, seqs, rows, q.override, &d);
+			decide_pair(&cat->targets[t], &cat->models[m], mb, seqs, rows, q->override, &d);
 			splitk_label(d.resolved.policy, label);
 			jsonw_object_begin(&c->w);
 			jsonw_kv_str(&c->w, "target", d.target->name);
@@ -434,11 +397,7 @@ static void get_matrix(struct call *c)
 
 static void get_healthz(struct call *c)
 {
-	struct query q;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "status", "ok");
 	jsonw_object_end(&c->w);
@@ -446,11 +405,7 @@ static void get_healthz(struct call *c)
 
 static void get_readyz(struct call *c)
 {
-	struct query q;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	c->status = c->ctx->draining ? 503 : 200;
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "status", c->ctx->draining ? "draining" : "ready");
@@ -460,11 +415,7 @@ static void get_readyz(struct call *c)
 
 static void get_version(struct call *c)
 {
-	struct query q;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "name", "splitkd");
 	jsonw_kv_str(&c->w, "version", c->ctx->version ? c->ctx->version : "unknown");
@@ -475,41 +426,37 @@ static void get_version(struct call *c)
 
 static void get_openapi(struct call *c)
 {
-	struct query q;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	jsonw_raw(&c->w, embedded_openapi_json, embedded_openapi_json_len);
 }
 
 static void get_problem_type(struct call *c)
 {
-	struct query q;
 
-	if (read_query(c, 0, &q) != 0) {
-		return;
-	}
 	if (!problem_write_type(&c->w, c->suffix.p, c->suffix.len)) {
 		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL, "no such problem type");
 		fail(c);
 	}
 }
 
+#define MATRIX_FIELDS                                                                 \
+	(QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) | \
+	 QUERY_BIT(QF_OVERRIDE))
+
 static const struct route routes[] = {
-	{"/v1/splits", false, "/v1/splits", M_GET | M_POST, get_splits, post_splits},
-	{"/v1/targets", false, "/v1/targets", M_GET, get_targets, NULL},
-	{"/v1/targets/", true, "/v1/targets/{name}", M_GET, get_target, NULL},
-	{"/v1/models", false, "/v1/models", M_GET, get_models, NULL},
-	{"/v1/models/", true, "/v1/models/{name}", M_GET, get_model, NULL},
-	{"/v1/catalog", false, "/v1/catalog", M_GET, get_catalog, NULL},
-	{"/v1/policy", false, "/v1/policy", M_GET, get_policy, NULL},
-	{"/v1/matrix", false, "/v1/matrix", M_GET, get_matrix, NULL},
-	{"/healthz", false, "/healthz", M_GET, get_healthz, NULL},
-	{"/readyz", false, "/readyz", M_GET, get_readyz, NULL},
-	{"/version", false, "/version", M_GET, get_version, NULL},
-	{"/openapi.json", false, "/openapi.json", M_GET, get_openapi, NULL},
-	{"/problems/", true, "/problems/{type}", M_GET, get_problem_type, NULL},
+	{"/v1/splits", false, "/v1/splits", DECIDE_FIELDS, get_splits, post_splits},
+	{"/v1/targets", false, "/v1/targets", 0, get_targets, NULL},
+	{"/v1/targets/", true, "/v1/targets/{name}", 0, get_target, NULL},
+	{"/v1/models", false, "/v1/models", 0, get_models, NULL},
+	{"/v1/models/", true, "/v1/models/{name}", 0, get_model, NULL},
+	{"/v1/catalog", false, "/v1/catalog", 0, get_catalog, NULL},
+	{"/v1/policy", false, "/v1/policy", QUERY_BIT(QF_SPELLING), get_policy, NULL},
+	{"/v1/matrix", false, "/v1/matrix", MATRIX_FIELDS, get_matrix, NULL},
+	{"/healthz", false, "/healthz", 0, get_healthz, NULL},
+	{"/readyz", false, "/readyz", 0, get_readyz, NULL},
+	{"/version", false, "/version", 0, get_version, NULL},
+	{"/openapi.json", false, "/openapi.json", 0, get_openapi, NULL},
+	{"/problems/", true, "/problems/{type}", 0, get_problem_type, NULL},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -519,7 +466,7 @@ const char *api_route_path(size_t i, const char **methods)
 	if (i >= NUM_ROUTES) {
 		return NULL;
 	}
-	*methods = routes[i].methods & M_POST ? "GET, HEAD, POST" : "GET, HEAD";
+	*methods = routes[i].post != NULL ? "GET, HEAD, POST" : "GET, HEAD";
 	return routes[i].template;
 }
 
@@ -528,18 +475,29 @@ size_t api_route_count(void)
 	return NUM_ROUTES;
 }
 
-/* Matches the raw path; for a {name} route, decodes the last segment. */
+/* Whether a raw path (no query) names a route: an exact path, or for a
+ * {name} route its prefix and one more non-empty segment. */
+static bool path_matches(const struct route *r, const char *path, size_t len)
+{
+	size_t n = strlen(r->path);
+
+	if (!r->has_name) {
+		return len == n && memcmp(path, r->path, n) == 0;
+	}
+	return len > n && memcmp(path, r->path, n) == 0 && memchr(path + n, '/', len - n) == NULL;
+}
+
+/* Matches the request's path; for a {name} route, decodes the name. */
 static bool match(const struct route *r, struct call *c)
 {
 	size_t n = strlen(r->path);
 	long len;
 
-	if (!r->has_name) {
-		return c->path.len == n && memcmp(c->path.p, r->path, n) == 0;
-	}
-	if (c->path.len <= n || memcmp(c->path.p, r->path, n) != 0 ||
-	    memchr(c->path.p + n, '/', c->path.len - n) != NULL) {
+	if (!path_matches(r, c->path.p, c->path.len)) {
 		return false;
+	}
+	if (!r->has_name) {
+		return true;
 	}
 	/* The query scratch is not in use yet: decode the name into its tail. */
 	len = text_percent_decode(c->path.p + n, c->path.len - n, c->scratch + API_MAX_URI);
@@ -556,11 +514,7 @@ int api_route_of(const char *uri, size_t uri_len)
 	size_t len = qmark ? (size_t)(qmark - uri) : uri_len;
 
 	for (size_t i = 0; i < NUM_ROUTES; i++) {
-		size_t n = strlen(routes[i].path);
-
-		if (routes[i].has_name ? (len > n && memcmp(uri, routes[i].path, n) == 0 &&
-					  memchr(uri + n, '/', len - n) == NULL)
-				       : (len == n && memcmp(uri, routes[i].path, n) == 0)) {
+		if (path_matches(&routes[i], uri, len)) {
 			return (int)i;
 		}
 	}
@@ -680,6 +634,7 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	bool is_get = false, is_post;
 
 	memset(resp, 0, sizeof(*resp));
+	resp->route = -1;
 	memset(&c, 0, sizeof(c));
 	c.ctx = ctx;
 	c.req = req;
@@ -713,17 +668,16 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		fail(&c);
 		goto answer;
 	}
+	resp->route = (int)(route - routes);
 	is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
 	is_post = strcmp(req->method, "POST") == 0;
-	if (is_get) {
-		route->get(&c);
-	} else if (is_post && route->post != NULL) {
-		route->post(&c);
-	} else {
-		api_route_path((size_t)(route - routes), &resp->allow);
+	if (!is_get && !(is_post && route->post != NULL)) {
+		api_route_path((size_t)resp->route, &resp->allow);
 		problem_set(&c.problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL,
 			    "%s takes %s", route->template, resp->allow);
 		fail(&c);
+	} else if (read_query(&c, is_get ? route->get_fields : 0, &c.q) == 0) {
+		(is_get ? route->get : route->post)(&c);
 	}
 
 answer:

@@ -60,6 +60,7 @@ struct api_response {
 	const char *allow;        /* static; set on 405 */
 	char etag[24];            /* "\"<16 hex>\"" on a 200 or 304 to GET/HEAD; "" otherwise */
 	bool close;               /* the server must close the connection after it */
+	int route;                /* the route answered (see api_route_path), or -1 */
 	const char *body;
 	size_t body_len;
 	char *owned; /* what to free: body, when allocated */

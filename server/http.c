@@ -16,6 +16,8 @@
 
 #include "api.h"
 #include "build_info.h"
+#include "jsonw.h"
+#include "problem.h"
 
 /* One request's state, from the URI log callback to the completion notice. */
 struct request {
@@ -92,7 +94,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 /* Queues an answer with the headers every answer carries. A body the
  * response owns is handed to MHD (which free()s it) instead of copied. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, const char *method,
-			     int route, struct api_response *a)
+			     struct api_response *a)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -124,48 +126,69 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, con
 	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
 	MHD_destroy_response(resp);
 	micros = (now_ns() - r->start_ns) / 1000u;
-	metrics_request(r->server->metrics, route, (unsigned)a->status, micros);
+	metrics_request(r->server->metrics, a->route, (unsigned)a->status, micros);
 	log_access(r->server->log, method, r->uri, r->uri_len, (unsigned)a->status, a->body_len,
 		   micros);
 	return ret;
 }
 
-/* A request refused before the api saw it: a limit (413, 431) or HTTP
- * framing the server will not guess at (400, 417, 501). Framing errors
- * close the connection: where the body ends is unknown. */
-static enum MHD_Result refuse(struct MHD_Connection *conn, struct request *r, const char *method,
-			      unsigned status, const char *slug, const char *title,
-			      const char *detail)
+/* /metrics is the server's own route: only it knows the counters. */
+static bool is_metrics(const struct request *r)
 {
-	char body[512];
-	struct api_response a = {0};
-	int n = snprintf(body, sizeof(body),
-			 "{\"type\":\"/problems/%s\",\"title\":\"%s\",\"status\":%u,"
-			 "\"detail\":\"%s\"}",
-			 slug, title, status, detail);
+	return r->uri_len >= 8 && memcmp(r->uri, "/metrics", 8) == 0 &&
+	       (r->uri_len == 8 || r->uri[8] == '?');
+}
 
-	a.status = (int)status;
+/* The metrics label of a request the api did not answer. */
+static int route_of(const struct request *r)
+{
+	return is_metrics(r) ? METRICS_ROUTE_METRICS : api_route_of(r->uri, r->uri_len);
+}
+
+/* A request refused before the api saw it: a limit (413, 431) or HTTP
+ * framing the server will not guess at (400, 417, 501). Written by the same
+ * problem module as every other error. Framing errors close the
+ * connection: where the body ends is unknown. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, struct request *r, const char *method,
+			      enum problem_kind kind, const char *detail)
+{
+	struct api_response a = {0};
+	struct problem p;
+	struct jsonw w;
+	enum MHD_Result ret;
+
+	problem_set(&p, kind, NULL, NULL, "%s", detail);
+	jsonw_init(&w, 256);
+	problem_write(&w, &p);
+	a.owned = jsonw_take(&w, &a.body_len);
+	if (a.owned == NULL) {
+		return MHD_NO;
+	}
+	a.body = a.owned;
+	a.status = problem_status(kind);
 	a.content_type = "application/problem+json";
-	a.body = body;
-	a.body_len = n > 0 && (size_t)n < sizeof(body) ? (size_t)n : 0;
-	a.close = status != 413 && status != 431;
+	a.close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
+	a.route = route_of(r);
+	/* the only route the server answers itself is /metrics */
+	a.allow = kind == PROBLEM_METHOD_NOT_ALLOWED ? "GET, HEAD" : NULL;
 	r->answered = true;
-	return queue(conn, r, method, api_route_of(r->uri, r->uri_len), &a);
+	ret = queue(conn, r, method, &a);
+	free(a.owned); /* NULL unless queue failed to hand it over */
+	return ret;
 }
 
 static enum MHD_Result over_limit(struct MHD_Connection *conn, struct request *r,
-				  const char *method, unsigned status)
+				  const char *method, enum problem_kind kind)
 {
 	char detail[96];
 
-	if (status == 413) {
+	if (kind == PROBLEM_PAYLOAD_TOO_LARGE) {
 		snprintf(detail, sizeof(detail), "the body is over %zu bytes", r->server->cfg->max_body);
-		return refuse(conn, r, method, 413, "payload-too-large", "Payload too large", detail);
+	} else {
+		snprintf(detail, sizeof(detail), "the request line and headers are over %zu bytes",
+			 r->server->cfg->max_header);
 	}
-	snprintf(detail, sizeof(detail), "the request line and headers are over %zu bytes",
-		 r->server->cfg->max_header);
-	return refuse(conn, r, method, 431, "header-too-large", "Request header fields too large",
-		      detail);
+	return refuse(conn, r, method, kind, detail);
 }
 
 /* What the headers say about size and framing, gathered in one pass. */
@@ -213,7 +236,7 @@ static bool framing_ok(struct MHD_Connection *conn, struct request *r, const cha
 	/* libmicrohttpd's own limit is a backstop set above this one, so the
 	 * usual over-size request gets a problem+json 431 from us */
 	if (f.bytes > r->server->cfg->max_header) {
-		*ret = over_limit(conn, r, method, 431);
+		*ret = over_limit(conn, r, method, PROBLEM_HEADER_TOO_LARGE);
 		return false;
 	}
 	if (f.hosts > 1 || (f.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
@@ -226,16 +249,16 @@ static bool framing_ok(struct MHD_Connection *conn, struct request *r, const cha
 		status_detail = "more than one Transfer-Encoding header";
 	}
 	if (status_detail != NULL) {
-		*ret = refuse(conn, r, method, 400, "bad-request", "Bad request", status_detail);
+		*ret = refuse(conn, r, method, PROBLEM_BAD_REQUEST, status_detail);
 		return false;
 	}
 	if (f.encodings == 1 && strcasecmp(f.encoding, "chunked") != 0) {
-		*ret = refuse(conn, r, method, 501, "not-implemented", "Not implemented",
+		*ret = refuse(conn, r, method, PROBLEM_NOT_IMPLEMENTED,
 			      "the only transfer coding accepted is chunked");
 		return false;
 	}
 	if (f.expects > 1 || (f.expects == 1 && strcasecmp(f.expect, "100-continue") != 0)) {
-		*ret = refuse(conn, r, method, 417, "expectation-failed", "Expectation failed",
+		*ret = refuse(conn, r, method, PROBLEM_EXPECTATION_FAILED,
 			      "the only expectation met is 100-continue");
 		return false;
 	}
@@ -247,7 +270,7 @@ static void on_decision(void *cls, const char *target, enum splitk_kind kind)
 	metrics_decision(cls, target, kind);
 }
 
-/* GET /metrics: the server's own route, since only it knows the counters. */
+/* GET /metrics. */
 static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct request *r,
 				     const char *method)
 {
@@ -258,17 +281,9 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct request
 				    atomic_load(&s->connections)};
 	enum MHD_Result ret;
 	char *text;
-	static const char allow_body[] =
-		"{\"type\":\"/problems/method-not-allowed\",\"title\":\"Method not allowed\","
-		"\"status\":405,\"detail\":\"/metrics takes GET, HEAD\"}";
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		a.status = 405;
-		a.content_type = "application/problem+json";
-		a.allow = "GET, HEAD";
-		a.body = allow_body;
-		a.body_len = sizeof(allow_body) - 1;
-		return queue(conn, r, method, METRICS_ROUTE_METRICS, &a);
+		return refuse(conn, r, method, PROBLEM_METHOD_NOT_ALLOWED, "/metrics takes GET, HEAD");
 	}
 	info.digest = holder_acquire(s->holder, &ref)->digest;
 	text = metrics_render(s->metrics, &info, &a.body_len);
@@ -280,7 +295,8 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct request
 	a.content_type = "text/plain; version=0.0.4; charset=utf-8";
 	a.body = text;
 	a.owned = text;
-	ret = queue(conn, r, method, METRICS_ROUTE_METRICS, &a);
+	a.route = METRICS_ROUTE_METRICS;
+	ret = queue(conn, r, method, &a);
 	free(a.owned); /* NULL unless queue failed to hand it over */
 	return ret;
 }
@@ -315,7 +331,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			unsigned long long declared = strtoull(cl, NULL, 10);
 
 			if (declared > s->cfg->max_body) {
-				return over_limit(conn, r, method, 413);
+				return over_limit(conn, r, method, PROBLEM_PAYLOAD_TOO_LARGE);
 			}
 			r->declared_len = (size_t)declared;
 		}
@@ -361,11 +377,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (r->too_large) {
-		return over_limit(conn, r, method, 413);
+		return over_limit(conn, r, method, PROBLEM_PAYLOAD_TOO_LARGE);
 	}
 
-	if (r->uri_len >= 8 && memcmp(r->uri, "/metrics", 8) == 0 &&
-	    (r->uri_len == 8 || r->uri[8] == '?')) {
+	if (is_metrics(r)) {
 		r->answered = true;
 		return serve_metrics(conn, r, method);
 	}
@@ -388,7 +403,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	api_handle(&ctx, &req, &resp);
 	holder_release(s->holder, ref);
 	r->answered = true;
-	ret = queue(conn, r, method, api_route_of(r->uri, r->uri_len), &resp);
+	ret = queue(conn, r, method, &resp);
 	api_response_cleanup(&resp);
 	return ret;
 }

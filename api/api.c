@@ -382,12 +382,7 @@ static void get_matrix(struct call *c)
 			jsonw_kv_str(&c->w, "source", d.resolved.from_override ? "override" : "declared");
 			jsonw_kv_u64(&c->w, "num_splits", d.num_splits);
 			jsonw_kv_u64(&c->w, "workspace_slots", d.workspace_slots);
-			jsonw_key(&c->w, "workspace_bytes");
-			if (d.workspace_bytes.known) {
-				jsonw_u128(&c->w, d.workspace_bytes.hi, d.workspace_bytes.lo);
-			} else {
-				jsonw_null(&c->w);
-			}
+			decide_write_bytes(&c->w, "workspace_bytes", d.workspace_bytes);
 			jsonw_object_end(&c->w);
 		}
 	}

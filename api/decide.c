@@ -226,7 +226,7 @@ static void write_waves(struct jsonw *w, bool ok, uint64_t ctas, uint32_t sm_cou
 	jsonw_milli(w, (scaled + sm_count) / (2u * (uint64_t)sm_count));
 }
 
-static void write_bytes(struct jsonw *w, const char *key, struct decide_bytes b)
+void decide_write_bytes(struct jsonw *w, const char *key, struct decide_bytes b)
 {
 	jsonw_key(w, key);
 	if (b.known) {
@@ -250,7 +250,7 @@ static void write_policy_result(struct jsonw *w, const char *key, struct splitk_
 	jsonw_kv_u64(w, "num_splits",
 		     splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs));
 	jsonw_kv_u64(w, "workspace_slots", slots);
-	write_bytes(w, "workspace_bytes", decide_workspace_bytes(slots, d->head_dim));
+	decide_write_bytes(w, "workspace_bytes", decide_workspace_bytes(slots, d->head_dim));
 	jsonw_object_end(w);
 }
 
@@ -423,7 +423,7 @@ void decide_write(struct jsonw *w, const struct decision *d, const struct catalo
 	jsonw_kv_str(w, "source", d->resolved.from_override ? "override" : "declared");
 	jsonw_kv_u64(w, "num_splits", d->num_splits);
 	jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
-	write_bytes(w, "workspace_bytes", d->workspace_bytes);
+	decide_write_bytes(w, "workspace_bytes", d->workspace_bytes);
 	jsonw_key(w, "warnings");
 	jsonw_array_begin(w);
 	for (size_t i = 0; i < d->num_warnings; i++) {

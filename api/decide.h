@@ -67,6 +67,9 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 /* Writes the answer object (with "explain" when d->explain). */
 void decide_write(struct jsonw *w, const struct decision *d, const struct catalog *cat);
 
+/* Writes `key` and the byte count exactly, or null when it is unknown. */
+void decide_write_bytes(struct jsonw *w, const char *key, struct decide_bytes b);
+
 /* slots * (head_dim + 2) * 4 bytes as an exact 128-bit value. */
 struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim);
 

@@ -31,11 +31,6 @@ static const struct field_info fields[QF_COUNT] = {
  * environment value longer than this is not a spelling anyone means. */
 #define QUERY_MAX_VALUE 256
 
-const char *query_field_name(enum query_field f)
-{
-	return f < QF_COUNT ? fields[f].name : "?";
-}
-
 static struct text_slice *slice_of(struct query *q, enum query_field f)
 {
 	switch (f) {

@@ -51,9 +51,6 @@ struct query {
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
 #define QUERY_BIT(f) (1u << (f))
 
-/* The wire name of a field ("max_batch_size"). */
-const char *query_field_name(enum query_field f);
-
 /* Fills q from decoded parameters; only fields in `allowed` are accepted.
  * Returns 0, or -1 with the problem filled in. */
 int query_from_params(const struct text_param *params, size_t n, unsigned allowed,

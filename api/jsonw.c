@@ -259,22 +259,6 @@ void jsonw_str(struct jsonw *w, const char *s)
 	jsonw_strn(w, s, strlen(s));
 }
 
-/* Decimal digits of v, most significant first, into out; returns count. */
-static size_t u64_digits(uint64_t v, char out[20])
-{
-	char rev[20];
-	size_t n = 0;
-
-	do {
-		rev[n++] = (char)('0' + v % 10u);
-		v /= 10u;
-	} while (v != 0);
-	for (size_t i = 0; i < n; i++) {
-		out[i] = rev[n - 1 - i];
-	}
-	return n;
-}
-
 void jsonw_u64(struct jsonw *w, uint64_t v)
 {
 	char *out;
@@ -331,13 +315,10 @@ void jsonw_u128(struct jsonw *w, uint64_t hi, uint64_t lo)
 
 void jsonw_milli(struct jsonw *w, uint64_t v)
 {
-	char d[20];
-	size_t n = u64_digits(v / 1000u, d);
 	char frac[4] = {'.', (char)('0' + v / 100u % 10u), (char)('0' + v / 10u % 10u),
 			(char)('0' + v % 10u)};
 
-	separate(w);
-	put(w, d, n);
+	jsonw_u64(w, v / 1000u); /* the whole part, and the comma before it */
 	put(w, frac, 4);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "query.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "jsonin.h"
@@ -10,63 +11,40 @@ enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL };
 struct field_info {
 	const char *name;
 	enum field_kind kind;
+	size_t offset; /* of its member in struct query */
 };
 
+#define FIELD(f, n, k, member) [f] = {n, k, offsetof(struct query, member)}
+
 static const struct field_info fields[QF_COUNT] = {
-	[QF_TARGET] = {"target", KIND_NAME},
-	[QF_SM_COUNT] = {"sm_count", KIND_U32},
-	[QF_DECLARED] = {"declared", KIND_SPELLING},
-	[QF_MODEL] = {"model", KIND_NAME},
-	[QF_NUM_Q_HEADS] = {"num_q_heads", KIND_U32},
-	[QF_HEAD_DIM] = {"head_dim", KIND_U32},
-	[QF_MAX_BATCH_SIZE] = {"max_batch_size", KIND_U32},
-	[QF_NUM_SEQS] = {"num_seqs", KIND_U32},
-	[QF_MAX_ROWS] = {"max_rows", KIND_U32},
-	[QF_OVERRIDE] = {"override", KIND_SPELLING},
-	[QF_EXPLAIN] = {"explain", KIND_BOOL},
-	[QF_SPELLING] = {"spelling", KIND_SPELLING},
+	FIELD(QF_TARGET, "target", KIND_NAME, target),
+	FIELD(QF_SM_COUNT, "sm_count", KIND_U32, sm_count),
+	FIELD(QF_DECLARED, "declared", KIND_SPELLING, declared),
+	FIELD(QF_MODEL, "model", KIND_NAME, model),
+	FIELD(QF_NUM_Q_HEADS, "num_q_heads", KIND_U32, num_q_heads),
+	FIELD(QF_HEAD_DIM, "head_dim", KIND_U32, head_dim),
+	FIELD(QF_MAX_BATCH_SIZE, "max_batch_size", KIND_U32, max_batch_size),
+	FIELD(QF_NUM_SEQS, "num_seqs", KIND_U32, num_seqs),
+	FIELD(QF_MAX_ROWS, "max_rows", KIND_U32, max_rows),
+	FIELD(QF_OVERRIDE, "override", KIND_SPELLING, override),
+	FIELD(QF_EXPLAIN, "explain", KIND_BOOL, explain),
+	FIELD(QF_SPELLING, "spelling", KIND_SPELLING, spelling),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an
  * environment value longer than this is not a spelling anyone means. */
 #define QUERY_MAX_VALUE 256
 
+/* The member a field fills, by the table's offset: a text_slice for names
+ * and spellings, a query_u32 for numbers. */
 static struct text_slice *slice_of(struct query *q, enum query_field f)
 {
-	switch (f) {
-	case QF_TARGET:
-		return &q->target;
-	case QF_DECLARED:
-		return &q->declared;
-	case QF_MODEL:
-		return &q->model;
-	case QF_OVERRIDE:
-		return &q->override;
-	case QF_SPELLING:
-		return &q->spelling;
-	default:
-		return NULL;
-	}
+	return (struct text_slice *)(void *)((char *)q + fields[f].offset);
 }
 
 static struct query_u32 *u32_of(struct query *q, enum query_field f)
 {
-	switch (f) {
-	case QF_SM_COUNT:
-		return &q->sm_count;
-	case QF_NUM_Q_HEADS:
-		return &q->num_q_heads;
-	case QF_HEAD_DIM:
-		return &q->head_dim;
-	case QF_MAX_BATCH_SIZE:
-		return &q->max_batch_size;
-	case QF_NUM_SEQS:
-		return &q->num_seqs;
-	case QF_MAX_ROWS:
-		return &q->max_rows;
-	default:
-		return NULL;
-	}
+	return (struct query_u32 *)(void *)((char *)q + fields[f].offset);
 }
 
 /* Finds an allowed field by exact name; on a miss, fills the problem with

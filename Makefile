@@ -84,7 +84,7 @@ CRITERION_CFLAGS = $(shell pkg-config --cflags criterion 2>/dev/null)
 CRITERION_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null)
 
 UNIT_TESTS := $(BUILD)/tests/test_splitk $(BUILD)/tests/test_api $(BUILD)/tests/test_catalog \
-	      $(BUILD)/tests/test_text $(BUILD)/tests/test_jsonin
+	      $(BUILD)/tests/test_text $(BUILD)/tests/test_jsonin $(BUILD)/tests/test_golden
 
 $(BUILD)/tests/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)

@@ -660,16 +660,6 @@ Test(api, openapi_matches_the_router)
 	answer_free(&a);
 }
 
-Test(api, answers_are_deterministic_bytes)
-{
-	struct answer a = get("/v1/splits?target=h100&model=llama-3.1-70b&explain");
-	struct answer b = get("/v1/splits?target=h100&model=llama-3.1-70b&explain");
-
-	cr_assert_str_eq(a.body, b.body);
-	answer_free(&a);
-	answer_free(&b);
-}
-
 /* --------------------------------------------------- conditional GET */
 
 Test(api, etag_and_if_none_match)

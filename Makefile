@@ -46,8 +46,7 @@ MHD_CFLAGS   = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 GIT_REV     ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-API_SRC := api/api.c api/catalog.c api/decide.c api/jsonin.c api/jsonw.c api/problem.c \
-	   api/query.c api/text.c
+API_SRC := $(sort $(wildcard api/*.c))
 API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o
 API_HDR := $(wildcard api/*.h) policy/splitk.h
 
@@ -84,7 +83,8 @@ CRITERION_CFLAGS = $(shell pkg-config --cflags criterion 2>/dev/null)
 CRITERION_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null)
 
 UNIT_TESTS := $(BUILD)/tests/test_splitk $(BUILD)/tests/test_api $(BUILD)/tests/test_catalog \
-	      $(BUILD)/tests/test_text $(BUILD)/tests/test_jsonin $(BUILD)/tests/test_golden
+	      $(BUILD)/tests/test_query $(BUILD)/tests/test_names $(BUILD)/tests/test_quote \
+	      $(BUILD)/tests/test_jsonw $(BUILD)/tests/test_jsonin $(BUILD)/tests/test_golden
 
 $(BUILD)/tests/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)

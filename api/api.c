@@ -12,7 +12,8 @@
 #include "jsonw.h"
 #include "problem.h"
 #include "query.h"
-#include "text.h"
+#include "quote.h"
+#include "slice.h"
 
 #define CT_JSON "application/json"
 #define CT_PROBLEM "application/problem+json"
@@ -21,9 +22,9 @@
 struct call {
 	const struct api_context *ctx;
 	const struct api_request *req;
-	struct text_slice path;   /* raw, without the query */
-	struct text_slice query;  /* raw, after '?'; p NULL when none */
-	struct text_slice suffix; /* the {name} of a prefix route, decoded */
+	struct slice path;   /* raw, without the query */
+	struct slice query;  /* raw, after '?'; p NULL when none */
+	struct slice suffix; /* the {name} of a prefix route, decoded */
 	struct query q;           /* the query string, parsed for the route */
 	char *scratch;            /* decoding space, 2 * API_MAX_URI bytes */
 	struct jsonw w;
@@ -52,23 +53,7 @@ static int fail(struct call *c)
 /* Parses the query for an endpoint that takes `allowed` fields. */
 static int read_query(struct call *c, unsigned allowed, struct query *q)
 {
-	struct text_param params[TEXT_MAX_PARAMS];
-	size_t n = 0, bad = 0;
-
-	switch (text_query_parse(c->query.p ? c->query.p : "", c->query.len, c->scratch, params, &n,
-				 &bad)) {
-	case TEXT_QUERY_OK:
-		break;
-	case TEXT_QUERY_TOO_MANY:
-		problem_set(&c->problem, PROBLEM_MALFORMED_QUERY, NULL, NULL,
-			    "more than %d query parameters", TEXT_MAX_PARAMS);
-		return fail(c);
-	case TEXT_QUERY_BAD_ESCAPE:
-		problem_set(&c->problem, PROBLEM_MALFORMED_QUERY, NULL, NULL,
-			    "query parameter %zu has a '%%' not followed by two hex digits", bad + 1);
-		return fail(c);
-	}
-	if (query_from_params(params, n, allowed, q, &c->problem) != 0) {
+	if (query_parse(c->query.p, c->query.len, c->scratch, allowed, q, &c->problem) != 0) {
 		return fail(c);
 	}
 	return 0;
@@ -358,7 +343,7 @@ static void get_matrix(struct call *c)
 	if (q->override.p != NULL && !splitk_parse(q->override.p, q->override.len, &ignored)) {
 		char msg[200], quoted[72];
 
-		text_quote(q->override.p, q->override.len, quoted, sizeof(quoted));
+		quote_excerpt(q->override.p, q->override.len, quoted, sizeof(quoted));
 		snprintf(msg, sizeof(msg),
 			 "override \"%s\" does not parse, so it is ignored and each target's declared "
 			 "policy stands, as the engine does",
@@ -495,11 +480,11 @@ static bool match(const struct route *r, struct call *c)
 		return true;
 	}
 	/* The query scratch is not in use yet: decode the name into its tail. */
-	len = text_percent_decode(c->path.p + n, c->path.len - n, c->scratch + API_MAX_URI);
+	len = query_percent_decode(c->path.p + n, c->path.len - n, c->scratch + API_MAX_URI);
 	if (len <= 0) {
 		return false;
 	}
-	c->suffix = (struct text_slice){c->scratch + API_MAX_URI, (size_t)len};
+	c->suffix = (struct slice){c->scratch + API_MAX_URI, (size_t)len};
 	return true;
 }
 
@@ -648,9 +633,9 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		goto answer;
 	}
 	qmark = memchr(req->uri, '?', req->uri_len);
-	c.path = (struct text_slice){req->uri, qmark ? (size_t)(qmark - req->uri) : req->uri_len};
+	c.path = (struct slice){req->uri, qmark ? (size_t)(qmark - req->uri) : req->uri_len};
 	if (qmark != NULL) {
-		c.query = (struct text_slice){qmark + 1, req->uri_len - c.path.len - 1};
+		c.query = (struct slice){qmark + 1, req->uri_len - c.path.len - 1};
 	}
 	for (size_t i = 0; i < NUM_ROUTES && route == NULL; i++) {
 		if (match(&routes[i], &c)) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jsonin.h"
-#include "text.h"
+#include "names.h"
 
 /* What is being validated, for messages: `targets[2] "b200"`. */
 struct where {
@@ -241,7 +241,7 @@ static int check_unique(const struct catalog *cat, char *err, size_t cap)
 	}
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = i + 1; j < n; j++) {
-			if (text_ieq(refs[j].name, strlen(refs[j].name), refs[i].name)) {
+			if (names_equal(refs[j].name, strlen(refs[j].name), refs[i].name)) {
 				snprintf(err, cap,
 					 "%s[%zu]: field \"name\"/\"aliases\": \"%s\" is already used by %s[%zu]",
 					 refs[j].kind, refs[j].index, refs[j].name, refs[i].kind,
@@ -374,7 +374,7 @@ void catalog_free(struct catalog *cat)
 /* Same length first: most names differ there, and it costs one compare. */
 static bool same_name(const char *name, size_t len, const char *candidate, size_t candidate_len)
 {
-	return len == candidate_len && text_ieq(name, len, candidate);
+	return len == candidate_len && names_equal(name, len, candidate);
 }
 
 static bool matches(const char *name, size_t len, const char *canon, size_t canon_len,
@@ -425,9 +425,9 @@ static void nearest(const char *typed, size_t len, const char *canon, const char
 {
 	for (size_t a = 0; a <= num_aliases; a++) {
 		const char *cand = a == 0 ? canon : aliases[a - 1];
-		unsigned d = text_distance(typed, len, cand, strlen(cand), 3);
+		unsigned d = names_distance(typed, len, cand, strlen(cand), 3);
 
-		if (d < *best_d && text_is_near(typed, len, cand)) {
+		if (d < *best_d && names_is_near(typed, len, cand)) {
 			*best = cand; /* the spelling that was nearly typed */
 			*best_d = d;
 		}

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "names.h"
+#include "quote.h"
+
 static void warn(struct decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void warn(struct decision *d, const char *fmt, ...)
@@ -82,12 +85,7 @@ static const char *suggest_spelling(const char *s, size_t len)
 {
 	static const char *const words[] = {"legacy", "auto", "off", "false"};
 
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-		if (text_is_near(s, len, words[i])) {
-			return words[i];
-		}
-	}
-	return NULL;
+	return names_first_near(s, len, words, sizeof(words) / sizeof(words[0]));
 }
 
 /* Resolves the declaration against the override (ATLAS_ATTN_DECODE_SPLITK)
@@ -105,10 +103,10 @@ static void resolve_policy(struct decision *d)
 			     splitk_parse_requested(d->override.p, d->override.len,
 						    &d->override_policy, &requested);
 	if (d->override.p != NULL && !d->override_parses) {
-		char quoted[72];
+		char quoted[QUOTE_MAX];
 		const char *near = suggest_spelling(d->override.p, d->override.len);
 
-		text_quote(d->override.p, d->override.len, quoted, sizeof(quoted));
+		quote_excerpt(d->override.p, d->override.len, quoted, sizeof(quoted));
 		warn(d,
 		     "override \"%s\" does not parse, so it is ignored and the declared policy (%s) "
 		     "stands, as the engine does%s%s%s",
@@ -149,9 +147,9 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	d->declared = d->target ? d->target->declared_policy
 				: (struct splitk_policy){SPLITK_LEGACY, 0};
 	if (q->declared.p != NULL && !splitk_parse(q->declared.p, q->declared.len, &d->declared)) {
-		char quoted[72];
+		char quoted[QUOTE_MAX];
 
-		text_quote(q->declared.p, q->declared.len, quoted, sizeof(quoted));
+		quote_excerpt(q->declared.p, q->declared.len, quoted, sizeof(quoted));
 		return problem_set(p, PROBLEM_INVALID_PARAMETER, "declared", NULL,
 				   "declared \"%s\" is not a policy spelling: legacy, auto, off, or a "
 				   "split count (use override for a value the engine may ignore)",
@@ -190,7 +188,7 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
-		 struct text_slice override, struct decision *d)
+		 struct slice override, struct decision *d)
 {
 	clear(d);
 	d->target = t;

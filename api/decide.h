@@ -47,7 +47,7 @@ struct decision {
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
 	uint32_t max_batch_size, num_seqs, max_rows;
 	struct splitk_policy declared;
-	struct text_slice override; /* p NULL: unset */
+	struct slice override; /* p NULL: unset */
 	bool override_parses;
 	struct splitk_policy override_policy; /* when override_parses */
 	struct splitk_resolved resolved;
@@ -77,6 +77,6 @@ struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim);
  * rest as given. Cannot fail; warnings are left to the caller. */
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
-		 struct text_slice override, struct decision *d);
+		 struct slice override, struct decision *d);
 
 #endif /* SPLITKD_DECIDE_H */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "splitk.h"
-#include "text.h"
+#include "jsonscan.h"
 
 void jsonw_init(struct jsonw *w, size_t hint)
 {
@@ -157,7 +157,7 @@ static void put_escaped(struct jsonw *w, const char *s, size_t len)
 		const char *esc = NULL;
 		char u[6];
 
-		run = text_plain_run(s + i, len - i, true);
+		run = jsonscan_plain_run(s + i, len - i, true);
 		put(w, s + i, run); /* plain bytes, copied as they are */
 		i += run;
 		if (i == len) {

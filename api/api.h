@@ -5,15 +5,15 @@
  * libmicrohttpd: the server calls api_handle, and so do the unit tests and
  * the fuzzers.
  *
- * One table maps method + path to a handler; a path that exists answers
- * 405 with Allow for other methods, anything else 404. HEAD is answered as
- * GET (the server drops the body). Every error is RFC 9457
- * application/problem+json.
+ * One table (api.c) maps method + path to a handler (handler.c); a path
+ * that exists answers 405 with Allow for other methods, anything else 404.
+ * HEAD is answered as GET (the server drops the body). Every error is
+ * RFC 9457 application/problem+json.
  *
- * Conditional GET: a 200 answer to GET or HEAD carries a strong ETag, a hash
- * of its body bytes. Answers hold no timestamps or request ids, so the same
- * question to any replica with the same catalog and version gets the same
- * tag; If-None-Match with a matching tag (or "*") answers 304, no body.
+ * Conditional GET (etag.c): a 200 answer to GET or HEAD carries a strong
+ * ETag, a hash of its body bytes, the same on every replica with the same
+ * catalog and version; If-None-Match with a matching tag (or "*") answers
+ * 304, no body.
  *
  * Thread-safe: api_handle reads the context and writes only the response.
  * The response body is owned by the response (api_response_cleanup).
@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "catalog.h"
+#include "etag.h"
 
 #define API_MAX_URI 8192
 #define API_MAX_BODY (1u << 20)
@@ -58,7 +59,7 @@ struct api_response {
 	int status;
 	const char *content_type; /* static */
 	const char *allow;        /* static; set on 405 */
-	char etag[24];            /* "\"<16 hex>\"" on a 200 or 304 to GET/HEAD; "" otherwise */
+	char etag[ETAG_MAX];      /* "\"<16 hex>\"" on a 200 or 304 to GET/HEAD; "" otherwise */
 	bool close;               /* the server must close the connection after it */
 	int route;                /* the route answered (see api_route_path), or -1 */
 	const char *body;

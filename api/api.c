@@ -16,29 +16,30 @@
 #define CT_JSON "application/json"
 #define CT_PROBLEM "application/problem+json"
 
+/* Unset members are 0: no {name}, no query parameters, no POST. */
 struct route {
-	const char *path; /* exact path, or prefix ending in '/' with has_name */
-	bool has_name;
-	const char *template; /* for OpenAPI */
+	const char *path;     /* an exact path, or the prefix of a {name} route ('/' last) */
+	const char *template; /* a {name} route's path as OpenAPI writes it; NULL: exact */
 	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
 	handler_fn *get;
 	handler_fn *post; /* NULL: GET and HEAD only */
 };
 
 static const struct route routes[] = {
-	{"/v1/splits", false, "/v1/splits", DECIDE_FIELDS, handler_splits_get, handler_splits_post},
-	{"/v1/targets", false, "/v1/targets", 0, handler_targets, NULL},
-	{"/v1/targets/", true, "/v1/targets/{name}", 0, handler_target, NULL},
-	{"/v1/models", false, "/v1/models", 0, handler_models, NULL},
-	{"/v1/models/", true, "/v1/models/{name}", 0, handler_model, NULL},
-	{"/v1/catalog", false, "/v1/catalog", 0, handler_catalog, NULL},
-	{"/v1/policy", false, "/v1/policy", QUERY_BIT(QF_SPELLING), handler_policy, NULL},
-	{"/v1/matrix", false, "/v1/matrix", HANDLER_MATRIX_FIELDS, handler_matrix, NULL},
-	{"/healthz", false, "/healthz", 0, handler_healthz, NULL},
-	{"/readyz", false, "/readyz", 0, handler_readyz, NULL},
-	{"/version", false, "/version", 0, handler_version, NULL},
-	{"/openapi.json", false, "/openapi.json", 0, handler_openapi, NULL},
-	{"/problems/", true, "/problems/{type}", 0, handler_problem_type, NULL},
+	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS, .get = handler_splits_get,
+	 .post = handler_splits_post},
+	{.path = "/v1/targets", .get = handler_targets},
+	{.path = "/v1/targets/", .template = "/v1/targets/{name}", .get = handler_target},
+	{.path = "/v1/models", .get = handler_models},
+	{.path = "/v1/models/", .template = "/v1/models/{name}", .get = handler_model},
+	{.path = "/v1/catalog", .get = handler_catalog},
+	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
+	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS, .get = handler_matrix},
+	{.path = "/healthz", .get = handler_healthz},
+	{.path = "/readyz", .get = handler_readyz},
+	{.path = "/version", .get = handler_version},
+	{.path = "/openapi.json", .get = handler_openapi},
+	{.path = "/problems/", .template = "/problems/{type}", .get = handler_problem_type},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -49,7 +50,7 @@ const char *api_route_path(size_t i, const char **methods)
 		return NULL;
 	}
 	*methods = routes[i].post != NULL ? "GET, HEAD, POST" : "GET, HEAD";
-	return routes[i].template;
+	return routes[i].template != NULL ? routes[i].template : routes[i].path;
 }
 
 size_t api_route_count(void)
@@ -63,7 +64,7 @@ static bool path_matches(const struct route *r, const char *path, size_t len)
 {
 	size_t n = strlen(r->path);
 
-	if (!r->has_name) {
+	if (r->template == NULL) {
 		return len == n && memcmp(path, r->path, n) == 0;
 	}
 	return len > n && memcmp(path, r->path, n) == 0 && memchr(path + n, '/', len - n) == NULL;
@@ -79,7 +80,7 @@ static bool match(const struct route *r, struct slice path, char *out, struct sl
 	if (!path_matches(r, path.p, path.len)) {
 		return false;
 	}
-	if (!r->has_name) {
+	if (r->template == NULL) {
 		return true;
 	}
 	len = query_percent_decode(path.p + n, path.len - n, out);
@@ -155,9 +156,10 @@ static const struct route *dispatch(struct handler_call *c, char *scratch,
 	resp->route = (int)(route - routes);
 	*is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
 	if (!*is_get && !(strcmp(req->method, "POST") == 0 && route->post != NULL)) {
-		api_route_path((size_t)resp->route, &resp->allow);
+		const char *template = api_route_path((size_t)resp->route, &resp->allow);
+
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
-			    route->template, resp->allow);
+			    template, resp->allow);
 		handler_fail(c);
 	} else if (query_parse(query.p, query.len, scratch, *is_get ? route->get_fields : 0, &c->q,
 			       &c->problem) != 0) {

@@ -40,44 +40,90 @@ struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim)
 	return r;
 }
 
-static int missing(struct problem *p, const char *param, const char *what)
+/* How a request names each kind of catalog entry, for its problems. */
+struct kind_words {
+	enum problem_kind unknown;
+	const char *param; /* also the word in messages */
+	const char *list;  /* the route that lists them */
+	const char *missing;
+};
+
+static const struct kind_words kind_words[] = {
+	[CATALOG_TARGETS] = {PROBLEM_UNKNOWN_TARGET, "target", "GET /v1/targets",
+			     "give a target (e.g. target=h100) or an sm_count"},
+	[CATALOG_MODELS] = {PROBLEM_UNKNOWN_MODEL, "model", "GET /v1/models",
+			    "give a model (e.g. model=llama-3.1-8b) or num_q_heads"},
+};
+
+long decide_find(const struct catalog *cat, enum catalog_kind kind, const char *param,
+		 struct slice name, struct problem *p)
 {
-	return problem_set(p, PROBLEM_MISSING_PARAMETER, param, NULL, "%s", what);
+	const struct kind_words *k = &kind_words[kind];
+	long i = catalog_find(cat, kind, name.p, name.len);
+
+	if (i < 0) {
+		problem_unknown_name(p, k->unknown, param, k->param, name.p, name.len,
+				     catalog_suggest(cat, kind, name.p, name.len), k->list);
+	}
+	return i;
 }
 
-static int resolve_target(const struct catalog *cat, const struct query *q, struct decision *d,
-			  struct problem *p)
+/* The entry a query names, or none when a number stands in for it
+ * (`number_given`): 0 with *index set (-1 for none), or -1 with the
+ * problem set when the name is unknown or neither is given. */
+static int resolve_entry(const struct catalog *cat, enum catalog_kind kind, struct slice name,
+			 bool number_given, long *index, struct problem *p)
 {
-	if (q->target.p != NULL) {
-		d->target = catalog_find_target(cat, q->target.p, q->target.len);
-		if (d->target == NULL) {
-			return problem_unknown_name(
-				p, PROBLEM_UNKNOWN_TARGET, "target", "target", q->target.p, q->target.len,
-				catalog_suggest_target(cat, q->target.p, q->target.len), "GET /v1/targets");
-		}
-	} else if (!q->sm_count.set) {
-		return missing(p, "target", "give a target (e.g. target=h100) or an sm_count");
+	*index = -1;
+	if (name.p != NULL) {
+		*index = decide_find(cat, kind, kind_words[kind].param, name, p);
+		return *index < 0 ? -1 : 0;
 	}
-	d->sm_count = q->sm_count.set ? q->sm_count.v : d->target->sm_count;
+	if (!number_given) {
+		return problem_set(p, PROBLEM_MISSING_PARAMETER, kind_words[kind].param, NULL, "%s",
+				   kind_words[kind].missing);
+	}
 	return 0;
 }
 
-static int resolve_model(const struct catalog *cat, const struct query *q, struct decision *d,
-			 struct problem *p)
+/* The catalog's numbers, unless the query gives its own. */
+static int resolve_entries(const struct catalog *cat, const struct query *q, struct decision *d,
+			   struct problem *p)
 {
-	if (q->model.p != NULL) {
-		d->model = catalog_find_model(cat, q->model.p, q->model.len);
-		if (d->model == NULL) {
-			return problem_unknown_name(
-				p, PROBLEM_UNKNOWN_MODEL, "model", "model", q->model.p, q->model.len,
-				catalog_suggest_model(cat, q->model.p, q->model.len), "GET /v1/models");
-		}
-	} else if (!q->num_q_heads.set) {
-		return missing(p, "model", "give a model (e.g. model=llama-3.1-8b) or num_q_heads");
+	long t, m;
+
+	if (resolve_entry(cat, CATALOG_TARGETS, q->target, q->sm_count.set, &t, p) != 0 ||
+	    resolve_entry(cat, CATALOG_MODELS, q->model, q->num_q_heads.set, &m, p) != 0) {
+		return -1;
 	}
+	d->target = t < 0 ? NULL : &cat->targets[t];
+	d->model = m < 0 ? NULL : &cat->models[m];
+	d->sm_count = q->sm_count.set ? q->sm_count.v : d->target->sm_count;
 	d->num_q_heads = q->num_q_heads.set ? q->num_q_heads.v : d->model->num_q_heads;
 	d->head_dim = q->head_dim.set ? q->head_dim.v : (d->model ? d->model->head_dim : 0);
 	return 0;
+}
+
+struct decide_shape decide_shape_of(const struct query *q)
+{
+	struct decide_shape s;
+
+	s.max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : 1;
+	s.num_seqs = q->num_seqs.set ? q->num_seqs.v : 1;
+	s.max_rows = q->max_rows.set ? q->max_rows.v : s.max_batch_size;
+	return s;
+}
+
+void decide_override_ignored(char *out, size_t cap, struct slice override, const char *stands,
+			     const char *near)
+{
+	char quoted[QUOTE_MAX];
+
+	quote_excerpt(override.p, override.len, quoted, sizeof(quoted));
+	snprintf(out, cap,
+		 "override \"%s\" does not parse, so it is ignored and %s stands, as the engine "
+		 "does%s%s%s",
+		 quoted, stands, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
 }
 
 /* The spellings a typo in an override is most likely to have meant. */
@@ -102,15 +148,13 @@ static void resolve_policy(struct decision *d)
 	d->override_parses = d->override.p != NULL &&
 			     splitk_parse_requested(d->override.p, d->override.len,
 						    &d->override_policy, &requested);
-	if (d->override.p != NULL && !d->override_parses) {
-		char quoted[QUOTE_MAX];
-		const char *near = suggest_spelling(d->override.p, d->override.len);
+	if (d->override.p != NULL && !d->override_parses && d->num_warnings < DECIDE_MAX_WARNINGS) {
+		char stands[48];
 
-		quote_excerpt(d->override.p, d->override.len, quoted, sizeof(quoted));
-		warn(d,
-		     "override \"%s\" does not parse, so it is ignored and the declared policy (%s) "
-		     "stands, as the engine does%s%s%s",
-		     quoted, label, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+		snprintf(stands, sizeof(stands), "the declared policy (%s)", label);
+		decide_override_ignored(d->warnings[d->num_warnings++], sizeof(d->warnings[0]),
+					d->override, stands,
+					suggest_spelling(d->override.p, d->override.len));
 	}
 	if (d->override_parses && d->override_policy.kind == SPLITK_PINNED &&
 	    requested > SPLITK_MAX_DECODE_SPLITS) {
@@ -123,10 +167,10 @@ static void compute(struct decision *d)
 {
 	struct splitk_policy pol = d->resolved.policy;
 
-	d->ref_seqs = splitk_split_ref_seqs(d->num_seqs, d->max_batch_size);
+	d->ref_seqs = splitk_split_ref_seqs(d->shape.num_seqs, d->shape.max_batch_size);
 	d->num_splits = splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs);
 	d->workspace_slots =
-		splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->max_rows, d->ref_seqs);
+		splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->shape.max_rows, d->ref_seqs);
 	d->workspace_bytes = decide_workspace_bytes(d->workspace_slots, d->head_dim);
 }
 
@@ -141,7 +185,7 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	       struct problem *p)
 {
 	clear(d);
-	if (resolve_target(cat, q, d, p) != 0 || resolve_model(cat, q, d, p) != 0) {
+	if (resolve_entries(cat, q, d, p) != 0) {
 		return -1;
 	}
 	d->declared = d->target ? d->target->declared_policy
@@ -155,25 +199,23 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 				   "split count (use override for a value the engine may ignore)",
 				   quoted);
 	}
-	d->max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : 1;
-	d->num_seqs = q->num_seqs.set ? q->num_seqs.v : 1;
-	d->max_rows = q->max_rows.set ? q->max_rows.v : d->max_batch_size;
+	d->shape = decide_shape_of(q);
 	d->override = q->override;
 	d->explain = q->explain;
 
 	resolve_policy(d);
 	compute(d);
 
-	if (d->max_rows < d->max_batch_size) {
+	if (d->shape.max_rows < d->shape.max_batch_size) {
 		warn(d,
 		     "max_rows (%u) is below max_batch_size (%u): the workspace must cover the "
 		     "widest batch the decode-metadata layout accepts",
-		     d->max_rows, d->max_batch_size);
+		     d->shape.max_rows, d->shape.max_batch_size);
 	}
-	if (d->num_seqs > d->max_rows && d->resolved.policy.kind != SPLITK_LEGACY) {
+	if (d->shape.num_seqs > d->shape.max_rows && d->resolved.policy.kind != SPLITK_LEGACY) {
 		warn(d, "num_seqs (%u) is above max_rows (%u): a batch that wide would write past "
 			"the workspace",
-		     d->num_seqs, d->max_rows);
+		     d->shape.num_seqs, d->shape.max_rows);
 	}
 	if (d->workspace_slots == UINT32_MAX && d->resolved.policy.kind != SPLITK_LEGACY) {
 		warn(d, "workspace_slots saturated at 4294967295 (the seed's u32 arithmetic): the "
@@ -181,14 +223,13 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	}
 	if (d->head_dim == 0) {
 		warn(d, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
-		     d->model ? " for " : "", d->model ? d->model->name : "");
+		     d->model ? " for " : "", d->model ? d->model->names.name : "");
 	}
 	return 0;
 }
 
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
-		 struct slice override, struct decision *d)
+		 struct decide_shape shape, struct slice override, struct decision *d)
 {
 	clear(d);
 	d->target = t;
@@ -197,9 +238,7 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 	d->num_q_heads = m->num_q_heads;
 	d->head_dim = m->head_dim;
 	d->declared = t->declared_policy;
-	d->max_batch_size = max_batch_size;
-	d->num_seqs = num_seqs;
-	d->max_rows = max_rows;
+	d->shape = shape;
 	d->override = override;
 	resolve_policy(d);
 	compute(d);
@@ -238,7 +277,7 @@ static void write_policy_result(struct jsonw *w, const char *key, struct splitk_
 				const struct decision *d)
 {
 	char label[SPLITK_LABEL_MAX];
-	uint32_t slots = splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->max_rows,
+	uint32_t slots = splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->shape.max_rows,
 						 d->ref_seqs);
 
 	splitk_label(pol, label);
@@ -277,13 +316,13 @@ static bool write_rule(struct jsonw *w, const struct decision *d)
 			snprintf(rule, sizeof(rule),
 				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
 				 "= %llu >= sm_count %u, so 1",
-				 d->num_q_heads, d->num_seqs, d->max_batch_size,
+				 d->num_q_heads, d->shape.num_seqs, d->shape.max_batch_size,
 				 (unsigned long long)ctas, d->sm_count);
 		} else {
 			snprintf(rule, sizeof(rule),
 				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
 				 "= %llu < sm_count %u, so %u / %llu = %u",
-				 d->num_q_heads, d->num_seqs, d->max_batch_size,
+				 d->num_q_heads, d->shape.num_seqs, d->shape.max_batch_size,
 				 (unsigned long long)ctas, d->sm_count, d->sm_count,
 				 (unsigned long long)ctas, d->num_splits);
 		}
@@ -305,7 +344,7 @@ static void write_workspace_rule(struct jsonw *w, const struct decision *d)
 			     "legacy keeps its old bound: max(sm_count, 1) = %u slots", d->workspace_slots);
 	} else {
 		n = snprintf(rule, sizeof(rule), "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
-			     d->max_rows, d->num_q_heads, d->num_splits, d->workspace_slots,
+			     d->shape.max_rows, d->num_q_heads, d->num_splits, d->workspace_slots,
 			     d->workspace_slots == UINT32_MAX ? " (saturated)" : "");
 	}
 	if (d->head_dim != 0 && n > 0 && (size_t)n < sizeof(rule)) {
@@ -318,12 +357,12 @@ static void write_explain(struct jsonw *w, const struct decision *d)
 {
 	struct splitk_policy pol = d->resolved.policy;
 	uint32_t s1 = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					splitk_split_ref_seqs(1, d->max_batch_size));
+					splitk_split_ref_seqs(1, d->shape.max_batch_size));
 	uint32_t smax = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					  splitk_split_ref_seqs(d->max_batch_size, d->max_batch_size));
+					  splitk_split_ref_seqs(d->shape.max_batch_size, d->shape.max_batch_size));
 	uint64_t ctas1 = (uint64_t)d->num_q_heads * s1, ctas_max;
-	bool max_ok = mul_u64((uint64_t)d->num_q_heads * smax, d->max_batch_size, &ctas_max);
-	uint32_t upper = d->max_batch_size, probe;
+	bool max_ok = mul_u64((uint64_t)d->num_q_heads * smax, d->shape.max_batch_size, &ctas_max);
+	uint32_t upper = d->shape.max_batch_size, probe;
 	bool invariant = true;
 
 	jsonw_key(w, "explain");
@@ -345,7 +384,7 @@ static void write_explain(struct jsonw *w, const struct decision *d)
 
 	jsonw_key(w, "max_batch");
 	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "num_seqs", d->max_batch_size);
+	jsonw_kv_u64(w, "num_seqs", d->shape.max_batch_size);
 	jsonw_kv_u64(w, "num_splits", smax);
 	jsonw_key(w, "ctas");
 	if (max_ok) {
@@ -359,19 +398,19 @@ static void write_explain(struct jsonw *w, const struct decision *d)
 	/* Evaluated, not assumed: every co-batched count the layout accepts,
 	 * up to 4096 of them, and the widest. Legacy is monotone in num_seqs,
 	 * so the two ends decide it when the range is longer. */
-	if (d->max_rows > upper) {
-		upper = d->max_rows;
+	if (d->shape.max_rows > upper) {
+		upper = d->shape.max_rows;
 	}
-	if (d->num_seqs > upper) {
-		upper = d->num_seqs;
+	if (d->shape.num_seqs > upper) {
+		upper = d->shape.num_seqs;
 	}
 	for (probe = 1; probe <= upper && probe <= 4096 && invariant; probe++) {
 		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					      splitk_split_ref_seqs(probe, d->max_batch_size)) == s1;
+					      splitk_split_ref_seqs(probe, d->shape.max_batch_size)) == s1;
 	}
 	if (invariant) {
 		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					      splitk_split_ref_seqs(upper, d->max_batch_size)) == s1;
+					      splitk_split_ref_seqs(upper, d->shape.max_batch_size)) == s1;
 	}
 	jsonw_kv_bool(w, "co_batch_invariant", invariant);
 	jsonw_key(w, "co_batch_range");
@@ -400,16 +439,16 @@ void decide_write(struct jsonw *w, const struct decision *d, const struct catalo
 	char label[SPLITK_LABEL_MAX];
 
 	jsonw_object_begin(w);
-	jsonw_kv_str_or_null(w, "target", d->target ? d->target->name : NULL);
+	jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
 	jsonw_kv_u64(w, "sm_count", d->sm_count);
 	splitk_label(d->declared, label);
 	jsonw_kv_str(w, "declared", label);
-	jsonw_kv_str_or_null(w, "model", d->model ? d->model->name : NULL);
+	jsonw_kv_str_or_null(w, "model", d->model ? d->model->names.name : NULL);
 	jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
 	jsonw_kv_u64_or_null(w, "head_dim", d->head_dim);
-	jsonw_kv_u64(w, "max_batch_size", d->max_batch_size);
-	jsonw_kv_u64(w, "num_seqs", d->num_seqs);
-	jsonw_kv_u64(w, "max_rows", d->max_rows);
+	jsonw_kv_u64(w, "max_batch_size", d->shape.max_batch_size);
+	jsonw_kv_u64(w, "num_seqs", d->shape.num_seqs);
+	jsonw_kv_u64(w, "max_rows", d->shape.max_rows);
 	jsonw_key(w, "override");
 	if (d->override.p != NULL) {
 		jsonw_strn(w, d->override.p, d->override.len);

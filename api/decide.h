@@ -41,11 +41,17 @@ struct decide_bytes {
 	uint64_t hi, lo;
 };
 
+/* The batch a decision is for: the seed's max_decode_seqs, the co-batched
+ * count, and the widest batch the decode-metadata layout accepts. */
+struct decide_shape {
+	uint32_t max_batch_size, num_seqs, max_rows;
+};
+
 struct decision {
 	const struct catalog_target *target; /* NULL: sm_count given alone */
 	const struct catalog_model *model;   /* NULL: num_q_heads given alone */
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
-	uint32_t max_batch_size, num_seqs, max_rows;
+	struct decide_shape shape;
 	struct splitk_policy declared;
 	struct slice override; /* p NULL: unset */
 	bool override_parses;
@@ -76,7 +82,23 @@ struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim);
 /* One catalog pair, for the matrix: target and model from the catalog, the
  * rest as given. Cannot fail; warnings are left to the caller. */
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
-		 struct slice override, struct decision *d);
+		 struct decide_shape shape, struct slice override, struct decision *d);
+
+/* The batch shape a query asks about, defaults filled in: max_batch_size
+ * and num_seqs 1, max_rows max_batch_size. The one place they are set. */
+struct decide_shape decide_shape_of(const struct query *q);
+
+/* Finds the entry of a kind a request names: its index, or -1 with p set
+ * to the 404 (unknown-target or unknown-model, with a did-you-mean).
+ * `param` names the parameter, or NULL for a path segment. */
+long decide_find(const struct catalog *cat, enum catalog_kind kind, const char *param,
+		 struct slice name, struct problem *p);
+
+/* The warning for an override that does not parse (the engine ignores
+ * it): `override "x" does not parse, so it is ignored and <stands> stands,
+ * as the engine does`, and `; did you mean "<near>"?` when near is not
+ * NULL. Written into out (capacity cap), cut if need be. */
+void decide_override_ignored(char *out, size_t cap, struct slice override, const char *stands,
+			     const char *near);
 
 #endif /* SPLITKD_DECIDE_H */

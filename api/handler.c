@@ -19,7 +19,7 @@ int handler_fail(struct handler_call *c)
 static void count_decision(const struct handler_call *c, const struct decision *d)
 {
 	if (c->ctx->on_decision != NULL) {
-		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->name : NULL,
+		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->names.name : NULL,
 				    d->resolved.policy.kind);
 	}
 }
@@ -183,37 +183,29 @@ void handler_models(struct handler_call *c)
 	get_list(c, false);
 }
 
-void handler_target(struct handler_call *c)
+/* GET /v1/targets/{name} and /v1/models/{name}: one entry. */
+static void get_entry(struct handler_call *c, enum catalog_kind kind)
 {
 	const struct catalog *cat = c->ctx->catalog;
-	const struct catalog_target *t;
+	long i = decide_find(cat, kind, NULL, c->name, &c->problem);
 
-	t = catalog_find_target(cat, c->name.p, c->name.len);
-	if (t == NULL) {
-		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_TARGET, NULL, "target", c->name.p,
-				     c->name.len,
-				     catalog_suggest_target(cat, c->name.p, c->name.len),
-				     "GET /v1/targets");
+	if (i < 0) {
 		handler_fail(c);
-		return;
+	} else if (kind == CATALOG_TARGETS) {
+		catalog_write_target(&c->w, &cat->targets[i]);
+	} else {
+		catalog_write_model(&c->w, &cat->models[i]);
 	}
-	catalog_write_target(&c->w, t);
+}
+
+void handler_target(struct handler_call *c)
+{
+	get_entry(c, CATALOG_TARGETS);
 }
 
 void handler_model(struct handler_call *c)
 {
-	const struct catalog *cat = c->ctx->catalog;
-	const struct catalog_model *m;
-
-	m = catalog_find_model(cat, c->name.p, c->name.len);
-	if (m == NULL) {
-		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_MODEL, NULL, "model", c->name.p,
-				     c->name.len, catalog_suggest_model(cat, c->name.p, c->name.len),
-				     "GET /v1/models");
-		handler_fail(c);
-		return;
-	}
-	catalog_write_model(&c->w, m);
+	get_entry(c, CATALOG_MODELS);
 }
 
 void handler_catalog(struct handler_call *c)
@@ -272,21 +264,37 @@ void handler_policy(struct handler_call *c)
 	jsonw_object_end(&c->w);
 }
 
+/* One cell of the matrix: a catalog pair under the query's shape. */
+static void write_cell(struct handler_call *c, const struct catalog_target *t,
+		       const struct catalog_model *m, struct decide_shape shape)
+{
+	struct decision d;
+	char label[SPLITK_LABEL_MAX];
+
+	decide_pair(t, m, shape, c->q.override, &d);
+	splitk_label(d.resolved.policy, label);
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "target", t->names.name);
+	jsonw_kv_str(&c->w, "model", m->names.name);
+	jsonw_kv_str(&c->w, "policy", label);
+	jsonw_kv_str(&c->w, "source", d.resolved.from_override ? "override" : "declared");
+	jsonw_kv_u64(&c->w, "num_splits", d.num_splits);
+	jsonw_kv_u64(&c->w, "workspace_slots", d.workspace_slots);
+	decide_write_bytes(&c->w, "workspace_bytes", d.workspace_bytes);
+	jsonw_object_end(&c->w);
+}
+
 void handler_matrix(struct handler_call *c)
 {
 	const struct catalog *cat = c->ctx->catalog;
 	const struct query *q = &c->q;
-	struct decision d;
-	uint32_t mb, seqs, rows;
+	struct decide_shape shape = decide_shape_of(q);
 	struct splitk_policy ignored;
 
-	mb = q->max_batch_size.set ? q->max_batch_size.v : 1;
-	seqs = q->num_seqs.set ? q->num_seqs.v : 1;
-	rows = q->max_rows.set ? q->max_rows.v : mb;
 	jsonw_object_begin(&c->w);
-	jsonw_kv_u64(&c->w, "max_batch_size", mb);
-	jsonw_kv_u64(&c->w, "num_seqs", seqs);
-	jsonw_kv_u64(&c->w, "max_rows", rows);
+	jsonw_kv_u64(&c->w, "max_batch_size", shape.max_batch_size);
+	jsonw_kv_u64(&c->w, "num_seqs", shape.num_seqs);
+	jsonw_kv_u64(&c->w, "max_rows", shape.max_rows);
 	jsonw_key(&c->w, "override");
 	if (q->override.p != NULL) {
 		jsonw_strn(&c->w, q->override.p, q->override.len);
@@ -296,13 +304,10 @@ void handler_matrix(struct handler_call *c)
 	jsonw_key(&c->w, "warnings");
 	jsonw_array_begin(&c->w);
 	if (q->override.p != NULL && !splitk_parse(q->override.p, q->override.len, &ignored)) {
-		char msg[200], quoted[72];
+		char msg[320];
 
-		quote_excerpt(q->override.p, q->override.len, quoted, sizeof(quoted));
-		snprintf(msg, sizeof(msg),
-			 "override \"%s\" does not parse, so it is ignored and each target's declared "
-			 "policy stands, as the engine does",
-			 quoted);
+		decide_override_ignored(msg, sizeof(msg), q->override, "each target's declared policy",
+					NULL);
 		jsonw_str(&c->w, msg);
 	}
 	jsonw_array_end(&c->w);
@@ -311,19 +316,7 @@ void handler_matrix(struct handler_call *c)
 	jsonw_array_begin(&c->w);
 	for (size_t t = 0; t < cat->num_targets; t++) {
 		for (size_t m = 0; m < cat->num_models; m++) {
-			char label[SPLITK_LABEL_MAX];
-
-			decide_pair(&cat->targets[t], &cat->models[m], mb, seqs, rows, q->override, &d);
-			splitk_label(d.resolved.policy, label);
-			jsonw_object_begin(&c->w);
-			jsonw_kv_str(&c->w, "target", d.target->name);
-			jsonw_kv_str(&c->w, "model", d.model->name);
-			jsonw_kv_str(&c->w, "policy", label);
-			jsonw_kv_str(&c->w, "source", d.resolved.from_override ? "override" : "declared");
-			jsonw_kv_u64(&c->w, "num_splits", d.num_splits);
-			jsonw_kv_u64(&c->w, "workspace_slots", d.workspace_slots);
-			decide_write_bytes(&c->w, "workspace_bytes", d.workspace_bytes);
-			jsonw_object_end(&c->w);
+			write_cell(c, &cat->targets[t], &cat->models[m], shape);
 		}
 	}
 	jsonw_array_end(&c->w);

@@ -358,6 +358,16 @@ void jsonw_kv_bool(struct jsonw *w, const char *key, bool v)
 	jsonw_bool(w, v);
 }
 
+void jsonw_kv_strs(struct jsonw *w, const char *key, const char *const *s, size_t n)
+{
+	jsonw_key(w, key);
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jsonw_str(w, s[i]);
+	}
+	jsonw_array_end(w);
+}
+
 void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s)
 {
 	jsonw_key(w, key);

@@ -74,6 +74,8 @@ void jsonw_kv_u64(struct jsonw *w, const char *key, uint64_t v);
 void jsonw_kv_bool(struct jsonw *w, const char *key, bool v);
 /* The string, or null when s is NULL. */
 void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s);
+/* An array of n strings. */
+void jsonw_kv_strs(struct jsonw *w, const char *key, const char *const *s, size_t n);
 /* The number, or null when v is 0 (the catalog's "not stated"). */
 void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64_t v);
 

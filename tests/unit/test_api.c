@@ -516,7 +516,7 @@ Test(api, every_target_but_hopper_declares_legacy)
 		const struct catalog_target *t = &test_catalog->targets[i];
 
 		cr_assert_eq(t->declared_policy.kind,
-			     strcmp(t->name, "hopper") == 0 ? SPLITK_AUTO : SPLITK_LEGACY, "%s", t->name);
+			     strcmp(t->names.name, "hopper") == 0 ? SPLITK_AUTO : SPLITK_LEGACY, "%s", t->names.name);
 	}
 }
 

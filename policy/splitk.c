@@ -44,25 +44,23 @@ static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 		*cp = b0;
 		return 1;
 	}
+	/* The lead byte gives the length and its payload bits; E0, ED, F0
+	 * and F4 narrow the second byte's range (table 3-7): E0 and F0 to
+	 * refuse overlong forms, ED the surrogates U+D800..U+DFFF, F4 what
+	 * lies above U+10FFFF. */
 	if (b0 >= 0xC2 && b0 <= 0xDF) {
 		n = 2;
 		c = b0 & 0x1Fu;
 	} else if (b0 >= 0xE0 && b0 <= 0xEF) {
 		n = 3;
 		c = b0 & 0x0Fu;
-		if (b0 == 0xE0) {
-			lo = 0xA0; /* overlong below U+0800 */
-		} else if (b0 == 0xED) {
-			hi = 0x9F; /* U+D800..U+DFFF are surrogates */
-		}
+		lo = b0 == 0xE0 ? 0xA0 : lo;
+		hi = b0 == 0xED ? 0x9F : hi;
 	} else if (b0 >= 0xF0 && b0 <= 0xF4) {
 		n = 4;
 		c = b0 & 0x07u;
-		if (b0 == 0xF0) {
-			lo = 0x90; /* overlong below U+10000 */
-		} else if (b0 == 0xF4) {
-			hi = 0x8F; /* above U+10FFFF */
-		}
+		lo = b0 == 0xF0 ? 0x90 : lo;
+		hi = b0 == 0xF4 ? 0x8F : hi;
 	} else {
 		return 0;
 	}

@@ -3,8 +3,10 @@
  * scan it copies plain runs with. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "jsonin.h"
 #include "jsonscan.h"
 #include "jsonw.h"
 
@@ -87,5 +89,48 @@ Test(jsonscan, plain_run_matches_a_byte_loop)
 		}
 		cr_assert_eq(jsonscan_plain_run((const char *)buf, len, true), want_strict, "round %d", round);
 		cr_assert_eq(jsonscan_plain_run((const char *)buf, len, false), want_loose, "round %d", round);
+	}
+}
+
+/* jsonw_escape into a buffer of every size against the writer's own
+ * string: the same bytes when it fits, and otherwise a prefix of them that
+ * ends between two units (never inside a UTF-8 sequence or an escape). */
+Test(jsonw, escape_into_a_buffer_is_the_writers_string_cut_whole)
+{
+	static const char *const inputs[] = {
+		"plain ascii text", "a\"b\\c\nd\te\x01\x1f\x7f", "caf\xc3\xa9 \xe3\x80\x80 \xf0\x9f\x98\x80",
+		"bad \xff\xfe \xc3\x28 \xe3\x80 end", "\xed\xa0\x80 surrogate", "",
+	};
+
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		const char *in = inputs[i];
+		struct jsonw w;
+		size_t whole_len;
+		char *whole, out[128];
+
+		jsonw_init(&w, 0);
+		jsonw_str(&w, in);
+		whole = jsonw_take(&w, &whole_len);
+		/* the writer's value without its quotes */
+		cr_assert_eq(jsonw_escape(out, sizeof(out), in, strlen(in)), whole_len - 2, "%s", in);
+		cr_assert_eq(memcmp(out, whole + 1, whole_len - 2), 0, "%s", in);
+		for (size_t cap = 0; cap < whole_len - 2; cap++) {
+			size_t n = jsonw_escape(out, cap, in, strlen(in));
+			char quoted[130], err[160];
+			cJSON *parsed;
+
+			cr_assert_leq(n, cap);
+			cr_assert_gt(n + 6, cap, "%s: stopped early at %zu of %zu", in, n, cap);
+			cr_assert_eq(memcmp(out, whole + 1, n), 0, "%s at %zu", in, cap);
+			/* whole units only: quoted, it is strict JSON (valid UTF-8,
+			 * no half escape) */
+			quoted[0] = '"';
+			memcpy(quoted + 1, out, n);
+			quoted[n + 1] = '"';
+			parsed = jsonin_parse(quoted, n + 2, err, sizeof(err));
+			cr_assert_not_null(parsed, "%s cut at %zu: %.*s (%s)", in, cap, (int)n, out, err);
+			cJSON_Delete(parsed);
+		}
+		free(whole);
 	}
 }

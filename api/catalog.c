@@ -396,21 +396,27 @@ void catalog_free(struct catalog *cat)
 	free(cat);
 }
 
+/* Same length first: most names differ there, and it costs one compare. */
+static bool is_named(const struct catalog_names *n, const char *name, size_t len)
+{
+	if (n->name_len == len && names_equal(name, len, n->name)) {
+		return true;
+	}
+	for (size_t a = 0; a < n->num_aliases; a++) {
+		if (n->alias_lens[a] == len && names_equal(name, len, n->aliases[a])) {
+			return true;
+		}
+	}
+	return false;
+}
+
 long catalog_find(const struct catalog *cat, enum catalog_kind kind, const char *name, size_t len)
 {
 	size_t count = catalog_count(cat, kind);
 
 	for (size_t i = 0; i < count; i++) {
-		const struct catalog_names *n = catalog_names_of(cat, kind, i);
-
-		for (size_t j = 0; j <= n->num_aliases; j++) {
-			size_t candidate_len;
-			const char *candidate = nth_name(n, j, &candidate_len);
-
-			/* same length first: most names differ there, for one compare */
-			if (candidate_len == len && names_equal(name, len, candidate)) {
-				return (long)i;
-			}
+		if (is_named(catalog_names_of(cat, kind, i), name, len)) {
+			return (long)i;
 		}
 	}
 	return -1;

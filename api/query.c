@@ -13,12 +13,14 @@ enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL };
 
 struct field_info {
 	const char *name;
+	size_t name_len; /* compared first: most names differ there */
 	enum field_kind kind;
 	size_t offset; /* of its member in struct query */
 };
 
 /* Each parameter is named as the struct query member it fills. */
-#define FIELD(f, k, member) [f] = {#member, k, offsetof(struct query, member)}
+#define FIELD(f, k, member) \
+	[f] = {#member, sizeof(#member) - 1, k, offsetof(struct query, member)}
 
 static const struct field_info fields[QF_COUNT] = {
 	/* the target, or the numbers that stand in for it */
@@ -174,7 +176,7 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 	char quoted[QUOTE_MAX];
 
 	for (int f = 0; f < QF_COUNT; f++) {
-		if ((allowed & QUERY_BIT(f)) && strlen(fields[f].name) == len &&
+		if ((allowed & QUERY_BIT(f)) && fields[f].name_len == len &&
 		    memcmp(fields[f].name, name, len) == 0) {
 			*out = (enum query_field)f;
 			return 0;

@@ -160,7 +160,9 @@ struct escaped {
 static void escape_unit(const char *s, size_t len, struct escaped *e)
 {
 	static const char hex[] = "0123456789abcdef";
+	static const char shortened[] = "\"\\\n\r\t", short_names[] = "\"\\nrt";
 	unsigned char c = (unsigned char)s[0];
+	const char *at;
 	size_t n = 2;
 
 	e->out = s;
@@ -178,30 +180,18 @@ static void escape_unit(const char *s, size_t len, struct escaped *e)
 		}
 		return;
 	}
-	e->out_len = 2;
-	switch (c) {
-	case '"':
-		e->out = "\\\"";
+	/* the five with a short escape, then \u00XX for other controls */
+	at = memchr(shortened, c, sizeof(shortened) - 1);
+	e->out = e->esc;
+	e->esc[0] = '\\';
+	if (at != NULL) {
+		e->esc[1] = short_names[at - shortened];
+		e->out_len = 2;
 		return;
-	case '\\':
-		e->out = "\\\\";
-		return;
-	case '\n':
-		e->out = "\\n";
-		return;
-	case '\r':
-		e->out = "\\r";
-		return;
-	case '\t':
-		e->out = "\\t";
-		return;
-	default:
-		break;
 	}
-	memcpy(e->esc, "\\u00", 4);
+	memcpy(e->esc + 1, "u00", 3);
 	e->esc[4] = hex[c >> 4];
 	e->esc[5] = hex[c & 0xF];
-	e->out = e->esc;
 	e->out_len = 6;
 }
 

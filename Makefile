@@ -106,7 +106,8 @@ $(BUILD)/tests/test_%: tests/integration/test_%.c tests/integration/harness.h $(
 		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 # The differential check against the seed itself: needs rustc and the
-# seed file; skipped (and said so) where either is missing.
+# seed file; skipped (and said so) where either is missing, except under
+# CI=true, where a skip fails the run.
 $(BUILD)/crosscheck/check_vectors: tests/crosscheck/check_vectors.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(LIBSPLITK) $(LDFLAGS_ALL) -o $@
@@ -197,6 +198,9 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 		echo "== crosscheck against $(SEED)"; \
 		$(BUILD)/crosscheck/seed_vectors > $(BUILD)/crosscheck/vectors.txt; \
 		$(BUILD)/crosscheck/check_vectors < $(BUILD)/crosscheck/vectors.txt; \
+	elif [ "$(CI)" = true ]; then \
+		echo "== crosscheck FAILED: CI=true, and rustc or $(SEED) is missing: CI must run the oracle" >&2; \
+		exit 1; \
 	else \
 		echo "== crosscheck SKIPPED: needs rustc and $(SEED)"; \
 	fi

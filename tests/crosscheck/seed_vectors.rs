@@ -12,6 +12,7 @@
 //   L <sm> <heads> <ref> <splits>                    legacy_splits
 //   N <policy> <sm> <heads> <ref> <splits>           num_splits
 //   W <policy> <sm> <heads> <rows> <ref> <slots>     workspace_slots
+//   K <name> <value>                                 a constant of the seed
 // where <policy> is legacy, auto or a pinned count (any u32, unclamped).
 #![allow(dead_code)]
 
@@ -162,6 +163,10 @@ fn main() {
     let out = std::io::stdout();
     let mut w = BufWriter::new(out.lock());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+
+    // The seed's constants as it compiles them, for the C header's macros.
+    writeln!(w, "K SPLITK_TARGET_WAVES {}", SPLITK_TARGET_WAVES).unwrap();
+    writeln!(w, "K MAX_DECODE_SPLITS {}", MAX_DECODE_SPLITS).unwrap();
 
     let sp = spellings(&mut rng);
     for s in sp.iter() {

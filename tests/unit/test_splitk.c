@@ -277,11 +277,33 @@ Test(receipts, b200_fits_under_the_cap)
 	cr_assert_leq(splitk_auto_splits(148, 24), SPLITK_MAX_DECODE_SPLITS);
 }
 
-Test(receipts, constants)
+/* The header's constants by what they do, so a header that says one
+ * thing while the rules use another fails here. That they are the seed's
+ * own values (2 and 16) the crosscheck compares, with the seed compiled. */
+Test(receipts, constants_are_the_ones_the_rules_use)
 {
-	cr_assert_eq(SPLITK_TARGET_WAVES, 2u);
-	cr_assert_eq(SPLITK_MAX_DECODE_SPLITS, 16u);
-	cr_assert_eq(SPLITK_LABEL_MAX, 11);
+	char label[SPLITK_LABEL_MAX + 8];
+
+	/* the cap: auto and pinned reach it and never pass it */
+	cr_assert_eq(splitk_auto_splits(UINT32_MAX, 1), SPLITK_MAX_DECODE_SPLITS);
+	cr_assert_eq(splitk_num_splits(POL_PIN(UINT32_MAX), 1, 1, 1), SPLITK_MAX_DECODE_SPLITS);
+	cr_assert_eq(splitk_num_splits(POL_PIN(SPLITK_MAX_DECODE_SPLITS - 1), 1, 1, 1),
+		     SPLITK_MAX_DECODE_SPLITS - 1);
+	/* the waves: where auto is not clamped, its count is the fewest splits
+	 * that put WAVES * sm_count CTAs on the device */
+	for (uint32_t sm = 1; sm <= 300; sm++) {
+		for (uint32_t heads = 1; heads <= 160; heads++) {
+			uint64_t s = splitk_auto_splits(sm, heads), want = SPLITK_TARGET_WAVES * (uint64_t)sm;
+
+			if (s > 1 && s < SPLITK_MAX_DECODE_SPLITS) {
+				cr_assert_geq(heads * s, want, "sm %u heads %u", sm, heads);
+				cr_assert_lt(heads * (s - 1), want, "sm %u heads %u", sm, heads);
+			}
+		}
+	}
+	/* the label: the longest is the largest count, and it fits */
+	cr_assert_eq(splitk_label(POL_PIN(UINT32_MAX), label), SPLITK_LABEL_MAX - 1);
+	cr_assert_str_eq(label, "4294967295");
 }
 
 /* ------------------------------------------------------------- clamps */

@@ -22,9 +22,9 @@ static void stop(void)
 
 #define CLOSED 0 /* the server closes without an HTTP answer (or after the idle timeout) */
 
-/* Writes a request too long to spell out into b (capacity cap); returns
- * its length. */
-typedef size_t builder_fn(char *b, size_t cap);
+/* Writes a request too long to spell out into b (capacity cap), `size`
+ * long in the part the case is about; returns its length. */
+typedef size_t builder_fn(char *b, size_t cap, size_t size);
 
 /* Exactly one of bytes, json and build says what is sent. */
 struct hostile {
@@ -35,10 +35,11 @@ struct hostile {
 	const char *json;  /* or: a POST /v1/splits body, sent with its exact length */
 	size_t json_len;   /* 0: strlen */
 	builder_fn *build; /* or: the case's own builder */
+	size_t size;       /* what the builder is given */
 };
 
-#define JSON(name, body, expect) {name, NULL, 0, expect, body, 0, NULL}
-#define BUILT(name, builder, expect) {name, NULL, 0, expect, NULL, 0, builder}
+#define JSON(name, body, expect) {name, NULL, 0, expect, body, 0, NULL, 0}
+#define BUILT(name, builder, size, expect) {name, NULL, 0, expect, NULL, 0, builder, size}
 
 /* The builders, one per case that needs one. */
 #define APPEND(...) (n += (size_t)snprintf(b + n, cap - n, __VA_ARGS__))
@@ -49,81 +50,59 @@ static size_t fill(char *b, size_t n, char c, size_t count)
 	return n + count;
 }
 
-static size_t very_long_method(char *b, size_t cap)
+static size_t long_method(char *b, size_t cap, size_t size)
 {
-	size_t n = fill(b, 0, 'A', 5000);
+	size_t n = fill(b, 0, 'A', size);
 
 	return APPEND(" /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
 }
 
-/* GET /<len a's> */
-static size_t long_path(char *b, size_t cap, size_t len)
+static size_t long_path(char *b, size_t cap, size_t size)
 {
 	size_t n = 0;
 
 	APPEND("GET /");
-	n = fill(b, n, 'a', len);
+	n = fill(b, n, 'a', size);
 	return APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
 }
 
-static size_t very_long_path(char *b, size_t cap)
-{
-	return long_path(b, cap, 5000);
-}
-
-static size_t path_past_what_the_server_can_hold(char *b, size_t cap)
-{
-	return long_path(b, cap, 100000);
-}
-
-static size_t header_flood(char *b, size_t cap)
+static size_t many_headers(char *b, size_t cap, size_t size)
 {
 	size_t n = 0;
 
 	APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\n");
-	for (int i = 0; i < 2000; i++) {
-		APPEND("X-%d: %d\r\n", i, i);
+	for (size_t i = 0; i < size; i++) {
+		APPEND("X-%zu: %zu\r\n", i, i);
 	}
 	return APPEND("\r\n");
 }
 
-/* One X-Big header of len x's. */
-static size_t big_header(char *b, size_t cap, size_t len)
+static size_t big_header(char *b, size_t cap, size_t size)
 {
 	size_t n = 0;
 
 	APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: ");
-	n = fill(b, n, 'x', len);
+	n = fill(b, n, 'x', size);
 	return APPEND("\r\n\r\n");
 }
 
-static size_t one_huge_header(char *b, size_t cap)
-{
-	return big_header(b, cap, 5000);
-}
-
-static size_t header_far_past_the_limit(char *b, size_t cap)
-{
-	return big_header(b, cap, 100000);
-}
-
-static size_t thirty_three_parameters(char *b, size_t cap)
+static size_t many_parameters(char *b, size_t cap, size_t size)
 {
 	size_t n = 0;
 
 	APPEND("GET /v1/splits?");
-	for (int i = 0; i < 33; i++) {
-		APPEND("p%d=%d&", i, i);
+	for (size_t i = 0; i < size; i++) {
+		APPEND("p%zu=%zu&", i, i);
 	}
 	return APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
 }
 
-static size_t long_override(char *b, size_t cap)
+static size_t long_override(char *b, size_t cap, size_t size)
 {
 	size_t n = 0;
 
 	APPEND("GET /v1/splits?target=h100&model=qwen3-8b&override=");
-	n = fill(b, n, '9', 300);
+	n = fill(b, n, '9', size);
 	return APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
 }
 
@@ -146,12 +125,12 @@ static size_t post_framed(char *b, size_t cap, size_t m, bool chunked)
 	return chunked ? APPEND("\r\n0\r\n\r\n") : n;
 }
 
-static size_t json_1025_queries(char *b, size_t cap)
+static size_t json_queries(char *b, size_t cap, size_t size)
 {
 	char *body = b + cap / 2;
 	size_t m = (size_t)snprintf(body, cap / 2, "{\"queries\":[");
 
-	for (int i = 0; i < 1025; i++) {
+	for (size_t i = 0; i < size; i++) {
 		m += (size_t)snprintf(body + m, cap / 2 - m, "%s{\"sm_count\":1,\"num_q_heads\":1}",
 				      i ? "," : "");
 	}
@@ -159,29 +138,29 @@ static size_t json_1025_queries(char *b, size_t cap)
 	return post_framed(b, cap, m, false);
 }
 
-static size_t json_body_past_the_limit_chunked(char *b, size_t cap)
+static size_t json_spaces_chunked(char *b, size_t cap, size_t size)
 {
-	memset(b + cap / 2, ' ', 1100000);
-	return post_framed(b, cap, 1100000, true);
+	memset(b + cap / 2, ' ', size);
+	return post_framed(b, cap, size, true);
 }
 
-static size_t json_very_long_string(char *b, size_t cap)
+static size_t json_long_string(char *b, size_t cap, size_t size)
 {
 	char *body = b + cap / 2;
 	size_t m = (size_t)snprintf(body, cap / 2, "{\"sm_count\":1,\"num_q_heads\":1,\"override\":\"");
 
-	memset(body + m, 'x', 500000);
-	m += 500000;
+	memset(body + m, 'x', size);
+	m += size;
 	m += (size_t)snprintf(body + m, cap / 2 - m, "\"}");
 	return post_framed(b, cap, m, false);
 }
 
-static size_t json_many_keys(char *b, size_t cap)
+static size_t json_repeated_key(char *b, size_t cap, size_t size)
 {
 	char *body = b + cap / 2;
 	size_t m = (size_t)snprintf(body, cap / 2, "{");
 
-	for (int i = 0; i < 50000; i++) {
+	for (size_t i = 0; i < size; i++) {
 		m += (size_t)snprintf(body + m, cap / 2 - m, "%s\"target\":\"h100\"", i ? "," : "");
 	}
 	m += (size_t)snprintf(body + m, cap / 2 - m, "}");
@@ -195,97 +174,97 @@ static size_t json_many_keys(char *b, size_t cap)
 
 static const struct hostile cases[] = {
 	/* request lines */
-	{"garbage bytes", "\x01\x02\x03\x04\r\n\r\n", 0, CLOSED, NULL, 0, NULL},
-	{"only CRLFs", "\r\n\r\n\r\n\r\n", 0, CLOSED, NULL, 0, NULL},
-	{"no version", "GET /healthz\r\n\r\n", 0, 400, NULL, 0, NULL},
-	{"HTTP/0.9 style", "GET /healthz\r\n", 0, 400, NULL, 0, NULL},
-	{"HTTP/2.0 over HTTP/1 framing", "GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n", 0, 505, NULL, 0, NULL},
-	{"HTTP/1.9 (a later 1.x is 1.1)", "GET /healthz HTTP/1.9\r\nHost: t\r\n\r\n", 0, 200, NULL, 0, NULL},
-	{"version garbage", "GET /healthz HTTX/1.1\r\nHost: t\r\n\r\n", 0, 400, NULL, 0, NULL},
-	{"lowercase method", REQ("get /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL},
-	{"unknown method", REQ("BREW /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL},
-	{"method with symbols", REQ("G@T /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL},
-	{"path without slash", REQ("GET healthz HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"asterisk form", REQ("OPTIONS * HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"absolute form", REQ("GET http://t/healthz HTTP/1.1", ""), 0, 200, NULL, 0, NULL},
-	{"absolute form, no path", REQ("GET http://t HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"bare LF line ends", "GET /healthz HTTP/1.1\nHost: t\n\n", 0, 200, NULL, 0, NULL},
-	{"HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 0, 200, NULL, 0, NULL},
-	BUILT("very long method", very_long_method, 431),
-	BUILT("very long path", very_long_path, 431),
-	BUILT("path past what the server can hold", path_past_what_the_server_can_hold, 414),
+	{"garbage bytes", "\x01\x02\x03\x04\r\n\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"only CRLFs", "\r\n\r\n\r\n\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"no version", "GET /healthz\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"HTTP/0.9 style", "GET /healthz\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"HTTP/2.0 over HTTP/1 framing", "GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n", 0, 505, NULL, 0, NULL, 0},
+	{"HTTP/1.9 (a later 1.x is 1.1)", "GET /healthz HTTP/1.9\r\nHost: t\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	{"version garbage", "GET /healthz HTTX/1.1\r\nHost: t\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"lowercase method", REQ("get /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL, 0},
+	{"unknown method", REQ("BREW /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL, 0},
+	{"method with symbols", REQ("G@T /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL, 0},
+	{"path without slash", REQ("GET healthz HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"asterisk form", REQ("OPTIONS * HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"absolute form", REQ("GET http://t/healthz HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"absolute form, no path", REQ("GET http://t HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"bare LF line ends", "GET /healthz HTTP/1.1\nHost: t\n\n", 0, 200, NULL, 0, NULL, 0},
+	{"HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	BUILT("very long method", long_method, 5000, 431),
+	BUILT("very long path", long_path, 5000, 431),
+	BUILT("path past what the server can hold", long_path, 100000, 414),
 	/* headers */
-	{"HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\n\r\n", 0, 400, NULL, 0, NULL},
-	{"two Host headers", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, 400, NULL, 0, NULL},
-	{"header without colon", REQ("GET /healthz HTTP/1.1", "Broken header\r\n"), 0, 400, NULL, 0, NULL},
-	BUILT("header flood", header_flood, 431),
-	BUILT("one huge header", one_huge_header, 431),
-	BUILT("header far past the limit", header_far_past_the_limit, 431),
-	{"non-ASCII header value", REQ("GET /healthz HTTP/1.1", "X-Name: \xff\xfe\xc3\x28\r\n"), 0, 200, NULL, 0, NULL},
-	{"empty header value", REQ("GET /healthz HTTP/1.1", "X-Empty:\r\n"), 0, 200, NULL, 0, NULL},
-	{"If-None-Match garbage", REQ("GET /healthz HTTP/1.1", "If-None-Match: \"\r\n"), 0, 200, NULL, 0, NULL},
-	{"If-None-Match star", REQ("GET /healthz HTTP/1.1", "If-None-Match: *\r\n"), 0, 304, NULL, 0, NULL},
-	{"Expect bogus", POST_JSON("2\r\nExpect: 200-ok\r\n\r\n{}"), 0, 417, NULL, 0, NULL},
-	{"Expect 100-continue", POST_JSON("2\r\nExpect: 100-continue\r\n\r\n{}"), 0, 100, NULL, 0, NULL},
-	{"Content-Type missing on POST", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0, NULL},
-	{"Content-Type text/json", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: text/json\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0, NULL},
+	{"HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"two Host headers", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"header without colon", REQ("GET /healthz HTTP/1.1", "Broken header\r\n"), 0, 400, NULL, 0, NULL, 0},
+	BUILT("header flood", many_headers, 2000, 431),
+	BUILT("one huge header", big_header, 5000, 431),
+	BUILT("header far past the limit", big_header, 100000, 431),
+	{"non-ASCII header value", REQ("GET /healthz HTTP/1.1", "X-Name: \xff\xfe\xc3\x28\r\n"), 0, 200, NULL, 0, NULL, 0},
+	{"empty header value", REQ("GET /healthz HTTP/1.1", "X-Empty:\r\n"), 0, 200, NULL, 0, NULL, 0},
+	{"If-None-Match garbage", REQ("GET /healthz HTTP/1.1", "If-None-Match: \"\r\n"), 0, 200, NULL, 0, NULL, 0},
+	{"If-None-Match star", REQ("GET /healthz HTTP/1.1", "If-None-Match: *\r\n"), 0, 304, NULL, 0, NULL, 0},
+	{"Expect bogus", POST_JSON("2\r\nExpect: 200-ok\r\n\r\n{}"), 0, 417, NULL, 0, NULL, 0},
+	{"Expect 100-continue", POST_JSON("2\r\nExpect: 100-continue\r\n\r\n{}"), 0, 100, NULL, 0, NULL, 0},
+	{"Content-Type missing on POST", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0, NULL, 0},
+	{"Content-Type text/json", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: text/json\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0, NULL, 0},
 	/* body framing and smuggling shapes */
-	{"two Content-Length, same", POST_JSON("2\r\nContent-Length: 2\r\n\r\n{}"), 0, 400, NULL, 0, NULL},
-	{"two Content-Length, different", POST_JSON("2\r\nContent-Length: 7\r\n\r\n{}"), 0, 400, NULL, 0, NULL},
-	{"Content-Length and chunked", POST_JSON("4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), 0, 400, NULL, 0, NULL},
-	{"two Transfer-Encoding", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 0, 400, NULL, 0, NULL},
-	{"Transfer-Encoding gzip", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n{}", 0, 501, NULL, 0, NULL},
-	{"Transfer-Encoding chunked, chunked", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 0, 501, NULL, 0, NULL},
-	{"Transfer-Encoding identity", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n\r\n", 0, 501, NULL, 0, NULL},
-	{"chunked, upper case", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: CHUNKED\r\n\r\n21\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0, NULL},
-	{"chunked with extension", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n21;ext=1\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0, NULL},
-	{"chunk size not hex", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", 0, 400, NULL, 0, NULL},
-	{"chunk size that lies (huge)", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}\r\n", 0, CLOSED, NULL, 0, NULL},
-	{"chunked without its last chunk", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n", 0, CLOSED, NULL, 0, NULL},
-	{"Content-Length negative", POST_JSON("-1\r\n\r\n{}"), 0, 400, NULL, 0, NULL},
-	{"Content-Length not a number", POST_JSON("abc\r\n\r\n{}"), 0, 400, NULL, 0, NULL},
-	{"Content-Length past 2^64", POST_JSON("99999999999999999999999\r\n\r\n{}"), 0, 413, NULL, 0, NULL},
-	{"Content-Length over the limit", POST_JSON("2000000\r\n\r\n{}"), 0, 413, NULL, 0, NULL},
-	{"Content-Length longer than the body", POST_JSON("100\r\n\r\n{}"), 0, CLOSED, NULL, 0, NULL},
-	{"Content-Length shorter than the body", POST_JSON("2\r\n\r\n{}GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"), 0, 400, NULL, 0, NULL},
+	{"two Content-Length, same", POST_JSON("2\r\nContent-Length: 2\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"two Content-Length, different", POST_JSON("2\r\nContent-Length: 7\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"Content-Length and chunked", POST_JSON("4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), 0, 400, NULL, 0, NULL, 0},
+	{"two Transfer-Encoding", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"Transfer-Encoding gzip", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n{}", 0, 501, NULL, 0, NULL, 0},
+	{"Transfer-Encoding chunked, chunked", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 0, 501, NULL, 0, NULL, 0},
+	{"Transfer-Encoding identity", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n\r\n", 0, 501, NULL, 0, NULL, 0},
+	{"chunked, upper case", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: CHUNKED\r\n\r\n21\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	{"chunked with extension", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n21;ext=1\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	{"chunk size not hex", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"chunk size that lies (huge)", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"chunked without its last chunk", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"Content-Length negative", POST_JSON("-1\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"Content-Length not a number", POST_JSON("abc\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"Content-Length past 2^64", POST_JSON("99999999999999999999999\r\n\r\n{}"), 0, 413, NULL, 0, NULL, 0},
+	{"Content-Length over the limit", POST_JSON("2000000\r\n\r\n{}"), 0, 413, NULL, 0, NULL, 0},
+	{"Content-Length longer than the body", POST_JSON("100\r\n\r\n{}"), 0, CLOSED, NULL, 0, NULL, 0},
+	{"Content-Length shorter than the body", POST_JSON("2\r\n\r\n{}GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"), 0, 400, NULL, 0, NULL, 0},
 	JSON("Content-Length zero", "", 400),
-	{"body on a GET", REQ("GET /healthz HTTP/1.1", "Content-Length: 5\r\n") "hello", 0, 200, NULL, 0, NULL},
-	{"NUL byte in the body", NULL, 0, 400, "{\0}}", 4, NULL},
+	{"body on a GET", REQ("GET /healthz HTTP/1.1", "Content-Length: 5\r\n") "hello", 0, 200, NULL, 0, NULL, 0},
+	{"NUL byte in the body", NULL, 0, 400, "{\0}}", 4, NULL, 0},
 	/* query strings and percent games */
-	{"NUL in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=1%006 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"NUL in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=4%00 HTTP/1.1", ""), 0, 200, NULL, 0, NULL},
-	{"NUL in target", REQ("GET /v1/splits?target=h100%00&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"bad escape", REQ("GET /v1/splits?target=%zz&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"truncated escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=% HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"half escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%4 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"double encoding", REQ("GET /v1/splits?target=h%25310%25300&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"encoded name", REQ("GET /v1/splits?target=%68%31%30%30&model=qwen3-8b HTTP/1.1", ""), 0, 200, NULL, 0, NULL},
-	{"encoded ampersand in a value", REQ("GET /v1/splits?target=h100%26model%3Dqwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"encoded equals in a key", REQ("GET /v1/splits?target%3Dh100=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=+16 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"encoded plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=%2B16 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"empty key", REQ("GET /v1/splits?=h100 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"only ampersands", REQ("GET /v1/splits?&&&& HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	BUILT("33 parameters", thirty_three_parameters, 400),
-	{"repeated parameter", REQ("GET /v1/splits?target=h100&target=h100&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"unicode key", REQ("GET /v1/splits?t%C3%A4rget=h100 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"non-UTF-8 key", REQ("GET /v1/splits?%FF=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"non-UTF-8 target", REQ("GET /v1/splits?target=%FF%FE&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"raw non-UTF-8 in the query", REQ("GET /v1/splits?target=\xff\xfe&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"non-UTF-8 override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C3%28 HTTP/1.1", ""), 0, 200, NULL, 0, NULL},
-	{"overlong UTF-8 space in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C0%A04 HTTP/1.1", ""), 0, 200, NULL, 0, NULL},
-	BUILT("long override", long_override, 400),
-	{"number past 2^64", REQ("GET /v1/splits?target=h100&model=qwen3-8b&num_seqs=184467440737095516160 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"dot-dot path", REQ("GET /v1/targets/%2e%2e/models HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"encoded slash in a name", REQ("GET /v1/targets/h100%2Fx HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"encoded name in the path", REQ("GET /v1/targets/%68%31%30%30 HTTP/1.1", ""), 0, 200, NULL, 0, NULL},
-	{"NUL in the path name", REQ("GET /v1/targets/h100%00 HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"double slash", REQ("GET //v1/splits HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"trailing slash", REQ("GET /v1/splits/ HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"empty segment", REQ("GET /v1//targets HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"fragment in the target", REQ("GET /healthz#x HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
-	{"query on /healthz", REQ("GET /healthz?x=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL},
-	{"unknown problem type", REQ("GET /problems/%2e%2e HTTP/1.1", ""), 0, 404, NULL, 0, NULL},
+	{"NUL in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=1%006 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"NUL in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=4%00 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"NUL in target", REQ("GET /v1/splits?target=h100%00&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"bad escape", REQ("GET /v1/splits?target=%zz&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"truncated escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=% HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"half escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%4 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"double encoding", REQ("GET /v1/splits?target=h%25310%25300&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded name", REQ("GET /v1/splits?target=%68%31%30%30&model=qwen3-8b HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"encoded ampersand in a value", REQ("GET /v1/splits?target=h100%26model%3Dqwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded equals in a key", REQ("GET /v1/splits?target%3Dh100=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=+16 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"encoded plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=%2B16 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"empty key", REQ("GET /v1/splits?=h100 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"only ampersands", REQ("GET /v1/splits?&&&& HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	BUILT("33 parameters", many_parameters, 33, 400),
+	{"repeated parameter", REQ("GET /v1/splits?target=h100&target=h100&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"unicode key", REQ("GET /v1/splits?t%C3%A4rget=h100 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"non-UTF-8 key", REQ("GET /v1/splits?%FF=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"non-UTF-8 target", REQ("GET /v1/splits?target=%FF%FE&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"raw non-UTF-8 in the query", REQ("GET /v1/splits?target=\xff\xfe&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"non-UTF-8 override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C3%28 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"overlong UTF-8 space in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C0%A04 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	BUILT("long override", long_override, 300, 400),
+	{"number past 2^64", REQ("GET /v1/splits?target=h100&model=qwen3-8b&num_seqs=184467440737095516160 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"dot-dot path", REQ("GET /v1/targets/%2e%2e/models HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded slash in a name", REQ("GET /v1/targets/h100%2Fx HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded name in the path", REQ("GET /v1/targets/%68%31%30%30 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"NUL in the path name", REQ("GET /v1/targets/h100%00 HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"double slash", REQ("GET //v1/splits HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"trailing slash", REQ("GET /v1/splits/ HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"empty segment", REQ("GET /v1//targets HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"fragment in the target", REQ("GET /healthz#x HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"query on /healthz", REQ("GET /healthz?x=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"unknown problem type", REQ("GET /problems/%2e%2e HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
 	/* JSON bodies */
 	JSON("JSON nested 33 deep", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 400),
 	JSON("JSON not UTF-8", "{\"target\":\"\xff\xfe\"}  ", 400),
@@ -306,10 +285,10 @@ static const struct hostile cases[] = {
 	JSON("JSON queries not an array", "{\"queries\":1}", 400),
 	JSON("JSON empty queries", "{\"queries\":[]}", 400),
 	JSON("JSON with a BOM", "\xef\xbb\xbf{\"sm_count\":132,\"num_q_heads\":24}", 200),
-	BUILT("JSON 1025 queries", json_1025_queries, 413),
-	BUILT("JSON body past the limit, chunked", json_body_past_the_limit_chunked, 413),
-	BUILT("JSON very long string", json_very_long_string, 400),
-	BUILT("JSON many keys", json_many_keys, 400),
+	BUILT("JSON 1025 queries", json_queries, 1025, 413),
+	BUILT("JSON body past the limit, chunked", json_spaces_chunked, 1100000, 413),
+	BUILT("JSON very long string", json_long_string, 500000, 400),
+	BUILT("JSON many keys", json_repeated_key, 50000, 400),
 };
 
 /* The request a case sends: its bytes, its JSON body framed, or what its
@@ -331,7 +310,7 @@ static char *request_of(const struct hostile *c, size_t *len)
 		memcpy(b + cap / 2, c->json, m);
 		n = post_framed(b, cap, m, false);
 	} else {
-		n = c->build(b, cap);
+		n = c->build(b, cap, c->size);
 	}
 	*len = n;
 	return b;

@@ -297,38 +297,68 @@ uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs)
 	return max_u32(num_seqs, max_decode_seqs);
 }
 
+/* a * b, saturating, and whether it saturated. */
+static uint32_t sat_mul_flag(uint32_t a, uint32_t b, bool *saturated)
+{
+	*saturated = (uint64_t)a * (uint64_t)b > UINT32_MAX;
+	return sat_mul(a, b);
+}
+
+static struct splitk_terms auto_terms(uint32_t sm_count, uint32_t num_q_heads)
+{
+	struct splitk_terms t = {SPLITK_AUTO, max_u32(sm_count, 1), max_u32(num_q_heads, 1), 0, 0,
+				 false, 0, 0};
+
+	t.product = sat_mul_flag(SPLITK_TARGET_WAVES, t.sm_count, &t.saturated);
+	/* div_ceil without the overflow of (target + heads - 1) */
+	t.unclamped = t.product / t.num_q_heads + (t.product % t.num_q_heads != 0 ? 1u : 0u);
+	t.num_splits = clamp_u32(t.unclamped, 1, SPLITK_MAX_DECODE_SPLITS);
+	return t;
+}
+
+static struct splitk_terms legacy_terms(uint32_t sm_count, uint32_t num_q_heads,
+					uint32_t ref_seqs)
+{
+	struct splitk_terms t = {SPLITK_LEGACY, sm_count, max_u32(num_q_heads, 1),
+				 max_u32(ref_seqs, 1), 0, false, 0, 0};
+
+	t.product = sat_mul_flag(t.num_q_heads, t.ref_seqs, &t.saturated); /* current_ctas */
+	t.unclamped = t.product >= sm_count ? 1 : sm_count / t.product;
+	t.num_splits = t.unclamped;
+	return t;
+}
+
 uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads)
 {
-	uint32_t heads = max_u32(num_q_heads, 1);
-	uint32_t target = sat_mul(SPLITK_TARGET_WAVES, max_u32(sm_count, 1));
-	/* div_ceil without the overflow of (target + heads - 1) */
-	uint32_t ceil = target / heads + (target % heads != 0 ? 1u : 0u);
-
-	return clamp_u32(ceil, 1, SPLITK_MAX_DECODE_SPLITS);
+	return auto_terms(sm_count, num_q_heads).num_splits;
 }
 
 uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs)
 {
-	uint32_t current_ctas = sat_mul(max_u32(num_q_heads, 1), max_u32(ref_seqs, 1));
+	return legacy_terms(sm_count, num_q_heads, ref_seqs).num_splits;
+}
 
-	if (current_ctas >= sm_count) {
-		return 1;
+struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_count,
+				       uint32_t num_q_heads, uint32_t legacy_ref_seqs)
+{
+	struct splitk_terms t = {SPLITK_PINNED, 0, 0, 0, 0, false, policy.pinned, 0};
+
+	switch (policy.kind) {
+	case SPLITK_LEGACY:
+		return legacy_terms(sm_count, num_q_heads, legacy_ref_seqs);
+	case SPLITK_AUTO:
+		return auto_terms(sm_count, num_q_heads);
+	case SPLITK_PINNED:
+		break;
 	}
-	return sm_count / current_ctas;
+	t.num_splits = clamp_u32(policy.pinned, 1, SPLITK_MAX_DECODE_SPLITS);
+	return t;
 }
 
 uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 			   uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	switch (policy.kind) {
-	case SPLITK_LEGACY:
-		return splitk_legacy_splits(sm_count, num_q_heads, legacy_ref_seqs);
-	case SPLITK_AUTO:
-		return splitk_auto_splits(sm_count, num_q_heads);
-	case SPLITK_PINNED:
-		break;
-	}
-	return clamp_u32(policy.pinned, 1, SPLITK_MAX_DECODE_SPLITS);
+	return splitk_split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
 }
 
 uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,

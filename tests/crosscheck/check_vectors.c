@@ -177,6 +177,27 @@ static int check_line(char *line)
 		}
 		verdict(splitk_workspace_slots(p, v[0], v[1], v[2], v[3]) == v[4], line);
 		return 0;
+	case 'T': /* T auto sm heads unclamped | T legacy sm heads ref ctas */
+		if (n < 5 || to_u32(tok[2], &v[0]) || to_u32(tok[3], &v[1]) || to_u32(tok[4], &v[2])) {
+			return -1;
+		}
+		if (strcmp(tok[1], "auto") == 0 && n == 5) {
+			struct splitk_terms t = splitk_split_terms((struct splitk_policy){SPLITK_AUTO, 0},
+								   v[0], v[1], 0);
+
+			verdict(t.unclamped == v[2] && t.num_splits == splitk_auto_splits(v[0], v[1]), line);
+		} else if (strcmp(tok[1], "legacy") == 0 && n == 6 && !to_u32(tok[5], &v[3])) {
+			struct splitk_terms t = splitk_split_terms((struct splitk_policy){SPLITK_LEGACY, 0},
+								   v[0], v[1], v[2]);
+
+			/* the flag, against the exact product in 64 bits */
+			uint64_t exact = (uint64_t)(v[1] ? v[1] : 1) * (v[2] ? v[2] : 1);
+
+			verdict(t.product == v[3] && t.saturated == (exact > UINT32_MAX), line);
+		} else {
+			return -1;
+		}
+		return 0;
 	case 'K': /* K name value: the header's macro against the seed's constant */
 		if (n != 3 || to_u32(tok[2], &v[0])) {
 			return -1;

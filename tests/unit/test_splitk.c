@@ -470,3 +470,68 @@ Test(sweep, split_ref_seqs_is_the_larger)
 	}
 	cr_assert_eq(splitk_split_ref_seqs(UINT32_MAX, 0), UINT32_MAX);
 }
+
+/* ------------------------------------------------------------- terms */
+
+/* The terms are the count's own arithmetic: the same count as
+ * splitk_num_splits, and the clamp applied to the value before it. */
+Test(terms, agree_with_num_splits_over_a_sweep)
+{
+	static const uint32_t edges[] = {0, 1, 2, 3, 23, 24, 47, 48, 132, 148, 1000, 65536,
+					 2147483647u, 2147483648u, 3000000000u, 4294967294u, 4294967295u};
+	const size_t n = sizeof(edges) / sizeof(edges[0]);
+	const struct splitk_policy pols[] = {POL_LEGACY, POL_AUTO, POL_PIN(0), POL_PIN(9), POL_PIN(99)};
+
+	for (size_t p = 0; p < 5; p++) {
+		for (size_t a = 0; a < n; a++) {
+			for (size_t b = 0; b < n; b++) {
+				for (size_t c = 0; c < n; c += 4) {
+					struct splitk_terms t = splitk_split_terms(pols[p], edges[a], edges[b], edges[c]);
+					uint32_t want = splitk_num_splits(pols[p], edges[a], edges[b], edges[c]);
+					uint32_t clamped = t.unclamped < 1 ? 1 : t.unclamped > 16 ? 16 : t.unclamped;
+
+					cr_assert_eq(t.kind, pols[p].kind);
+					cr_assert_eq(t.num_splits, want, "policy %zu sm %u heads %u", p, edges[a], edges[b]);
+					cr_assert_eq(t.num_splits, pols[p].kind == SPLITK_LEGACY ? t.unclamped : clamped);
+				}
+			}
+		}
+	}
+}
+
+/* issue 9: 2 * 4294967295 saturates at u32, so ceil(4294967295 / 3e9) = 2;
+ * in 64 bits it would be ceil(8589934590 / 3e9) = 3. */
+Test(terms, auto_saturates_as_the_seed_does)
+{
+	struct splitk_terms t = splitk_split_terms(POL_AUTO, 4294967295u, 3000000000u, 1);
+
+	cr_assert_eq(t.product, UINT32_MAX);
+	cr_assert(t.saturated);
+	cr_assert_eq(t.unclamped, 2);
+	cr_assert_eq(t.num_splits, 2);
+	t = splitk_split_terms(POL_AUTO, 132, 24, 1);
+	cr_assert_eq(t.product, 264);
+	cr_assert_not(t.saturated);
+	cr_assert_eq(t.unclamped, 11);
+}
+
+Test(terms, pinned_and_legacy)
+{
+	struct splitk_terms t = splitk_split_terms(POL_PIN(99), 132, 24, 1);
+
+	cr_assert_eq(t.unclamped, 99);
+	cr_assert_eq(t.num_splits, 16);
+	t = splitk_split_terms(POL_PIN(0), 132, 24, 1);
+	cr_assert_eq(t.unclamped, 0);
+	cr_assert_eq(t.num_splits, 1);
+	/* legacy on an H100 at --max-batch-size 16: 24 * 16 = 384 CTAs >= 132 */
+	t = splitk_split_terms(POL_LEGACY, 132, 24, 16);
+	cr_assert_eq(t.product, 384);
+	cr_assert_eq(t.num_splits, 1);
+	t = splitk_split_terms(POL_LEGACY, 132, 8, 1); /* 132 / 8 */
+	cr_assert_eq(t.product, 8);
+	cr_assert_eq(t.num_splits, 16);
+	t = splitk_split_terms(POL_LEGACY, 4294967295u, 65536, 65536);
+	cr_assert(t.saturated);
+	cr_assert_eq(t.num_splits, 1);
+}

@@ -115,58 +115,62 @@ struct decide_shape decide_shape_of(const struct query *q)
 	return s;
 }
 
-void decide_override_ignored(char *out, size_t cap, struct slice override, const char *stands,
-			     const char *near)
+void decide_unparsed(char *out, size_t cap, const char *what, struct slice spelling,
+		     const char *so, const char *near)
 {
 	char quoted[QUOTE_MAX];
 
-	quote_excerpt(override.p, override.len, quoted, sizeof(quoted));
-	snprintf(out, cap,
-		 "override \"%s\" does not parse, so it is ignored and %s stands, as the engine "
-		 "does%s%s%s",
-		 quoted, stands, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+	quote_excerpt(spelling.p, spelling.len, quoted, sizeof(quoted));
+	snprintf(out, cap, "%s \"%s\" does not parse, so %s, as the engine does%s%s%s", what, quoted,
+		 so, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
 }
 
-/* The spellings a typo in an override is most likely to have meant. */
-static const char *suggest_spelling(const char *s, size_t len)
+const char *decide_suggest_spelling(struct slice spelling)
 {
 	static const char *const words[] = {"legacy", "auto", "off", "false"};
 
-	return names_first_near(s, len, words, sizeof(words) / sizeof(words[0]));
+	return names_first_near(spelling.p, spelling.len, words, sizeof(words) / sizeof(words[0]));
+}
+
+/* A warning into the next free slot, by decide_unparsed's words. */
+static void warn_unparsed(struct decision *d, const char *what, struct slice spelling,
+			  const char *so)
+{
+	if (d->num_warnings < DECIDE_MAX_WARNINGS) {
+		decide_unparsed(d->warnings[d->num_warnings++], sizeof(d->warnings[0]), what, spelling,
+				so, decide_suggest_spelling(spelling));
+	}
 }
 
 /* Resolves the declaration against the override (ATLAS_ATTN_DECODE_SPLITK)
- * exactly as the engine does, and warns when the override is ignored or
- * clamped. */
+ * with the core's one rule, as the engine does, and warns when either does
+ * not parse or the override is clamped. */
 static void resolve_policy(struct decision *d)
 {
-	char label[SPLITK_LABEL_MAX];
-	size_t n = splitk_label(d->declared, label);
-	uint32_t requested = 0;
+	const struct splitk_resolution *r = &d->res;
 
-	/* THE one resolution rule, given the declaration in its own spelling. */
-	d->resolved = splitk_resolve(label, n, d->override.p, d->override.len);
-	d->override_parses = d->override.p != NULL &&
-			     splitk_parse_requested(d->override.p, d->override.len,
-						    &d->override_policy, &requested);
-	if (d->override.p != NULL && !d->override_parses && d->num_warnings < DECIDE_MAX_WARNINGS) {
-		char stands[48];
-
-		snprintf(stands, sizeof(stands), "the declared policy (%s)", label);
-		decide_override_ignored(d->warnings[d->num_warnings++], sizeof(d->warnings[0]),
-					d->override, stands,
-					suggest_spelling(d->override.p, d->override.len));
+	d->res = splitk_resolve_detail(d->declared_spelling.p, d->declared_spelling.len,
+				       d->override.p, d->override.len);
+	if (!r->declared_parses) {
+		warn_unparsed(d, "declared", d->declared_spelling, "it reads as legacy");
 	}
-	if (d->override_parses && d->override_policy.kind == SPLITK_PINNED &&
-	    requested > SPLITK_MAX_DECODE_SPLITS) {
-		warn(d, "override %u is clamped to %u (MAX_DECODE_SPLITS)", requested,
+	if (d->override.p != NULL && !r->override_parses) {
+		char label[SPLITK_LABEL_MAX], so[80];
+
+		splitk_label(r->declared, label);
+		snprintf(so, sizeof(so), "it is ignored and the declared policy (%s) stands", label);
+		warn_unparsed(d, "override", d->override, so);
+	}
+	if (r->override_parses && r->override.kind == SPLITK_PINNED &&
+	    r->override_requested > SPLITK_MAX_DECODE_SPLITS) {
+		warn(d, "override %u is clamped to %u (MAX_DECODE_SPLITS)", r->override_requested,
 		     SPLITK_MAX_DECODE_SPLITS);
 	}
 }
 
 static void compute(struct decision *d)
 {
-	struct splitk_policy pol = d->resolved.policy;
+	struct splitk_policy pol = d->res.resolved.policy;
 
 	d->ref_seqs = splitk_split_ref_seqs(d->shape.num_seqs, d->shape.max_batch_size);
 	d->num_splits = splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs);
@@ -189,16 +193,12 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	if (resolve_entries(cat, q, d, p) != 0) {
 		return -1;
 	}
-	d->declared = d->target ? d->target->declared_policy
-				: (struct splitk_policy){SPLITK_LEGACY, 0};
-	if (q->declared.p != NULL && !splitk_parse(q->declared.p, q->declared.len, &d->declared)) {
-		char quoted[QUOTE_MAX];
-
-		quote_excerpt(q->declared.p, q->declared.len, quoted, sizeof(quoted));
-		return problem_set(p, PROBLEM_INVALID_PARAMETER, "declared", NULL,
-				   "declared \"%s\" is not a policy spelling: legacy, auto, off, or a "
-				   "split count (use override for a value the engine may ignore)",
-				   quoted);
+	/* the query's declaration, else the target's, else what the engine
+	 * falls back to */
+	d->declared_spelling = q->declared;
+	if (q->declared.p == NULL) {
+		d->declared_spelling.p = d->target ? d->target->declared : "legacy";
+		d->declared_spelling.len = strlen(d->declared_spelling.p);
 	}
 	d->shape = decide_shape_of(q);
 	d->override = q->override;
@@ -213,12 +213,12 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 		     "widest batch the decode-metadata layout accepts",
 		     d->shape.max_rows, d->shape.max_batch_size);
 	}
-	if (d->shape.num_seqs > d->shape.max_rows && d->resolved.policy.kind != SPLITK_LEGACY) {
+	if (d->shape.num_seqs > d->shape.max_rows && d->res.resolved.policy.kind != SPLITK_LEGACY) {
 		warn(d, "num_seqs (%u) is above max_rows (%u): a batch that wide would write past "
 			"the workspace",
 		     d->shape.num_seqs, d->shape.max_rows);
 	}
-	if (d->workspace_slots == UINT32_MAX && d->resolved.policy.kind != SPLITK_LEGACY) {
+	if (d->workspace_slots == UINT32_MAX && d->res.resolved.policy.kind != SPLITK_LEGACY) {
 		warn(d, "workspace_slots saturated at 4294967295 (the seed's u32 arithmetic): the "
 			"true need is larger");
 	}
@@ -238,7 +238,7 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 	d->sm_count = t->sm_count;
 	d->num_q_heads = m->num_q_heads;
 	d->head_dim = m->head_dim;
-	d->declared = t->declared_policy;
+	d->declared_spelling = (struct slice){t->declared, strlen(t->declared)};
 	d->shape = shape;
 	d->override = override;
 	resolve_policy(d);
@@ -262,7 +262,7 @@ void decide_write(struct jsonw *w, const struct decision *d, const struct catalo
 	jsonw_object_begin(w);
 	jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
 	jsonw_kv_u64(w, "sm_count", d->sm_count);
-	splitk_label(d->declared, label);
+	splitk_label(d->res.declared, label);
 	jsonw_kv_str(w, "declared", label);
 	jsonw_kv_str_or_null(w, "model", d->model ? d->model->names.name : NULL);
 	jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
@@ -276,9 +276,9 @@ void decide_write(struct jsonw *w, const struct decision *d, const struct catalo
 	} else {
 		jsonw_null(w);
 	}
-	splitk_label(d->resolved.policy, label);
+	splitk_label(d->res.resolved.policy, label);
 	jsonw_kv_str(w, "policy", label);
-	jsonw_kv_str(w, "source", d->resolved.from_override ? "override" : "declared");
+	jsonw_kv_str(w, "source", d->res.resolved.from_override ? "override" : "declared");
 	jsonw_kv_u64(w, "num_splits", d->num_splits);
 	jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
 	decide_write_bytes(w, "workspace_bytes", d->workspace_bytes);

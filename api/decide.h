@@ -5,8 +5,10 @@
  *
  * Resolution: a target gives sm_count and the declared spelling; a model
  * gives num_q_heads and head_dim; explicit numbers and `declared` override
- * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value: one that
- * does not parse is ignored exactly as the engine ignores it, with a warning.
+ * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value. Both go
+ * through the core's splitk_resolve_detail, so a spelling that does not
+ * parse does what it does in the engine (a declaration reads as legacy, an
+ * override is ignored), with a warning and a did-you-mean.
  * max_batch_size (the seed's max_decode_seqs) and num_seqs default to 1,
  * max_rows to max_batch_size.
  *
@@ -52,11 +54,9 @@ struct decision {
 	const struct catalog_model *model;   /* NULL: num_q_heads given alone */
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
 	struct decide_shape shape;
-	struct splitk_policy declared;
-	struct slice override; /* p NULL: unset */
-	bool override_parses;
-	struct splitk_policy override_policy; /* when override_parses */
-	struct splitk_resolved resolved;
+	struct slice declared_spelling; /* as written: the query's, the target's, or "legacy" */
+	struct slice override;          /* p NULL: unset */
+	struct splitk_resolution res;   /* the core's resolution of the two */
 	uint32_t ref_seqs, num_splits, workspace_slots;
 	struct decide_bytes workspace_bytes;
 	bool explain;
@@ -94,11 +94,14 @@ struct decide_shape decide_shape_of(const struct query *q);
 long decide_find(const struct catalog *cat, enum catalog_kind kind, const char *param,
 		 struct slice name, struct problem *p);
 
-/* The warning for an override that does not parse (the engine ignores
- * it): `override "x" does not parse, so it is ignored and <stands> stands,
- * as the engine does`, and `; did you mean "<near>"?` when near is not
- * NULL. Written into out (capacity cap), cut if need be. */
-void decide_override_ignored(char *out, size_t cap, struct slice override, const char *stands,
-			     const char *near);
+/* The warning for a spelling the engine does not parse: `<what> "x" does
+ * not parse, so <so>, as the engine does`, and `; did you mean "<near>"?`
+ * when near is not NULL. Written into out (capacity cap), cut if need be.
+ * One text for a declaration and an override alike. */
+void decide_unparsed(char *out, size_t cap, const char *what, struct slice spelling,
+		     const char *so, const char *near);
+
+/* The policy spelling a typo most likely meant, or NULL. */
+const char *decide_suggest_spelling(struct slice spelling);
 
 #endif /* SPLITKD_DECIDE_H */

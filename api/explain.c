@@ -43,7 +43,7 @@ static void write_policy_result(struct jsonw *w, const char *key, struct splitk_
 /* The rule with its numbers, and whether a clamp fired. */
 static bool write_rule(struct jsonw *w, const struct decision *d)
 {
-	struct splitk_policy pol = d->resolved.policy;
+	struct splitk_policy pol = d->res.resolved.policy;
 	char rule[256];
 	bool clamped = false;
 
@@ -88,7 +88,7 @@ static void write_workspace_rule(struct jsonw *w, const struct decision *d)
 	char rule[256];
 	int n;
 
-	if (d->resolved.policy.kind == SPLITK_LEGACY) {
+	if (d->res.resolved.policy.kind == SPLITK_LEGACY) {
 		n = snprintf(rule, sizeof(rule),
 			     "legacy keeps its old bound: max(sm_count, 1) = %u slots", d->workspace_slots);
 	} else {
@@ -105,7 +105,7 @@ static void write_workspace_rule(struct jsonw *w, const struct decision *d)
 /* The grid and occupancy at one stream and at the widest batch. */
 static void write_grids(struct jsonw *w, const struct decision *d, uint32_t s1)
 {
-	struct splitk_policy pol = d->resolved.policy;
+	struct splitk_policy pol = d->res.resolved.policy;
 	uint32_t smax = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
 					  splitk_split_ref_seqs(d->shape.max_batch_size, d->shape.max_batch_size));
 	uint64_t ctas1 = (uint64_t)d->num_q_heads * s1, ctas_max;
@@ -143,7 +143,7 @@ static void write_grids(struct jsonw *w, const struct decision *d, uint32_t s1)
  * when the range is longer. */
 static void write_invariance(struct jsonw *w, const struct decision *d, uint32_t s1)
 {
-	struct splitk_policy pol = d->resolved.policy;
+	struct splitk_policy pol = d->res.resolved.policy;
 	uint32_t upper = d->shape.max_batch_size, probe;
 	bool invariant = true;
 
@@ -176,9 +176,9 @@ static void write_policies(struct jsonw *w, const struct decision *d)
 	jsonw_object_begin(w);
 	write_policy_result(w, "legacy", (struct splitk_policy){SPLITK_LEGACY, 0}, d);
 	write_policy_result(w, "auto", (struct splitk_policy){SPLITK_AUTO, 0}, d);
-	write_policy_result(w, "declared", d->declared, d);
-	if (d->override_parses) {
-		write_policy_result(w, "override", d->override_policy, d);
+	write_policy_result(w, "declared", d->res.declared, d);
+	if (d->res.override_parses) {
+		write_policy_result(w, "override", d->res.override, d);
 	} else {
 		jsonw_key(w, "override");
 		jsonw_null(w);
@@ -188,7 +188,7 @@ static void write_policies(struct jsonw *w, const struct decision *d)
 
 void explain_write(struct jsonw *w, const struct decision *d)
 {
-	uint32_t s1 = splitk_num_splits(d->resolved.policy, d->sm_count, d->num_q_heads,
+	uint32_t s1 = splitk_num_splits(d->res.resolved.policy, d->sm_count, d->num_q_heads,
 					splitk_split_ref_seqs(1, d->shape.max_batch_size));
 
 	jsonw_key(w, "explain");

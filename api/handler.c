@@ -20,7 +20,7 @@ static void count_decision(const struct handler_call *c, const struct decision *
 {
 	if (c->ctx->on_decision != NULL) {
 		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->names.name : NULL,
-				    d->resolved.policy.kind);
+				    d->res.resolved.policy.kind);
 	}
 }
 
@@ -272,12 +272,12 @@ static void write_cell(struct handler_call *c, const struct catalog_target *t,
 	char label[SPLITK_LABEL_MAX];
 
 	decide_pair(t, m, shape, c->q.override, &d);
-	splitk_label(d.resolved.policy, label);
+	splitk_label(d.res.resolved.policy, label);
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "target", t->names.name);
 	jsonw_kv_str(&c->w, "model", m->names.name);
 	jsonw_kv_str(&c->w, "policy", label);
-	jsonw_kv_str(&c->w, "source", d.resolved.from_override ? "override" : "declared");
+	jsonw_kv_str(&c->w, "source", d.res.resolved.from_override ? "override" : "declared");
 	jsonw_kv_u64(&c->w, "num_splits", d.num_splits);
 	jsonw_kv_u64(&c->w, "workspace_slots", d.workspace_slots);
 	decide_write_bytes(&c->w, "workspace_bytes", d.workspace_bytes);
@@ -306,8 +306,9 @@ void handler_matrix(struct handler_call *c)
 	if (q->override.p != NULL && !splitk_parse(q->override.p, q->override.len, &ignored)) {
 		char msg[320];
 
-		decide_override_ignored(msg, sizeof(msg), q->override, "each target's declared policy",
-					NULL);
+		decide_unparsed(msg, sizeof(msg), "override", q->override,
+				"it is ignored and each target's declared policy stands",
+				decide_suggest_spelling(q->override));
 		jsonw_str(&c->w, msg);
 	}
 	jsonw_array_end(&c->w);

@@ -274,22 +274,33 @@ size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX])
 	return n;
 }
 
+struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
+					       const char *override, size_t override_len)
+{
+	struct splitk_resolution r = {{{SPLITK_LEGACY, 0}, false}, false, {SPLITK_LEGACY, 0}, 0,
+				      false, {SPLITK_LEGACY, 0}, 0};
+
+	/* A declaration that does not parse is legacy, as the seed's
+	 * parse(declared).unwrap_or(Legacy). */
+	r.declared_parses = splitk_parse_requested(declared, declared_len, &r.declared,
+						   &r.declared_requested);
+	r.resolved.policy = r.declared;
+	/* An override that does not parse keeps the declaration: a typo that
+	 * silently became `auto` would arm a geometry change with no receipt. */
+	r.override_parses = override != NULL && splitk_parse_requested(override, override_len,
+								       &r.override,
+								       &r.override_requested);
+	if (r.override_parses) {
+		r.resolved.policy = r.override;
+		r.resolved.from_override = true;
+	}
+	return r;
+}
+
 struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
 				      const char *override, size_t override_len)
 {
-	struct splitk_resolved r = {{SPLITK_LEGACY, 0}, false};
-	struct splitk_policy p;
-
-	if (splitk_parse(declared, declared_len, &p)) {
-		r.policy = p;
-	}
-	/* An override that does not parse keeps the declaration: a typo that
-	 * silently became `auto` would arm a geometry change with no receipt. */
-	if (override != NULL && splitk_parse(override, override_len, &p)) {
-		r.policy = p;
-		r.from_override = true;
-	}
-	return r;
+	return splitk_resolve_detail(declared, declared_len, override, override_len).resolved;
 }
 
 uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs)

@@ -95,6 +95,23 @@ size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX]);
 struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
 				      const char *override, size_t override_len);
 
+/* splitk_resolve, and what it read on the way. */
+struct splitk_resolution {
+	struct splitk_resolved resolved; /* splitk_resolve's answer */
+	bool declared_parses;            /* false: the declaration reads as legacy */
+	struct splitk_policy declared;   /* what the declaration resolves to */
+	uint32_t declared_requested;     /* as splitk_parse_requested; 0 unless pinned */
+	bool override_parses;            /* false when unset or not a spelling */
+	struct splitk_policy override;   /* when override_parses */
+	uint32_t override_requested;     /* when override_parses; 0 unless pinned */
+};
+
+/* splitk_resolve, with each spelling parsed once: whether it parsed, to
+ * what, and its count as written before the clamp, so a caller can say
+ * why the answer is what it is without parsing again. Same arguments. */
+struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
+					       const char *override, size_t override_len);
+
 /* The reference batch the legacy rule reads: max(num_seqs, max_decode_seqs). */
 uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);
 

@@ -49,6 +49,23 @@ Test(serve, seed_numbers_end_to_end)
 	daemon_finish(&d);
 }
 
+/* issue 9: a declaration that does not parse is read as legacy, as the
+ * engine reads it, with a warning: not a 400. */
+Test(serve, declared_typo_is_legacy_with_a_warning)
+{
+	struct reply r = http(&d, "GET", "/v1/splits?target=h100&model=qwen3.8-27b&declared=atuo", NULL, NULL);
+	const cJSON *w;
+
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_assert_str_eq(jstr(r.json, "policy"), "legacy");
+	cr_assert_str_eq(jstr(r.json, "source"), "declared");
+	w = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "warnings"), 0);
+	cr_assert(cJSON_IsString(w) && strstr(w->valuestring, "did you mean \"auto\"") != NULL, "%s",
+		  r.body);
+	reply_free(&r);
+	daemon_finish(&d);
+}
+
 Test(serve, every_endpoint_answers)
 {
 	static const char *const paths[] = {

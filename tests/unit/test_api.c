@@ -90,6 +90,49 @@ Test(api, override_with_unicode_space_parses_like_rust)
 	answer_free(&a);
 }
 
+/* issue 9: the engine reads a declaration that does not parse as legacy
+ * (parse(declared).unwrap_or(Legacy)); so does splitkd, and says so. */
+Test(api, declared_typo_reads_as_legacy_and_warns)
+{
+	static const char *const bodies[] = {
+		"/v1/splits?target=h100&model=qwen3-8b&declared=atuo",
+		"{\"target\":\"h100\",\"model\":\"qwen3-8b\",\"declared\":\"atuo\"}",
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct answer a = i == 0 ? get(bodies[i]) : post("/v1/splits", bodies[i]);
+		const cJSON *warnings = cJSON_GetObjectItem(a.json, "warnings");
+		const char *w0;
+
+		cr_assert_eq(a.status, 200, "%s", a.body);
+		cr_assert_str_eq(str(a.json, "declared"), "legacy");
+		cr_assert_str_eq(str(a.json, "policy"), "legacy");
+		cr_assert_str_eq(str(a.json, "source"), "declared");
+		/* hopper's 132 SMs over qwen3-8b's 32 heads, one stream: legacy's 4 */
+		cr_assert_eq(num(a.json, "num_splits"), splitk_legacy_splits(132, 32, 1));
+		cr_assert_eq(cJSON_GetArraySize(warnings), 1, "%s", a.body);
+		w0 = cJSON_GetArrayItem(warnings, 0)->valuestring;
+		cr_assert(strstr(w0, "declared \"atuo\" does not parse") != NULL, "%s", w0);
+		cr_assert(strstr(w0, "did you mean \"auto\"") != NULL, "%s", w0);
+		answer_free(&a);
+	}
+}
+
+Test(api, declared_typo_is_still_overridden)
+{
+	struct answer a = get("/v1/splits?sm_count=132&num_q_heads=24&declared=%20&override=4&explain");
+	const cJSON *pols = cJSON_GetObjectItem(cJSON_GetObjectItem(a.json, "explain"), "policies");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(str(a.json, "policy"), "4");
+	cr_assert_str_eq(str(a.json, "source"), "override");
+	cr_assert_str_eq(str(cJSON_GetObjectItem(pols, "declared"), "policy"), "legacy");
+	cr_assert(strstr(cJSON_GetArrayItem(cJSON_GetObjectItem(a.json, "warnings"), 0)->valuestring,
+			 "declared \" \" does not parse") != NULL,
+		  "%s", a.body);
+	answer_free(&a);
+}
+
 Test(api, override_not_utf8_is_ignored_and_echoed_safely)
 {
 	struct answer a = get("/v1/splits?target=h100&num_q_heads=8&override=4%FF");
@@ -381,7 +424,6 @@ Test(api, bad_queries)
 		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=16%00", 400, "invalid-parameter", "max_batch_size", NULL},
 		{"/v1/splits?target=h100&model=qwen3-8b&sm_count=0x84", 400, "invalid-parameter", "sm_count", NULL},
 		{"/v1/splits?target=h100&model=qwen3-8b&explain=maybe", 400, "invalid-parameter", "explain", NULL},
-		{"/v1/splits?target=h100&model=qwen3-8b&declared=atuo", 400, "invalid-parameter", "declared", NULL},
 		{"/v1/splits?model=qwen3-8b", 400, "missing-parameter", "target", NULL},
 		{"/v1/splits?target=h100", 400, "missing-parameter", "model", NULL},
 		{"/v1/splits", 400, "missing-parameter", "target", NULL},

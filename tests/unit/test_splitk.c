@@ -535,3 +535,30 @@ Test(terms, pinned_and_legacy)
 	cr_assert(t.saturated);
 	cr_assert_eq(t.num_splits, 1);
 }
+
+/* splitk_resolve_detail is splitk_resolve, and says what it read. */
+Test(terms, resolve_detail_says_what_it_read)
+{
+	static const char *const spellings[] = {"auto", "legacy", "99", "off", "atuo", "", " 4 ", NULL};
+
+	for (size_t a = 0; spellings[a] != NULL; a++) {
+		for (size_t b = 0; b <= 7; b++) {
+			const char *d = spellings[a], *o = spellings[b];
+			size_t olen = o ? strlen(o) : 0;
+			struct splitk_resolution r = splitk_resolve_detail(d, strlen(d), o, olen);
+			struct splitk_resolved want = splitk_resolve(d, strlen(d), o, olen);
+			struct splitk_policy p;
+			uint32_t req = 0;
+
+			cr_assert_eq(r.resolved.policy.kind, want.policy.kind, "%s / %s", d, o ? o : "unset");
+			cr_assert_eq(r.resolved.policy.pinned, want.policy.pinned);
+			cr_assert_eq(r.resolved.from_override, want.from_override);
+			cr_assert_eq(r.declared_parses, splitk_parse_requested(d, strlen(d), &p, &req));
+			cr_assert_eq(r.declared.kind, r.declared_parses ? p.kind : SPLITK_LEGACY);
+			cr_assert_eq(r.declared_requested, r.declared_parses ? req : 0);
+			cr_assert_eq(r.override_parses, want.from_override);
+		}
+	}
+	cr_assert_eq(splitk_resolve_detail("auto", 4, "99", 2).override_requested, 99);
+	cr_assert_eq(splitk_resolve_detail("99", 2, NULL, 0).declared_requested, 99);
+}

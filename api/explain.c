@@ -40,47 +40,84 @@ static void write_policy_result(struct jsonw *w, const char *key, struct splitk_
 	jsonw_object_end(w);
 }
 
-/* The rule with its numbers, and whether a clamp fired. */
-static bool write_rule(struct jsonw *w, const struct decision *d)
+/* The resolved policy with a pinned count as it was written, before the
+ * clamp (splitk_parse_requested), so the core's terms show the clamp.
+ * 0/off/false/no are written 0 there but are the seed's own words for 1
+ * ("one split IS no split-K"), not a count it clamps: they stay 1, as the
+ * clamp warning has it. */
+static struct splitk_policy as_written(const struct decision *d)
 {
 	struct splitk_policy pol = d->res.resolved.policy;
-	char rule[256];
-	bool clamped = false;
+	uint32_t requested = d->res.resolved.from_override ? d->res.override_requested
+							   : d->res.declared_requested;
 
-	if (pol.kind == SPLITK_AUTO) {
-		uint64_t target = 2u * (uint64_t)d->sm_count;
-		uint64_t raw = (target + d->num_q_heads - 1) / d->num_q_heads;
+	if (pol.kind == SPLITK_PINNED && requested != 0) {
+		pol.pinned = requested;
+	}
+	return pol;
+}
 
-		clamped = raw > SPLITK_MAX_DECODE_SPLITS;
-		snprintf(rule, sizeof(rule),
+static void auto_rule(char *rule, size_t cap, const struct splitk_terms *t)
+{
+	int n = snprintf(rule, cap,
 			 "auto: clamp(ceil(%u * sm_count / num_q_heads), 1, %u) = "
-			 "clamp(ceil(%u * %u / %u), 1, %u) = clamp(%llu, 1, %u) = %u",
-			 SPLITK_TARGET_WAVES, SPLITK_MAX_DECODE_SPLITS, SPLITK_TARGET_WAVES,
-			 d->sm_count, d->num_q_heads, SPLITK_MAX_DECODE_SPLITS,
-			 (unsigned long long)raw, SPLITK_MAX_DECODE_SPLITS, d->num_splits);
-	} else if (pol.kind == SPLITK_LEGACY) {
-		uint64_t ctas = (uint64_t)d->num_q_heads * d->ref_seqs;
+			 "clamp(ceil(%u * %u / %u), 1, %u) = ",
+			 SPLITK_TARGET_WAVES, SPLITK_MAX_DECODE_SPLITS, SPLITK_TARGET_WAVES, t->sm_count,
+			 t->num_q_heads, SPLITK_MAX_DECODE_SPLITS);
 
-		if (ctas >= d->sm_count) {
-			snprintf(rule, sizeof(rule),
-				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
-				 "= %llu >= sm_count %u, so 1",
-				 d->num_q_heads, d->shape.num_seqs, d->shape.max_batch_size,
-				 (unsigned long long)ctas, d->sm_count);
-		} else {
-			snprintf(rule, sizeof(rule),
-				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
-				 "= %llu < sm_count %u, so %u / %llu = %u",
-				 d->num_q_heads, d->shape.num_seqs, d->shape.max_batch_size,
-				 (unsigned long long)ctas, d->sm_count, d->sm_count,
-				 (unsigned long long)ctas, d->num_splits);
-		}
+	if (n < 0 || (size_t)n >= cap) {
+		return;
+	}
+	if (t->saturated) {
+		/* the product the core divided, not the one arithmetic would give */
+		snprintf(rule + n, cap - (size_t)n,
+			 "clamp(ceil(%u / %u), 1, %u) = clamp(%u, 1, %u) = %u (%u * sm_count saturates "
+			 "at 4294967295, the seed's u32 arithmetic)",
+			 t->product, t->num_q_heads, SPLITK_MAX_DECODE_SPLITS, t->unclamped,
+			 SPLITK_MAX_DECODE_SPLITS, t->num_splits, SPLITK_TARGET_WAVES);
 	} else {
-		snprintf(rule, sizeof(rule), "pinned: clamp(%u, 1, %u) = %u", pol.pinned,
-			 SPLITK_MAX_DECODE_SPLITS, d->num_splits);
+		snprintf(rule + n, cap - (size_t)n, "clamp(%u, 1, %u) = %u", t->unclamped,
+			 SPLITK_MAX_DECODE_SPLITS, t->num_splits);
+	}
+}
+
+static void legacy_rule(char *rule, size_t cap, const struct splitk_terms *t,
+			const struct decision *d)
+{
+	int n = snprintf(rule, cap,
+			 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) = %u%s",
+			 t->num_q_heads, d->shape.num_seqs, d->shape.max_batch_size, t->product,
+			 t->saturated ? " (saturated)" : "");
+
+	if (n < 0 || (size_t)n >= cap) {
+		return;
+	}
+	if (t->product >= t->sm_count) {
+		snprintf(rule + n, cap - (size_t)n, " >= sm_count %u, so 1", t->sm_count);
+	} else {
+		snprintf(rule + n, cap - (size_t)n, " < sm_count %u, so %u / %u = %u", t->sm_count,
+			 t->sm_count, t->product, t->num_splits);
+	}
+}
+
+/* The rule with its numbers, all of them the core's own (splitk_split_terms),
+ * and whether a clamp fired. */
+static bool write_rule(struct jsonw *w, const struct decision *d)
+{
+	struct splitk_terms t = splitk_split_terms(as_written(d), d->sm_count, d->num_q_heads,
+						   d->ref_seqs);
+	char rule[320];
+
+	if (t.kind == SPLITK_AUTO) {
+		auto_rule(rule, sizeof(rule), &t);
+	} else if (t.kind == SPLITK_LEGACY) {
+		legacy_rule(rule, sizeof(rule), &t, d);
+	} else {
+		snprintf(rule, sizeof(rule), "pinned: clamp(%u, 1, %u) = %u", t.unclamped,
+			 SPLITK_MAX_DECODE_SPLITS, t.num_splits);
 	}
 	jsonw_kv_str(w, "rule", rule);
-	return clamped;
+	return t.kind != SPLITK_LEGACY && t.unclamped != t.num_splits;
 }
 
 static void write_workspace_rule(struct jsonw *w, const struct decision *d)

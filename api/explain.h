@@ -5,8 +5,10 @@
  * and at the widest batch, whether the split count holds across
  * co-batched counts, and what each policy would give instead.
  *
- * Writes into the caller's JSON writer; no other allocation, no state,
- * thread-safe.
+ * Every number comes from the policy core's own functions (the rule's
+ * operands and the count before its clamp from splitk_split_terms); none
+ * is a second derivation of the rule. Writes into the caller's JSON
+ * writer; no other allocation, no state, thread-safe.
  */
 #ifndef SPLITKD_EXPLAIN_H
 #define SPLITKD_EXPLAIN_H

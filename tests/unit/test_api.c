@@ -260,6 +260,82 @@ Test(api, explain_auto_clamp_fires_for_few_heads)
 	answer_free(&a);
 }
 
+/* issue 9: explain's numbers are the core's. In 64 bits 2 * 4294967295 /
+ * 3e9 rounds up to 3; the core saturates 2 * sm_count at u32 and gets 2. */
+Test(api, explain_auto_uses_the_cores_saturated_product)
+{
+	struct answer a = get("/v1/splits?sm_count=4294967295&num_q_heads=3000000000&declared=auto&explain=1");
+	const cJSON *e = cJSON_GetObjectItem(a.json, "explain");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(num(a.json, "num_splits"), 2);
+	cr_assert(strstr(str(e, "rule"), "clamp(2, 1, 16) = 2") != NULL, "%s", str(e, "rule"));
+	cr_assert(strstr(str(e, "rule"), "clamp(3") == NULL, "%s", str(e, "rule"));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(e, "clamped")));
+	answer_free(&a);
+}
+
+/* issue 9: a pinned override that was clamped says so, as its warning does. */
+Test(api, explain_pinned_clamp_agrees_with_the_warning)
+{
+	struct answer a = get("/v1/splits?target=h100&num_q_heads=8&override=99&explain=1");
+	const cJSON *e = cJSON_GetObjectItem(a.json, "explain");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(str(e, "rule"), "pinned: clamp(99, 1, 16) = 16");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(e, "clamped")));
+	cr_assert(strstr(a.body, "override 99 is clamped to 16") != NULL, "%s", a.body);
+	answer_free(&a);
+}
+
+/* Over a sweep with the edges in it: the rule ends in clamp(X, 1, 16) = Y
+ * (auto and pinned) with Y the answer's num_splits and the core's clamp
+ * of X, and "clamped" is whether X and Y differ; legacy ends in its count. */
+Test(api, explain_rule_agrees_with_the_answer_over_a_sweep)
+{
+	static const char *const sms[] = {"1", "48", "132", "2147483648", "4294967295"};
+	static const char *const heads[] = {"1", "8", "24", "3000000000", "4294967295"};
+	static const char *const policies[] = {"declared=auto", "declared=legacy", "override=0",
+					       "override=99", "override=4294967295", "declared=7"};
+	char uri[256];
+
+	for (size_t i = 0; i < 5; i++) {
+		for (size_t j = 0; j < 5; j++) {
+			for (size_t k = 0; k < 6; k++) {
+				struct answer a;
+				const cJSON *e;
+				const char *rule, *last;
+				unsigned x = 0, y = 0;
+				bool has_clamp;
+
+				snprintf(uri, sizeof(uri), "/v1/splits?sm_count=%s&num_q_heads=%s&%s&explain",
+					 sms[i], heads[j], policies[k]);
+				a = get(uri);
+				cr_assert_eq(a.status, 200, "%s: %s", uri, a.body);
+				e = cJSON_GetObjectItem(a.json, "explain");
+				rule = str(e, "rule");
+				last = rule;
+				for (const char *p = rule; (p = strstr(p, "clamp(")) != NULL; p++) {
+					last = p;
+				}
+				has_clamp = sscanf(last, "clamp(%u, 1, 16) = %u", &x, &y) == 2;
+				if (strncmp(rule, "legacy", 6) == 0) {
+					cr_assert_not(has_clamp, "%s: %s", uri, rule);
+					cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(e, "clamped")));
+					answer_free(&a);
+					continue;
+				}
+				cr_assert(has_clamp, "%s: %s", uri, rule);
+				cr_assert_eq(y, num(a.json, "num_splits"), "%s: %s", uri, rule);
+				cr_assert_eq(y, x < 1 ? 1 : x > 16 ? 16 : x, "%s: %s", uri, rule);
+				cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(e, "clamped")), x != y, "%s: %s", uri,
+					     rule);
+				answer_free(&a);
+			}
+		}
+	}
+}
+
 /* ------------------------------------------------------------ POST */
 
 Test(api, post_single_equals_get)

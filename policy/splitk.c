@@ -315,7 +315,7 @@ static uint32_t sat_mul_flag(uint32_t a, uint32_t b, bool *saturated)
 	return sat_mul(a, b);
 }
 
-static struct splitk_terms auto_terms(uint32_t sm_count, uint32_t num_q_heads)
+static inline struct splitk_terms auto_terms(uint32_t sm_count, uint32_t num_q_heads)
 {
 	struct splitk_terms t = {SPLITK_AUTO, max_u32(sm_count, 1), max_u32(num_q_heads, 1), 0, 0,
 				 false, 0, 0};
@@ -327,7 +327,7 @@ static struct splitk_terms auto_terms(uint32_t sm_count, uint32_t num_q_heads)
 	return t;
 }
 
-static struct splitk_terms legacy_terms(uint32_t sm_count, uint32_t num_q_heads,
+static inline struct splitk_terms legacy_terms(uint32_t sm_count, uint32_t num_q_heads,
 					uint32_t ref_seqs)
 {
 	struct splitk_terms t = {SPLITK_LEGACY, sm_count, max_u32(num_q_heads, 1),
@@ -349,8 +349,10 @@ uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t 
 	return legacy_terms(sm_count, num_q_heads, ref_seqs).num_splits;
 }
 
-struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_count,
-				       uint32_t num_q_heads, uint32_t legacy_ref_seqs)
+/* Inline, so that splitk_num_splits, which reads one member, costs no more
+ * than the count: the compiler drops the rest. */
+static inline struct splitk_terms split_terms(struct splitk_policy policy, uint32_t sm_count,
+					      uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
 	struct splitk_terms t = {SPLITK_PINNED, 0, 0, 0, 0, false, policy.pinned, 0};
 
@@ -366,10 +368,16 @@ struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_
 	return t;
 }
 
+struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_count,
+				       uint32_t num_q_heads, uint32_t legacy_ref_seqs)
+{
+	return split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs);
+}
+
 uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 			   uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	return splitk_split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	return split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
 }
 
 uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,

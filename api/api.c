@@ -6,6 +6,7 @@
  */
 #include "api.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,16 +14,14 @@
 #include "etag.h"
 #include "handler.h"
 
-#define CT_JSON "application/json"
-#define CT_PROBLEM "application/problem+json"
-
 /* Unset members are 0: no {name}, no query parameters, no POST. */
 struct route {
 	const char *path;     /* an exact path, or the prefix of a {name} route ('/' last) */
 	const char *template; /* a {name} route's path as OpenAPI writes it; NULL: exact */
 	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
 	handler_fn *get;
-	handler_fn *post; /* NULL: GET and HEAD only */
+	handler_fn *post;      /* NULL: GET and HEAD only */
+	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
 };
 
 static const struct route routes[] = {
@@ -110,7 +109,7 @@ static void answer_problem(struct api_response *resp, struct jsonw *w, const str
 	jsonw_init(w, 512);
 	problem_write(w, p);
 	resp->status = problem_status(p->kind);
-	resp->content_type = CT_PROBLEM;
+	resp->content_type = API_CT_PROBLEM;
 }
 
 static const char oom_body[] =
@@ -121,29 +120,31 @@ static void answer_oom(struct api_response *resp)
 {
 	free(resp->owned);
 	resp->status = 500;
-	resp->content_type = CT_PROBLEM;
+	resp->content_type = API_CT_PROBLEM;
 	resp->allow = NULL;
 	resp->etag[0] = '\0';
+	resp->num_headers = 0;
 	resp->body = oom_body;
 	resp->body_len = sizeof(oom_body) - 1;
 	resp->owned = NULL;
 }
 
 /* Finds the route, checks the method and reads the query; then the
- * handler runs. Returns the route, or NULL when none matched; the call
- * holds the answer or the problem. `scratch` has room for twice the
- * longest request target: the decoded query, then a decoded {name}. */
-static const struct route *dispatch(struct handler_call *c, char *scratch,
-				    struct api_response *resp, bool *is_get)
+ * handler runs, and the call holds the answer or the problem. `scratch`
+ * has room for the request target's length: the decoded query, then a
+ * decoded {name} after it (each at most as long as it was raw). Sets
+ * *conditional when a 200 would carry an ETag. */
+static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 {
 	const struct api_request *req = c->req;
 	const char *qmark = memchr(req->uri, '?', req->uri_len);
 	struct slice path = {req->uri, qmark ? (size_t)(qmark - req->uri) : req->uri_len};
 	struct slice query = {qmark ? qmark + 1 : NULL, qmark ? req->uri_len - path.len - 1 : 0};
 	const struct route *route = NULL;
+	bool is_get, is_post;
 
 	for (size_t i = 0; i < NUM_ROUTES && route == NULL; i++) {
-		if (match(&routes[i], path, scratch + API_MAX_URI, &c->name)) {
+		if (match(&routes[i], path, scratch + query.len, &c->name)) {
 			route = &routes[i];
 		}
 	}
@@ -151,27 +152,28 @@ static const struct route *dispatch(struct handler_call *c, char *scratch,
 		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL,
 			    "no resource at this path (GET /openapi.json lists the routes)");
 		handler_fail(c);
-		return NULL;
+		return;
 	}
-	resp->route = (int)(route - routes);
-	*is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-	if (!*is_get && !(strcmp(req->method, "POST") == 0 && route->post != NULL)) {
-		const char *template = api_route_path((size_t)resp->route, &resp->allow);
+	c->resp->route = (int)(route - routes);
+	is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+	is_post = !is_get && strcmp(req->method, "POST") == 0 && route->post != NULL;
+	*conditional = is_get || (is_post && route->conditional_post);
+	if (!is_get && !is_post) {
+		const char *template = api_route_path((size_t)c->resp->route, &c->resp->allow);
 
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
-			    template, resp->allow);
+			    template, c->resp->allow);
 		handler_fail(c);
-	} else if (query_parse(query.p, query.len, scratch, *is_get ? route->get_fields : 0, &c->q,
+	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : 0, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
 	} else {
-		(*is_get ? route->get : route->post)(c);
+		(is_get ? route->get : route->post)(c);
 	}
-	return route;
 }
 
-/* A 200 to GET or HEAD carries its tag; If-None-Match with that tag (or
- * "*") turns it into a 304 without a body. */
+/* A 200 carries its tag; If-None-Match with that tag (or "*") turns it
+ * into a 304 without a body. */
 static void answer_conditionally(const struct api_request *req, struct api_response *resp)
 {
 	etag_of(resp->body, resp->body_len, resp->etag);
@@ -184,42 +186,76 @@ static void answer_conditionally(const struct api_request *req, struct api_respo
 	}
 }
 
+/* What the handler left (or its problem), into the response. */
+static void finish(struct handler_call *c, bool conditional)
+{
+	struct api_response *resp = c->resp;
+
+	if (c->failed) {
+		answer_problem(resp, &c->w, &c->problem);
+	} else {
+		resp->status = c->status;
+		resp->content_type = c->content_type != NULL ? c->content_type : API_CT_JSON;
+	}
+	if (!c->failed && c->body.p != NULL) {
+		jsonw_cleanup(&c->w); /* a static body: no copy, nothing to free */
+		resp->body = c->body.p;
+		resp->body_len = c->body.len;
+	} else {
+		resp->owned = jsonw_take(&c->w, &resp->body_len);
+		resp->body = resp->owned;
+		if (resp->owned == NULL) {
+			answer_oom(resp);
+			return;
+		}
+	}
+	if (resp->status == 200 && conditional) {
+		answer_conditionally(c->req, resp);
+	}
+}
+
+static const struct api_limits default_limits = {API_DEFAULT_MAX_BODY, API_DEFAULT_MAX_URI,
+						 API_DEFAULT_MAX_BATCH};
+
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp)
 {
 	struct handler_call c;
-	/* twice the URI: the query's decoding, then a decoded path name. On the
-	 * stack: no allocation for it, and 16 KiB is far inside a thread's. */
-	char scratch[2 * API_MAX_URI];
-	bool is_get = false;
+	/* Decoding space for the request target: on the stack for the usual
+	 * short one, allocated for a long one. */
+	char small[1024], *scratch = small;
+	bool conditional = false;
 
 	memset(resp, 0, sizeof(*resp));
 	resp->route = -1;
-	memset(&c, 0, sizeof(c));
+	memset(&c, 0, offsetof(struct handler_call, problem));
 	c.ctx = ctx;
 	c.req = req;
+	c.resp = resp;
+	c.limits = ctx->limits != NULL ? ctx->limits : &default_limits;
 	c.status = 200;
 	jsonw_init(&c.w, 1024);
-	if (req->uri_len > API_MAX_URI) {
+	if (req->uri_len > c.limits->max_uri) {
 		problem_set(&c.problem, PROBLEM_URI_TOO_LONG, NULL, NULL,
-			    "the request target is %zu bytes; the limit is %d", req->uri_len,
-			    API_MAX_URI);
+			    "the request target is %zu bytes; the limit is %zu", req->uri_len,
+			    c.limits->max_uri);
 		handler_fail(&c);
-	} else if (!c.w.failed) {
-		dispatch(&c, scratch, resp, &is_get);
-	}
-	if (c.failed) {
-		answer_problem(resp, &c.w, &c.problem);
 	} else {
-		resp->status = c.status;
-		resp->content_type = CT_JSON;
+		if (req->uri_len > sizeof(small)) {
+			scratch = malloc(req->uri_len);
+		}
+		if (scratch == NULL) {
+			jsonw_cleanup(&c.w);
+			answer_oom(resp);
+			return;
+		}
+		if (!c.w.failed) {
+			dispatch(&c, scratch, &conditional);
+		}
 	}
-	resp->owned = jsonw_take(&c.w, &resp->body_len);
-	resp->body = resp->owned;
-	if (resp->owned == NULL) {
-		answer_oom(resp);
-	} else if (resp->status == 200 && is_get) {
-		answer_conditionally(req, resp);
+	finish(&c, conditional);
+	if (scratch != small) {
+		free(scratch);
 	}
 }
 
@@ -229,4 +265,13 @@ void api_response_cleanup(struct api_response *resp)
 	resp->owned = NULL;
 	resp->body = NULL;
 	resp->body_len = 0;
+}
+
+int api_response_add_header(struct api_response *resp, const char *name, const char *value)
+{
+	if (resp->num_headers == API_MAX_HEADERS) {
+		return -1;
+	}
+	resp->headers[resp->num_headers++] = (struct api_header){name, value};
+	return 0;
 }

@@ -183,6 +183,7 @@ static int load_target(const cJSON *obj, struct catalog_target *t, struct where 
 		return -1;
 	}
 	t->declared = d->valuestring;
+	t->declared_len = strlen(d->valuestring);
 	return 0;
 }
 

@@ -43,6 +43,7 @@ struct catalog_target {
 	struct catalog_names names;
 	uint32_t sm_count;
 	const char *declared;                /* the spelling, as written */
+	size_t declared_len;
 	struct splitk_policy declared_policy; /* what it parses to */
 	const char *notes;                   /* NULL when absent */
 };

@@ -197,8 +197,8 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	 * falls back to */
 	d->declared_spelling = q->declared;
 	if (q->declared.p == NULL) {
-		d->declared_spelling.p = d->target ? d->target->declared : "legacy";
-		d->declared_spelling.len = strlen(d->declared_spelling.p);
+		d->declared_spelling = d->target ? (struct slice){d->target->declared, d->target->declared_len}
+						 : (struct slice){"legacy", 6};
 	}
 	d->shape = decide_shape_of(q);
 	d->override = q->override;
@@ -238,7 +238,7 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 	d->sm_count = t->sm_count;
 	d->num_q_heads = m->num_q_heads;
 	d->head_dim = m->head_dim;
-	d->declared_spelling = (struct slice){t->declared, strlen(t->declared)};
+	d->declared_spelling = (struct slice){t->declared, t->declared_len};
 	d->shape = shape;
 	d->override = override;
 	resolve_policy(d);

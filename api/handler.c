@@ -105,9 +105,9 @@ void handler_splits_post(struct handler_call *c)
 		handler_fail(c);
 		return;
 	}
-	if (c->req->body_len > API_MAX_BODY) {
+	if (c->req->body_len > c->limits->max_body) {
 		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
-			    "the body is over %u bytes", API_MAX_BODY);
+			    "the body is over %zu bytes", c->limits->max_body);
 		handler_fail(c);
 		return;
 	}
@@ -141,9 +141,9 @@ void handler_splits_post(struct handler_call *c)
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
 			    "queries must be a non-empty array of query objects");
 		handler_fail(c);
-	} else if (n > API_MAX_BATCH) {
+	} else if ((size_t)n > c->limits->max_batch) {
 		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, "queries", NULL,
-			    "%d queries; a batch holds at most %d", n, API_MAX_BATCH);
+			    "%d queries; a batch holds at most %zu", n, c->limits->max_batch);
 		handler_fail(c);
 	} else {
 		write_batch(c, queries);
@@ -356,7 +356,7 @@ void handler_version(struct handler_call *c)
 void handler_openapi(struct handler_call *c)
 {
 
-	jsonw_raw(&c->w, embedded_openapi_json, embedded_openapi_json_len);
+	c->body = (struct slice){embedded_openapi_json, embedded_openapi_json_len};
 }
 
 void handler_problem_type(struct handler_call *c)

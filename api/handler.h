@@ -24,17 +24,25 @@
 struct handler_call {
 	const struct api_context *ctx;
 	const struct api_request *req;
+	const struct api_limits *limits; /* the context's, or the defaults */
+	struct api_response *resp;       /* for api_response_add_header */
 	struct slice name; /* the {name} of a prefix route, decoded; p NULL otherwise */
 	struct query q;    /* the query string, parsed for the route's fields */
 	struct jsonw w;    /* the answer's body */
-	int status;        /* 200 unless the handler says otherwise */
+	/* or a static body (an embedded file), answered without a copy */
+	struct slice body;
+	const char *content_type; /* static; NULL: application/json */
+	int status;               /* 200 unless the handler says otherwise */
+	bool failed;              /* problem holds the answer */
+	/* last: set whole by problem_set before it is read, so the router
+	 * clears the call only up to here */
 	struct problem problem;
-	bool failed; /* problem holds the answer */
 };
 
 typedef void handler_fn(struct handler_call *c);
 
-/* Marks the call failed: its problem is the answer. Returns -1. */
+/* Marks the call failed: its problem, filled first (problem_set), is the
+ * answer. Returns -1. */
 int handler_fail(struct handler_call *c);
 
 /* The fields GET /v1/matrix takes. */

@@ -270,6 +270,32 @@ Test(limits, long_uri_is_refused)
 	daemon_finish(&d);
 }
 
+/* Limits raised above the defaults hold too (issue 9: --max-body 4194304
+ * still refused a 2 MiB body, the handler having its own 1 MiB).
+ * DISABLED until server/http.c passes its limits to the api
+ * (api_context.limits); enable it with that change. */
+Test(raised, a_body_under_a_raised_max_body_is_answered, .fini = stop, .timeout = 60,
+     .disabled = true)
+{
+	static const char *const args[] = {"--access-log", "off", "--max-body", "4194304", NULL};
+	static const char *const json[] = {"Content-Type: application/json", NULL};
+	const char *query = "{\"sm_count\":132,\"num_q_heads\":24,\"declared\":\"auto\"}";
+	size_t len = 2u << 20;
+	char *body = malloc(len + 1);
+	struct reply r;
+
+	daemon_start(&d, args);
+	memset(body, ' ', len);
+	memcpy(body, query, strlen(query));
+	body[len] = '\0';
+	r = http(&d, "POST", "/v1/splits", json, body);
+	cr_assert_eq(r.status, 200, "%ld: %.300s", r.status, r.body);
+	cr_assert_eq(jnum(r.json, "num_splits"), 11);
+	reply_free(&r);
+	free(body);
+	daemon_finish(&d);
+}
+
 /* ------------------------------------------------------ catalog tools */
 
 static int run(const char *const *args, char *out, size_t cap)

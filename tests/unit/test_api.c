@@ -536,7 +536,7 @@ Test(api, bad_queries)
 
 Test(api, too_many_parameters_and_too_long_uri)
 {
-	char uri[API_MAX_URI + 64];
+	char uri[API_DEFAULT_MAX_URI + 64];
 	size_t n = (size_t)snprintf(uri, sizeof(uri), "/v1/splits?");
 	struct answer a;
 
@@ -549,7 +549,7 @@ Test(api, too_many_parameters_and_too_long_uri)
 
 	memset(uri, 'a', sizeof(uri) - 1);
 	memcpy(uri, "/v1/splits?override=", 20);
-	uri[API_MAX_URI + 1] = '\0';
+	uri[API_DEFAULT_MAX_URI + 1] = '\0';
 	a = get(uri);
 	assert_problem(&a, 414, "uri-too-long", NULL);
 	answer_free(&a);
@@ -874,4 +874,117 @@ Test(api, legacy_is_not_capped_at_sixteen)
 	cr_assert_eq(splitk_legacy_splits(580, 24, 1), 24);
 	cr_assert_eq(num(a.json, "workspace_slots"), 580); /* legacy's old arena */
 	answer_free(&a);
+}
+
+/* ---------------------------------------------------------- limits */
+
+/* One call with the limits a server passes (issue 9: the handler checked a
+ * compiled-in 1 MiB whatever --max-body said). */
+static struct answer call_limited(const struct api_limits *limits, const char *method,
+				  const char *uri, const char *body, size_t body_len)
+{
+	struct api_context ctx = {.catalog = test_catalog, .limits = limits};
+	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
+				  .content_type = "application/json", .body = body ? body : "",
+				  .body_len = body_len};
+	struct api_response resp;
+	struct answer a;
+
+	api_handle(&ctx, &req, &resp);
+	a.status = resp.status;
+	a.content_type = resp.content_type;
+	a.allow = resp.allow;
+	memcpy(a.etag, resp.etag, sizeof(a.etag));
+	a.body = strndup(resp.body, resp.body_len);
+	a.json = cJSON_ParseWithLength(resp.body, resp.body_len);
+	api_response_cleanup(&resp);
+	return a;
+}
+
+Test(api, body_limit_is_the_servers_raised_or_lowered)
+{
+	static const struct api_limits raised = {4u << 20, API_DEFAULT_MAX_URI, API_DEFAULT_MAX_BATCH};
+	static const struct api_limits lowered = {100, API_DEFAULT_MAX_URI, API_DEFAULT_MAX_BATCH};
+	size_t len = 2u << 20; /* 2 MiB: over the default, under 4 MiB */
+	char *body = malloc(len);
+	const char *query = "{\"sm_count\":132,\"num_q_heads\":24,\"declared\":\"auto\"}";
+	struct answer a;
+
+	memset(body, ' ', len);
+	memcpy(body, query, strlen(query));
+	a = call_limited(&raised, "POST", "/v1/splits", body, len);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(num(a.json, "num_splits"), 11);
+	answer_free(&a);
+	a = call_limited(NULL, "POST", "/v1/splits", body, len);
+	assert_problem(&a, 413, "payload-too-large", NULL);
+	cr_assert(strstr(str(a.json, "detail"), "over 1048576 bytes") != NULL, "%s", a.body);
+	answer_free(&a);
+	a = call_limited(&lowered, "POST", "/v1/splits", body, 101);
+	assert_problem(&a, 413, "payload-too-large", NULL);
+	cr_assert(strstr(str(a.json, "detail"), "over 100 bytes") != NULL, "%s", a.body);
+	answer_free(&a);
+	free(body);
+}
+
+Test(api, batch_and_uri_limits_are_the_servers)
+{
+	static const struct api_limits small = {API_DEFAULT_MAX_BODY, 30, 2};
+	static const struct api_limits large = {API_DEFAULT_MAX_BODY, 20000, 3000};
+	const char *three = "{\"queries\":[{\"sm_count\":1,\"num_q_heads\":1},"
+			    "{\"sm_count\":2,\"num_q_heads\":1},{\"sm_count\":3,\"num_q_heads\":1}]}";
+	char uri[12000];
+	size_t n = (size_t)snprintf(uri, sizeof(uri), "/v1/targets/%%68%%31%%30%%30?");
+	struct answer a;
+
+	a = call_limited(&small, "POST", "/v1/splits", three, strlen(three));
+	assert_problem(&a, 413, "payload-too-large", "queries");
+	cr_assert(strstr(str(a.json, "detail"), "at most 2") != NULL, "%s", a.body);
+	answer_free(&a);
+	a = call_limited(&large, "POST", "/v1/splits", three, strlen(three));
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	answer_free(&a);
+	/* a target past the default 8192 (empty pairs are skipped), and past
+	 * the stack's decoding space: the {name} is decoded after the query */
+	memset(uri + n, '&', 10000);
+	uri[n + 10000] = '\0';
+	a = call_limited(&large, "GET", uri, NULL, 0);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(str(a.json, "name"), "hopper");
+	answer_free(&a);
+	a = call_limited(NULL, "GET", uri, NULL, 0);
+	assert_problem(&a, 414, "uri-too-long", NULL);
+	answer_free(&a);
+	a = call_limited(&small, "GET", "/v1/splits?target=h100&model=qwen3-8b", NULL, 0);
+	assert_problem(&a, 414, "uri-too-long", NULL);
+	cr_assert(strstr(str(a.json, "detail"), "the limit is 30") != NULL, "%s", a.body);
+	answer_free(&a);
+}
+
+/* ------------------------------------------------- response headers */
+
+Test(api, response_headers_hold_a_few_static_pairs)
+{
+	struct api_response resp = {0};
+
+	for (int i = 0; i < API_MAX_HEADERS; i++) {
+		cr_assert_eq(api_response_add_header(&resp, "X-Content-Type-Options", "nosniff"), 0);
+	}
+	cr_assert_eq(api_response_add_header(&resp, "Retry-After", "1"), -1);
+	cr_assert_eq(resp.num_headers, API_MAX_HEADERS);
+	cr_assert_str_eq(resp.headers[API_MAX_HEADERS - 1].name, "X-Content-Type-Options");
+}
+
+Test(api, openapi_is_served_from_the_embedded_bytes_with_a_tag)
+{
+	struct answer a = get("/openapi.json");
+	struct answer again = call_cond("GET", "/openapi.json", NULL, NULL, 0, false, a.etag);
+
+	cr_assert_eq(a.status, 200);
+	cr_assert_eq(strlen(a.body), embedded_openapi_json_len);
+	cr_assert_eq(memcmp(a.body, embedded_openapi_json, embedded_openapi_json_len), 0);
+	cr_assert_eq(strlen(a.etag), 18);
+	cr_assert_eq(again.status, 304);
+	answer_free(&a);
+	answer_free(&again);
 }

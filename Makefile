@@ -124,7 +124,9 @@ $(BUILD)/crosscheck/check_vectors: tests/crosscheck/check_vectors.c $(LIBSPLITK)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(LIBSPLITK) $(LDFLAGS_ALL) -o $@
 
 # The contract: the issue's API, compiled as C11 and as C++ against the
-# header and library that `make install` puts down, found with pkg-config.
+# header and library that `make install` puts down, found with pkg-config;
+# then the README's embedding example, taken from README.md as it stands,
+# compiled against the same install and run.
 STAGE := $(BUILD)/stage
 contract: all
 	@rm -rf $(STAGE)
@@ -135,7 +137,18 @@ contract: all
 	$(CXX) -x c++ -std=c++11 $(WARN) $(SAN_FLAGS) $$($$pc --cflags splitk) tests/contract/contract.c \
 		-x none $$($$pc --libs splitk) $(LDFLAGS_ALL) -o $(BUILD)/contract-cxx; \
 	echo "== contract (C11, then C++11, against the installed splitk.pc)"; \
-	$(BUILD)/contract-c; $(BUILD)/contract-cxx
+	$(BUILD)/contract-c; $(BUILD)/contract-cxx; \
+	awk '/^## Embedding the policy without HTTP/ { on = 1; next } /^## / { on = 0 } \
+		on && /^```c$$/ { code = 1; next } code && /^```$$/ { exit } code { print }' \
+		README.md > $(BUILD)/readme-embed.c; \
+	test -s $(BUILD)/readme-embed.c || { echo "contract: no C block under the README's embedding section" >&2; exit 1; }; \
+	$(CC) $(STD) $(WARN) $(SAN_FLAGS) $$($$pc --cflags splitk) $(BUILD)/readme-embed.c \
+		$$($$pc --libs splitk) $(LDFLAGS_ALL) -o $(BUILD)/readme-embed; \
+	got=$$(env -u ATLAS_ATTN_DECODE_SPLITK $(BUILD)/readme-embed); \
+	pinned=$$(ATLAS_ATTN_DECODE_SPLITK=4 $(BUILD)/readme-embed); \
+	echo "== README embedding example: \"$$got\", and with the override \"$$pinned\""; \
+	[ "$$got" = "auto (declared): 11 splits" ] && [ "$$pinned" = "4 (override): 4 splits" ] || \
+		{ echo "contract: the README's embedding example printed something else" >&2; exit 1; }
 
 purity: $(POLICY_OBJ)
 	@sh scripts/check-purity.sh $(POLICY_OBJ)

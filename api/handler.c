@@ -24,16 +24,22 @@ static void count_decision(const struct handler_call *c, const struct decision *
 	}
 }
 
-void handler_splits_get(struct handler_call *c)
+/* One decision, answered, or its problem. */
+static void answer_one(struct handler_call *c, const struct query *q)
 {
 	struct decision d;
 
-	if (decide_run(c->ctx->catalog, &c->q, &d, &c->problem) != 0) {
+	if (decide_run(c->ctx->catalog, q, &d, &c->problem) != 0) {
 		handler_fail(c);
 		return;
 	}
 	count_decision(c, &d);
 	decide_write(&c->w, &d, c->ctx->catalog);
+}
+
+void handler_splits_get(struct handler_call *c)
+{
+	answer_one(c, &c->q);
 }
 
 static bool is_json_media_type(const char *ct)
@@ -86,17 +92,36 @@ static void write_batch(struct handler_call *c, const cJSON *queries)
 	jsonw_object_end(&c->w);
 }
 
-void handler_splits_post(struct handler_call *c)
+/* {"queries": [...]}: nothing else beside it, 1..max_batch queries. */
+static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *queries)
 {
 	static const char *const batch_fields[] = {"queries"};
+	const char *bad;
+	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
+
+	if (jsonin_check_keys(root, batch_fields, 1, &bad) != JSONIN_KEYS_OK) {
+		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
+			    "a batch body has only \"queries\"; \"%s\" is not allowed beside it", bad);
+		handler_fail(c);
+	} else if (n < 1) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
+			    "queries must be a non-empty array of query objects");
+		handler_fail(c);
+	} else if ((size_t)n > c->limits->max_batch) {
+		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, "queries", NULL,
+			    "%d queries; a batch holds at most %zu", n, c->limits->max_batch);
+		handler_fail(c);
+	} else {
+		write_batch(c, queries);
+	}
+}
+
+void handler_splits_post(struct handler_call *c)
+{
 	char why[160];
 	struct jsonin_arena arena = {0};
-	cJSON *root = NULL;
-	const cJSON *queries;
-	const char *bad;
+	const cJSON *root, *queries;
 	struct query q;
-	struct decision d;
-	int n;
 
 	if (!is_json_media_type(c->req->content_type)) {
 		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
@@ -112,43 +137,18 @@ void handler_splits_post(struct handler_call *c)
 		return;
 	}
 	root = jsonin_parse_in(&arena, c->req->body, c->req->body_len, why, sizeof(why));
+	queries = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queries") : NULL;
 	if (root == NULL) {
-		/* a failed parse may still have taken arena blocks */
 		problem_set(&c->problem, PROBLEM_MALFORMED_JSON, NULL, NULL, "%s", why);
 		handler_fail(c);
-		goto done;
-	}
-	queries = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queries") : NULL;
-	if (queries == NULL) {
-		/* one decision, with the same fields as the query string */
-		if (query_from_json(root, DECIDE_FIELDS, &q, &c->problem) != 0 ||
-		    decide_run(c->ctx->catalog, &q, &d, &c->problem) != 0) {
-			handler_fail(c);
-		} else {
-			count_decision(c, &d);
-			decide_write(&c->w, &d, c->ctx->catalog);
-		}
-		goto done;
-	}
-	if (jsonin_check_keys(root, batch_fields, 1, &bad) != JSONIN_KEYS_OK) {
-		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
-			    "a batch body has only \"queries\"; \"%s\" is not allowed beside it", bad);
-		handler_fail(c);
-		goto done;
-	}
-	n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
-	if (n < 1) {
-		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
-			    "queries must be a non-empty array of query objects");
-		handler_fail(c);
-	} else if ((size_t)n > c->limits->max_batch) {
-		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, "queries", NULL,
-			    "%d queries; a batch holds at most %zu", n, c->limits->max_batch);
-		handler_fail(c);
+	} else if (queries != NULL) {
+		post_batch(c, root, queries);
+	} else if (query_from_json(root, DECIDE_FIELDS, &q, &c->problem) != 0) {
+		handler_fail(c); /* one decision, with the same fields as the query string */
 	} else {
-		write_batch(c, queries);
+		answer_one(c, &q);
 	}
-done:
+	/* a failed parse may still have taken arena blocks */
 	jsonin_arena_cleanup(&arena);
 }
 

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * api — the pure request handler: (method, request target, content type,
- * body) in, (status, content type, body) out. No sockets, no
+ * body) in, (status, content type, headers, body) out. No sockets, no
  * libmicrohttpd: the server calls api_handle, and so do the unit tests and
- * the fuzzers.
+ * the fuzzers. Each request is held to the limits the context carries
+ * (the server's configuration), never to limits of the api's own.
  *
  * One table (api.c) maps method + path to a handler (handler.c); a path
  * that exists answers 405 with Allow for other methods, anything else 404.
  * HEAD is answered as GET (the server drops the body). Every error is
  * RFC 9457 application/problem+json.
  *
- * Conditional GET (etag.c): a 200 answer to GET or HEAD carries a strong
- * ETag, a hash of its body bytes, the same on every replica with the same
- * catalog and version; If-None-Match with a matching tag (or "*") answers
- * 304, no body.
+ * Conditional requests (etag.c): a 200 answer to GET or HEAD (and to POST
+ * on a route that opts in) carries a strong ETag, a hash of its body
+ * bytes, the same on every replica with the same catalog and version;
+ * If-None-Match with a matching tag (or "*") answers 304, no body.
  *
  * Thread-safe: api_handle reads the context and writes only the response.
  * The response body is owned by the response (api_response_cleanup).

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * api — the pure request handler: (method, request target, content type,
- * body) in, (status, content type, body) out. No sockets, no
+ * body) in, (status, content type, headers, body) out. No sockets, no
  * libmicrohttpd: the server calls api_handle, and so do the unit tests and
- * the fuzzers.
+ * the fuzzers. Each request is held to the limits the context carries
+ * (the server's configuration), never to limits of the api's own.
  *
- * One table maps method + path to a handler; a path that exists answers
- * 405 with Allow for other methods, anything else 404. HEAD is answered as
- * GET (the server drops the body). Every error is RFC 9457
- * application/problem+json.
+ * One table (api.c) maps method + path to a handler (handler.c); a path
+ * that exists answers 405 with Allow for other methods, anything else 404.
+ * HEAD is answered as GET (the server drops the body). Every error is
+ * RFC 9457 application/problem+json.
  *
- * Conditional GET: a 200 answer to GET or HEAD carries a strong ETag, a hash
- * of its body bytes. Answers hold no timestamps or request ids, so the same
- * question to any replica with the same catalog and version gets the same
- * tag; If-None-Match with a matching tag (or "*") answers 304, no body.
+ * Conditional requests (etag.c): a 200 answer to GET or HEAD (and to POST
+ * on a route that opts in) carries a strong ETag, a hash of its body
+ * bytes, the same on every replica with the same catalog and version;
+ * If-None-Match with a matching tag (or "*") answers 304, no body.
  *
  * Thread-safe: api_handle reads the context and writes only the response.
  * The response body is owned by the response (api_response_cleanup).
@@ -25,10 +26,37 @@
 #include <stddef.h>
 
 #include "catalog.h"
+#include "etag.h"
 
-#define API_MAX_URI 8192
-#define API_MAX_BODY (1u << 20)
-#define API_MAX_BATCH 1024
+/* The limits a request is held to. The server fills them from its
+ * configuration (--max-body ...), so each limit has the one value the
+ * operator set. API_DEFAULT_* are the defaults, defined once: the CLI's
+ * defaults, and what the api holds a request to when the context gives no
+ * limits (unit tests, fuzzers). */
+#define API_DEFAULT_MAX_BODY ((size_t)1 << 20)
+#define API_DEFAULT_MAX_URI ((size_t)8192)
+#define API_DEFAULT_MAX_BATCH ((size_t)1024)
+
+struct api_limits {
+	size_t max_body;  /* bytes of a POST body; over it, 413 */
+	size_t max_uri;   /* bytes of the request target; over it, 414 */
+	size_t max_batch; /* queries in one POST /v1/splits batch; over it, 413 */
+};
+
+/* Content types a route may answer with (static strings). */
+#define API_CT_JSON "application/json"
+#define API_CT_PROBLEM "application/problem+json"
+#define API_CT_HTML "text/html; charset=utf-8"
+#define API_CT_CSS "text/css; charset=utf-8"
+#define API_CT_JS "text/javascript; charset=utf-8"
+
+/* Extra response headers a route may set: a few static name/value pairs. */
+#define API_MAX_HEADERS 4
+
+struct api_header {
+	const char *name;  /* static, e.g. "Content-Security-Policy" */
+	const char *value; /* static */
+};
 
 /* Called once per decision answered (a batch calls it per query), so the
  * server can count decisions by target and policy. `target` is a catalog
@@ -42,6 +70,7 @@ struct api_context {
 	bool draining;       /* /readyz answers 503 */
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */
+	const struct api_limits *limits; /* the server's; NULL: API_DEFAULT_* */
 };
 
 struct api_request {
@@ -54,16 +83,24 @@ struct api_request {
 	size_t body_len;
 };
 
+/*
+ * What the server sends: the status; Content-Type; Allow when set; ETag
+ * when set (on a 200 or 304 to GET/HEAD, and to POST on a route that opts
+ * in); then headers[0..num_headers) in order; then the body (none on a
+ * 304, and none for HEAD, which the api answers as GET).
+ */
 struct api_response {
 	int status;
 	const char *content_type; /* static */
 	const char *allow;        /* static; set on 405 */
-	char etag[24];            /* "\"<16 hex>\"" on a 200 or 304 to GET/HEAD; "" otherwise */
-	bool close;               /* the server must close the connection after it */
-	int route;                /* the route answered (see api_route_path), or -1 */
+	char etag[ETAG_MAX];      /* "\"<16 hex>\"", or "" for none */
+	struct api_header headers[API_MAX_HEADERS];
+	size_t num_headers;
+	bool close; /* the server must close the connection after it */
+	int route;  /* the route answered (see api_route_path), or -1 */
 	const char *body;
 	size_t body_len;
-	char *owned; /* what to free: body, when allocated */
+	char *owned; /* what to free: body, when allocated; NULL for a static body */
 };
 
 /* Answers one request. Never fails: out of memory is a 500 with a static
@@ -73,6 +110,10 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 
 /* Frees what the response owns; safe to call twice. */
 void api_response_cleanup(struct api_response *resp);
+
+/* Adds a header (static name and value) to a response. Returns 0, or -1
+ * when API_MAX_HEADERS are already set (the header is not added). */
+int api_response_add_header(struct api_response *resp, const char *name, const char *value);
 
 /* The number of routes, and the index of the route a request target's path
  * names (ignoring method and query), or -1 when none does. For labels. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jsonin.h"
-#include "text.h"
+#include "names.h"
 
 /* What is being validated, for messages: `targets[2] "b200"`. */
 struct where {
@@ -46,8 +46,8 @@ static bool valid_name(const char *s)
 
 #define NAME_RULE "must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit"
 
-static int load_name(const cJSON *obj, const char **out, size_t *out_len, struct where *at,
-		     char *err, size_t cap)
+static int load_name(const cJSON *obj, struct catalog_names *names, struct where *at, char *err,
+		     size_t cap)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "name");
 
@@ -59,17 +59,18 @@ static int load_name(const cJSON *obj, const char **out, size_t *out_len, struct
 		fail(err, cap, at, "name", cJSON_IsString(v) ? NAME_RULE : "must be a string");
 		return -1;
 	}
-	*out = v->valuestring;
-	*out_len = strlen(v->valuestring);
+	names->name = v->valuestring;
+	names->name_len = strlen(v->valuestring);
 	at->name = v->valuestring;
 	return 0;
 }
 
-static int load_aliases(const cJSON *obj, const char **aliases, size_t *lens, size_t *num,
-			struct where *at, char *err, size_t cap)
+static int load_aliases(const cJSON *obj, struct catalog_names *names, struct where *at, char *err,
+			size_t cap)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "aliases");
 	const cJSON *a;
+	size_t *num = &names->num_aliases;
 
 	*num = 0;
 	if (v == NULL) {
@@ -89,8 +90,8 @@ static int load_aliases(const cJSON *obj, const char **aliases, size_t *lens, si
 								      : "must be an array of strings");
 			return -1;
 		}
-		lens[*num] = strlen(a->valuestring);
-		aliases[(*num)++] = a->valuestring;
+		names->alias_lens[*num] = strlen(a->valuestring);
+		names->aliases[(*num)++] = a->valuestring;
 	}
 	return 0;
 }
@@ -162,8 +163,8 @@ static int load_target(const cJSON *obj, struct catalog_target *t, struct where 
 	const cJSON *d;
 
 	if (check_keys(obj, fields, 5, at, err, cap) != 0 ||
-	    load_name(obj, &t->name, &t->name_len, at, err, cap) != 0 ||
-	    load_aliases(obj, t->aliases, t->alias_lens, &t->num_aliases, at, err, cap) != 0 ||
+	    load_name(obj, &t->names, at, err, cap) != 0 ||
+	    load_aliases(obj, &t->names, at, err, cap) != 0 ||
 	    load_u32(obj, "sm_count", true, &t->sm_count, at, err, cap) != 0 ||
 	    load_notes(obj, &t->notes, at, err, cap) != 0) {
 		return -1;
@@ -182,6 +183,7 @@ static int load_target(const cJSON *obj, struct catalog_target *t, struct where 
 		return -1;
 	}
 	t->declared = d->valuestring;
+	t->declared_len = strlen(d->valuestring);
 	return 0;
 }
 
@@ -192,8 +194,8 @@ static int load_model(const cJSON *obj, struct catalog_model *m, struct where *a
 					     "num_kv_heads", "head_dim", "notes"};
 
 	if (check_keys(obj, fields, 6, at, err, cap) != 0 ||
-	    load_name(obj, &m->name, &m->name_len, at, err, cap) != 0 ||
-	    load_aliases(obj, m->aliases, m->alias_lens, &m->num_aliases, at, err, cap) != 0 ||
+	    load_name(obj, &m->names, at, err, cap) != 0 ||
+	    load_aliases(obj, &m->names, at, err, cap) != 0 ||
 	    load_u32(obj, "num_q_heads", true, &m->num_q_heads, at, err, cap) != 0 ||
 	    load_u32(obj, "num_kv_heads", false, &m->num_kv_heads, at, err, cap) != 0 ||
 	    load_u32(obj, "head_dim", false, &m->head_dim, at, err, cap) != 0 ||
@@ -209,11 +211,32 @@ static int load_model(const cJSON *obj, struct catalog_model *m, struct where *a
 	return 0;
 }
 
+static const char *const kind_names[] = {"targets", "models"};
+
+size_t catalog_count(const struct catalog *cat, enum catalog_kind kind)
+{
+	return kind == CATALOG_TARGETS ? cat->num_targets : cat->num_models;
+}
+
+const struct catalog_names *catalog_names_of(const struct catalog *cat, enum catalog_kind kind,
+					     size_t i)
+{
+	return kind == CATALOG_TARGETS ? &cat->targets[i].names : &cat->models[i].names;
+}
+
+/* The j-th of an entry's names: 0 is the name, then the aliases. */
+static const char *nth_name(const struct catalog_names *n, size_t j, size_t *len)
+{
+	*len = j == 0 ? n->name_len : n->alias_lens[j - 1];
+	return j == 0 ? n->name : n->aliases[j - 1];
+}
+
 /* Every name and alias, of both kinds, once: a request that says `gb10`
  * must not depend on which list is searched first. */
 struct name_ref {
 	const char *name;
-	const char *kind;
+	size_t len;
+	enum catalog_kind kind;
 	size_t index;
 };
 
@@ -227,25 +250,25 @@ static int check_unique(const struct catalog *cat, char *err, size_t cap)
 		snprintf(err, cap, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < cat->num_targets; i++) {
-		refs[n++] = (struct name_ref){cat->targets[i].name, "targets", i};
-		for (size_t a = 0; a < cat->targets[i].num_aliases; a++) {
-			refs[n++] = (struct name_ref){cat->targets[i].aliases[a], "targets", i};
-		}
-	}
-	for (size_t i = 0; i < cat->num_models; i++) {
-		refs[n++] = (struct name_ref){cat->models[i].name, "models", i};
-		for (size_t a = 0; a < cat->models[i].num_aliases; a++) {
-			refs[n++] = (struct name_ref){cat->models[i].aliases[a], "models", i};
+	for (int k = CATALOG_TARGETS; k <= CATALOG_MODELS; k++) {
+		for (size_t i = 0; i < catalog_count(cat, (enum catalog_kind)k); i++) {
+			const struct catalog_names *names = catalog_names_of(cat, (enum catalog_kind)k, i);
+
+			for (size_t j = 0; j <= names->num_aliases; j++) {
+				refs[n].name = nth_name(names, j, &refs[n].len);
+				refs[n].kind = (enum catalog_kind)k;
+				refs[n++].index = i;
+			}
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = i + 1; j < n; j++) {
-			if (text_ieq(refs[j].name, strlen(refs[j].name), refs[i].name)) {
+			if (refs[j].len == refs[i].len &&
+			    names_equal(refs[j].name, refs[j].len, refs[i].name)) {
 				snprintf(err, cap,
 					 "%s[%zu]: field \"name\"/\"aliases\": \"%s\" is already used by %s[%zu]",
-					 refs[j].kind, refs[j].index, refs[j].name, refs[i].kind,
-					 refs[i].index);
+					 kind_names[refs[j].kind], refs[j].index, refs[j].name,
+					 kind_names[refs[i].kind], refs[i].index);
 				goto done;
 			}
 		}
@@ -291,14 +314,33 @@ static void compute_digest(struct catalog *cat)
 	snprintf(cat->digest, sizeof(cat->digest), "fnv1a64:%016llx", (unsigned long long)h);
 }
 
+/* Every entry of one list, into the catalog's array of that kind. */
+static int load_entries(struct catalog *cat, enum catalog_kind kind, const cJSON *list, char *err,
+			size_t cap)
+{
+	const cJSON *item;
+	size_t i = 0;
+
+	cJSON_ArrayForEach(item, list) {
+		struct where at = {kind_names[kind], i, NULL};
+		int rc = kind == CATALOG_TARGETS ? load_target(item, &cat->targets[i], &at, err, cap)
+						 : load_model(item, &cat->models[i], &at, err, cap);
+
+		if (rc != 0) {
+			return -1;
+		}
+		i++;
+	}
+	return 0;
+}
+
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
 {
 	static const char *const top_fields[] = {"targets", "models"};
 	struct catalog *cat = calloc(1, sizeof(*cat));
-	const cJSON *targets, *models, *item, *root;
+	const cJSON *targets, *models, *root;
 	const char *bad;
 	char why[160];
-	size_t i;
 
 	if (cat == NULL) {
 		snprintf(err, err_cap, "out of memory");
@@ -332,25 +374,9 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "out of memory");
 		goto fail;
 	}
-	i = 0;
-	cJSON_ArrayForEach(item, targets) {
-		struct where at = {"targets", i, NULL};
-
-		if (load_target(item, &cat->targets[i], &at, err, err_cap) != 0) {
-			goto fail;
-		}
-		i++;
-	}
-	i = 0;
-	cJSON_ArrayForEach(item, models) {
-		struct where at = {"models", i, NULL};
-
-		if (load_model(item, &cat->models[i], &at, err, err_cap) != 0) {
-			goto fail;
-		}
-		i++;
-	}
-	if (check_unique(cat, err, err_cap) != 0) {
+	if (load_entries(cat, CATALOG_TARGETS, targets, err, err_cap) != 0 ||
+	    load_entries(cat, CATALOG_MODELS, models, err, err_cap) != 0 ||
+	    check_unique(cat, err, err_cap) != 0) {
 		goto fail;
 	}
 	compute_digest(cat);
@@ -372,109 +398,65 @@ void catalog_free(struct catalog *cat)
 }
 
 /* Same length first: most names differ there, and it costs one compare. */
-static bool same_name(const char *name, size_t len, const char *candidate, size_t candidate_len)
+static bool is_named(const struct catalog_names *n, const char *name, size_t len)
 {
-	return len == candidate_len && text_ieq(name, len, candidate);
-}
-
-static bool matches(const char *name, size_t len, const char *canon, size_t canon_len,
-		    const char *const *aliases, const size_t *alias_lens, size_t num_aliases)
-{
-	if (same_name(name, len, canon, canon_len)) {
+	if (n->name_len == len && names_equal(name, len, n->name)) {
 		return true;
 	}
-	for (size_t a = 0; a < num_aliases; a++) {
-		if (same_name(name, len, aliases[a], alias_lens[a])) {
+	for (size_t a = 0; a < n->num_aliases; a++) {
+		if (n->alias_lens[a] == len && names_equal(name, len, n->aliases[a])) {
 			return true;
 		}
 	}
 	return false;
 }
 
-const struct catalog_target *catalog_find_target(const struct catalog *cat, const char *name,
-						 size_t len)
+long catalog_find(const struct catalog *cat, enum catalog_kind kind, const char *name, size_t len)
 {
-	for (size_t i = 0; i < cat->num_targets; i++) {
-		const struct catalog_target *t = &cat->targets[i];
+	size_t count = catalog_count(cat, kind);
 
-		if (matches(name, len, t->name, t->name_len, t->aliases, t->alias_lens,
-			    t->num_aliases)) {
-			return t;
+	for (size_t i = 0; i < count; i++) {
+		if (is_named(catalog_names_of(cat, kind, i), name, len)) {
+			return (long)i;
 		}
 	}
-	return NULL;
+	return -1;
 }
 
-const struct catalog_model *catalog_find_model(const struct catalog *cat, const char *name,
-					       size_t len)
+const char *catalog_suggest(const struct catalog *cat, enum catalog_kind kind, const char *name,
+			    size_t len)
 {
-	for (size_t i = 0; i < cat->num_models; i++) {
-		const struct catalog_model *m = &cat->models[i];
-
-		if (matches(name, len, m->name, m->name_len, m->aliases, m->alias_lens,
-			    m->num_aliases)) {
-			return m;
-		}
-	}
-	return NULL;
-}
-
-/* The nearest of one entry's names, keeping the best seen so far. */
-static void nearest(const char *typed, size_t len, const char *canon, const char *const *aliases,
-		    size_t num_aliases, const char **best, unsigned *best_d)
-{
-	for (size_t a = 0; a <= num_aliases; a++) {
-		const char *cand = a == 0 ? canon : aliases[a - 1];
-		unsigned d = text_distance(typed, len, cand, strlen(cand), 3);
-
-		if (d < *best_d && text_is_near(typed, len, cand)) {
-			*best = cand; /* the spelling that was nearly typed */
-			*best_d = d;
-		}
-	}
-}
-
-const char *catalog_suggest_target(const struct catalog *cat, const char *name, size_t len)
-{
+	size_t count = catalog_count(cat, kind);
 	const char *best = NULL;
 	unsigned best_d = 3;
 
-	for (size_t i = 0; i < cat->num_targets; i++) {
-		const struct catalog_target *t = &cat->targets[i];
+	for (size_t i = 0; i < count; i++) {
+		const struct catalog_names *n = catalog_names_of(cat, kind, i);
 
-		nearest(name, len, t->name, t->aliases, t->num_aliases, &best, &best_d);
+		for (size_t j = 0; j <= n->num_aliases; j++) {
+			size_t candidate_len;
+			const char *candidate = nth_name(n, j, &candidate_len);
+			unsigned d = names_distance(name, len, candidate, candidate_len, 3);
+
+			if (d < best_d && names_is_near(name, len, candidate)) {
+				best = candidate; /* the spelling that was nearly typed */
+				best_d = d;
+			}
+		}
 	}
 	return best;
 }
 
-const char *catalog_suggest_model(const struct catalog *cat, const char *name, size_t len)
+static void write_names(struct jsonw *w, const struct catalog_names *n)
 {
-	const char *best = NULL;
-	unsigned best_d = 3;
-
-	for (size_t i = 0; i < cat->num_models; i++) {
-		const struct catalog_model *m = &cat->models[i];
-
-		nearest(name, len, m->name, m->aliases, m->num_aliases, &best, &best_d);
-	}
-	return best;
-}
-
-static void write_aliases(struct jsonw *w, const char *const *aliases, size_t n)
-{
-	jsonw_key(w, "aliases");
-	jsonw_array_begin(w);
-	for (size_t a = 0; a < n; a++) {
-		jsonw_str(w, aliases[a]);
-	}
-	jsonw_array_end(w);
+	jsonw_kv_str(w, "name", n->name);
+	jsonw_kv_strs(w, "aliases", n->aliases, n->num_aliases);
 }
 
 void catalog_write_target(struct jsonw *w, const struct catalog_target *t)
 {
 	jsonw_object_begin(w);
-	jsonw_kv_str(w, "name", t->name);
-	write_aliases(w, t->aliases, t->num_aliases);
+	write_names(w, &t->names);
 	jsonw_kv_u64(w, "sm_count", t->sm_count);
 	jsonw_kv_str(w, "attn_decode_splitk", t->declared);
 	if (t->notes != NULL) {
@@ -486,8 +468,7 @@ void catalog_write_target(struct jsonw *w, const struct catalog_target *t)
 void catalog_write_model(struct jsonw *w, const struct catalog_model *m)
 {
 	jsonw_object_begin(w);
-	jsonw_kv_str(w, "name", m->name);
-	write_aliases(w, m->aliases, m->num_aliases);
+	write_names(w, &m->names);
 	jsonw_kv_u64(w, "num_q_heads", m->num_q_heads);
 	if (m->num_kv_heads != 0) {
 		jsonw_kv_u64(w, "num_kv_heads", m->num_kv_heads);

@@ -29,29 +29,35 @@
 #define CATALOG_MAX_BYTES (4u << 20)
 #define CATALOG_DIGEST_LEN 24 /* "fnv1a64:" + 16 hex digits */
 
-struct catalog_target {
+/* What a request may call an entry: its name and aliases, matched ASCII
+ * case-insensitively. Targets and models are named alike. */
+struct catalog_names {
 	const char *name;
 	size_t name_len;
 	const char *aliases[CATALOG_MAX_ALIASES];
 	size_t alias_lens[CATALOG_MAX_ALIASES];
 	size_t num_aliases;
+};
+
+struct catalog_target {
+	struct catalog_names names;
 	uint32_t sm_count;
 	const char *declared;                /* the spelling, as written */
+	size_t declared_len;
 	struct splitk_policy declared_policy; /* what it parses to */
 	const char *notes;                   /* NULL when absent */
 };
 
 struct catalog_model {
-	const char *name;
-	size_t name_len;
-	const char *aliases[CATALOG_MAX_ALIASES];
-	size_t alias_lens[CATALOG_MAX_ALIASES];
-	size_t num_aliases;
+	struct catalog_names names;
 	uint32_t num_q_heads;
 	uint32_t num_kv_heads; /* 0: not stated */
 	uint32_t head_dim;     /* 0: not stated */
 	const char *notes;
 };
+
+/* The two lists a catalog holds. */
+enum catalog_kind { CATALOG_TARGETS, CATALOG_MODELS };
 
 struct catalog {
 	struct catalog_target *targets;
@@ -71,14 +77,38 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 /* Frees a catalog; accepts NULL. */
 void catalog_free(struct catalog *cat);
 
-/* Finds by name or alias, case-insensitively; NULL when unknown. */
-const struct catalog_target *catalog_find_target(const struct catalog *cat, const char *name,
-						 size_t len);
-const struct catalog_model *catalog_find_model(const struct catalog *cat, const char *name,
-					       size_t len);
-/* The nearest name or alias to a typo, or NULL when nothing is near. */
-const char *catalog_suggest_target(const struct catalog *cat, const char *name, size_t len);
-const char *catalog_suggest_model(const struct catalog *cat, const char *name, size_t len);
+/* How many entries of a kind the catalog holds, and the names of the i-th
+ * (i below that count). */
+size_t catalog_count(const struct catalog *cat, enum catalog_kind kind);
+const struct catalog_names *catalog_names_of(const struct catalog *cat, enum catalog_kind kind,
+					     size_t i);
+
+/* Finds an entry of a kind by name or alias, case-insensitively: its index
+ * in cat->targets or cat->models, or -1 when no entry has that name. */
+long catalog_find(const struct catalog *cat, enum catalog_kind kind, const char *name,
+		  size_t len);
+
+/* The name or alias of a kind nearest to a typo (names_is_near), or NULL
+ * when nothing is near. */
+const char *catalog_suggest(const struct catalog *cat, enum catalog_kind kind, const char *name,
+			    size_t len);
+
+/* catalog_find with the entry's type: the entry, or NULL when unknown. */
+static inline const struct catalog_target *catalog_find_target(const struct catalog *cat,
+							       const char *name, size_t len)
+{
+	long i = catalog_find(cat, CATALOG_TARGETS, name, len);
+
+	return i < 0 ? NULL : &cat->targets[i];
+}
+
+static inline const struct catalog_model *catalog_find_model(const struct catalog *cat,
+							     const char *name, size_t len)
+{
+	long i = catalog_find(cat, CATALOG_MODELS, name, len);
+
+	return i < 0 ? NULL : &cat->models[i];
+}
 
 /* Writes one entry, or the whole catalog ({"digest"?, "targets", "models"}),
  * in the canonical form the digest is computed over: fixed key order, no

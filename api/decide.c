@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "explain.h"
+#include "names.h"
+#include "quote.h"
+
 static void warn(struct decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void warn(struct decision *d, const char *fmt, ...)
@@ -37,98 +41,141 @@ struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim)
 	return r;
 }
 
-static int missing(struct problem *p, const char *param, const char *what)
+/* How a request names each kind of catalog entry, for its problems. */
+struct kind_words {
+	enum problem_kind unknown;
+	const char *param; /* also the word in messages */
+	const char *list;  /* the route that lists them */
+	const char *missing;
+};
+
+static const struct kind_words kind_words[] = {
+	[CATALOG_TARGETS] = {PROBLEM_UNKNOWN_TARGET, "target", "GET /v1/targets",
+			     "give a target (e.g. target=h100) or an sm_count"},
+	[CATALOG_MODELS] = {PROBLEM_UNKNOWN_MODEL, "model", "GET /v1/models",
+			    "give a model (e.g. model=llama-3.1-8b) or num_q_heads"},
+};
+
+long decide_find(const struct catalog *cat, enum catalog_kind kind, const char *param,
+		 struct slice name, struct problem *p)
 {
-	return problem_set(p, PROBLEM_MISSING_PARAMETER, param, NULL, "%s", what);
+	const struct kind_words *k = &kind_words[kind];
+	long i = catalog_find(cat, kind, name.p, name.len);
+
+	if (i < 0) {
+		problem_unknown_name(p, k->unknown, param, k->param, name.p, name.len,
+				     catalog_suggest(cat, kind, name.p, name.len), k->list);
+	}
+	return i;
 }
 
-static int resolve_target(const struct catalog *cat, const struct query *q, struct decision *d,
-			  struct problem *p)
+/* The entry a query names, or none when a number stands in for it
+ * (`number_given`): 0 with *index set (-1 for none), or -1 with the
+ * problem set when the name is unknown or neither is given. */
+static int resolve_entry(const struct catalog *cat, enum catalog_kind kind, struct slice name,
+			 bool number_given, long *index, struct problem *p)
 {
-	if (q->target.p != NULL) {
-		d->target = catalog_find_target(cat, q->target.p, q->target.len);
-		if (d->target == NULL) {
-			return problem_unknown_name(
-				p, PROBLEM_UNKNOWN_TARGET, "target", "target", q->target.p, q->target.len,
-				catalog_suggest_target(cat, q->target.p, q->target.len), "GET /v1/targets");
-		}
-	} else if (!q->sm_count.set) {
-		return missing(p, "target", "give a target (e.g. target=h100) or an sm_count");
+	*index = -1;
+	if (name.p != NULL) {
+		*index = decide_find(cat, kind, kind_words[kind].param, name, p);
+		return *index < 0 ? -1 : 0;
 	}
-	d->sm_count = q->sm_count.set ? q->sm_count.v : d->target->sm_count;
+	if (!number_given) {
+		return problem_set(p, PROBLEM_MISSING_PARAMETER, kind_words[kind].param, NULL, "%s",
+				   kind_words[kind].missing);
+	}
 	return 0;
 }
 
-static int resolve_model(const struct catalog *cat, const struct query *q, struct decision *d,
-			 struct problem *p)
+/* The catalog's numbers, unless the query gives its own. */
+static int resolve_entries(const struct catalog *cat, const struct query *q, struct decision *d,
+			   struct problem *p)
 {
-	if (q->model.p != NULL) {
-		d->model = catalog_find_model(cat, q->model.p, q->model.len);
-		if (d->model == NULL) {
-			return problem_unknown_name(
-				p, PROBLEM_UNKNOWN_MODEL, "model", "model", q->model.p, q->model.len,
-				catalog_suggest_model(cat, q->model.p, q->model.len), "GET /v1/models");
-		}
-	} else if (!q->num_q_heads.set) {
-		return missing(p, "model", "give a model (e.g. model=llama-3.1-8b) or num_q_heads");
+	long t, m;
+
+	if (resolve_entry(cat, CATALOG_TARGETS, q->target, q->sm_count.set, &t, p) != 0 ||
+	    resolve_entry(cat, CATALOG_MODELS, q->model, q->num_q_heads.set, &m, p) != 0) {
+		return -1;
 	}
+	d->target = t < 0 ? NULL : &cat->targets[t];
+	d->model = m < 0 ? NULL : &cat->models[m];
+	d->sm_count = q->sm_count.set ? q->sm_count.v : d->target->sm_count;
 	d->num_q_heads = q->num_q_heads.set ? q->num_q_heads.v : d->model->num_q_heads;
 	d->head_dim = q->head_dim.set ? q->head_dim.v : (d->model ? d->model->head_dim : 0);
 	return 0;
 }
 
-/* The spellings a typo in an override is most likely to have meant. */
-static const char *suggest_spelling(const char *s, size_t len)
+struct decide_shape decide_shape_of(const struct query *q)
+{
+	struct decide_shape s;
+
+	s.max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : 1;
+	s.num_seqs = q->num_seqs.set ? q->num_seqs.v : 1;
+	s.max_rows = q->max_rows.set ? q->max_rows.v : s.max_batch_size;
+	return s;
+}
+
+void decide_unparsed(char *out, size_t cap, const char *what, struct slice spelling,
+		     const char *so, const char *near)
+{
+	char quoted[QUOTE_MAX];
+
+	quote_excerpt(spelling.p, spelling.len, quoted, sizeof(quoted));
+	snprintf(out, cap, "%s \"%s\" does not parse, so %s, as the engine does%s%s%s", what, quoted,
+		 so, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+}
+
+const char *decide_suggest_spelling(struct slice spelling)
 {
 	static const char *const words[] = {"legacy", "auto", "off", "false"};
 
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-		if (text_is_near(s, len, words[i])) {
-			return words[i];
-		}
+	return names_first_near(spelling.p, spelling.len, words, sizeof(words) / sizeof(words[0]));
+}
+
+/* A warning into the next free slot, by decide_unparsed's words. */
+static void warn_unparsed(struct decision *d, const char *what, struct slice spelling,
+			  const char *so)
+{
+	if (d->num_warnings < DECIDE_MAX_WARNINGS) {
+		decide_unparsed(d->warnings[d->num_warnings++], sizeof(d->warnings[0]), what, spelling,
+				so, decide_suggest_spelling(spelling));
 	}
-	return NULL;
 }
 
 /* Resolves the declaration against the override (ATLAS_ATTN_DECODE_SPLITK)
- * exactly as the engine does, and warns when the override is ignored or
- * clamped. */
+ * with the core's one rule, as the engine does, and warns when either does
+ * not parse or the override is clamped. */
 static void resolve_policy(struct decision *d)
 {
-	char label[SPLITK_LABEL_MAX];
-	size_t n = splitk_label(d->declared, label);
-	uint32_t requested = 0;
+	const struct splitk_resolution *r = &d->res;
 
-	/* THE one resolution rule, given the declaration in its own spelling. */
-	d->resolved = splitk_resolve(label, n, d->override.p, d->override.len);
-	d->override_parses = d->override.p != NULL &&
-			     splitk_parse_requested(d->override.p, d->override.len,
-						    &d->override_policy, &requested);
-	if (d->override.p != NULL && !d->override_parses) {
-		char quoted[72];
-		const char *near = suggest_spelling(d->override.p, d->override.len);
-
-		text_quote(d->override.p, d->override.len, quoted, sizeof(quoted));
-		warn(d,
-		     "override \"%s\" does not parse, so it is ignored and the declared policy (%s) "
-		     "stands, as the engine does%s%s%s",
-		     quoted, label, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+	d->res = splitk_resolve_detail(d->declared_spelling.p, d->declared_spelling.len,
+				       d->override.p, d->override.len);
+	if (!r->declared_parses) {
+		warn_unparsed(d, "declared", d->declared_spelling, "it reads as legacy");
 	}
-	if (d->override_parses && d->override_policy.kind == SPLITK_PINNED &&
-	    requested > SPLITK_MAX_DECODE_SPLITS) {
-		warn(d, "override %u is clamped to %u (MAX_DECODE_SPLITS)", requested,
+	if (d->override.p != NULL && !r->override_parses) {
+		char label[SPLITK_LABEL_MAX], so[80];
+
+		splitk_label(r->declared, label);
+		snprintf(so, sizeof(so), "it is ignored and the declared policy (%s) stands", label);
+		warn_unparsed(d, "override", d->override, so);
+	}
+	if (r->override_parses && r->override.kind == SPLITK_PINNED &&
+	    r->override_requested > SPLITK_MAX_DECODE_SPLITS) {
+		warn(d, "override %u is clamped to %u (MAX_DECODE_SPLITS)", r->override_requested,
 		     SPLITK_MAX_DECODE_SPLITS);
 	}
 }
 
 static void compute(struct decision *d)
 {
-	struct splitk_policy pol = d->resolved.policy;
+	struct splitk_policy pol = d->res.resolved.policy;
 
-	d->ref_seqs = splitk_split_ref_seqs(d->num_seqs, d->max_batch_size);
+	d->ref_seqs = splitk_split_ref_seqs(d->shape.num_seqs, d->shape.max_batch_size);
 	d->num_splits = splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs);
 	d->workspace_slots =
-		splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->max_rows, d->ref_seqs);
+		splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->shape.max_rows, d->ref_seqs);
 	d->workspace_bytes = decide_workspace_bytes(d->workspace_slots, d->head_dim);
 }
 
@@ -143,54 +190,47 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	       struct problem *p)
 {
 	clear(d);
-	if (resolve_target(cat, q, d, p) != 0 || resolve_model(cat, q, d, p) != 0) {
+	if (resolve_entries(cat, q, d, p) != 0) {
 		return -1;
 	}
-	d->declared = d->target ? d->target->declared_policy
-				: (struct splitk_policy){SPLITK_LEGACY, 0};
-	if (q->declared.p != NULL && !splitk_parse(q->declared.p, q->declared.len, &d->declared)) {
-		char quoted[72];
-
-		text_quote(q->declared.p, q->declared.len, quoted, sizeof(quoted));
-		return problem_set(p, PROBLEM_INVALID_PARAMETER, "declared", NULL,
-				   "declared \"%s\" is not a policy spelling: legacy, auto, off, or a "
-				   "split count (use override for a value the engine may ignore)",
-				   quoted);
+	/* the query's declaration, else the target's, else what the engine
+	 * falls back to */
+	d->declared_spelling = q->declared;
+	if (q->declared.p == NULL) {
+		d->declared_spelling = d->target ? (struct slice){d->target->declared, d->target->declared_len}
+						 : (struct slice){"legacy", 6};
 	}
-	d->max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : 1;
-	d->num_seqs = q->num_seqs.set ? q->num_seqs.v : 1;
-	d->max_rows = q->max_rows.set ? q->max_rows.v : d->max_batch_size;
+	d->shape = decide_shape_of(q);
 	d->override = q->override;
 	d->explain = q->explain;
 
 	resolve_policy(d);
 	compute(d);
 
-	if (d->max_rows < d->max_batch_size) {
+	if (d->shape.max_rows < d->shape.max_batch_size) {
 		warn(d,
 		     "max_rows (%u) is below max_batch_size (%u): the workspace must cover the "
 		     "widest batch the decode-metadata layout accepts",
-		     d->max_rows, d->max_batch_size);
+		     d->shape.max_rows, d->shape.max_batch_size);
 	}
-	if (d->num_seqs > d->max_rows && d->resolved.policy.kind != SPLITK_LEGACY) {
+	if (d->shape.num_seqs > d->shape.max_rows && d->res.resolved.policy.kind != SPLITK_LEGACY) {
 		warn(d, "num_seqs (%u) is above max_rows (%u): a batch that wide would write past "
 			"the workspace",
-		     d->num_seqs, d->max_rows);
+		     d->shape.num_seqs, d->shape.max_rows);
 	}
-	if (d->workspace_slots == UINT32_MAX && d->resolved.policy.kind != SPLITK_LEGACY) {
+	if (d->workspace_slots == UINT32_MAX && d->res.resolved.policy.kind != SPLITK_LEGACY) {
 		warn(d, "workspace_slots saturated at 4294967295 (the seed's u32 arithmetic): the "
 			"true need is larger");
 	}
 	if (d->head_dim == 0) {
 		warn(d, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
-		     d->model ? " for " : "", d->model ? d->model->name : "");
+		     d->model ? " for " : "", d->model ? d->model->names.name : "");
 	}
 	return 0;
 }
 
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
-		 struct text_slice override, struct decision *d)
+		 struct decide_shape shape, struct slice override, struct decision *d)
 {
 	clear(d);
 	d->target = t;
@@ -198,32 +238,11 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 	d->sm_count = t->sm_count;
 	d->num_q_heads = m->num_q_heads;
 	d->head_dim = m->head_dim;
-	d->declared = t->declared_policy;
-	d->max_batch_size = max_batch_size;
-	d->num_seqs = num_seqs;
-	d->max_rows = max_rows;
+	d->declared_spelling = (struct slice){t->declared, t->declared_len};
+	d->shape = shape;
 	d->override = override;
 	resolve_policy(d);
 	compute(d);
-}
-
-/* a * b in 64 bits, or false when it does not fit. */
-static bool mul_u64(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return !__builtin_mul_overflow(a, b, out);
-}
-
-/* ctas / sm_count in thousandths, rounded half up; null when too large. */
-static void write_waves(struct jsonw *w, bool ok, uint64_t ctas, uint32_t sm_count)
-{
-	uint64_t scaled;
-
-	jsonw_key(w, "waves");
-	if (!ok || !mul_u64(ctas, 2000, &scaled) || scaled > UINT64_MAX - sm_count) {
-		jsonw_null(w);
-		return;
-	}
-	jsonw_milli(w, (scaled + sm_count) / (2u * (uint64_t)sm_count));
 }
 
 void decide_write_bytes(struct jsonw *w, const char *key, struct decide_bytes b)
@@ -236,191 +255,30 @@ void decide_write_bytes(struct jsonw *w, const char *key, struct decide_bytes b)
 	}
 }
 
-static void write_policy_result(struct jsonw *w, const char *key, struct splitk_policy pol,
-				const struct decision *d)
-{
-	char label[SPLITK_LABEL_MAX];
-	uint32_t slots = splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->max_rows,
-						 d->ref_seqs);
-
-	splitk_label(pol, label);
-	jsonw_key(w, key);
-	jsonw_object_begin(w);
-	jsonw_kv_str(w, "policy", label);
-	jsonw_kv_u64(w, "num_splits",
-		     splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs));
-	jsonw_kv_u64(w, "workspace_slots", slots);
-	decide_write_bytes(w, "workspace_bytes", decide_workspace_bytes(slots, d->head_dim));
-	jsonw_object_end(w);
-}
-
-/* The rule with its numbers, and whether a clamp fired. */
-static bool write_rule(struct jsonw *w, const struct decision *d)
-{
-	struct splitk_policy pol = d->resolved.policy;
-	char rule[256];
-	bool clamped = false;
-
-	if (pol.kind == SPLITK_AUTO) {
-		uint64_t target = 2u * (uint64_t)d->sm_count;
-		uint64_t raw = (target + d->num_q_heads - 1) / d->num_q_heads;
-
-		clamped = raw > SPLITK_MAX_DECODE_SPLITS;
-		snprintf(rule, sizeof(rule),
-			 "auto: clamp(ceil(%u * sm_count / num_q_heads), 1, %u) = "
-			 "clamp(ceil(%u * %u / %u), 1, %u) = clamp(%llu, 1, %u) = %u",
-			 SPLITK_TARGET_WAVES, SPLITK_MAX_DECODE_SPLITS, SPLITK_TARGET_WAVES,
-			 d->sm_count, d->num_q_heads, SPLITK_MAX_DECODE_SPLITS,
-			 (unsigned long long)raw, SPLITK_MAX_DECODE_SPLITS, d->num_splits);
-	} else if (pol.kind == SPLITK_LEGACY) {
-		uint64_t ctas = (uint64_t)d->num_q_heads * d->ref_seqs;
-
-		if (ctas >= d->sm_count) {
-			snprintf(rule, sizeof(rule),
-				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
-				 "= %llu >= sm_count %u, so 1",
-				 d->num_q_heads, d->num_seqs, d->max_batch_size,
-				 (unsigned long long)ctas, d->sm_count);
-		} else {
-			snprintf(rule, sizeof(rule),
-				 "legacy: num_q_heads * max(num_seqs, max_batch_size) = %u * max(%u, %u) "
-				 "= %llu < sm_count %u, so %u / %llu = %u",
-				 d->num_q_heads, d->num_seqs, d->max_batch_size,
-				 (unsigned long long)ctas, d->sm_count, d->sm_count,
-				 (unsigned long long)ctas, d->num_splits);
-		}
-	} else {
-		snprintf(rule, sizeof(rule), "pinned: clamp(%u, 1, %u) = %u", pol.pinned,
-			 SPLITK_MAX_DECODE_SPLITS, d->num_splits);
-	}
-	jsonw_kv_str(w, "rule", rule);
-	return clamped;
-}
-
-static void write_workspace_rule(struct jsonw *w, const struct decision *d)
-{
-	char rule[256];
-	int n;
-
-	if (d->resolved.policy.kind == SPLITK_LEGACY) {
-		n = snprintf(rule, sizeof(rule),
-			     "legacy keeps its old bound: max(sm_count, 1) = %u slots", d->workspace_slots);
-	} else {
-		n = snprintf(rule, sizeof(rule), "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
-			     d->max_rows, d->num_q_heads, d->num_splits, d->workspace_slots,
-			     d->workspace_slots == UINT32_MAX ? " (saturated)" : "");
-	}
-	if (d->head_dim != 0 && n > 0 && (size_t)n < sizeof(rule)) {
-		snprintf(rule + n, sizeof(rule) - (size_t)n, " of (%u + 2) floats", d->head_dim);
-	}
-	jsonw_kv_str(w, "workspace_rule", rule);
-}
-
-static void write_explain(struct jsonw *w, const struct decision *d)
-{
-	struct splitk_policy pol = d->resolved.policy;
-	uint32_t s1 = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					splitk_split_ref_seqs(1, d->max_batch_size));
-	uint32_t smax = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					  splitk_split_ref_seqs(d->max_batch_size, d->max_batch_size));
-	uint64_t ctas1 = (uint64_t)d->num_q_heads * s1, ctas_max;
-	bool max_ok = mul_u64((uint64_t)d->num_q_heads * smax, d->max_batch_size, &ctas_max);
-	uint32_t upper = d->max_batch_size, probe;
-	bool invariant = true;
-
-	jsonw_key(w, "explain");
-	jsonw_object_begin(w);
-	jsonw_kv_bool(w, "clamped", write_rule(w, d));
-	write_workspace_rule(w, d);
-
-	jsonw_key(w, "single_stream");
-	jsonw_object_begin(w);
-	jsonw_key(w, "grid");
-	jsonw_array_begin(w);
-	jsonw_u64(w, d->num_q_heads);
-	jsonw_u64(w, s1);
-	jsonw_u64(w, 1);
-	jsonw_array_end(w);
-	jsonw_kv_u64(w, "ctas", ctas1);
-	write_waves(w, true, ctas1, d->sm_count);
-	jsonw_object_end(w);
-
-	jsonw_key(w, "max_batch");
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "num_seqs", d->max_batch_size);
-	jsonw_kv_u64(w, "num_splits", smax);
-	jsonw_key(w, "ctas");
-	if (max_ok) {
-		jsonw_u64(w, ctas_max);
-	} else {
-		jsonw_null(w);
-	}
-	write_waves(w, max_ok, ctas_max, d->sm_count);
-	jsonw_object_end(w);
-
-	/* Evaluated, not assumed: every co-batched count the layout accepts,
-	 * up to 4096 of them, and the widest. Legacy is monotone in num_seqs,
-	 * so the two ends decide it when the range is longer. */
-	if (d->max_rows > upper) {
-		upper = d->max_rows;
-	}
-	if (d->num_seqs > upper) {
-		upper = d->num_seqs;
-	}
-	for (probe = 1; probe <= upper && probe <= 4096 && invariant; probe++) {
-		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					      splitk_split_ref_seqs(probe, d->max_batch_size)) == s1;
-	}
-	if (invariant) {
-		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					      splitk_split_ref_seqs(upper, d->max_batch_size)) == s1;
-	}
-	jsonw_kv_bool(w, "co_batch_invariant", invariant);
-	jsonw_key(w, "co_batch_range");
-	jsonw_array_begin(w);
-	jsonw_u64(w, 1);
-	jsonw_u64(w, upper);
-	jsonw_array_end(w);
-
-	jsonw_key(w, "policies");
-	jsonw_object_begin(w);
-	write_policy_result(w, "legacy", (struct splitk_policy){SPLITK_LEGACY, 0}, d);
-	write_policy_result(w, "auto", (struct splitk_policy){SPLITK_AUTO, 0}, d);
-	write_policy_result(w, "declared", d->declared, d);
-	if (d->override_parses) {
-		write_policy_result(w, "override", d->override_policy, d);
-	} else {
-		jsonw_key(w, "override");
-		jsonw_null(w);
-	}
-	jsonw_object_end(w);
-	jsonw_object_end(w);
-}
-
 void decide_write(struct jsonw *w, const struct decision *d, const struct catalog *cat)
 {
 	char label[SPLITK_LABEL_MAX];
 
 	jsonw_object_begin(w);
-	jsonw_kv_str_or_null(w, "target", d->target ? d->target->name : NULL);
+	jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
 	jsonw_kv_u64(w, "sm_count", d->sm_count);
-	splitk_label(d->declared, label);
+	splitk_label(d->res.declared, label);
 	jsonw_kv_str(w, "declared", label);
-	jsonw_kv_str_or_null(w, "model", d->model ? d->model->name : NULL);
+	jsonw_kv_str_or_null(w, "model", d->model ? d->model->names.name : NULL);
 	jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
 	jsonw_kv_u64_or_null(w, "head_dim", d->head_dim);
-	jsonw_kv_u64(w, "max_batch_size", d->max_batch_size);
-	jsonw_kv_u64(w, "num_seqs", d->num_seqs);
-	jsonw_kv_u64(w, "max_rows", d->max_rows);
+	jsonw_kv_u64(w, "max_batch_size", d->shape.max_batch_size);
+	jsonw_kv_u64(w, "num_seqs", d->shape.num_seqs);
+	jsonw_kv_u64(w, "max_rows", d->shape.max_rows);
 	jsonw_key(w, "override");
 	if (d->override.p != NULL) {
 		jsonw_strn(w, d->override.p, d->override.len);
 	} else {
 		jsonw_null(w);
 	}
-	splitk_label(d->resolved.policy, label);
+	splitk_label(d->res.resolved.policy, label);
 	jsonw_kv_str(w, "policy", label);
-	jsonw_kv_str(w, "source", d->resolved.from_override ? "override" : "declared");
+	jsonw_kv_str(w, "source", d->res.resolved.from_override ? "override" : "declared");
 	jsonw_kv_u64(w, "num_splits", d->num_splits);
 	jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
 	decide_write_bytes(w, "workspace_bytes", d->workspace_bytes);
@@ -432,7 +290,7 @@ void decide_write(struct jsonw *w, const struct decision *d, const struct catalo
 	jsonw_array_end(w);
 	jsonw_kv_str(w, "catalog", cat->digest);
 	if (d->explain) {
-		write_explain(w, d);
+		explain_write(w, d);
 	}
 	jsonw_object_end(w);
 }

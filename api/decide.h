@@ -5,8 +5,10 @@
  *
  * Resolution: a target gives sm_count and the declared spelling; a model
  * gives num_q_heads and head_dim; explicit numbers and `declared` override
- * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value: one that
- * does not parse is ignored exactly as the engine ignores it, with a warning.
+ * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value. Both go
+ * through the core's splitk_resolve_detail, so a spelling that does not
+ * parse does what it does in the engine (a declaration reads as legacy, an
+ * override is ignored), with a warning and a did-you-mean.
  * max_batch_size (the seed's max_decode_seqs) and num_seqs default to 1,
  * max_rows to max_batch_size.
  *
@@ -41,16 +43,20 @@ struct decide_bytes {
 	uint64_t hi, lo;
 };
 
+/* The batch a decision is for: the seed's max_decode_seqs, the co-batched
+ * count, and the widest batch the decode-metadata layout accepts. */
+struct decide_shape {
+	uint32_t max_batch_size, num_seqs, max_rows;
+};
+
 struct decision {
 	const struct catalog_target *target; /* NULL: sm_count given alone */
 	const struct catalog_model *model;   /* NULL: num_q_heads given alone */
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
-	uint32_t max_batch_size, num_seqs, max_rows;
-	struct splitk_policy declared;
-	struct text_slice override; /* p NULL: unset */
-	bool override_parses;
-	struct splitk_policy override_policy; /* when override_parses */
-	struct splitk_resolved resolved;
+	struct decide_shape shape;
+	struct slice declared_spelling; /* as written: the query's, the target's, or "legacy" */
+	struct slice override;          /* p NULL: unset */
+	struct splitk_resolution res;   /* the core's resolution of the two */
 	uint32_t ref_seqs, num_splits, workspace_slots;
 	struct decide_bytes workspace_bytes;
 	bool explain;
@@ -76,7 +82,26 @@ struct decide_bytes decide_workspace_bytes(uint32_t slots, uint32_t head_dim);
 /* One catalog pair, for the matrix: target and model from the catalog, the
  * rest as given. Cannot fail; warnings are left to the caller. */
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 uint32_t max_batch_size, uint32_t num_seqs, uint32_t max_rows,
-		 struct text_slice override, struct decision *d);
+		 struct decide_shape shape, struct slice override, struct decision *d);
+
+/* The batch shape a query asks about, defaults filled in: max_batch_size
+ * and num_seqs 1, max_rows max_batch_size. The one place they are set. */
+struct decide_shape decide_shape_of(const struct query *q);
+
+/* Finds the entry of a kind a request names: its index, or -1 with p set
+ * to the 404 (unknown-target or unknown-model, with a did-you-mean).
+ * `param` names the parameter, or NULL for a path segment. */
+long decide_find(const struct catalog *cat, enum catalog_kind kind, const char *param,
+		 struct slice name, struct problem *p);
+
+/* The warning for a spelling the engine does not parse: `<what> "x" does
+ * not parse, so <so>, as the engine does`, and `; did you mean "<near>"?`
+ * when near is not NULL. Written into out (capacity cap), cut if need be.
+ * One text for a declaration and an override alike. */
+void decide_unparsed(char *out, size_t cap, const char *what, struct slice spelling,
+		     const char *so, const char *near);
+
+/* The policy spelling a typo most likely meant, or NULL. */
+const char *decide_suggest_spelling(struct slice spelling);
 
 #endif /* SPLITKD_DECIDE_H */

@@ -9,6 +9,33 @@
 
 #include "splitk.h"
 
+/* Where byte `off` of text is, for a message: "offset 17 (line 2,
+ * column 5)". Lines are counted by '\n' from 1; the column counts
+ * characters (not UTF-8 continuation bytes) from 1. */
+static void locate(const char *text, size_t off, char *out, size_t cap)
+{
+	size_t line = 1, column = 1;
+
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			line++;
+			column = 1;
+		} else if (((unsigned char)text[i] & 0xC0u) != 0x80u) {
+			column++;
+		}
+	}
+	snprintf(out, cap, "offset %zu (line %zu, column %zu)", off, line, column);
+}
+
+/* "<what> at <where>" into err. */
+static void fail_at(char *err, size_t err_cap, const char *what, const char *text, size_t off)
+{
+	char where[80];
+
+	locate(text, off, where, sizeof(where));
+	snprintf(err, err_cap, "%s at %s", what, where);
+}
+
 /* One pass over the text, outside cJSON: what it would let through. */
 static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 {
@@ -23,17 +50,17 @@ static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 		unsigned char c = (unsigned char)text[i];
 
 		if (c == '\0') {
-			snprintf(err, err_cap, "NUL byte at offset %zu", i);
+			fail_at(err, err_cap, "NUL byte", text, i);
 			return false;
 		}
 		if (in_string) {
 			if (c < 0x20) {
-				snprintf(err, err_cap, "unescaped control character in a string at offset %zu", i);
+				fail_at(err, err_cap, "unescaped control character in a string", text, i);
 				return false;
 			}
 			if (c == '\\' && i + 1 < len) {
 				if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0) {
-					snprintf(err, err_cap, "\\u0000 in a string at offset %zu", i);
+					fail_at(err, err_cap, "\\u0000 in a string", text, i);
 					return false;
 				}
 				i++; /* the escaped character cannot end the string */
@@ -46,7 +73,10 @@ static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 			in_string = true;
 		} else if (c == '[' || c == '{') {
 			if (++depth > JSONIN_MAX_DEPTH) {
-				snprintf(err, err_cap, "nesting deeper than %d levels", JSONIN_MAX_DEPTH);
+				char what[48];
+
+				snprintf(what, sizeof(what), "nesting deeper than %d levels", JSONIN_MAX_DEPTH);
+				fail_at(err, err_cap, what, text, i);
 				return false;
 			}
 		} else if (c == ']' || c == '}') {
@@ -147,17 +177,20 @@ cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)
 	if (!prescan(text, len, err, err_cap)) {
 		return NULL;
 	}
+	/* On failure cJSON reports where it stopped through `end` (as well
+	 * as in its global error pointer, which is never read here). */
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (root == NULL) {
-		snprintf(err, err_cap, "malformed JSON");
+		size_t off = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+
+		fail_at(err, err_cap, "malformed JSON", text, off);
 		return NULL;
 	}
 	while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) {
 		end++;
 	}
 	if (end != text + len) {
-		snprintf(err, err_cap, "trailing data after the JSON value at offset %zu",
-			 (size_t)(end - text));
+		fail_at(err, err_cap, "trailing data after the JSON value", text, (size_t)(end - text));
 		cJSON_Delete(root);
 		return NULL;
 	}

@@ -48,7 +48,10 @@ void jsonin_init(void);
 /*
  * Parses text[0..len). Returns the tree (free with cJSON_Delete) or NULL
  * with a one-line reason in err (capacity err_cap) when the text is not
- * strict JSON, nests deeper than JSONIN_MAX_DEPTH, or memory ran out.
+ * strict JSON, nests deeper than JSONIN_MAX_DEPTH, or memory ran out. The
+ * reason says where when it can: "malformed JSON at offset 28 (line 2,
+ * column 11)", the offset in bytes from 0, line and column (in
+ * characters) from 1.
  */
 cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap);
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "splitk.h"
-#include "text.h"
+#include "jsonscan.h"
 
 void jsonw_init(struct jsonw *w, size_t hint)
 {
@@ -146,72 +146,101 @@ void jsonw_array_end(struct jsonw *w)
 	close_container(w, ']');
 }
 
-static void put_escaped(struct jsonw *w, const char *s, size_t len)
+/* The bytes to write for the unit at the start of s[0..len) that is not
+ * plain (jsonscan_plain_run is 0 there): one UTF-8 sequence, or one byte
+ * to escape or replace. The one set of escaping rules, for the growing
+ * writer and the fixed buffer alike. */
+struct escaped {
+	const char *out; /* into the input, a static string, or esc */
+	size_t out_len;
+	size_t used; /* input bytes taken */
+	char esc[6];
+};
+
+static void escape_unit(const char *s, size_t len, struct escaped *e)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i = 0, run = 0;
+	static const char shortened[] = "\"\\\n\r\t", short_names[] = "\"\\nrt";
+	unsigned char c = (unsigned char)s[0];
+	const char *at;
+	size_t n = 2;
+
+	e->out = s;
+	e->out_len = e->used = 1;
+	if (c >= 0x80) {
+		/* one whole UTF-8 scalar, or U+FFFD for a bad byte */
+		while (n <= 4 && n <= len && !splitk_utf8_valid(s, n)) {
+			n++;
+		}
+		if (n > 4 || n > len) {
+			e->out = "\xef\xbf\xbd";
+			e->out_len = 3;
+		} else {
+			e->out_len = e->used = n;
+		}
+		return;
+	}
+	/* the five with a short escape, then \u00XX for other controls */
+	at = memchr(shortened, c, sizeof(shortened) - 1);
+	e->out = e->esc;
+	e->esc[0] = '\\';
+	if (at != NULL) {
+		e->esc[1] = short_names[at - shortened];
+		e->out_len = 2;
+		return;
+	}
+	memcpy(e->esc + 1, "u00", 3);
+	e->esc[4] = hex[c >> 4];
+	e->esc[5] = hex[c & 0xF];
+	e->out_len = 6;
+}
+
+static void put_escaped(struct jsonw *w, const char *s, size_t len)
+{
+	size_t i = 0;
 
 	put_char(w, '"');
 	while (i < len) {
-		unsigned char c;
-		const char *esc = NULL;
-		char u[6];
+		struct escaped e;
+		size_t run = jsonscan_plain_run(s + i, len - i, true);
 
-		run = text_plain_run(s + i, len - i, true);
 		put(w, s + i, run); /* plain bytes, copied as they are */
 		i += run;
 		if (i == len) {
 			break;
 		}
-		c = (unsigned char)s[i];
-		if (c >= 0x80) {
-			/* Copy one whole UTF-8 scalar, or U+FFFD for a bad byte. */
-			size_t n = 2;
-
-			while (n <= 4 && i + n <= len && !splitk_utf8_valid(s + i, n)) {
-				n++;
-			}
-			if (n <= 4 && i + n <= len) {
-				put(w, s + i, n);
-				i += n;
-			} else {
-				put(w, "\xef\xbf\xbd", 3);
-				i++;
-			}
-			continue;
-		}
-		switch (c) {
-		case '"':
-			esc = "\\\"";
-			break;
-		case '\\':
-			esc = "\\\\";
-			break;
-		case '\n':
-			esc = "\\n";
-			break;
-		case '\r':
-			esc = "\\r";
-			break;
-		case '\t':
-			esc = "\\t";
-			break;
-		default:
-			u[0] = '\\';
-			u[1] = 'u';
-			u[2] = '0';
-			u[3] = '0';
-			u[4] = hex[c >> 4];
-			u[5] = hex[c & 0xF];
-			put(w, u, 6);
-			break;
-		}
-		if (esc != NULL) {
-			put(w, esc, 2);
-		}
-		i++;
+		escape_unit(s + i, len - i, &e);
+		put(w, e.out, e.out_len);
+		i += e.used;
 	}
 	put_char(w, '"');
+}
+
+size_t jsonw_escape(char *out, size_t cap, const char *s, size_t len)
+{
+	size_t i = 0, n = 0;
+
+	while (i < len && n < cap) {
+		struct escaped e;
+		size_t run = jsonscan_plain_run(s + i, len - i, true);
+
+		/* a plain run is ASCII: it may be cut anywhere */
+		run = run < cap - n ? run : cap - n;
+		memcpy(out + n, s + i, run);
+		n += run;
+		i += run;
+		if (i == len || n == cap) {
+			break;
+		}
+		escape_unit(s + i, len - i, &e);
+		if (e.out_len > cap - n) {
+			break; /* never half a sequence or half an escape */
+		}
+		memcpy(out + n, e.out, e.out_len);
+		n += e.out_len;
+		i += e.used;
+	}
+	return n;
 }
 
 void jsonw_key(struct jsonw *w, const char *key)
@@ -356,6 +385,16 @@ void jsonw_kv_bool(struct jsonw *w, const char *key, bool v)
 {
 	jsonw_key(w, key);
 	jsonw_bool(w, v);
+}
+
+void jsonw_kv_strs(struct jsonw *w, const char *key, const char *const *s, size_t n)
+{
+	jsonw_key(w, key);
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jsonw_str(w, s[i]);
+	}
+	jsonw_array_end(w);
 }
 
 void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s)

@@ -9,9 +9,12 @@
  *
  * Commas are placed by the writer; the caller only opens, names and closes.
  * Strings are escaped per RFC 8259; bytes that are not UTF-8 are written as
- * U+FFFD so the output is always valid JSON. A failed allocation latches:
- * every later call is a no-op and jsonw_finish reports it once.
- * Not thread-safe per object; use one writer per request.
+ * U+FFFD so the output is always valid JSON. jsonw_escape applies the same
+ * rules into a fixed buffer, for a caller with no writer (a log line).
+ * A failed allocation latches: every later call is a no-op, and
+ * jsonw_take reports it by returning NULL.
+ * Not thread-safe per object; use one writer per request. jsonw_escape
+ * has no state and is thread-safe.
  */
 #ifndef SPLITKD_JSONW_H
 #define SPLITKD_JSONW_H
@@ -65,6 +68,16 @@ void jsonw_u128(struct jsonw *w, uint64_t hi, uint64_t lo);
 void jsonw_milli(struct jsonw *w, uint64_t v);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);
+/*
+ * Escapes s[0..len) as the content of a JSON string (no quotes, no NUL)
+ * into out, at most cap bytes, by the writer's own rules: valid UTF-8 is
+ * kept, a byte that is not UTF-8 becomes U+FFFD, '"', '\\' and control
+ * characters are escaped. Stops before a sequence or an escape that would
+ * not fit whole, so the output is always valid string content. Returns the
+ * bytes written (less than the input needs when cap ran out).
+ */
+size_t jsonw_escape(char *out, size_t cap, const char *s, size_t len);
+
 /* Inserts already valid JSON text as one value. */
 void jsonw_raw(struct jsonw *w, const char *json, size_t len);
 
@@ -74,6 +87,8 @@ void jsonw_kv_u64(struct jsonw *w, const char *key, uint64_t v);
 void jsonw_kv_bool(struct jsonw *w, const char *key, bool v);
 /* The string, or null when s is NULL. */
 void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s);
+/* An array of n strings. */
+void jsonw_kv_strs(struct jsonw *w, const char *key, const char *const *s, size_t n);
 /* The number, or null when v is 0 (the catalog's "not stated"). */
 void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64_t v);
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "text.h"
+#include "quote.h"
 
 struct kind_info {
 	const char *slug;
@@ -60,8 +60,8 @@ int problem_set(struct problem *p, enum problem_kind kind, const char *param,
 	va_list ap;
 
 	p->kind = kind;
-	text_quote(param ? param : "", param ? strlen(param) : 0, p->param, sizeof(p->param));
-	text_quote(suggestion ? suggestion : "", suggestion ? strlen(suggestion) : 0,
+	quote_excerpt(param ? param : "", param ? strlen(param) : 0, p->param, sizeof(p->param));
+	quote_excerpt(suggestion ? suggestion : "", suggestion ? strlen(suggestion) : 0,
 		   p->suggestion, sizeof(p->suggestion));
 	va_start(ap, fmt);
 	vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
@@ -73,9 +73,9 @@ int problem_unknown_name(struct problem *p, enum problem_kind kind, const char *
 			 const char *what, const char *name, size_t len, const char *near,
 			 const char *list)
 {
-	char quoted[72];
+	char quoted[QUOTE_MAX];
 
-	text_quote(name, len, quoted, sizeof(quoted));
+	quote_excerpt(name, len, quoted, sizeof(quoted));
 	if (near != NULL) {
 		return problem_set(p, kind, param, near, "no %s named \"%s\"; did you mean \"%s\"?",
 				   what, quoted, near);

@@ -58,7 +58,8 @@ int problem_unknown_name(struct problem *p, enum problem_kind kind, const char *
 			 const char *what, const char *name, size_t len, const char *near,
 			 const char *list);
 
-/* The HTTP status of a kind (400, 404, 405, 413, 414, 415, 500). */
+/* The HTTP status of a kind (400, 404, 405, 413, 414, 415, 417, 431, 500,
+ * 501); 500 for a kind out of range. */
 int problem_status(enum problem_kind kind);
 
 /* Writes the problem object: type, title, status, detail, and param and

@@ -4,47 +4,167 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "jsonin.h"
+#include "names.h"
+#include "quote.h"
 
 enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL };
 
 struct field_info {
 	const char *name;
+	size_t name_len; /* compared first: most names differ there */
 	enum field_kind kind;
 	size_t offset; /* of its member in struct query */
 };
 
-#define FIELD(f, n, k, member) [f] = {n, k, offsetof(struct query, member)}
+/* Each parameter is named as the struct query member it fills. */
+#define FIELD(f, k, member) \
+	[f] = {#member, sizeof(#member) - 1, k, offsetof(struct query, member)}
 
 static const struct field_info fields[QF_COUNT] = {
-	FIELD(QF_TARGET, "target", KIND_NAME, target),
-	FIELD(QF_SM_COUNT, "sm_count", KIND_U32, sm_count),
-	FIELD(QF_DECLARED, "declared", KIND_SPELLING, declared),
-	FIELD(QF_MODEL, "model", KIND_NAME, model),
-	FIELD(QF_NUM_Q_HEADS, "num_q_heads", KIND_U32, num_q_heads),
-	FIELD(QF_HEAD_DIM, "head_dim", KIND_U32, head_dim),
-	FIELD(QF_MAX_BATCH_SIZE, "max_batch_size", KIND_U32, max_batch_size),
-	FIELD(QF_NUM_SEQS, "num_seqs", KIND_U32, num_seqs),
-	FIELD(QF_MAX_ROWS, "max_rows", KIND_U32, max_rows),
-	FIELD(QF_OVERRIDE, "override", KIND_SPELLING, override),
-	FIELD(QF_EXPLAIN, "explain", KIND_BOOL, explain),
-	FIELD(QF_SPELLING, "spelling", KIND_SPELLING, spelling),
+	/* the target, or the numbers that stand in for it */
+	FIELD(QF_TARGET, KIND_NAME, target), FIELD(QF_SM_COUNT, KIND_U32, sm_count),
+	FIELD(QF_DECLARED, KIND_SPELLING, declared),
+	/* the model, or its numbers */
+	FIELD(QF_MODEL, KIND_NAME, model), FIELD(QF_NUM_Q_HEADS, KIND_U32, num_q_heads),
+	FIELD(QF_HEAD_DIM, KIND_U32, head_dim),
+	/* the batch */
+	FIELD(QF_MAX_BATCH_SIZE, KIND_U32, max_batch_size), FIELD(QF_NUM_SEQS, KIND_U32, num_seqs),
+	FIELD(QF_MAX_ROWS, KIND_U32, max_rows),
+	/* the engine's environment, and how much to say */
+	FIELD(QF_OVERRIDE, KIND_SPELLING, override), FIELD(QF_EXPLAIN, KIND_BOOL, explain),
+	/* GET /v1/policy */
+	FIELD(QF_SPELLING, KIND_SPELLING, spelling),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an
  * environment value longer than this is not a spelling anyone means. */
 #define QUERY_MAX_VALUE 256
 
-/* The member a field fills, by the table's offset: a text_slice for names
+/* The member a field fills, by the table's offset: a slice for names
  * and spellings, a query_u32 for numbers. */
-static struct text_slice *slice_of(struct query *q, enum query_field f)
+static struct slice *slice_of(struct query *q, enum query_field f)
 {
-	return (struct text_slice *)(void *)((char *)q + fields[f].offset);
+	return (struct slice *)(void *)((char *)q + fields[f].offset);
 }
 
 static struct query_u32 *u32_of(struct query *q, enum query_field f)
 {
 	return (struct query_u32 *)(void *)((char *)q + fields[f].offset);
+}
+
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+/* Percent-decodes in[0..len) into out; '+' becomes a space when plus_is_space.
+ * Returns the decoded length or -1. */
+static long decode(const char *in, size_t len, char *out, bool plus_is_space)
+{
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len) {
+				return -1;
+			}
+			hi = hex_digit((unsigned char)in[i + 1]);
+			lo = hex_digit((unsigned char)in[i + 2]);
+			if (hi < 0 || lo < 0) {
+				return -1;
+			}
+			out[n++] = (char)(hi * 16 + lo);
+			i += 3;
+		} else {
+			out[n++] = (plus_is_space && c == '+') ? ' ' : (char)c;
+			i++;
+		}
+	}
+	return (long)n;
+}
+
+long query_percent_decode(const char *in, size_t len, char *out)
+{
+	return decode(in, len, out, false);
+}
+
+enum query_split_status query_split(const char *query, size_t len, char *scratch,
+				    struct query_param params[QUERY_MAX_PARAMS], size_t *num_params,
+				    size_t *bad_index)
+{
+	size_t pos = 0, used = 0;
+
+	*num_params = 0;
+	while (pos < len) {
+		const char *pair = query + pos;
+		const char *amp = memchr(pair, '&', len - pos);
+		size_t pair_len = amp ? (size_t)(amp - pair) : len - pos;
+		const char *eq = memchr(pair, '=', pair_len);
+		size_t key_len = eq ? (size_t)(eq - pair) : pair_len;
+		long k, v;
+
+		pos += pair_len + (amp ? 1 : 0);
+		if (pair_len == 0) {
+			continue;
+		}
+		if (*num_params == QUERY_MAX_PARAMS) {
+			return QUERY_SPLIT_TOO_MANY;
+		}
+		k = decode(pair, key_len, scratch + used, true);
+		if (k < 0) {
+			*bad_index = *num_params;
+			return QUERY_SPLIT_BAD_ESCAPE;
+		}
+		params[*num_params].key = (struct slice){scratch + used, (size_t)k};
+		used += (size_t)k;
+		v = 0;
+		if (eq != NULL) {
+			v = decode(eq + 1, pair_len - key_len - 1, scratch + used, true);
+			if (v < 0) {
+				*bad_index = *num_params;
+				return QUERY_SPLIT_BAD_ESCAPE;
+			}
+		}
+		params[*num_params].value = (struct slice){scratch + used, (size_t)v};
+		used += (size_t)v;
+		(*num_params)++;
+	}
+	return QUERY_SPLIT_OK;
+}
+
+int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, struct query *q,
+		struct problem *p)
+{
+	struct query_param params[QUERY_MAX_PARAMS];
+	size_t n = 0, bad = 0;
+
+	switch (query_split(raw != NULL ? raw : "", len, scratch, params, &n, &bad)) {
+	case QUERY_SPLIT_OK:
+		break;
+	case QUERY_SPLIT_TOO_MANY:
+		return problem_set(p, PROBLEM_MALFORMED_QUERY, NULL, NULL,
+				   "more than %d query parameters", QUERY_MAX_PARAMS);
+	case QUERY_SPLIT_BAD_ESCAPE:
+		return problem_set(p, PROBLEM_MALFORMED_QUERY, NULL, NULL,
+				   "query parameter %zu has a '%%' not followed by two hex digits",
+				   bad + 1);
+	}
+	return query_from_params(params, n, allowed, q, p);
 }
 
 /* Finds an allowed field by exact name; on a miss, fills the problem with
@@ -53,10 +173,10 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 		  struct problem *p)
 {
 	const char *near = NULL;
-	char quoted[72];
+	char quoted[QUOTE_MAX];
 
 	for (int f = 0; f < QF_COUNT; f++) {
-		if ((allowed & QUERY_BIT(f)) && strlen(fields[f].name) == len &&
+		if ((allowed & QUERY_BIT(f)) && fields[f].name_len == len &&
 		    memcmp(fields[f].name, name, len) == 0) {
 			*out = (enum query_field)f;
 			return 0;
@@ -65,11 +185,11 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 	/* only now, off the hot path: the nearest name for the message */
 	for (int f = 0; f < QF_COUNT && near == NULL; f++) {
 		if ((allowed & QUERY_BIT(f)) &&
-		    (text_is_near(name, len, fields[f].name) || text_ieq(name, len, fields[f].name))) {
+		    (names_is_near(name, len, fields[f].name) || names_equal(name, len, fields[f].name))) {
 			near = fields[f].name;
 		}
 	}
-	text_quote(name, len, quoted, sizeof(quoted));
+	quote_excerpt(name, len, quoted, sizeof(quoted));
 	if (near != NULL) {
 		return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, near,
 				   "unknown parameter \"%s\"; did you mean \"%s\"?", quoted, near);
@@ -78,63 +198,117 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 			   "unknown parameter \"%s\"", quoted);
 }
 
-static int u32_problem(enum query_field f, struct problem *p)
+/* One parameter's value, from either source. */
+struct value {
+	const cJSON *json; /* a JSON body member; NULL for a query-string value */
+	struct slice text; /* the decoded query-string value */
+};
+
+static int invalid(enum query_field f, const char *rule, const struct value *v, struct problem *p)
 {
-	return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-			   "%s must be a plain decimal integer from 1 to 4294967295 "
-			   "(no sign, no leading zero, no spaces)",
-			   fields[f].name);
+	if (v->json != NULL) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL, "%s must be %s, not %s",
+				   fields[f].name, rule, jsonin_type_name(v->json));
+	}
+	return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL, "%s must be %s",
+			   fields[f].name, rule);
 }
 
-static int too_long(enum query_field f, struct problem *p)
+/* A JSON number that is an integer, or a query string's strict decimal. */
+static int read_u32(enum query_field f, const struct value *v, struct query_u32 *out,
+		    struct problem *p)
 {
-	return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-			   "%s is longer than %d bytes", fields[f].name, QUERY_MAX_VALUE);
+	out->set = v->json != NULL ? jsonin_u32(v->json, &out->v)
+				   : decimal_parse_u32(v->text.p, v->text.len, &out->v);
+	if (out->set) {
+		return 0;
+	}
+	return invalid(f,
+		       v->json != NULL ? "an integer from 1 to 4294967295"
+				       : "a plain decimal integer from 1 to 4294967295 "
+					 "(no sign, no leading zero, no spaces)",
+		       v, p);
 }
 
-int query_from_params(const struct text_param *params, size_t n, unsigned allowed,
+/* A JSON string, or any query-string value; both at most QUERY_MAX_VALUE. */
+static int read_string(enum query_field f, const struct value *v, struct slice *out,
+		       struct problem *p)
+{
+	struct slice s = v->text;
+
+	if (v->json != NULL) {
+		if (!cJSON_IsString(v->json)) {
+			return invalid(f, "a string", v, p);
+		}
+		s = (struct slice){v->json->valuestring, strlen(v->json->valuestring)};
+	}
+	if (s.len > QUERY_MAX_VALUE) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+				   "%s is longer than %d bytes", fields[f].name, QUERY_MAX_VALUE);
+	}
+	*out = s;
+	return 0;
+}
+
+/* A JSON boolean, or true/false/1/0 in a query string, where a bare
+ * `?explain` reads as true. */
+static int read_bool(enum query_field f, const struct value *v, bool *out, struct problem *p)
+{
+	const struct slice *t = &v->text;
+
+	if (v->json != NULL) {
+		if (!cJSON_IsBool(v->json)) {
+			return invalid(f, "true or false", v, p);
+		}
+		*out = cJSON_IsTrue(v->json);
+	} else if (t->len == 0 || names_equal(t->p, t->len, "true") || names_equal(t->p, t->len, "1")) {
+		*out = true;
+	} else if (names_equal(t->p, t->len, "false") || names_equal(t->p, t->len, "0")) {
+		*out = false;
+	} else {
+		return invalid(f, "true, false, 1 or 0", v, p);
+	}
+	return 0;
+}
+
+/* The one path every parameter takes, from a query string or a body: the
+ * name, once only, then the value by the field's type. */
+static int accept(struct query *q, unsigned allowed, unsigned *seen, struct slice name,
+		  const struct value *v, struct problem *p)
+{
+	enum query_field f = QF_COUNT;
+
+	if (lookup(name.p, name.len, allowed, &f, p) != 0) {
+		return -1;
+	}
+	if (*seen & QUERY_BIT(f)) {
+		return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,
+				   "%s is given more than once", fields[f].name);
+	}
+	*seen |= QUERY_BIT(f);
+	switch (fields[f].kind) {
+	case KIND_U32:
+		return read_u32(f, v, u32_of(q, f), p);
+	case KIND_NAME:
+	case KIND_SPELLING:
+		return read_string(f, v, slice_of(q, f), p);
+	case KIND_BOOL:
+		break;
+	}
+	return read_bool(f, v, &q->explain, p);
+}
+
+int query_from_params(const struct query_param *params, size_t n, unsigned allowed,
 		      struct query *q, struct problem *p)
 {
 	unsigned seen = 0;
 
 	memset(q, 0, sizeof(*q));
 	for (size_t i = 0; i < n; i++) {
-		const struct text_slice *v = &params[i].value;
-		enum query_field f;
+		struct value v = {NULL, params[i].value};
 
-		if (lookup(params[i].key.p, params[i].key.len, allowed, &f, p) != 0) {
+		if (accept(q, allowed, &seen, params[i].key, &v, p) != 0) {
 			return -1;
-		}
-		if (seen & QUERY_BIT(f)) {
-			return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,
-					   "%s is given more than once", fields[f].name);
-		}
-		seen |= QUERY_BIT(f);
-		switch (fields[f].kind) {
-		case KIND_U32:
-			u32_of(q, f)->set = text_parse_u32(v->p, v->len, &u32_of(q, f)->v);
-			if (!u32_of(q, f)->set) {
-				return u32_problem(f, p);
-			}
-			break;
-		case KIND_NAME:
-		case KIND_SPELLING:
-			if (v->len > QUERY_MAX_VALUE) {
-				return too_long(f, p);
-			}
-			*slice_of(q, f) = *v;
-			break;
-		case KIND_BOOL:
-			/* a bare `?explain` reads as true */
-			if (v->len == 0 || text_ieq(v->p, v->len, "true") || text_ieq(v->p, v->len, "1")) {
-				q->explain = true;
-			} else if (text_ieq(v->p, v->len, "false") || text_ieq(v->p, v->len, "0")) {
-				q->explain = false;
-			} else {
-				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-						   "%s must be true, false, 1 or 0", fields[f].name);
-			}
-			break;
 		}
 	}
 	return 0;
@@ -151,45 +325,10 @@ int query_from_json(const cJSON *object, unsigned allowed, struct query *q, stru
 				   "a query must be a JSON object, not %s", jsonin_type_name(object));
 	}
 	cJSON_ArrayForEach(m, object) {
-		enum query_field f;
+		struct value v = {m, {NULL, 0}};
 
-		if (lookup(m->string, strlen(m->string), allowed, &f, p) != 0) {
+		if (accept(q, allowed, &seen, (struct slice){m->string, strlen(m->string)}, &v, p) != 0) {
 			return -1;
-		}
-		if (seen & QUERY_BIT(f)) {
-			return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,
-					   "%s is given more than once", fields[f].name);
-		}
-		seen |= QUERY_BIT(f);
-		switch (fields[f].kind) {
-		case KIND_U32:
-			u32_of(q, f)->set = jsonin_u32(m, &u32_of(q, f)->v);
-			if (!u32_of(q, f)->set) {
-				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-						   "%s must be an integer from 1 to 4294967295, not %s",
-						   fields[f].name, jsonin_type_name(m));
-			}
-			break;
-		case KIND_NAME:
-		case KIND_SPELLING:
-			if (!cJSON_IsString(m)) {
-				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-						   "%s must be a string, not %s", fields[f].name,
-						   jsonin_type_name(m));
-			}
-			if (strlen(m->valuestring) > QUERY_MAX_VALUE) {
-				return too_long(f, p);
-			}
-			*slice_of(q, f) = (struct text_slice){m->valuestring, strlen(m->valuestring)};
-			break;
-		case KIND_BOOL:
-			if (!cJSON_IsBool(m)) {
-				return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-						   "%s must be true or false, not %s", fields[f].name,
-						   jsonin_type_name(m));
-			}
-			q->explain = cJSON_IsTrue(m);
-			break;
 		}
 	}
 	return 0;

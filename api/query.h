@@ -5,6 +5,10 @@
  * "did you mean" for near-miss names. Each endpoint names the fields it
  * takes; the same names and rules hold for GET parameters and POST bodies.
  *
+ * A query string is split into pairs and percent-decoded here too
+ * (application/x-www-form-urlencoded), so all of its parsing is in one
+ * place; the router borrows the decoder for a {name} path segment.
+ *
  * Slices in a struct query point into the caller's buffers (the decoded
  * query scratch, or the cJSON tree): they live as long as those do.
  * No allocation; thread-safe.
@@ -19,7 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "problem.h"
-#include "text.h"
+#include "slice.h"
 
 enum query_field {
 	QF_TARGET,
@@ -43,7 +47,7 @@ struct query_u32 {
 };
 
 struct query {
-	struct text_slice target, declared, model, override, spelling; /* p NULL: absent */
+	struct slice target, declared, model, override, spelling; /* p NULL: absent */
 	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
 	bool explain;
 };
@@ -51,9 +55,46 @@ struct query {
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
 #define QUERY_BIT(f) (1u << (f))
 
+/* Most pairs a query string may hold. */
+#define QUERY_MAX_PARAMS 32
+
+struct query_param {
+	struct slice key, value;
+};
+
+enum query_split_status {
+	QUERY_SPLIT_OK,
+	QUERY_SPLIT_TOO_MANY,   /* more than QUERY_MAX_PARAMS pairs */
+	QUERY_SPLIT_BAD_ESCAPE, /* '%' not followed by two hex digits */
+};
+
+/*
+ * Splits a raw query string (the bytes after '?', not decoded) into
+ * key/value pairs, decoding each with application/x-www-form-urlencoded
+ * rules ('+' is a space, %XX a byte) into `scratch`, which must hold at
+ * least `len` bytes. Empty pairs ("a=1&&b=2") are skipped; a pair without
+ * '=' has an empty value. On QUERY_SPLIT_BAD_ESCAPE, *bad_index is the pair
+ * at fault. The slices point into scratch.
+ */
+enum query_split_status query_split(const char *query, size_t len, char *scratch,
+				    struct query_param params[QUERY_MAX_PARAMS], size_t *num_params,
+				    size_t *bad_index);
+
+/* Decodes a percent-encoded path segment (no '+' rule) into out, which
+ * holds at least len bytes. Returns the decoded length, or -1 on a bad
+ * escape. */
+long query_percent_decode(const char *in, size_t len, char *out);
+
+/* Splits, decodes and reads a raw query string (len bytes; `raw` may be
+ * NULL when len is 0) for an endpoint that takes the fields in `allowed`.
+ * `scratch` holds at least len bytes; q's slices point into it.
+ * Returns 0, or -1 with the problem filled in. */
+int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, struct query *q,
+		struct problem *p);
+
 /* Fills q from decoded parameters; only fields in `allowed` are accepted.
  * Returns 0, or -1 with the problem filled in. */
-int query_from_params(const struct text_param *params, size_t n, unsigned allowed,
+int query_from_params(const struct query_param *params, size_t n, unsigned allowed,
 		      struct query *q, struct problem *p);
 
 /* Fills q from a JSON object's members, by the same names. Strings must be

@@ -2,9 +2,10 @@
 /*
  * libFuzzer harness for the pure request handler, api_handle.
  *
- * Input: one byte choosing the method, then the request target, the
- * Content-Type and the If-None-Match value, each ended by a NUL (as
- * libmicrohttpd hands them over: C strings), then the body (any bytes).
+ * Input: one byte choosing the method (and draining, and tight limits),
+ * then the request target, the Content-Type and the If-None-Match value,
+ * each ended by a NUL (as libmicrohttpd hands them over: C strings), then
+ * the body (any bytes).
  *
  * Invariants checked for every input, beyond "no crash, no leak, no
  * undefined behaviour": the status is one splitkd documents; a body is
@@ -106,8 +107,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1) {
 		return 0;
 	}
+	static const struct api_limits tight = {64, 96, 2};
+
 	req.method = methods[data[0] % 6];
 	ctx.draining = data[0] & 0x80;
+	/* the server's limits may be anything: sometimes very tight ones */
+	ctx.limits = (data[0] & 0x40) ? &tight : NULL;
 	data++;
 	size--;
 	uri = take_cstring(&data, &size);

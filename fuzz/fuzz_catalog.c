@@ -28,16 +28,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < cat->num_targets; i++) {
 		const struct catalog_target *t = &cat->targets[i];
 
-		CHECK(catalog_find_target(cat, t->name, strlen(t->name)) == t);
-		for (size_t a = 0; a < t->num_aliases; a++) {
-			CHECK(catalog_find_target(cat, t->aliases[a], strlen(t->aliases[a])) == t);
+		CHECK(catalog_find_target(cat, t->names.name, t->names.name_len) == t);
+		for (size_t a = 0; a < t->names.num_aliases; a++) {
+			CHECK(catalog_find_target(cat, t->names.aliases[a], t->names.alias_lens[a]) == t);
 		}
 		CHECK(t->sm_count >= 1);
 	}
 	for (size_t i = 0; i < cat->num_models; i++) {
 		const struct catalog_model *m = &cat->models[i];
 
-		CHECK(catalog_find_model(cat, m->name, strlen(m->name)) == m);
+		CHECK(catalog_find_model(cat, m->names.name, m->names.name_len) == m);
 		CHECK(m->num_q_heads >= 1);
 	}
 	jsonw_init(&w, 0);

@@ -44,25 +44,23 @@ static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 		*cp = b0;
 		return 1;
 	}
+	/* The lead byte gives the length and its payload bits; E0, ED, F0
+	 * and F4 narrow the second byte's range (table 3-7): E0 and F0 to
+	 * refuse overlong forms, ED the surrogates U+D800..U+DFFF, F4 what
+	 * lies above U+10FFFF. */
 	if (b0 >= 0xC2 && b0 <= 0xDF) {
 		n = 2;
 		c = b0 & 0x1Fu;
 	} else if (b0 >= 0xE0 && b0 <= 0xEF) {
 		n = 3;
 		c = b0 & 0x0Fu;
-		if (b0 == 0xE0) {
-			lo = 0xA0; /* overlong below U+0800 */
-		} else if (b0 == 0xED) {
-			hi = 0x9F; /* U+D800..U+DFFF are surrogates */
-		}
+		lo = b0 == 0xE0 ? 0xA0 : lo;
+		hi = b0 == 0xED ? 0x9F : hi;
 	} else if (b0 >= 0xF0 && b0 <= 0xF4) {
 		n = 4;
 		c = b0 & 0x07u;
-		if (b0 == 0xF0) {
-			lo = 0x90; /* overlong below U+10000 */
-		} else if (b0 == 0xF4) {
-			hi = 0x8F; /* above U+10FFFF */
-		}
+		lo = b0 == 0xF0 ? 0x90 : lo;
+		hi = b0 == 0xF4 ? 0x8F : hi;
 	} else {
 		return 0;
 	}
@@ -276,22 +274,33 @@ size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX])
 	return n;
 }
 
+struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
+					       const char *override, size_t override_len)
+{
+	struct splitk_resolution r = {{{SPLITK_LEGACY, 0}, false}, false, {SPLITK_LEGACY, 0}, 0,
+				      false, {SPLITK_LEGACY, 0}, 0};
+
+	/* A declaration that does not parse is legacy, as the seed's
+	 * parse(declared).unwrap_or(Legacy). */
+	r.declared_parses = splitk_parse_requested(declared, declared_len, &r.declared,
+						   &r.declared_requested);
+	r.resolved.policy = r.declared;
+	/* An override that does not parse keeps the declaration: a typo that
+	 * silently became `auto` would arm a geometry change with no receipt. */
+	r.override_parses = override != NULL && splitk_parse_requested(override, override_len,
+								       &r.override,
+								       &r.override_requested);
+	if (r.override_parses) {
+		r.resolved.policy = r.override;
+		r.resolved.from_override = true;
+	}
+	return r;
+}
+
 struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
 				      const char *override, size_t override_len)
 {
-	struct splitk_resolved r = {{SPLITK_LEGACY, 0}, false};
-	struct splitk_policy p;
-
-	if (splitk_parse(declared, declared_len, &p)) {
-		r.policy = p;
-	}
-	/* An override that does not parse keeps the declaration: a typo that
-	 * silently became `auto` would arm a geometry change with no receipt. */
-	if (override != NULL && splitk_parse(override, override_len, &p)) {
-		r.policy = p;
-		r.from_override = true;
-	}
-	return r;
+	return splitk_resolve_detail(declared, declared_len, override, override_len).resolved;
 }
 
 uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs)
@@ -299,38 +308,76 @@ uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs)
 	return max_u32(num_seqs, max_decode_seqs);
 }
 
+/* a * b, saturating, and whether it saturated. */
+static uint32_t sat_mul_flag(uint32_t a, uint32_t b, bool *saturated)
+{
+	*saturated = (uint64_t)a * (uint64_t)b > UINT32_MAX;
+	return sat_mul(a, b);
+}
+
+static inline struct splitk_terms auto_terms(uint32_t sm_count, uint32_t num_q_heads)
+{
+	struct splitk_terms t = {SPLITK_AUTO, max_u32(sm_count, 1), max_u32(num_q_heads, 1), 0, 0,
+				 false, 0, 0};
+
+	t.product = sat_mul_flag(SPLITK_TARGET_WAVES, t.sm_count, &t.saturated);
+	/* div_ceil without the overflow of (target + heads - 1) */
+	t.unclamped = t.product / t.num_q_heads + (t.product % t.num_q_heads != 0 ? 1u : 0u);
+	t.num_splits = clamp_u32(t.unclamped, 1, SPLITK_MAX_DECODE_SPLITS);
+	return t;
+}
+
+static inline struct splitk_terms legacy_terms(uint32_t sm_count, uint32_t num_q_heads,
+					uint32_t ref_seqs)
+{
+	struct splitk_terms t = {SPLITK_LEGACY, sm_count, max_u32(num_q_heads, 1),
+				 max_u32(ref_seqs, 1), 0, false, 0, 0};
+
+	t.product = sat_mul_flag(t.num_q_heads, t.ref_seqs, &t.saturated); /* current_ctas */
+	t.unclamped = t.product >= sm_count ? 1 : sm_count / t.product;
+	t.num_splits = t.unclamped;
+	return t;
+}
+
 uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads)
 {
-	uint32_t heads = max_u32(num_q_heads, 1);
-	uint32_t target = sat_mul(SPLITK_TARGET_WAVES, max_u32(sm_count, 1));
-	/* div_ceil without the overflow of (target + heads - 1) */
-	uint32_t ceil = target / heads + (target % heads != 0 ? 1u : 0u);
-
-	return clamp_u32(ceil, 1, SPLITK_MAX_DECODE_SPLITS);
+	return auto_terms(sm_count, num_q_heads).num_splits;
 }
 
 uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs)
 {
-	uint32_t current_ctas = sat_mul(max_u32(num_q_heads, 1), max_u32(ref_seqs, 1));
+	return legacy_terms(sm_count, num_q_heads, ref_seqs).num_splits;
+}
 
-	if (current_ctas >= sm_count) {
-		return 1;
+/* Inline, so that splitk_num_splits, which reads one member, costs no more
+ * than the count: the compiler drops the rest. */
+static inline struct splitk_terms split_terms(struct splitk_policy policy, uint32_t sm_count,
+					      uint32_t num_q_heads, uint32_t legacy_ref_seqs)
+{
+	struct splitk_terms t = {SPLITK_PINNED, 0, 0, 0, 0, false, policy.pinned, 0};
+
+	switch (policy.kind) {
+	case SPLITK_LEGACY:
+		return legacy_terms(sm_count, num_q_heads, legacy_ref_seqs);
+	case SPLITK_AUTO:
+		return auto_terms(sm_count, num_q_heads);
+	case SPLITK_PINNED:
+		break;
 	}
-	return sm_count / current_ctas;
+	t.num_splits = clamp_u32(policy.pinned, 1, SPLITK_MAX_DECODE_SPLITS);
+	return t;
+}
+
+struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_count,
+				       uint32_t num_q_heads, uint32_t legacy_ref_seqs)
+{
+	return split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs);
 }
 
 uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 			   uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	switch (policy.kind) {
-	case SPLITK_LEGACY:
-		return splitk_legacy_splits(sm_count, num_q_heads, legacy_ref_seqs);
-	case SPLITK_AUTO:
-		return splitk_auto_splits(sm_count, num_q_heads);
-	case SPLITK_PINNED:
-		break;
-	}
-	return clamp_u32(policy.pinned, 1, SPLITK_MAX_DECODE_SPLITS);
+	return split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
 }
 
 uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,

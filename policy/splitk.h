@@ -95,6 +95,23 @@ size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX]);
 struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
 				      const char *override, size_t override_len);
 
+/* splitk_resolve, and what it read on the way. */
+struct splitk_resolution {
+	struct splitk_resolved resolved; /* splitk_resolve's answer */
+	bool declared_parses;            /* false: the declaration reads as legacy */
+	struct splitk_policy declared;   /* what the declaration resolves to */
+	uint32_t declared_requested;     /* as splitk_parse_requested; 0 unless pinned */
+	bool override_parses;            /* false when unset or not a spelling */
+	struct splitk_policy override;   /* when override_parses */
+	uint32_t override_requested;     /* when override_parses; 0 unless pinned */
+};
+
+/* splitk_resolve, with each spelling parsed once: whether it parsed, to
+ * what, and its count as written before the clamp, so a caller can say
+ * why the answer is what it is without parsing again. Same arguments. */
+struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
+					       const char *override, size_t override_len);
+
 /* The reference batch the legacy rule reads: max(num_seqs, max_decode_seqs). */
 uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);
 
@@ -105,6 +122,33 @@ uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads);
 /* The pre-#928 rule: 1 when num_q_heads * ref_seqs (each at least 1,
  * saturating) covers sm_count, else sm_count / that product. */
 uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs);
+
+/*
+ * The numbers a split count is made of, as splitk_num_splits computes them:
+ * the rule's operands after the seed's max(..., 1), its saturating product,
+ * the count before the clamp, and the count. For a report of how a count
+ * came about; num_splits is always splitk_num_splits's answer.
+ */
+struct splitk_terms {
+	enum splitk_kind kind;
+	uint32_t sm_count;    /* auto: max(sm_count, 1); legacy: as given; pinned: unread, 0 */
+	uint32_t num_q_heads; /* max(num_q_heads, 1); pinned: unread, 0 */
+	uint32_t ref_seqs;    /* legacy: max(ref_seqs, 1); otherwise unread, 0 */
+	/* auto: WAVES * sm_count; legacy: num_q_heads * ref_seqs (the CTAs it
+	 * launches); pinned: 0. Saturating at UINT32_MAX, as the seed's u32. */
+	uint32_t product;
+	bool saturated; /* the product stopped at UINT32_MAX */
+	/* auto: ceil(product / num_q_heads); pinned: the count as stored;
+	 * legacy: the count itself (the legacy rule has no clamp). */
+	uint32_t unclamped;
+	uint32_t num_splits; /* the count: unclamped clamped to 1..MAX_DECODE_SPLITS */
+};
+
+/* The terms of the split count for a launch; same arguments as
+ * splitk_num_splits. A pinned count is taken as stored, so a caller that
+ * kept the count as written (splitk_parse_requested) sees its clamp. */
+struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_count,
+				       uint32_t num_q_heads, uint32_t legacy_ref_seqs);
 
 /* The split count for a launch. `legacy_ref_seqs` is read by SPLITK_LEGACY
  * only; a pinned count is clamped to 1..MAX_DECODE_SPLITS. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * The public contract of policy/splitk.h, as the issue wrote it: every name
- * with its exact type. Compiled as C11 and as C++ against the INSTALLED
+ * with its exact type (and splitk_split_terms, added for explanations). Compiled as C11 and as C++ against the INSTALLED
  * header and library (pkg-config splitk), so a scheduler that embeds the
  * policy without HTTP builds the way this file does. Exits 0 when the
  * worked example from the seed (#928) comes out right.
@@ -32,7 +32,10 @@ int main(void)
 	uint32_t (*num)(struct splitk_policy, uint32_t, uint32_t, uint32_t) = splitk_num_splits;
 	uint32_t (*slots)(struct splitk_policy, uint32_t, uint32_t, uint32_t, uint32_t) =
 		splitk_workspace_slots;
+	struct splitk_terms (*terms)(struct splitk_policy, uint32_t, uint32_t, uint32_t) =
+		splitk_split_terms;
 	enum splitk_kind kinds[3] = {SPLITK_LEGACY, SPLITK_AUTO, SPLITK_PINNED};
+	struct splitk_terms t;
 	struct splitk_policy p;
 	struct splitk_resolved r;
 	char out[SPLITK_LABEL_MAX];
@@ -45,6 +48,8 @@ int main(void)
 	bad |= autos(132, 24) != 11 || legacy(132, 24, ref(1, 16)) != 1;
 	bad |= num(r.policy, 132, 24, 16) != 11 || slots(r.policy, 132, 24, 16, 16) != 4224;
 	bad |= slots(r.policy, 132, 24, 16, 16) != 4224 || kinds[0] != SPLITK_LEGACY;
+	t = terms(r.policy, 132, 24, 16);
+	bad |= t.product != 264 || t.unclamped != 11 || t.num_splits != 11 || t.saturated;
 	printf("contract: %s\n", bad ? "FAILED" : "ok");
 	return bad;
 }

@@ -3,7 +3,8 @@
  * Reads the seed oracle's lines (see seed_vectors.rs for the format) on
  * stdin, asks the C port the same question and counts disagreements.
  * Prints the first few mismatches, then "crosscheck: N passed, N failed".
- * Exits 0 only when nothing failed and at least one vector was read.
+ * Exits 0 only when nothing failed, at least one vector was read, and both
+ * of the seed's constants were compared with splitk.h's macros.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 
 #define LINE_MAX_BYTES 4096
 
-static unsigned long passed, failed;
+static unsigned long passed, failed, constants;
 
 static int hexval(char c)
 {
@@ -176,6 +177,40 @@ static int check_line(char *line)
 		}
 		verdict(splitk_workspace_slots(p, v[0], v[1], v[2], v[3]) == v[4], line);
 		return 0;
+	case 'T': /* T auto sm heads unclamped | T legacy sm heads ref ctas */
+		if (n < 5 || to_u32(tok[2], &v[0]) || to_u32(tok[3], &v[1]) || to_u32(tok[4], &v[2])) {
+			return -1;
+		}
+		if (strcmp(tok[1], "auto") == 0 && n == 5) {
+			struct splitk_terms t = splitk_split_terms((struct splitk_policy){SPLITK_AUTO, 0},
+								   v[0], v[1], 0);
+
+			verdict(t.unclamped == v[2] && t.num_splits == splitk_auto_splits(v[0], v[1]), line);
+		} else if (strcmp(tok[1], "legacy") == 0 && n == 6 && !to_u32(tok[5], &v[3])) {
+			struct splitk_terms t = splitk_split_terms((struct splitk_policy){SPLITK_LEGACY, 0},
+								   v[0], v[1], v[2]);
+
+			/* the flag, against the exact product in 64 bits */
+			uint64_t exact = (uint64_t)(v[1] ? v[1] : 1) * (v[2] ? v[2] : 1);
+
+			verdict(t.product == v[3] && t.saturated == (exact > UINT32_MAX), line);
+		} else {
+			return -1;
+		}
+		return 0;
+	case 'K': /* K name value: the header's macro against the seed's constant */
+		if (n != 3 || to_u32(tok[2], &v[0])) {
+			return -1;
+		}
+		if (strcmp(tok[1], "SPLITK_TARGET_WAVES") == 0) {
+			verdict(SPLITK_TARGET_WAVES == v[0], line);
+		} else if (strcmp(tok[1], "MAX_DECODE_SPLITS") == 0) {
+			verdict(SPLITK_MAX_DECODE_SPLITS == v[0], line);
+		} else {
+			return -1;
+		}
+		constants++;
+		return 0;
 	default:
 		return -1;
 	}
@@ -191,6 +226,7 @@ int main(void)
 			return 2;
 		}
 	}
-	printf("crosscheck: %lu passed, %lu failed\n", passed, failed);
-	return (failed == 0 && passed > 0) ? 0 : 1;
+	printf("crosscheck: %lu passed, %lu failed (%lu of 2 constants compared)\n", passed, failed,
+	       constants);
+	return (failed == 0 && passed > 0 && constants == 2) ? 0 : 1;
 }

@@ -12,6 +12,12 @@
 //   L <sm> <heads> <ref> <splits>                    legacy_splits
 //   N <policy> <sm> <heads> <ref> <splits>           num_splits
 //   W <policy> <sm> <heads> <rows> <ref> <slots>     workspace_slots
+//   K <name> <value>                                 a constant of the seed
+//   T auto <sm> <heads> <unclamped>                  auto_splits before its clamp
+//   T legacy <sm> <heads> <ref> <ctas>               legacy_splits's current_ctas
+// The T lines are the seed's own expressions from the bodies of
+// auto_splits and legacy_splits, stopped before the clamp or the division:
+// the numbers an explanation of a count may quote.
 // where <policy> is legacy, auto or a pinned count (any u32, unclamped).
 #![allow(dead_code)]
 
@@ -163,6 +169,10 @@ fn main() {
     let mut w = BufWriter::new(out.lock());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
 
+    // The seed's constants as it compiles them, for the C header's macros.
+    writeln!(w, "K SPLITK_TARGET_WAVES {}", SPLITK_TARGET_WAVES).unwrap();
+    writeln!(w, "K MAX_DECODE_SPLITS {}", MAX_DECODE_SPLITS).unwrap();
+
     let sp = spellings(&mut rng);
     for s in sp.iter() {
         writeln!(w, "P {} {}", hex(s), policy_text(parse_bytes(s))).unwrap();
@@ -189,6 +199,8 @@ fn main() {
     for &sm in edges.iter() {
         for &h in edges.iter() {
             writeln!(w, "A {} {} {}", sm, h, auto_splits(sm, h)).unwrap();
+            let target = SPLITK_TARGET_WAVES.saturating_mul(sm.max(1));
+            writeln!(w, "T auto {} {} {}", sm, h, target.div_ceil(h.max(1))).unwrap();
         }
     }
     let small: Vec<u32> = (0..=48).chain([64, 96, 128, 132, 148, 170, u32::MAX / 7, u32::MAX]).collect();
@@ -196,6 +208,8 @@ fn main() {
         for &h in small.iter() {
             for &r in small.iter().step_by(3) {
                 writeln!(w, "L {} {} {} {}", sm, h, r, legacy_splits(sm, h, r)).unwrap();
+                let current_ctas = h.max(1).saturating_mul(r.max(1));
+                writeln!(w, "T legacy {} {} {} {}", sm, h, r, current_ctas).unwrap();
             }
         }
     }

@@ -22,6 +22,11 @@ static void stop(void)
 
 #define CLOSED 0 /* the server closes without an HTTP answer (or after the idle timeout) */
 
+/* Writes a request too long to spell out into b (capacity cap), `size`
+ * long in the part the case is about; returns its length. */
+typedef size_t builder_fn(char *b, size_t cap, size_t size);
+
+/* Exactly one of bytes, json and build says what is sent. */
 struct hostile {
 	const char *name;
 	const char *bytes; /* the whole request, or NULL */
@@ -29,9 +34,139 @@ struct hostile {
 	int expect;        /* HTTP status, or CLOSED */
 	const char *json;  /* or: a POST /v1/splits body, sent with its exact length */
 	size_t json_len;   /* 0: strlen */
+	builder_fn *build; /* or: the case's own builder */
+	size_t size;       /* what the builder is given */
 };
 
-#define JSON(name, body, expect) {name, NULL, 0, expect, body, 0}
+#define JSON(name, body, expect) {name, NULL, 0, expect, body, 0, NULL, 0}
+#define BUILT(name, builder, size, expect) {name, NULL, 0, expect, NULL, 0, builder, size}
+
+/* The builders, one per case that needs one. */
+#define APPEND(...) (n += (size_t)snprintf(b + n, cap - n, __VA_ARGS__))
+
+static size_t fill(char *b, size_t n, char c, size_t count)
+{
+	memset(b + n, c, count);
+	return n + count;
+}
+
+static size_t long_method(char *b, size_t cap, size_t size)
+{
+	size_t n = fill(b, 0, 'A', size);
+
+	return APPEND(" /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+}
+
+static size_t long_path(char *b, size_t cap, size_t size)
+{
+	size_t n = 0;
+
+	APPEND("GET /");
+	n = fill(b, n, 'a', size);
+	return APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
+}
+
+static size_t many_headers(char *b, size_t cap, size_t size)
+{
+	size_t n = 0;
+
+	APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\n");
+	for (size_t i = 0; i < size; i++) {
+		APPEND("X-%zu: %zu\r\n", i, i);
+	}
+	return APPEND("\r\n");
+}
+
+static size_t big_header(char *b, size_t cap, size_t size)
+{
+	size_t n = 0;
+
+	APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: ");
+	n = fill(b, n, 'x', size);
+	return APPEND("\r\n\r\n");
+}
+
+static size_t many_parameters(char *b, size_t cap, size_t size)
+{
+	size_t n = 0;
+
+	APPEND("GET /v1/splits?");
+	for (size_t i = 0; i < size; i++) {
+		APPEND("p%zu=%zu&", i, i);
+	}
+	return APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
+}
+
+static size_t long_override(char *b, size_t cap, size_t size)
+{
+	size_t n = 0;
+
+	APPEND("GET /v1/splits?target=h100&model=qwen3-8b&override=");
+	n = fill(b, n, '9', size);
+	return APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
+}
+
+/* A POST /v1/splits of the body already written at b + cap / 2 (m bytes),
+ * framed by Content-Length or as one chunk. */
+static size_t post_framed(char *b, size_t cap, size_t m, bool chunked)
+{
+	const char *body = b + cap / 2;
+	size_t n = 0;
+
+	APPEND("POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n");
+	if (chunked) {
+		APPEND("Transfer-Encoding: chunked\r\n\r\n%zx\r\n", m);
+	} else {
+		APPEND("Content-Length: %zu\r\n\r\n", m);
+	}
+	cr_assert_lt(n + m + 16, cap / 2, "the request outgrew its buffer");
+	memmove(b + n, body, m);
+	n += m;
+	return chunked ? APPEND("\r\n0\r\n\r\n") : n;
+}
+
+static size_t json_queries(char *b, size_t cap, size_t size)
+{
+	char *body = b + cap / 2;
+	size_t m = (size_t)snprintf(body, cap / 2, "{\"queries\":[");
+
+	for (size_t i = 0; i < size; i++) {
+		m += (size_t)snprintf(body + m, cap / 2 - m, "%s{\"sm_count\":1,\"num_q_heads\":1}",
+				      i ? "," : "");
+	}
+	m += (size_t)snprintf(body + m, cap / 2 - m, "]}");
+	return post_framed(b, cap, m, false);
+}
+
+static size_t json_spaces_chunked(char *b, size_t cap, size_t size)
+{
+	memset(b + cap / 2, ' ', size);
+	return post_framed(b, cap, size, true);
+}
+
+static size_t json_long_string(char *b, size_t cap, size_t size)
+{
+	char *body = b + cap / 2;
+	size_t m = (size_t)snprintf(body, cap / 2, "{\"sm_count\":1,\"num_q_heads\":1,\"override\":\"");
+
+	memset(body + m, 'x', size);
+	m += size;
+	m += (size_t)snprintf(body + m, cap / 2 - m, "\"}");
+	return post_framed(b, cap, m, false);
+}
+
+static size_t json_repeated_key(char *b, size_t cap, size_t size)
+{
+	char *body = b + cap / 2;
+	size_t m = (size_t)snprintf(body, cap / 2, "{");
+
+	for (size_t i = 0; i < size; i++) {
+		m += (size_t)snprintf(body + m, cap / 2 - m, "%s\"target\":\"h100\"", i ? "," : "");
+	}
+	m += (size_t)snprintf(body + m, cap / 2 - m, "}");
+	return post_framed(b, cap, m, false);
+}
+#undef APPEND
 
 #define REQ(line, headers) line "\r\nHost: t\r\n" headers "\r\n"
 #define POST_JSON(body) \
@@ -39,97 +174,97 @@ struct hostile {
 
 static const struct hostile cases[] = {
 	/* request lines */
-	{"garbage bytes", "\x01\x02\x03\x04\r\n\r\n", 0, CLOSED, NULL, 0},
-	{"only CRLFs", "\r\n\r\n\r\n\r\n", 0, CLOSED, NULL, 0},
-	{"no version", "GET /healthz\r\n\r\n", 0, 400, NULL, 0},
-	{"HTTP/0.9 style", "GET /healthz\r\n", 0, 400, NULL, 0},
-	{"HTTP/2.0 over HTTP/1 framing", "GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n", 0, 505, NULL, 0},
-	{"HTTP/1.9 (a later 1.x is 1.1)", "GET /healthz HTTP/1.9\r\nHost: t\r\n\r\n", 0, 200, NULL, 0},
-	{"version garbage", "GET /healthz HTTX/1.1\r\nHost: t\r\n\r\n", 0, 400, NULL, 0},
-	{"lowercase method", REQ("get /healthz HTTP/1.1", ""), 0, 405, NULL, 0},
-	{"unknown method", REQ("BREW /healthz HTTP/1.1", ""), 0, 405, NULL, 0},
-	{"method with symbols", REQ("G@T /healthz HTTP/1.1", ""), 0, 405, NULL, 0},
-	{"path without slash", REQ("GET healthz HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"asterisk form", REQ("OPTIONS * HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"absolute form", REQ("GET http://t/healthz HTTP/1.1", ""), 0, 200, NULL, 0},
-	{"absolute form, no path", REQ("GET http://t HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"bare LF line ends", "GET /healthz HTTP/1.1\nHost: t\n\n", 0, 200, NULL, 0},
-	{"HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 0, 200, NULL, 0},
-	{"very long method", NULL, 0, 431, NULL, 0},
-	{"very long path", NULL, 0, 431, NULL, 0},
-	{"path past what the server can hold", NULL, 0, 414, NULL, 0},
+	{"garbage bytes", "\x01\x02\x03\x04\r\n\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"only CRLFs", "\r\n\r\n\r\n\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"no version", "GET /healthz\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"HTTP/0.9 style", "GET /healthz\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"HTTP/2.0 over HTTP/1 framing", "GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n", 0, 505, NULL, 0, NULL, 0},
+	{"HTTP/1.9 (a later 1.x is 1.1)", "GET /healthz HTTP/1.9\r\nHost: t\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	{"version garbage", "GET /healthz HTTX/1.1\r\nHost: t\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"lowercase method", REQ("get /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL, 0},
+	{"unknown method", REQ("BREW /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL, 0},
+	{"method with symbols", REQ("G@T /healthz HTTP/1.1", ""), 0, 405, NULL, 0, NULL, 0},
+	{"path without slash", REQ("GET healthz HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"asterisk form", REQ("OPTIONS * HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"absolute form", REQ("GET http://t/healthz HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"absolute form, no path", REQ("GET http://t HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"bare LF line ends", "GET /healthz HTTP/1.1\nHost: t\n\n", 0, 200, NULL, 0, NULL, 0},
+	{"HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	BUILT("very long method", long_method, 5000, 431),
+	BUILT("very long path", long_path, 5000, 431),
+	BUILT("path past what the server can hold", long_path, 100000, 414),
 	/* headers */
-	{"HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\n\r\n", 0, 400, NULL, 0},
-	{"two Host headers", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, 400, NULL, 0},
-	{"header without colon", REQ("GET /healthz HTTP/1.1", "Broken header\r\n"), 0, 400, NULL, 0},
-	{"header flood", NULL, 0, 431, NULL, 0},
-	{"one huge header", NULL, 0, 431, NULL, 0},
-	{"header far past the limit", NULL, 0, 431, NULL, 0},
-	{"non-ASCII header value", REQ("GET /healthz HTTP/1.1", "X-Name: \xff\xfe\xc3\x28\r\n"), 0, 200, NULL, 0},
-	{"empty header value", REQ("GET /healthz HTTP/1.1", "X-Empty:\r\n"), 0, 200, NULL, 0},
-	{"If-None-Match garbage", REQ("GET /healthz HTTP/1.1", "If-None-Match: \"\r\n"), 0, 200, NULL, 0},
-	{"If-None-Match star", REQ("GET /healthz HTTP/1.1", "If-None-Match: *\r\n"), 0, 304, NULL, 0},
-	{"Expect bogus", POST_JSON("2\r\nExpect: 200-ok\r\n\r\n{}"), 0, 417, NULL, 0},
-	{"Expect 100-continue", POST_JSON("2\r\nExpect: 100-continue\r\n\r\n{}"), 0, 100, NULL, 0},
-	{"Content-Type missing on POST", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0},
-	{"Content-Type text/json", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: text/json\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0},
+	{"HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"two Host headers", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"header without colon", REQ("GET /healthz HTTP/1.1", "Broken header\r\n"), 0, 400, NULL, 0, NULL, 0},
+	BUILT("header flood", many_headers, 2000, 431),
+	BUILT("one huge header", big_header, 5000, 431),
+	BUILT("header far past the limit", big_header, 100000, 431),
+	{"non-ASCII header value", REQ("GET /healthz HTTP/1.1", "X-Name: \xff\xfe\xc3\x28\r\n"), 0, 200, NULL, 0, NULL, 0},
+	{"empty header value", REQ("GET /healthz HTTP/1.1", "X-Empty:\r\n"), 0, 200, NULL, 0, NULL, 0},
+	{"If-None-Match garbage", REQ("GET /healthz HTTP/1.1", "If-None-Match: \"\r\n"), 0, 200, NULL, 0, NULL, 0},
+	{"If-None-Match star", REQ("GET /healthz HTTP/1.1", "If-None-Match: *\r\n"), 0, 304, NULL, 0, NULL, 0},
+	{"Expect bogus", POST_JSON("2\r\nExpect: 200-ok\r\n\r\n{}"), 0, 417, NULL, 0, NULL, 0},
+	{"Expect 100-continue", POST_JSON("2\r\nExpect: 100-continue\r\n\r\n{}"), 0, 100, NULL, 0, NULL, 0},
+	{"Content-Type missing on POST", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0, NULL, 0},
+	{"Content-Type text/json", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: text/json\r\nContent-Length: 2\r\n\r\n{}", 0, 415, NULL, 0, NULL, 0},
 	/* body framing and smuggling shapes */
-	{"two Content-Length, same", POST_JSON("2\r\nContent-Length: 2\r\n\r\n{}"), 0, 400, NULL, 0},
-	{"two Content-Length, different", POST_JSON("2\r\nContent-Length: 7\r\n\r\n{}"), 0, 400, NULL, 0},
-	{"Content-Length and chunked", POST_JSON("4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), 0, 400, NULL, 0},
-	{"two Transfer-Encoding", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 0, 400, NULL, 0},
-	{"Transfer-Encoding gzip", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n{}", 0, 501, NULL, 0},
-	{"Transfer-Encoding chunked, chunked", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 0, 501, NULL, 0},
-	{"Transfer-Encoding identity", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n\r\n", 0, 501, NULL, 0},
-	{"chunked, upper case", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: CHUNKED\r\n\r\n21\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0},
-	{"chunked with extension", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n21;ext=1\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0},
-	{"chunk size not hex", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", 0, 400, NULL, 0},
-	{"chunk size that lies (huge)", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}\r\n", 0, CLOSED, NULL, 0},
-	{"chunked without its last chunk", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n", 0, CLOSED, NULL, 0},
-	{"Content-Length negative", POST_JSON("-1\r\n\r\n{}"), 0, 400, NULL, 0},
-	{"Content-Length not a number", POST_JSON("abc\r\n\r\n{}"), 0, 400, NULL, 0},
-	{"Content-Length past 2^64", POST_JSON("99999999999999999999999\r\n\r\n{}"), 0, 413, NULL, 0},
-	{"Content-Length over the limit", POST_JSON("2000000\r\n\r\n{}"), 0, 413, NULL, 0},
-	{"Content-Length longer than the body", POST_JSON("100\r\n\r\n{}"), 0, CLOSED, NULL, 0},
-	{"Content-Length shorter than the body", POST_JSON("2\r\n\r\n{}GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"), 0, 400, NULL, 0},
+	{"two Content-Length, same", POST_JSON("2\r\nContent-Length: 2\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"two Content-Length, different", POST_JSON("2\r\nContent-Length: 7\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"Content-Length and chunked", POST_JSON("4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), 0, 400, NULL, 0, NULL, 0},
+	{"two Transfer-Encoding", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"Transfer-Encoding gzip", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n{}", 0, 501, NULL, 0, NULL, 0},
+	{"Transfer-Encoding chunked, chunked", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 0, 501, NULL, 0, NULL, 0},
+	{"Transfer-Encoding identity", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n\r\n", 0, 501, NULL, 0, NULL, 0},
+	{"chunked, upper case", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: CHUNKED\r\n\r\n21\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	{"chunked with extension", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n21;ext=1\r\n{\"sm_count\":132,\"num_q_heads\":24}\r\n0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
+	{"chunk size not hex", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", 0, 400, NULL, 0, NULL, 0},
+	{"chunk size that lies (huge)", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"chunked without its last chunk", "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n", 0, CLOSED, NULL, 0, NULL, 0},
+	{"Content-Length negative", POST_JSON("-1\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"Content-Length not a number", POST_JSON("abc\r\n\r\n{}"), 0, 400, NULL, 0, NULL, 0},
+	{"Content-Length past 2^64", POST_JSON("99999999999999999999999\r\n\r\n{}"), 0, 413, NULL, 0, NULL, 0},
+	{"Content-Length over the limit", POST_JSON("2000000\r\n\r\n{}"), 0, 413, NULL, 0, NULL, 0},
+	{"Content-Length longer than the body", POST_JSON("100\r\n\r\n{}"), 0, CLOSED, NULL, 0, NULL, 0},
+	{"Content-Length shorter than the body", POST_JSON("2\r\n\r\n{}GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"), 0, 400, NULL, 0, NULL, 0},
 	JSON("Content-Length zero", "", 400),
-	{"body on a GET", REQ("GET /healthz HTTP/1.1", "Content-Length: 5\r\n") "hello", 0, 200, NULL, 0},
-	{"NUL byte in the body", NULL, 0, 400, "{\0}}", 4},
+	{"body on a GET", REQ("GET /healthz HTTP/1.1", "Content-Length: 5\r\n") "hello", 0, 200, NULL, 0, NULL, 0},
+	{"NUL byte in the body", NULL, 0, 400, "{\0}}", 4, NULL, 0},
 	/* query strings and percent games */
-	{"NUL in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=1%006 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"NUL in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=4%00 HTTP/1.1", ""), 0, 200, NULL, 0},
-	{"NUL in target", REQ("GET /v1/splits?target=h100%00&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"bad escape", REQ("GET /v1/splits?target=%zz&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"truncated escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=% HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"half escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%4 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"double encoding", REQ("GET /v1/splits?target=h%25310%25300&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"encoded name", REQ("GET /v1/splits?target=%68%31%30%30&model=qwen3-8b HTTP/1.1", ""), 0, 200, NULL, 0},
-	{"encoded ampersand in a value", REQ("GET /v1/splits?target=h100%26model%3Dqwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"encoded equals in a key", REQ("GET /v1/splits?target%3Dh100=1 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=+16 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"encoded plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=%2B16 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"empty key", REQ("GET /v1/splits?=h100 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"only ampersands", REQ("GET /v1/splits?&&&& HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"33 parameters", NULL, 0, 400, NULL, 0},
-	{"repeated parameter", REQ("GET /v1/splits?target=h100&target=h100&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"unicode key", REQ("GET /v1/splits?t%C3%A4rget=h100 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"non-UTF-8 key", REQ("GET /v1/splits?%FF=1 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"non-UTF-8 target", REQ("GET /v1/splits?target=%FF%FE&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"raw non-UTF-8 in the query", REQ("GET /v1/splits?target=\xff\xfe&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"non-UTF-8 override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C3%28 HTTP/1.1", ""), 0, 200, NULL, 0},
-	{"overlong UTF-8 space in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C0%A04 HTTP/1.1", ""), 0, 200, NULL, 0},
-	{"long override", NULL, 0, 400, NULL, 0},
-	{"number past 2^64", REQ("GET /v1/splits?target=h100&model=qwen3-8b&num_seqs=184467440737095516160 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"dot-dot path", REQ("GET /v1/targets/%2e%2e/models HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"encoded slash in a name", REQ("GET /v1/targets/h100%2Fx HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"encoded name in the path", REQ("GET /v1/targets/%68%31%30%30 HTTP/1.1", ""), 0, 200, NULL, 0},
-	{"NUL in the path name", REQ("GET /v1/targets/h100%00 HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"double slash", REQ("GET //v1/splits HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"trailing slash", REQ("GET /v1/splits/ HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"empty segment", REQ("GET /v1//targets HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"fragment in the target", REQ("GET /healthz#x HTTP/1.1", ""), 0, 404, NULL, 0},
-	{"query on /healthz", REQ("GET /healthz?x=1 HTTP/1.1", ""), 0, 400, NULL, 0},
-	{"unknown problem type", REQ("GET /problems/%2e%2e HTTP/1.1", ""), 0, 404, NULL, 0},
+	{"NUL in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=1%006 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"NUL in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=4%00 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"NUL in target", REQ("GET /v1/splits?target=h100%00&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"bad escape", REQ("GET /v1/splits?target=%zz&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"truncated escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=% HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"half escape", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%4 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"double encoding", REQ("GET /v1/splits?target=h%25310%25300&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded name", REQ("GET /v1/splits?target=%68%31%30%30&model=qwen3-8b HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"encoded ampersand in a value", REQ("GET /v1/splits?target=h100%26model%3Dqwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded equals in a key", REQ("GET /v1/splits?target%3Dh100=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=+16 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"encoded plus in a number", REQ("GET /v1/splits?target=h100&model=qwen3-8b&max_batch_size=%2B16 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"empty key", REQ("GET /v1/splits?=h100 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"only ampersands", REQ("GET /v1/splits?&&&& HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	BUILT("33 parameters", many_parameters, 33, 400),
+	{"repeated parameter", REQ("GET /v1/splits?target=h100&target=h100&model=qwen3-8b HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"unicode key", REQ("GET /v1/splits?t%C3%A4rget=h100 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"non-UTF-8 key", REQ("GET /v1/splits?%FF=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"non-UTF-8 target", REQ("GET /v1/splits?target=%FF%FE&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"raw non-UTF-8 in the query", REQ("GET /v1/splits?target=\xff\xfe&model=qwen3-8b HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"non-UTF-8 override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C3%28 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"overlong UTF-8 space in override", REQ("GET /v1/splits?target=h100&model=qwen3-8b&override=%C0%A04 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	BUILT("long override", long_override, 300, 400),
+	{"number past 2^64", REQ("GET /v1/splits?target=h100&model=qwen3-8b&num_seqs=184467440737095516160 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"dot-dot path", REQ("GET /v1/targets/%2e%2e/models HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded slash in a name", REQ("GET /v1/targets/h100%2Fx HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"encoded name in the path", REQ("GET /v1/targets/%68%31%30%30 HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
+	{"NUL in the path name", REQ("GET /v1/targets/h100%00 HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"double slash", REQ("GET //v1/splits HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"trailing slash", REQ("GET /v1/splits/ HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"empty segment", REQ("GET /v1//targets HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"fragment in the target", REQ("GET /healthz#x HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	{"query on /healthz", REQ("GET /healthz?x=1 HTTP/1.1", ""), 0, 400, NULL, 0, NULL, 0},
+	{"unknown problem type", REQ("GET /problems/%2e%2e HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
 	/* JSON bodies */
 	JSON("JSON nested 33 deep", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 400),
 	JSON("JSON not UTF-8", "{\"target\":\"\xff\xfe\"}  ", 400),
@@ -150,110 +285,33 @@ static const struct hostile cases[] = {
 	JSON("JSON queries not an array", "{\"queries\":1}", 400),
 	JSON("JSON empty queries", "{\"queries\":[]}", 400),
 	JSON("JSON with a BOM", "\xef\xbb\xbf{\"sm_count\":132,\"num_q_heads\":24}", 200),
-	{"JSON 1025 queries", NULL, 0, 413, NULL, 0},
-	{"JSON body past the limit, chunked", NULL, 0, 413, NULL, 0},
-	{"JSON very long string", NULL, 0, 400, NULL, 0},
-	{"JSON many keys", NULL, 0, 400, NULL, 0},
+	BUILT("JSON 1025 queries", json_queries, 1025, 413),
+	BUILT("JSON body past the limit, chunked", json_spaces_chunked, 1100000, 413),
+	BUILT("JSON very long string", json_long_string, 500000, 400),
+	BUILT("JSON many keys", json_repeated_key, 50000, 400),
 };
 
-/* Fills the cases whose bytes are too long to write out. */
-static char *build(const struct hostile *c, size_t *len)
+/* The request a case sends: its bytes, its JSON body framed, or what its
+ * builder writes. A case must say exactly one of them. */
+static char *request_of(const struct hostile *c, size_t *len)
 {
-	char *b = NULL;
-	size_t n = 0, cap = 3u << 20;
+	size_t cap = 3u << 20, n = 0;
+	char *b = malloc(cap);
 
-	b = malloc(cap);
 	cr_assert_not_null(b);
-#define APPEND(...) (n += (size_t)snprintf(b + n, cap - n, __VA_ARGS__))
-	if (strcmp(c->name, "very long method") == 0) {
-		memset(b, 'A', 5000);
-		n = 5000;
-		APPEND(" /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-	} else if (strcmp(c->name, "very long path") == 0) {
-		APPEND("GET /");
-		memset(b + n, 'a', 5000);
-		n += 5000;
-		APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
-	} else if (strcmp(c->name, "path past what the server can hold") == 0) {
-		APPEND("GET /");
-		memset(b + n, 'a', 100000);
-		n += 100000;
-		APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
+	cr_assert_eq((c->bytes != NULL) + (c->json != NULL) + (c->build != NULL), 1,
+		     "case \"%s\" must give exactly one of bytes, json, build", c->name);
+	if (c->bytes != NULL) {
+		n = c->len ? c->len : strlen(c->bytes);
+		memcpy(b, c->bytes, n);
 	} else if (c->json != NULL) {
 		size_t m = c->json_len ? c->json_len : strlen(c->json);
 
-		APPEND("POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-		       "Content-Length: %zu\r\n\r\n", m);
-		memcpy(b + n, c->json, m);
-		n += m;
-	} else if (strcmp(c->name, "header flood") == 0) {
-		APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\n");
-		for (int i = 0; i < 2000; i++) {
-			APPEND("X-%d: %d\r\n", i, i);
-		}
-		APPEND("\r\n");
-	} else if (strcmp(c->name, "one huge header") == 0) {
-		APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: ");
-		memset(b + n, 'x', 5000);
-		n += 5000;
-		APPEND("\r\n\r\n");
-	} else if (strcmp(c->name, "header far past the limit") == 0) {
-		APPEND("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: ");
-		memset(b + n, 'x', 100000);
-		n += 100000;
-		APPEND("\r\n\r\n");
-	} else if (strcmp(c->name, "33 parameters") == 0) {
-		APPEND("GET /v1/splits?");
-		for (int i = 0; i < 33; i++) {
-			APPEND("p%d=%d&", i, i);
-		}
-		APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
-	} else if (strcmp(c->name, "long override") == 0) {
-		APPEND("GET /v1/splits?target=h100&model=qwen3-8b&override=");
-		memset(b + n, '9', 300);
-		n += 300;
-		APPEND(" HTTP/1.1\r\nHost: t\r\n\r\n");
+		memcpy(b + cap / 2, c->json, m);
+		n = post_framed(b, cap, m, false);
 	} else {
-		/* the JSON bodies */
-		char *body = malloc(cap / 2);
-		size_t m = 0;
-
-		if (strcmp(c->name, "JSON 1025 queries") == 0) {
-			m += (size_t)snprintf(body, cap / 2, "{\"queries\":[");
-			for (int i = 0; i < 1025; i++) {
-				m += (size_t)snprintf(body + m, cap / 2 - m, "%s{\"sm_count\":1,\"num_q_heads\":1}", i ? "," : "");
-			}
-			m += (size_t)snprintf(body + m, cap / 2 - m, "]}");
-		} else if (strcmp(c->name, "JSON body past the limit, chunked") == 0) {
-			memset(body, ' ', 1100000);
-			m = 1100000;
-		} else if (strcmp(c->name, "JSON very long string") == 0) {
-			m += (size_t)snprintf(body, cap / 2, "{\"sm_count\":1,\"num_q_heads\":1,\"override\":\"");
-			memset(body + m, 'x', 500000);
-			m += 500000;
-			m += (size_t)snprintf(body + m, cap / 2 - m, "\"}");
-		} else { /* many keys */
-			m += (size_t)snprintf(body, cap / 2, "{");
-			for (int i = 0; i < 50000; i++) {
-				m += (size_t)snprintf(body + m, cap / 2 - m, "%s\"target\":\"h100\"", i ? "," : "");
-			}
-			m += (size_t)snprintf(body + m, cap / 2 - m, "}");
-		}
-		if (strstr(c->name, "chunked") != NULL) {
-			APPEND("POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-			       "Transfer-Encoding: chunked\r\n\r\n%zx\r\n", m);
-			memcpy(b + n, body, m);
-			n += m;
-			APPEND("\r\n0\r\n\r\n");
-		} else {
-			APPEND("POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-			       "Content-Length: %zu\r\n\r\n", m);
-			memcpy(b + n, body, m);
-			n += m;
-		}
-		free(body);
+		n = c->build(b, cap, c->size);
 	}
-#undef APPEND
 	*len = n;
 	return b;
 }
@@ -333,11 +391,11 @@ Test(hostile, every_case_answers_as_expected_and_the_daemon_carries_on, .fini = 
 	daemon_start(&d, args);
 	for (size_t i = 0; i < count; i++) {
 		const struct hostile *c = &cases[i];
-		size_t len = c->len ? c->len : (c->bytes ? strlen(c->bytes) : 0);
-		char *built = c->bytes == NULL ? build(c, &len) : NULL;
+		size_t len;
+		char *request = request_of(c, &len);
 		int got;
 
-		got = exchange(built ? built : c->bytes, len, 3000, head, 1 << 16);
+		got = exchange(request, len, 3000, head, 1 << 16);
 		cr_expect_eq(got, c->expect, "case %zu \"%s\": got %d, want %d\n%.300s", i, c->name, got,
 			     c->expect, head);
 		/* Errors are problem+json, except the few libmicrohttpd answers
@@ -356,7 +414,7 @@ Test(hostile, every_case_answers_as_expected_and_the_daemon_carries_on, .fini = 
 			cr_expect(mhd_own || strstr(head, "application/problem+json") != NULL, "%s: %.300s",
 				  c->name, head);
 		}
-		free(built);
+		free(request);
 		still_answers(c->name);
 	}
 	cr_assert_geq(count, 100, "only %zu hostile cases", count);

@@ -49,6 +49,23 @@ Test(serve, seed_numbers_end_to_end)
 	daemon_finish(&d);
 }
 
+/* issue 9: a declaration that does not parse is read as legacy, as the
+ * engine reads it, with a warning: not a 400. */
+Test(serve, declared_typo_is_legacy_with_a_warning)
+{
+	struct reply r = http(&d, "GET", "/v1/splits?target=h100&model=qwen3.8-27b&declared=atuo", NULL, NULL);
+	const cJSON *w;
+
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_assert_str_eq(jstr(r.json, "policy"), "legacy");
+	cr_assert_str_eq(jstr(r.json, "source"), "declared");
+	w = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "warnings"), 0);
+	cr_assert(cJSON_IsString(w) && strstr(w->valuestring, "did you mean \"auto\"") != NULL, "%s",
+		  r.body);
+	reply_free(&r);
+	daemon_finish(&d);
+}
+
 Test(serve, every_endpoint_answers)
 {
 	static const char *const paths[] = {
@@ -250,6 +267,32 @@ Test(limits, long_uri_is_refused)
 	cr_assert(r.status == 414 || r.status == 431, "status %ld", r.status);
 	reply_free(&r);
 	free(path);
+	daemon_finish(&d);
+}
+
+/* Limits raised above the defaults hold too (issue 9: --max-body 4194304
+ * still refused a 2 MiB body, the handler having its own 1 MiB).
+ * DISABLED until server/http.c passes its limits to the api
+ * (api_context.limits); enable it with that change. */
+Test(raised, a_body_under_a_raised_max_body_is_answered, .fini = stop, .timeout = 60,
+     .disabled = true)
+{
+	static const char *const args[] = {"--access-log", "off", "--max-body", "4194304", NULL};
+	static const char *const json[] = {"Content-Type: application/json", NULL};
+	const char *query = "{\"sm_count\":132,\"num_q_heads\":24,\"declared\":\"auto\"}";
+	size_t len = 2u << 20;
+	char *body = malloc(len + 1);
+	struct reply r;
+
+	daemon_start(&d, args);
+	memset(body, ' ', len);
+	memcpy(body, query, strlen(query));
+	body[len] = '\0';
+	r = http(&d, "POST", "/v1/splits", json, body);
+	cr_assert_eq(r.status, 200, "%ld: %.300s", r.status, r.body);
+	cr_assert_eq(jnum(r.json, "num_splits"), 11);
+	reply_free(&r);
+	free(body);
 	daemon_finish(&d);
 }
 

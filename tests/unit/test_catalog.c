@@ -128,15 +128,15 @@ Test(catalog, lookup_is_case_insensitive_over_names_and_aliases)
 	char err[256];
 	struct catalog *cat = catalog_load(embedded_catalog_json, embedded_catalog_json_len, err, sizeof(err));
 
-	cr_assert_str_eq(catalog_find_target(cat, "SM90", 4)->name, "hopper");
-	cr_assert_str_eq(catalog_find_target(cat, "H200", 4)->name, "hopper");
-	cr_assert_str_eq(catalog_find_target(cat, "Gb10", 4)->name, "gb10");
+	cr_assert_str_eq(catalog_find_target(cat, "SM90", 4)->names.name, "hopper");
+	cr_assert_str_eq(catalog_find_target(cat, "H200", 4)->names.name, "hopper");
+	cr_assert_str_eq(catalog_find_target(cat, "Gb10", 4)->names.name, "gb10");
 	cr_assert_null(catalog_find_target(cat, "h10", 3));
 	cr_assert_null(catalog_find_target(cat, "h1000", 5));
-	cr_assert_str_eq(catalog_find_model(cat, "Qwen3.8-27B", 11)->name, "qwen3.8-27b");
+	cr_assert_str_eq(catalog_find_model(cat, "Qwen3.8-27B", 11)->names.name, "qwen3.8-27b");
 	cr_assert_eq(catalog_find_model(cat, "qwen3.8-27b", 11)->head_dim, 0); /* the seed does not say */
-	cr_assert_str_eq(catalog_suggest_model(cat, "qwen3-32", 8), "qwen3-32b");
-	cr_assert_null(catalog_suggest_model(cat, "zzzzzz", 6));
+	cr_assert_str_eq(catalog_suggest(cat, CATALOG_MODELS, "qwen3-32", 8), "qwen3-32b");
+	cr_assert_null(catalog_suggest(cat, CATALOG_MODELS, "zzzzzz", 6));
 	catalog_free(cat);
 }
 

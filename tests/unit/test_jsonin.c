@@ -113,3 +113,32 @@ Test(jsonin, check_keys)
 	cJSON_Delete(unknown);
 	cJSON_Delete(dup);
 }
+
+/* A refusal says where: byte offset, line and column (in characters). */
+Test(jsonin, errors_say_where)
+{
+	static const struct {
+		const char *text;
+		size_t len; /* 0: strlen */
+		const char *want;
+	} cases[] = {
+		{"{\"target\":\"h100\",\n \"model\": qwen}", 0, "malformed JSON at offset 28 (line 2, column 11)"},
+		{"{\"a\":1,}", 0, "malformed JSON at offset 7 (line 1, column 8)"},
+		{"[1, 2]\n\n  x", 0, "trailing data after the JSON value at offset 10 (line 3, column 3)"},
+		{"{\"\xc3\xa9\":\"a\tb\"}", 0, "control character in a string at offset 8 (line 1, column 8)"},
+		{"[\"x\"]\0", 6, "NUL byte at offset 5 (line 1, column 6)"},
+		{"{\"a\":\"x\\u0000\"}", 0, "\\u0000 in a string at offset 7 (line 1, column 8)"},
+		{"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 0,
+		 "nesting deeper than 32 levels at offset 32 (line 1, column 33)"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[160] = "";
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+		cJSON *tree = jsonin_parse(cases[i].text, len, err, sizeof(err));
+
+		cr_assert_null(tree, "case %zu parsed", i);
+		cr_assert(strstr(err, cases[i].want) != NULL, "case %zu: \"%s\", want \"%s\"", i, err,
+			  cases[i].want);
+	}
+}

@@ -277,11 +277,33 @@ Test(receipts, b200_fits_under_the_cap)
 	cr_assert_leq(splitk_auto_splits(148, 24), SPLITK_MAX_DECODE_SPLITS);
 }
 
-Test(receipts, constants)
+/* The header's constants by what they do, so a header that says one
+ * thing while the rules use another fails here. That they are the seed's
+ * own values (2 and 16) the crosscheck compares, with the seed compiled. */
+Test(receipts, constants_are_the_ones_the_rules_use)
 {
-	cr_assert_eq(SPLITK_TARGET_WAVES, 2u);
-	cr_assert_eq(SPLITK_MAX_DECODE_SPLITS, 16u);
-	cr_assert_eq(SPLITK_LABEL_MAX, 11);
+	char label[SPLITK_LABEL_MAX + 8];
+
+	/* the cap: auto and pinned reach it and never pass it */
+	cr_assert_eq(splitk_auto_splits(UINT32_MAX, 1), SPLITK_MAX_DECODE_SPLITS);
+	cr_assert_eq(splitk_num_splits(POL_PIN(UINT32_MAX), 1, 1, 1), SPLITK_MAX_DECODE_SPLITS);
+	cr_assert_eq(splitk_num_splits(POL_PIN(SPLITK_MAX_DECODE_SPLITS - 1), 1, 1, 1),
+		     SPLITK_MAX_DECODE_SPLITS - 1);
+	/* the waves: where auto is not clamped, its count is the fewest splits
+	 * that put WAVES * sm_count CTAs on the device */
+	for (uint32_t sm = 1; sm <= 300; sm++) {
+		for (uint32_t heads = 1; heads <= 160; heads++) {
+			uint64_t s = splitk_auto_splits(sm, heads), want = SPLITK_TARGET_WAVES * (uint64_t)sm;
+
+			if (s > 1 && s < SPLITK_MAX_DECODE_SPLITS) {
+				cr_assert_geq(heads * s, want, "sm %u heads %u", sm, heads);
+				cr_assert_lt(heads * (s - 1), want, "sm %u heads %u", sm, heads);
+			}
+		}
+	}
+	/* the label: the longest is the largest count, and it fits */
+	cr_assert_eq(splitk_label(POL_PIN(UINT32_MAX), label), SPLITK_LABEL_MAX - 1);
+	cr_assert_str_eq(label, "4294967295");
 }
 
 /* ------------------------------------------------------------- clamps */
@@ -447,4 +469,96 @@ Test(sweep, split_ref_seqs_is_the_larger)
 		}
 	}
 	cr_assert_eq(splitk_split_ref_seqs(UINT32_MAX, 0), UINT32_MAX);
+}
+
+/* ------------------------------------------------------------- terms */
+
+/* The terms are the count's own arithmetic: the same count as
+ * splitk_num_splits, and the clamp applied to the value before it. */
+Test(terms, agree_with_num_splits_over_a_sweep)
+{
+	static const uint32_t edges[] = {0, 1, 2, 3, 23, 24, 47, 48, 132, 148, 1000, 65536,
+					 2147483647u, 2147483648u, 3000000000u, 4294967294u, 4294967295u};
+	const size_t n = sizeof(edges) / sizeof(edges[0]);
+	const struct splitk_policy pols[] = {POL_LEGACY, POL_AUTO, POL_PIN(0), POL_PIN(9), POL_PIN(99)};
+
+	for (size_t p = 0; p < 5; p++) {
+		for (size_t a = 0; a < n; a++) {
+			for (size_t b = 0; b < n; b++) {
+				for (size_t c = 0; c < n; c += 4) {
+					struct splitk_terms t = splitk_split_terms(pols[p], edges[a], edges[b], edges[c]);
+					uint32_t want = splitk_num_splits(pols[p], edges[a], edges[b], edges[c]);
+					uint32_t clamped = t.unclamped < 1 ? 1 : t.unclamped > 16 ? 16 : t.unclamped;
+
+					cr_assert_eq(t.kind, pols[p].kind);
+					cr_assert_eq(t.num_splits, want, "policy %zu sm %u heads %u", p, edges[a], edges[b]);
+					cr_assert_eq(t.num_splits, pols[p].kind == SPLITK_LEGACY ? t.unclamped : clamped);
+				}
+			}
+		}
+	}
+}
+
+/* issue 9: 2 * 4294967295 saturates at u32, so ceil(4294967295 / 3e9) = 2;
+ * in 64 bits it would be ceil(8589934590 / 3e9) = 3. */
+Test(terms, auto_saturates_as_the_seed_does)
+{
+	struct splitk_terms t = splitk_split_terms(POL_AUTO, 4294967295u, 3000000000u, 1);
+
+	cr_assert_eq(t.product, UINT32_MAX);
+	cr_assert(t.saturated);
+	cr_assert_eq(t.unclamped, 2);
+	cr_assert_eq(t.num_splits, 2);
+	t = splitk_split_terms(POL_AUTO, 132, 24, 1);
+	cr_assert_eq(t.product, 264);
+	cr_assert_not(t.saturated);
+	cr_assert_eq(t.unclamped, 11);
+}
+
+Test(terms, pinned_and_legacy)
+{
+	struct splitk_terms t = splitk_split_terms(POL_PIN(99), 132, 24, 1);
+
+	cr_assert_eq(t.unclamped, 99);
+	cr_assert_eq(t.num_splits, 16);
+	t = splitk_split_terms(POL_PIN(0), 132, 24, 1);
+	cr_assert_eq(t.unclamped, 0);
+	cr_assert_eq(t.num_splits, 1);
+	/* legacy on an H100 at --max-batch-size 16: 24 * 16 = 384 CTAs >= 132 */
+	t = splitk_split_terms(POL_LEGACY, 132, 24, 16);
+	cr_assert_eq(t.product, 384);
+	cr_assert_eq(t.num_splits, 1);
+	t = splitk_split_terms(POL_LEGACY, 132, 8, 1); /* 132 / 8 */
+	cr_assert_eq(t.product, 8);
+	cr_assert_eq(t.num_splits, 16);
+	t = splitk_split_terms(POL_LEGACY, 4294967295u, 65536, 65536);
+	cr_assert(t.saturated);
+	cr_assert_eq(t.num_splits, 1);
+}
+
+/* splitk_resolve_detail is splitk_resolve, and says what it read. */
+Test(terms, resolve_detail_says_what_it_read)
+{
+	static const char *const spellings[] = {"auto", "legacy", "99", "off", "atuo", "", " 4 ", NULL};
+
+	for (size_t a = 0; spellings[a] != NULL; a++) {
+		for (size_t b = 0; b <= 7; b++) {
+			const char *d = spellings[a], *o = spellings[b];
+			size_t olen = o ? strlen(o) : 0;
+			struct splitk_resolution r = splitk_resolve_detail(d, strlen(d), o, olen);
+			struct splitk_resolved want = splitk_resolve(d, strlen(d), o, olen);
+			struct splitk_policy p;
+			uint32_t req = 0;
+
+			cr_assert_eq(r.resolved.policy.kind, want.policy.kind, "%s / %s", d, o ? o : "unset");
+			cr_assert_eq(r.resolved.policy.pinned, want.policy.pinned);
+			cr_assert_eq(r.resolved.from_override, want.from_override);
+			cr_assert_eq(r.declared_parses, splitk_parse_requested(d, strlen(d), &p, &req));
+			cr_assert_eq(r.declared.kind, r.declared_parses ? p.kind : SPLITK_LEGACY);
+			cr_assert_eq(r.declared_requested, r.declared_parses ? req : 0);
+			cr_assert_eq(r.override_parses, want.from_override);
+		}
+	}
+	cr_assert_eq(splitk_resolve_detail("auto", 4, "99", 2).override_requested, 99);
+	cr_assert_eq(splitk_resolve_detail("99", 2, NULL, 0).declared_requested, 99);
 }

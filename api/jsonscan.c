@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "jsonscan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* SWAR ("SIMD within a register") byte tests on eight bytes at once, from
+ * the classic bit hacks: a lane's high bit is set when that byte is zero,
+ * or less than n. Exact for every lane below the first hit, which is all
+ * jsonscan_plain_run needs. */
+#define ONES 0x0101010101010101u
+#define HIGHS 0x8080808080808080u
+
+static uint64_t zero_lanes(uint64_t x)
+{
+	return (x - ONES) & ~x & HIGHS;
+}
+
+static uint64_t less_lanes(uint64_t x, unsigned char n)
+{
+	return (x - ONES * n) & ~x & HIGHS;
+}
+
+size_t jsonscan_plain_run(const char *s, size_t len, bool ascii_only)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, hit;
+
+		memcpy(&x, s + i, 8);
+		hit = less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) |
+		      zero_lanes(x ^ (ONES * '\\')) | (ascii_only ? (x & HIGHS) : 0);
+		if (hit != 0) {
+			break; /* the byte-wise loop below finds which lane */
+		}
+	}
+	for (; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == '"' || c == '\\' || (ascii_only && c >= 0x80)) {
+			break;
+		}
+	}
+	return i;
+}

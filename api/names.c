@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "names.h"
+
+#include <string.h>
+
+static unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+bool names_equal(const char *s, size_t len, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (word[i] == '\0' || lower((unsigned char)s[i]) != lower((unsigned char)word[i])) {
+			return false;
+		}
+	}
+	return word[i] == '\0';
+}
+
+unsigned names_distance(const char *a, size_t alen, const char *b, size_t blen, unsigned cap)
+{
+	unsigned row[65];
+
+	if (alen > 64 || blen > 64) {
+		return cap;
+	}
+	for (size_t j = 0; j <= blen; j++) {
+		row[j] = (unsigned)j;
+	}
+	for (size_t i = 1; i <= alen; i++) {
+		unsigned diag = row[0], best;
+
+		row[0] = (unsigned)i;
+		best = row[0];
+		for (size_t j = 1; j <= blen; j++) {
+			unsigned up = row[j];
+			unsigned cost = lower((unsigned char)a[i - 1]) == lower((unsigned char)b[j - 1]) ? 0 : 1;
+			unsigned v = diag + cost;
+
+			if (up + 1 < v) {
+				v = up + 1;
+			}
+			if (row[j - 1] + 1 < v) {
+				v = row[j - 1] + 1;
+			}
+			row[j] = v;
+			diag = up;
+			if (v < best) {
+				best = v;
+			}
+		}
+		if (best >= cap) {
+			return cap; /* every path is already too far */
+		}
+	}
+	return row[blen] < cap ? row[blen] : cap;
+}
+
+bool names_is_near(const char *typed, size_t typed_len, const char *candidate)
+{
+	size_t clen = strlen(candidate);
+	size_t longer = typed_len > clen ? typed_len : clen;
+	unsigned limit = (unsigned)((longer + 2) / 3);
+	unsigned d;
+
+	if (limit > 2) {
+		limit = 2;
+	}
+	d = names_distance(typed, typed_len, candidate, clen, limit + 1);
+	return d > 0 && d <= limit;
+}
+
+const char *names_first_near(const char *typed, size_t typed_len, const char *const *candidates,
+			     size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (names_is_near(typed, typed_len, candidates[i])) {
+			return candidates[i];
+		}
+	}
+	return NULL;
+}

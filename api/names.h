@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * names — comparing names the way people type them: ASCII
+ * case-insensitive equality, and "did you mean" by edit distance. Catalog
+ * names, parameter names and policy spellings all go through here, so a
+ * typo is judged near or far by one rule.
+ * No allocation; thread-safe (no state).
+ */
+#ifndef SPLITKD_NAMES_H
+#define SPLITKD_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ASCII case-insensitive equality of s[0..len) and a NUL-terminated word. */
+bool names_equal(const char *s, size_t len, const char *word);
+
+/* ASCII case-insensitive Levenshtein distance, capped: returns at most
+ * `cap` (any distance >= cap reads as cap). Strings longer than 64 bytes
+ * are never near anything and read as cap. */
+unsigned names_distance(const char *a, size_t alen, const char *b, size_t blen, unsigned cap);
+
+/* Whether a candidate is near enough a typo to suggest: distance at most 2
+ * and less than a third of the longer length, rounded up; never the same
+ * word (distance 0). */
+bool names_is_near(const char *typed, size_t typed_len, const char *candidate);
+
+/* The first of `count` candidates that names_is_near the typed text, or
+ * NULL when none is. */
+const char *names_first_near(const char *typed, size_t typed_len, const char *const *candidates,
+			     size_t count);
+
+#endif /* SPLITKD_NAMES_H */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/* Names as people type them: case-insensitive equality and did-you-mean. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "names.h"
+
+Test(names, distance_and_nearness)
+{
+	cr_assert_eq(names_distance("target", 6, "targt", 5, 9), 1);
+	cr_assert_eq(names_distance("TARGET", 6, "target", 6, 9), 0);
+	cr_assert_eq(names_distance("abc", 3, "xyz", 3, 2), 2); /* capped */
+	cr_assert(names_is_near("atuo", 4, "auto"));
+	cr_assert(names_is_near("hoper", 5, "hopper"));
+	cr_assert_not(names_is_near("auto", 4, "auto")); /* equal is not a typo */
+	cr_assert_not(names_is_near("x", 1, "no"));
+	cr_assert_not(names_is_near("tpu", 3, "h100"));
+}
+
+Test(names, equal_ignores_ascii_case_only)
+{
+	cr_assert(names_equal("H100", 4, "h100"));
+	cr_assert(names_equal("", 0, ""));
+	cr_assert_not(names_equal("h10", 3, "h100")); /* a prefix is not equal */
+	cr_assert_not(names_equal("h1000", 5, "h100"));
+	cr_assert_not(names_equal("\xc3\x84", 2, "\xc3\xa4")); /* no Unicode folding */
+}
+
+Test(names, first_near_takes_the_first_candidate_in_order)
+{
+	static const char *const words[] = {"legacy", "auto", "off", "false"};
+
+	cr_assert_str_eq(names_first_near("atuo", 4, words, 4), "auto");
+	cr_assert_str_eq(names_first_near("of", 2, words, 4), "off");
+	cr_assert_null(names_first_near("auto", 4, words, 4)); /* exact is not a typo */
+	cr_assert_null(names_first_near("xyzzy", 5, words, 4));
+	cr_assert_null(names_first_near("atuo", 4, words, 0));
+}

@@ -50,6 +50,8 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 		"An Expect header other than 100-continue."},
 	[PROBLEM_NOT_IMPLEMENTED] = {"not-implemented", "Not implemented", 501,
 		"A Transfer-Encoding other than chunked."},
+	[PROBLEM_OVERLOADED] = {"overloaded", "Service overloaded", 503,
+		"The memory splitkd keeps for request bodies (--body-budget) is full. Nothing was done; retry after the Retry-After seconds, here or at another replica."},
 	[PROBLEM_INTERNAL] = {"internal", "Internal error", 500,
 		"splitkd could not answer (out of memory). Nothing was changed; retry."},
 };

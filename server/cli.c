@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@ static const char usage[] =
 	"\n"
 	"  --listen HOST:PORT        address to serve on (default 127.0.0.1:8080;\n"
 	"                            port 0 picks a free port; [::1]:8080 for IPv6)\n"
+	"  --reuse-port              share the port with other processes (SO_REUSEPORT);\n"
+	"                            without it a port in use is an error\n"
 	"  --catalog FILE            targets and models (default: the embedded catalog)\n"
 	"  --threads N               worker threads (default: the number of CPUs)\n"
 	"  --check-catalog FILE      validate FILE and exit 0 (valid) or 1 (not)\n"
@@ -22,7 +25,14 @@ static const char usage[] =
 	"  --max-connections N       open connections at most (default 1024)\n"
 	"  --max-client-connections N  per client address (default 0: no limit)\n"
 	"  --idle-timeout SECONDS    close idle connections (default 30)\n"
+	"  --header-timeout SECONDS  a request's line and headers must arrive within\n"
+	"                            this of its first byte (default 10)\n"
+	"  --body-timeout SECONDS    a body must arrive within this (default 10) ...\n"
+	"  --body-min-rate BYTES     ... plus a second for each BYTES of it\n"
+	"                            (default 1024; 0: no minimum rate)\n"
 	"  --max-body BYTES          request body limit (default 1048576)\n"
+	"  --body-budget BYTES       request bodies held at once, all connections\n"
+	"                            together (default 67108864); over it: 503\n"
 	"  --max-header BYTES        request line + headers limit (default 4096)\n"
 	"  --drain-timeout SECONDS   on SIGTERM, wait this long for requests (default 10)\n"
 	"  --log-format text|json    log line format on stderr (default text)\n"
@@ -36,6 +46,60 @@ const char *cli_usage(void)
 {
 	return usage;
 }
+
+/* A flag that takes a whole number: its range and the member it fills. */
+struct number_flag {
+	const char *name;
+	unsigned long long lo, hi;
+	size_t offset;
+	bool is_size; /* a size_t member; else unsigned */
+};
+
+#define UNSIGNED_FLAG(n, lo, hi, member) {n, lo, hi, offsetof(struct server_config, member), false}
+#define SIZE_FLAG(n, lo, hi, member) {n, lo, hi, offsetof(struct server_config, member), true}
+
+static const struct number_flag numbers[] = {
+	UNSIGNED_FLAG("threads", 1, 256, threads),
+	UNSIGNED_FLAG("max-connections", 1, 1000000, max_connections),
+	UNSIGNED_FLAG("max-client-connections", 0, 1000000, per_client_connections),
+	UNSIGNED_FLAG("idle-timeout", 1, 3600, idle_timeout),
+	UNSIGNED_FLAG("drain-timeout", 1, 3600, drain_timeout),
+	UNSIGNED_FLAG("header-timeout", 1, 3600, header_timeout),
+	UNSIGNED_FLAG("body-timeout", 1, 3600, body_timeout),
+	SIZE_FLAG("body-min-rate", 0, 1ull << 30, body_min_rate),
+	SIZE_FLAG("max-body", 1024, 64ull << 20, max_body),
+	SIZE_FLAG("max-header", 2048, 1ull << 20, max_header),
+	SIZE_FLAG("body-budget", 1ull << 20, 1ull << 40, body_budget),
+};
+
+#define NUM_NUMBERS (sizeof(numbers) / sizeof(numbers[0]))
+
+enum {
+	OPT_LISTEN = 256,
+	OPT_REUSE_PORT,
+	OPT_CATALOG,
+	OPT_CHECK,
+	OPT_DUMP,
+	OPT_LOG_FORMAT,
+	OPT_ACCESS_LOG,
+	OPT_VERSION,
+	OPT_HELP,
+	OPT_NUMBER, /* OPT_NUMBER + i: numbers[i] */
+};
+
+static const struct option words[] = {
+	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"reuse-port", no_argument, NULL, OPT_REUSE_PORT},
+	{"catalog", required_argument, NULL, OPT_CATALOG},
+	{"check-catalog", required_argument, NULL, OPT_CHECK},
+	{"dump-catalog", no_argument, NULL, OPT_DUMP},
+	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+	{"access-log", required_argument, NULL, OPT_ACCESS_LOG},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"help", no_argument, NULL, OPT_HELP},
+};
+
+#define NUM_WORDS (sizeof(words) / sizeof(words[0]))
 
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
@@ -86,47 +150,28 @@ static int parse_listen(const char *s, struct server_config *cfg)
 	return 0;
 }
 
-enum {
-	OPT_LISTEN = 256,
-	OPT_CATALOG,
-	OPT_THREADS,
-	OPT_CHECK,
-	OPT_DUMP,
-	OPT_MAX_CONN,
-	OPT_MAX_CLIENT,
-	OPT_IDLE,
-	OPT_MAX_BODY,
-	OPT_MAX_HEADER,
-	OPT_DRAIN,
-	OPT_LOG_FORMAT,
-	OPT_ACCESS_LOG,
-	OPT_VERSION,
-	OPT_HELP,
-};
-
-int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_t err_cap)
+static int set_number(const struct number_flag *f, const char *arg, struct server_config *cfg,
+		      char *err, size_t err_cap)
 {
-	static const struct option options[] = {
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"catalog", required_argument, NULL, OPT_CATALOG},
-		{"threads", required_argument, NULL, OPT_THREADS},
-		{"check-catalog", required_argument, NULL, OPT_CHECK},
-		{"dump-catalog", no_argument, NULL, OPT_DUMP},
-		{"max-connections", required_argument, NULL, OPT_MAX_CONN},
-		{"max-client-connections", required_argument, NULL, OPT_MAX_CLIENT},
-		{"idle-timeout", required_argument, NULL, OPT_IDLE},
-		{"max-body", required_argument, NULL, OPT_MAX_BODY},
-		{"max-header", required_argument, NULL, OPT_MAX_HEADER},
-		{"drain-timeout", required_argument, NULL, OPT_DRAIN},
-		{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-		{"access-log", required_argument, NULL, OPT_ACCESS_LOG},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"help", no_argument, NULL, OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned long long v;
-	int opt;
+	char *member = (char *)cfg + f->offset;
+
+	if (parse_uint(arg, f->hi, &v) != 0 || v < f->lo) {
+		snprintf(err, err_cap, "--%s takes a whole number from %llu to %llu, not \"%s\"", f->name,
+			 f->lo, f->hi, arg);
+		return -1;
+	}
+	if (f->is_size) {
+		*(size_t *)(void *)member = (size_t)v;
+	} else {
+		*(unsigned *)(void *)member = (unsigned)v;
+	}
+	return 0;
+}
+
+static void set_defaults(struct server_config *cfg)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->action = CLI_SERVE;
@@ -138,104 +183,99 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 	cfg->max_body = 1u << 20;
 	cfg->max_header = 4096;
 	cfg->drain_timeout = 10;
+	cfg->header_timeout = 10;
+	cfg->body_timeout = 10;
+	cfg->body_min_rate = 1024;
+	cfg->body_budget = 64u << 20;
 	cfg->log_format = CLI_LOG_TEXT;
 	cfg->access_log = true;
+}
 
+/* A flag that takes a word, or none. */
+static int set_word(int opt, const char *a, struct server_config *cfg, char *err, size_t cap)
+{
+	switch (opt) {
+	case OPT_LISTEN:
+		if (parse_listen(a, cfg) != 0) {
+			snprintf(err, cap, "--listen takes HOST:PORT (port 0-65535), not \"%s\"", a);
+			return -1;
+		}
+		return 0;
+	case OPT_REUSE_PORT:
+		cfg->reuse_port = true;
+		return 0;
+	case OPT_CATALOG:
+		cfg->catalog_path = a;
+		return 0;
+	case OPT_CHECK:
+		cfg->action = CLI_CHECK_CATALOG;
+		cfg->check_path = a;
+		return 0;
+	case OPT_DUMP:
+		cfg->action = CLI_DUMP_CATALOG;
+		return 0;
+	case OPT_VERSION:
+		cfg->action = CLI_VERSION;
+		return 0;
+	case OPT_HELP:
+		cfg->action = CLI_HELP;
+		return 0;
+	case OPT_LOG_FORMAT:
+		if (strcmp(a, "text") != 0 && strcmp(a, "json") != 0) {
+			snprintf(err, cap, "--log-format takes text or json, not \"%s\"", a);
+			return -1;
+		}
+		cfg->log_format = strcmp(a, "json") == 0 ? CLI_LOG_JSON : CLI_LOG_TEXT;
+		return 0;
+	default: /* OPT_ACCESS_LOG */
+		if (strcmp(a, "on") != 0 && strcmp(a, "off") != 0) {
+			snprintf(err, cap, "--access-log takes on or off, not \"%s\"", a);
+			return -1;
+		}
+		cfg->access_log = strcmp(a, "on") == 0;
+		return 0;
+	}
+}
+
+/* Limits that only make sense together. */
+static int check_config(const struct server_config *cfg, char *err, size_t cap)
+{
+	if (cfg->body_budget < cfg->max_body) {
+		snprintf(err, cap, "--body-budget (%zu) is below --max-body (%zu): no body that size "
+			 "could ever be taken", cfg->body_budget, cfg->max_body);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_t err_cap)
+{
+	struct option options[NUM_WORDS + NUM_NUMBERS + 1];
+	int opt;
+
+	set_defaults(cfg);
+	memcpy(options, words, sizeof(words));
+	for (size_t i = 0; i < NUM_NUMBERS; i++) {
+		options[NUM_WORDS + i] = (struct option){numbers[i].name, required_argument, NULL,
+							 OPT_NUMBER + (int)i};
+	}
+	options[NUM_WORDS + NUM_NUMBERS] = (struct option){NULL, 0, NULL, 0};
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-		const char *a = optarg;
+		int rc;
 
-		switch (opt) {
-		case OPT_LISTEN:
-			if (parse_listen(a, cfg) != 0) {
-				snprintf(err, err_cap, "--listen takes HOST:PORT (port 0-65535), not \"%s\"", a);
-				return -1;
-			}
-			break;
-		case OPT_CATALOG:
-			cfg->catalog_path = a;
-			break;
-		case OPT_CHECK:
-			cfg->action = CLI_CHECK_CATALOG;
-			cfg->check_path = a;
-			break;
-		case OPT_DUMP:
-			cfg->action = CLI_DUMP_CATALOG;
-			break;
-		case OPT_VERSION:
-			cfg->action = CLI_VERSION;
-			break;
-		case OPT_HELP:
-			cfg->action = CLI_HELP;
-			break;
-		case OPT_THREADS:
-		case OPT_MAX_CONN:
-		case OPT_MAX_CLIENT:
-		case OPT_IDLE:
-		case OPT_DRAIN: {
-			/* each has its own sane range */
-			unsigned long long lo = opt == OPT_MAX_CLIENT ? 0 : 1;
-			unsigned long long hi = opt == OPT_THREADS ? 256 : opt == OPT_IDLE || opt == OPT_DRAIN ? 3600 : 1000000;
-
-			if (parse_uint(a, hi, &v) != 0 || v < lo) {
-				snprintf(err, err_cap, "%s takes a whole number from %llu to %llu, not \"%s\"",
-					 argv[optind - 1], lo, hi, a);
-				return -1;
-			}
-			if (opt == OPT_THREADS) {
-				cfg->threads = (unsigned)v;
-			} else if (opt == OPT_MAX_CONN) {
-				cfg->max_connections = (unsigned)v;
-			} else if (opt == OPT_MAX_CLIENT) {
-				cfg->per_client_connections = (unsigned)v;
-			} else if (opt == OPT_IDLE) {
-				cfg->idle_timeout = (unsigned)v;
-			} else {
-				cfg->drain_timeout = (unsigned)v;
-			}
-			break;
-		}
-		case OPT_MAX_BODY:
-		case OPT_MAX_HEADER: {
-			unsigned long long lo = opt == OPT_MAX_BODY ? 1024 : 2048;
-			unsigned long long hi = opt == OPT_MAX_BODY ? (64ull << 20) : (1ull << 20);
-
-			if (parse_uint(a, hi, &v) != 0 || v < lo) {
-				snprintf(err, err_cap, "%s takes a byte count from %llu to %llu, not \"%s\"",
-					 argv[optind - 1], lo, hi, a);
-				return -1;
-			}
-			if (opt == OPT_MAX_BODY) {
-				cfg->max_body = (size_t)v;
-			} else {
-				cfg->max_header = (size_t)v;
-			}
-			break;
-		}
-		case OPT_LOG_FORMAT:
-			if (strcmp(a, "text") == 0) {
-				cfg->log_format = CLI_LOG_TEXT;
-			} else if (strcmp(a, "json") == 0) {
-				cfg->log_format = CLI_LOG_JSON;
-			} else {
-				snprintf(err, err_cap, "--log-format takes text or json, not \"%s\"", a);
-				return -1;
-			}
-			break;
-		case OPT_ACCESS_LOG:
-			if (strcmp(a, "on") == 0 || strcmp(a, "off") == 0) {
-				cfg->access_log = strcmp(a, "on") == 0;
-			} else {
-				snprintf(err, err_cap, "--access-log takes on or off, not \"%s\"", a);
-				return -1;
-			}
-			break;
-		case ':':
+		if (opt == ':') {
 			snprintf(err, err_cap, "%s needs a value", argv[optind - 1]);
 			return -1;
-		default:
+		}
+		if (opt == '?') {
 			snprintf(err, err_cap, "unknown option \"%s\" (see --help)", argv[optind - 1]);
+			return -1;
+		}
+		rc = opt >= OPT_NUMBER ? set_number(&numbers[opt - OPT_NUMBER], optarg, cfg, err, err_cap)
+				       : set_word(opt, optarg, cfg, err, err_cap);
+		if (rc != 0) {
 			return -1;
 		}
 	}
@@ -243,5 +283,5 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 		snprintf(err, err_cap, "unexpected argument \"%s\" (see --help)", argv[optind]);
 		return -1;
 	}
-	return 0;
+	return check_config(cfg, err, err_cap);
 }

@@ -26,6 +26,11 @@ struct server_config {
 	size_t max_body;                 /* bytes */
 	size_t max_header;               /* bytes: request line + headers */
 	unsigned drain_timeout;          /* seconds */
+	unsigned header_timeout;         /* seconds: a request's line and headers */
+	unsigned body_timeout;           /* seconds: a body, before body_min_rate extends it */
+	size_t body_min_rate;            /* bytes a second; 0: none */
+	size_t body_budget;              /* bytes of request bodies held at once */
+	bool reuse_port;                 /* share the port with other processes (SO_REUSEPORT) */
 	enum cli_log_format log_format;
 	bool access_log;
 };

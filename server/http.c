@@ -2,7 +2,8 @@
 #include "http.h"
 
 #include <errno.h>
-#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h> /* TCP_NODELAY */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,19 +20,38 @@
 #include "jsonw.h"
 #include "problem.h"
 
-/* One request's state, from the URI log callback to the completion notice. */
+/* Room kept in a connection's memory for the answer's status line and
+ * headers (ours and libmicrohttpd's: the largest set is about 550 bytes). */
+#define ANSWER_RESERVE 1024u
+/* What libmicrohttpd 0.9.75 spends per header field, query parameter and
+ * cookie in the same memory: a 56-byte record, 16-byte aligned. */
+#define FIELD_RECORD 64u
+/* The memory a connection has beyond --max-header. */
+#define POOL_EXTRA 2048u
+
+/* One request: reset when its request line arrives. */
 struct request {
-	struct server *server;
-	char *uri;
-	size_t uri_len;
-	char *body;
-	size_t body_len, body_cap;
-	bool headers_seen;
-	bool answered;  /* a response is queued */
-	bool too_large; /* the body passed max_body; the rest is discarded */
-	size_t declared_len; /* Content-Length, 0 when absent */
-	size_t discarded;    /* bytes of a refused body read and dropped */
+	bool in_request;   /* the request line arrived and the request is not over */
+	bool headers_seen; /* on_request has seen the header block */
+	bool answered;     /* an answer is queued or written */
+	bool too_large;    /* the body passed --max-body; the rest is discarded */
+	bool over_budget;  /* the body budget was full; the rest is discarded */
+	bool keep_body;    /* a POST: the body is buffered for the api */
+	size_t discarded;  /* bytes of a refused body read and dropped */
 	uint64_t start_ns;
+	const char *uri;
+	size_t uri_len;
+	char *uri_heap; /* when the target is longer than uri_inline */
+	struct body body;
+};
+
+/* One connection, from libmicrohttpd's "started" notice to its "closed". */
+struct session {
+	struct server *server;
+	struct conntab_conn *conn;
+	int fd;
+	struct request req;
+	char uri_inline[256];
 };
 
 static uint64_t now_ns(void)
@@ -42,15 +62,53 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void mark(struct session *ss, enum conntab_phase phase, uint64_t now)
+{
+	if (ss->conn != NULL) {
+		conntab_mark(ss->conn, phase, now);
+	}
+}
+
+/* Ends the current request: its counters, its body, its target. */
+static void finish_request(struct session *ss)
+{
+	struct request *r = &ss->req;
+
+	if (!r->in_request) {
+		return;
+	}
+	atomic_fetch_sub(&ss->server->in_flight, 1);
+	body_release(&r->body, &ss->server->budget);
+	free(r->uri_heap);
+	memset(r, 0, sizeof(*r));
+	if (ss->conn != NULL) {
+		atomic_fetch_add_explicit(&ss->conn->requests, 1, memory_order_relaxed);
+	}
+	mark(ss, CONNTAB_WAITING, now_ns());
+}
+
+static struct session *session_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info != NULL ? info->socket_context : NULL;
+}
+
 /* MHD hands over the request target here, before it decodes anything: the
  * api layer wants the bytes as sent. The return value becomes *req_cls. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	struct server *s = cls;
-	size_t len;
+	struct session *ss = session_of(conn);
 	struct request *r;
+	size_t len;
 
-	(void)conn;
+	(void)cls;
+	if (ss == NULL) {
+		return NULL;
+	}
+	finish_request(ss); /* a request MHD dropped without a word */
+	r = &ss->req;
 	/* RFC 9112 3.2.2: a server must accept the absolute form
 	 * (GET http://host/path); the route is the path */
 	if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
@@ -59,46 +117,82 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 		uri = path != NULL ? path : "/";
 	}
 	len = strlen(uri);
-	/* one allocation: the state, then the target's bytes */
-	r = malloc(sizeof(*r) + len + 1);
-	if (r == NULL) {
-		return NULL;
+	if (len < sizeof(ss->uri_inline)) {
+		memcpy(ss->uri_inline, uri, len + 1);
+		r->uri = ss->uri_inline;
+	} else {
+		r->uri_heap = strdup(uri);
+		if (r->uri_heap == NULL) {
+			return NULL;
+		}
+		r->uri = r->uri_heap;
 	}
-	memset(r, 0, sizeof(*r));
-	r->server = s;
 	r->uri_len = len;
-	r->uri = (char *)(r + 1);
-	memcpy(r->uri, uri, len + 1);
+	r->in_request = true;
 	r->start_ns = now_ns();
-	atomic_fetch_add(&s->in_flight, 1);
-	return r;
+	atomic_fetch_add(&ss->server->in_flight, 1);
+	mark(ss, CONNTAB_HEADERS, r->start_ns);
+	return ss;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			 enum MHD_RequestTerminationCode why)
 {
-	struct server *s = cls;
-	struct request *r = *req_cls;
+	struct session *ss = *req_cls;
 
-	(void)conn;
-	(void)why;
-	if (r == NULL) {
+	(void)cls;
+	if (ss == NULL) {
 		return;
 	}
-	atomic_fetch_sub(&s->in_flight, 1);
-	free(r->body);
-	free(r);
 	*req_cls = NULL;
+	/* An error end with no answer queued, ours or MHD's own (it reports
+	 * "with error" after sending its own 431 too): MHD gave up on the
+	 * request, and session_end answers it. */
+	if (why == MHD_REQUEST_TERMINATED_WITH_ERROR && !ss->req.answered &&
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS) == NULL) {
+		return;
+	}
+	finish_request(ss);
 }
 
-/* Queues an answer with the headers every answer carries. A body the
- * response owns is handed to MHD (which free()s it) instead of copied. */
-static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, const char *method,
+/* Adds the response headers every answer carries. */
+static void add_headers(struct MHD_Response *resp, struct session *ss, const struct api_response *a)
+{
+	if (a->status != 304) {
+		/* RFC 9110 15.4.5: a 304 has no content, so no content type */
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	if (a->allow != NULL) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
+	}
+	if (a->status == 503) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	}
+	if (a->close || atomic_load(&ss->server->draining)) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
+	if (a->etag[0] != '\0') {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, a->etag);
+	}
+}
+
+static void account(struct session *ss, const char *method, int route, unsigned status,
+		    size_t bytes)
+{
+	uint64_t micros = (now_ns() - ss->req.start_ns) / 1000u;
+
+	metrics_request(ss->server->metrics, route, status, micros);
+	log_access(ss->server->log, method, ss->req.uri, ss->req.uri_len, status, bytes, micros);
+}
+
+/* Queues an answer. A body the response owns is handed to MHD (which
+ * free()s it) instead of copied. */
+static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
 			     struct api_response *a)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	uint64_t micros;
 
 	if (a->owned != NULL && a->body == a->owned) {
 		resp = MHD_create_response_from_buffer(a->body_len, a->owned, MHD_RESPMEM_MUST_FREE);
@@ -112,23 +206,12 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *r, con
 	if (resp == NULL) {
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	if (a->allow != NULL) {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
-	}
-	if (a->close || atomic_load(&r->server->draining)) {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	}
-	if (a->etag[0] != '\0') {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, a->etag);
-	}
+	add_headers(resp, ss, a);
 	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
 	MHD_destroy_response(resp);
-	micros = (now_ns() - r->start_ns) / 1000u;
-	metrics_request(r->server->metrics, a->route, (unsigned)a->status, micros);
-	log_access(r->server->log, method, r->uri, r->uri_len, (unsigned)a->status, a->body_len,
-		   micros);
+	ss->req.answered = true;
+	mark(ss, CONNTAB_REPLY, now_ns());
+	account(ss, method, a->route, (unsigned)a->status, a->body_len);
 	return ret;
 }
 
@@ -145,22 +228,29 @@ static int route_of(const struct request *r)
 	return is_metrics(r) ? METRICS_ROUTE_METRICS : api_route_of(r->uri, r->uri_len);
 }
 
-/* A request refused before the api saw it: a limit (413, 431) or HTTP
- * framing the server will not guess at (400, 417, 501). Written by the same
- * problem module as every other error. Framing errors close the
- * connection: where the body ends is unknown. */
-static enum MHD_Result refuse(struct MHD_Connection *conn, struct request *r, const char *method,
-			      enum problem_kind kind, const char *detail)
+/* A problem+json body, in a buffer the caller frees; NULL when out of memory. */
+static char *problem_body(enum problem_kind kind, const char *detail, size_t *len)
 {
-	struct api_response a = {0};
 	struct problem p;
 	struct jsonw w;
-	enum MHD_Result ret;
 
 	problem_set(&p, kind, NULL, NULL, "%s", detail);
 	jsonw_init(&w, 256);
 	problem_write(&w, &p);
-	a.owned = jsonw_take(&w, &a.body_len);
+	return jsonw_take(&w, len);
+}
+
+/* A request refused before the api saw it: a limit (413, 431, 503) or HTTP
+ * framing the server will not guess at (400, 417, 501). Written by the same
+ * problem module as every other error. Framing errors close the
+ * connection: where the body ends is unknown. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, const char *method,
+			      enum problem_kind kind, const char *detail)
+{
+	struct api_response a = {0};
+	enum MHD_Result ret;
+
+	a.owned = problem_body(kind, detail, &a.body_len);
 	if (a.owned == NULL) {
 		return MHD_NO;
 	}
@@ -168,32 +258,67 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, struct request *r, co
 	a.status = problem_status(kind);
 	a.content_type = "application/problem+json";
 	a.close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
-	a.route = route_of(r);
+	a.route = route_of(&ss->req);
 	/* the only route the server answers itself is /metrics */
 	a.allow = kind == PROBLEM_METHOD_NOT_ALLOWED ? "GET, HEAD" : NULL;
-	r->answered = true;
-	ret = queue(conn, r, method, &a);
+	ret = queue(conn, ss, method, &a);
 	free(a.owned); /* NULL unless queue failed to hand it over */
 	return ret;
 }
 
-static enum MHD_Result over_limit(struct MHD_Connection *conn, struct request *r,
+/* Writes a whole problem+json answer to the socket, for the requests
+ * libmicrohttpd has no memory left to answer. The connection closes after
+ * it (the caller returns MHD_NO, or this is the close). Nothing of an
+ * answer was sent before: MHD writes a response only once it has built
+ * all of its headers. */
+static void write_direct(struct session *ss, const char *method, enum problem_kind kind,
+			 const char *detail)
+{
+	char head[512], date[64];
+	size_t len = 0, n;
+	char *body = problem_body(kind, detail, &len);
+	unsigned status = (unsigned)problem_status(kind);
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	n = (size_t)snprintf(head, sizeof(head),
+			     "HTTP/1.1 %u %s\r\nDate: %s\r\nContent-Type: application/problem+json\r\n"
+			     "Cache-Control: no-cache\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n",
+			     status, MHD_get_reason_phrase_for(status), date, len);
+	ss->req.answered = true;
+	if (n < sizeof(head) && send(ss->fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n &&
+	    body != NULL && strcmp(method, "HEAD") != 0) {
+		(void)!send(ss->fd, body, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(body);
+	account(ss, method, route_of(&ss->req), status, len);
+}
+
+static enum MHD_Result over_limit(struct MHD_Connection *conn, struct session *ss,
 				  const char *method, enum problem_kind kind)
 {
-	char detail[96];
+	const struct server_config *cfg = ss->server->cfg;
+	char detail[160];
 
 	if (kind == PROBLEM_PAYLOAD_TOO_LARGE) {
-		snprintf(detail, sizeof(detail), "the body is over %zu bytes", r->server->cfg->max_body);
+		snprintf(detail, sizeof(detail), "the body is over %zu bytes", cfg->max_body);
+	} else if (kind == PROBLEM_OVERLOADED) {
+		snprintf(detail, sizeof(detail),
+			 "request bodies already hold the %zu bytes this server keeps for them; retry",
+			 cfg->body_budget);
 	} else {
 		snprintf(detail, sizeof(detail), "the request line and headers are over %zu bytes",
-			 r->server->cfg->max_header);
+			 cfg->max_header);
 	}
-	return refuse(conn, r, method, kind, detail);
+	return refuse(conn, ss, method, kind, detail);
 }
 
 /* What the headers say about size and framing, gathered in one pass. */
 struct framing {
-	size_t bytes; /* request line and headers, as sent */
+	size_t bytes;  /* request line and headers, as sent */
+	size_t fields; /* header fields, query parameters and cookies: MHD keeps a record of each */
 	unsigned hosts, lengths, encodings, expects;
 	const char *encoding, *expect;
 };
@@ -202,9 +327,11 @@ static enum MHD_Result inspect_header(void *cls, enum MHD_ValueKind kind, const 
 				      const char *value)
 {
 	struct framing *f = cls;
+	size_t value_len = value ? strlen(value) : 0;
 
 	(void)kind;
-	f->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+	f->bytes += strlen(key) + value_len + 4; /* ": " and CRLF */
+	f->fields++;
 	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
 		f->hosts++;
 	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
@@ -215,54 +342,158 @@ static enum MHD_Result inspect_header(void *cls, enum MHD_ValueKind kind, const 
 	} else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0) {
 		f->expects++;
 		f->expect = value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_COOKIE) == 0) {
+		/* MHD copies the cookie header and keeps a record per cookie */
+		f->bytes += value_len + 1;
+		for (const char *c = value; c != NULL && *c != '\0'; c++) {
+			f->fields += *c == ';';
+		}
+		f->fields++;
 	}
 	return MHD_YES;
 }
 
-/* The request line and headers within --max-header; and RFC 9112 where
+/* The framing problem with a request, or NULL: RFC 9112 where
  * libmicrohttpd 0.9.75 is lenient and leniency is how requests get
- * smuggled past a proxy: one Host (required in HTTP/1.1),
- * at most one Content-Length, never both Content-Length and
- * Transfer-Encoding, no transfer coding but chunked, and no expectation
- * but 100-continue. Returns true when the request may go on; otherwise a
- * refusal is queued and *ret is what to return to MHD. */
-static bool framing_ok(struct MHD_Connection *conn, struct request *r, const char *method,
+ * smuggled past a proxy. One Host (required in HTTP/1.1), at most one
+ * Content-Length, never both Content-Length and Transfer-Encoding. */
+static const char *framing_problem(const struct framing *f, const char *version)
+{
+	if (f->hosts > 1 || (f->hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
+		return "an HTTP/1.1 request needs exactly one Host header";
+	}
+	if (f->lengths > 1) {
+		return "more than one Content-Length header";
+	}
+	if (f->lengths == 1 && f->encodings > 0) {
+		return "both Content-Length and Transfer-Encoding";
+	}
+	if (f->encodings > 1) {
+		return "more than one Transfer-Encoding header";
+	}
+	return NULL;
+}
+
+/* Query parameters in the target: MHD keeps a record of each. */
+static size_t count_params(const struct request *r)
+{
+	const char *q = memchr(r->uri, '?', r->uri_len);
+	size_t n = 0;
+
+	for (; q != NULL && q < r->uri + r->uri_len; q++) {
+		n += *q == '?' || *q == '&';
+	}
+	return n;
+}
+
+/* The request line and headers within --max-header, with room left in the
+ * connection's memory for the answer; and framing splitkd will answer.
+ * Returns true when the request may go on; otherwise a refusal is queued
+ * (or written) and *ret is what to return to MHD. */
+static bool framing_ok(struct MHD_Connection *conn, struct session *ss, const char *method,
 		       const char *version, enum MHD_Result *ret)
 {
-	struct framing f = {r->uri_len + strlen(method) + 12, 0, 0, 0, 0, NULL, NULL};
-	const char *status_detail = NULL;
+	const struct server_config *cfg = ss->server->cfg;
+	struct framing f = {ss->req.uri_len + strlen(method) + 12, count_params(&ss->req), 0, 0, 0, 0,
+			    NULL, NULL};
+	const char *problem;
 
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, inspect_header, &f);
-	/* libmicrohttpd's own limit is a backstop set above this one, so the
-	 * usual over-size request gets a problem+json 431 from us */
-	if (f.bytes > r->server->cfg->max_header) {
-		*ret = over_limit(conn, r, method, PROBLEM_HEADER_TOO_LARGE);
+	if (f.bytes + FIELD_RECORD * (f.fields + 1) + ANSWER_RESERVE > cfg->max_header + POOL_EXTRA) {
+		/* no room for MHD to build an answer: write it ourselves */
+		write_direct(ss, method, PROBLEM_HEADER_TOO_LARGE,
+			     "the request line and headers, with 64 bytes for each header field, "
+			     "query parameter and cookie, do not fit this connection's memory");
+		*ret = MHD_NO;
 		return false;
 	}
-	if (f.hosts > 1 || (f.hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
-		status_detail = "an HTTP/1.1 request needs exactly one Host header";
-	} else if (f.lengths > 1) {
-		status_detail = "more than one Content-Length header";
-	} else if (f.lengths == 1 && f.encodings > 0) {
-		status_detail = "both Content-Length and Transfer-Encoding";
-	} else if (f.encodings > 1) {
-		status_detail = "more than one Transfer-Encoding header";
+	if (f.bytes > cfg->max_header) {
+		*ret = over_limit(conn, ss, method, PROBLEM_HEADER_TOO_LARGE);
+		return false;
 	}
-	if (status_detail != NULL) {
-		*ret = refuse(conn, r, method, PROBLEM_BAD_REQUEST, status_detail);
+	problem = framing_problem(&f, version);
+	if (problem != NULL) {
+		*ret = refuse(conn, ss, method, PROBLEM_BAD_REQUEST, problem);
 		return false;
 	}
 	if (f.encodings == 1 && strcasecmp(f.encoding, "chunked") != 0) {
-		*ret = refuse(conn, r, method, PROBLEM_NOT_IMPLEMENTED,
+		*ret = refuse(conn, ss, method, PROBLEM_NOT_IMPLEMENTED,
 			      "the only transfer coding accepted is chunked");
 		return false;
 	}
 	if (f.expects > 1 || (f.expects == 1 && strcasecmp(f.expect, "100-continue") != 0)) {
-		*ret = refuse(conn, r, method, PROBLEM_EXPECTATION_FAILED,
+		*ret = refuse(conn, ss, method, PROBLEM_EXPECTATION_FAILED,
 			      "the only expectation met is 100-continue");
 		return false;
 	}
 	return true;
+}
+
+/* The header block is complete: framing, limits, and the body's budget.
+ * Returns true when the request goes on to its body and answer. */
+static bool on_headers(struct MHD_Connection *conn, struct session *ss, const char *method,
+		       const char *version, enum MHD_Result *ret)
+{
+	const struct server_config *cfg = ss->server->cfg;
+	struct request *r = &ss->req;
+	const char *cl, *te;
+
+	r->headers_seen = true;
+	if (!framing_ok(conn, ss, method, version, ret)) {
+		return false;
+	}
+	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	r->keep_body = strcmp(method, "POST") == 0;
+	if (cl != NULL) {
+		unsigned long long declared = strtoull(cl, NULL, 10);
+
+		/* refuse a declared over-size body before reading any of it */
+		if (declared > cfg->max_body) {
+			*ret = over_limit(conn, ss, method, PROBLEM_PAYLOAD_TOO_LARGE);
+			return false;
+		}
+		if (r->keep_body && body_expect(&r->body, &ss->server->budget, (size_t)declared) !=
+					    BODY_OK) {
+			*ret = over_limit(conn, ss, method, PROBLEM_OVERLOADED);
+			return false;
+		}
+	}
+	mark(ss, (cl != NULL && strcmp(cl, "0") != 0) || te != NULL ? CONNTAB_BODY : CONNTAB_REPLY,
+	     now_ns());
+	*ret = MHD_YES;
+	return true;
+}
+
+/* A piece of the body. Kept for a POST within the limits; otherwise read
+ * and dropped (MHD cannot answer in the middle of a body: the refusal comes
+ * at its end), but only so far, then the connection is cut. */
+static enum MHD_Result on_upload(struct session *ss, const char *data, size_t n)
+{
+	const struct server_config *cfg = ss->server->cfg;
+	struct request *r = &ss->req;
+
+	if (ss->conn != NULL) {
+		atomic_fetch_add_explicit(&ss->conn->body_bytes, n, memory_order_relaxed);
+	}
+	if (!r->too_large && !r->over_budget && n > cfg->max_body - r->body.len - r->discarded) {
+		r->too_large = true; /* a body without Content-Length that grew too big */
+	}
+	if (r->too_large || r->over_budget || !r->keep_body) {
+		r->discarded += n;
+		return r->discarded > 16 * cfg->max_body ? MHD_NO : MHD_YES;
+	}
+	switch (body_append(&r->body, &ss->server->budget, data, n)) {
+	case BODY_OK:
+		return MHD_YES;
+	case BODY_OVER_BUDGET:
+		r->over_budget = true;
+		r->discarded = n;
+		return MHD_YES;
+	case BODY_NO_MEMORY:
+		break;
+	}
+	return MHD_NO;
 }
 
 static void on_decision(void *cls, const char *target, enum splitk_kind kind)
@@ -270,21 +501,37 @@ static void on_decision(void *cls, const char *target, enum splitk_kind kind)
 	metrics_decision(cls, target, kind);
 }
 
+static void fill_info(struct server *s, struct metrics_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->version = SPLITKD_VERSION;
+	info->build = SPLITKD_BUILD;
+	info->connections = conntab_count(&s->table);
+	info->max_connections = s->cfg->max_connections;
+	info->ready = !atomic_load(&s->draining);
+	for (int i = 0; i < CONNTAB_REASON_COUNT; i++) {
+		info->closed[i] = atomic_load_explicit(&s->table.closed[i], memory_order_relaxed);
+	}
+	info->shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
+	info->body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
+	info->body_budget = s->budget.cap;
+}
+
 /* GET /metrics. */
-static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct request *r,
+static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct session *ss,
 				     const char *method)
 {
-	struct server *s = r->server;
+	struct server *s = ss->server;
 	struct api_response a = {0};
 	struct holder_ref *ref;
-	struct metrics_info info = {SPLITKD_VERSION, SPLITKD_BUILD, NULL,
-				    atomic_load(&s->connections)};
+	struct metrics_info info;
 	enum MHD_Result ret;
 	char *text;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		return refuse(conn, r, method, PROBLEM_METHOD_NOT_ALLOWED, "/metrics takes GET, HEAD");
+		return refuse(conn, ss, method, PROBLEM_METHOD_NOT_ALLOWED, "/metrics takes GET, HEAD");
 	}
+	fill_info(s, &info);
 	info.digest = holder_acquire(s->holder, &ref)->digest;
 	text = metrics_render(s->metrics, &info, &a.body_len);
 	holder_release(s->holder, ref);
@@ -296,93 +543,30 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct request
 	a.body = text;
 	a.owned = text;
 	a.route = METRICS_ROUTE_METRICS;
-	ret = queue(conn, r, method, &a);
+	ret = queue(conn, ss, method, &a);
 	free(a.owned); /* NULL unless queue failed to hand it over */
 	return ret;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+/* The whole request is in: the api answers it. */
+static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, const char *method)
 {
-	struct server *s = cls;
-	struct request *r = *req_cls;
+	struct server *s = ss->server;
+	struct request *r = &ss->req;
 	struct api_context ctx;
 	struct api_request req;
 	struct api_response resp;
 	struct holder_ref *ref;
 	enum MHD_Result ret;
 
-	(void)url;
-	if (r == NULL) {
-		return MHD_NO; /* out of memory in on_uri: drop the connection */
-	}
-	if (!r->headers_seen) {
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-							     MHD_HTTP_HEADER_CONTENT_LENGTH);
-		enum MHD_Result refused;
-
-		r->headers_seen = true;
-		if (!framing_ok(conn, r, method, version, &refused)) {
-			return refused;
-		}
-		/* refuse a declared over-size body before reading any of it */
-		if (cl != NULL) {
-			unsigned long long declared = strtoull(cl, NULL, 10);
-
-			if (declared > s->cfg->max_body) {
-				return over_limit(conn, r, method, PROBLEM_PAYLOAD_TOO_LARGE);
-			}
-			r->declared_len = (size_t)declared;
-		}
-		return MHD_YES;
-	}
-	if (*upload_data_size != 0) {
-		size_t n = *upload_data_size;
-
-		*upload_data_size = 0;
-		if (r->too_large) {
-			/* MHD cannot answer in the middle of a body: read on and
-			 * answer 413 at its end, but only so far, then hang up */
-			r->discarded += n;
-			return r->discarded > 16 * s->cfg->max_body ? MHD_NO : MHD_YES;
-		}
-		if (n > s->cfg->max_body - r->body_len) {
-			r->too_large = true; /* a body without Content-Length that grew too big */
-			r->discarded = n;
-			return MHD_YES;
-		}
-		if (r->body_len + n > r->body_cap) {
-			/* Content-Length, when sent and within the limit, sizes the
-			 * buffer once; otherwise it doubles from 4 KiB */
-			size_t cap = r->body_cap ? r->body_cap
-						 : (r->declared_len > 0 ? r->declared_len : 4096);
-			char *grown;
-
-			while (cap < r->body_len + n) {
-				cap *= 2;
-			}
-			grown = realloc(r->body, cap);
-			if (grown == NULL) {
-				return MHD_NO;
-			}
-			r->body = grown;
-			r->body_cap = cap;
-		}
-		memcpy(r->body + r->body_len, upload_data, n);
-		r->body_len += n;
-		return MHD_YES;
-	}
-	if (r->answered) {
-		return MHD_YES;
-	}
 	if (r->too_large) {
-		return over_limit(conn, r, method, PROBLEM_PAYLOAD_TOO_LARGE);
+		return over_limit(conn, ss, method, PROBLEM_PAYLOAD_TOO_LARGE);
 	}
-
+	if (r->over_budget) {
+		return over_limit(conn, ss, method, PROBLEM_OVERLOADED);
+	}
 	if (is_metrics(r)) {
-		r->answered = true;
-		return serve_metrics(conn, r, method);
+		return serve_metrics(conn, ss, method);
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = holder_acquire(s->holder, &ref);
@@ -398,34 +582,93 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 						       MHD_HTTP_HEADER_CONTENT_TYPE);
 	req.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							MHD_HTTP_HEADER_IF_NONE_MATCH);
-	req.body = r->body ? r->body : "";
-	req.body_len = r->body_len;
+	req.body = r->body.buf ? r->body.buf : "";
+	req.body_len = r->body.len;
 	api_handle(&ctx, &req, &resp);
 	holder_release(s->holder, ref);
-	r->answered = true;
-	ret = queue(conn, r, method, &resp);
+	ret = queue(conn, ss, method, &resp);
 	api_response_cleanup(&resp);
 	return ret;
 }
 
-/* Over --max-connections, a new connection is closed at once: there is no
- * request yet to answer, so no status can be sent. */
-static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
 {
-	struct server *s = cls;
+	struct session *ss = *req_cls;
+	enum MHD_Result ret = MHD_YES;
 
-	(void)addr;
-	(void)len;
-	/* Counted here, at admission, not when MHD reports the connection
-	 * started: both worker threads may admit at once, and a count taken
-	 * later let a burst of eight through a limit of four. (Should MHD
-	 * fail to set up an admitted connection, out of memory, the count
-	 * stays one high: the limit errs on the strict side.) */
-	if (atomic_fetch_add(&s->connections, 1) >= s->cfg->max_connections) {
-		atomic_fetch_sub(&s->connections, 1);
-		return MHD_NO;
+	(void)cls;
+	(void)url;
+	if (ss == NULL) {
+		return MHD_NO; /* out of memory in on_uri: drop the connection */
 	}
-	return MHD_YES;
+	if (!ss->req.headers_seen) {
+		on_headers(conn, ss, method, version, &ret);
+		return ret;
+	}
+	if (*upload_data_size != 0) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		return ss->req.answered ? MHD_YES : on_upload(ss, upload_data, n);
+	}
+	if (ss->req.answered) {
+		return MHD_YES;
+	}
+	mark(ss, CONNTAB_REPLY, now_ns());
+	return answer(conn, ss, method);
+}
+
+/* Reads what the client sent and nobody will read, so that closing the
+ * socket sends FIN, not RST: a reset can destroy the answer on its way to
+ * a client still sending (RFC 9112 9.6). Bounded: a client that keeps
+ * sending is cut off. */
+static void drain_input(int fd)
+{
+	char sink[4096];
+
+	for (int i = 0; i < 16; i++) {
+		if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) {
+			return;
+		}
+	}
+}
+
+static void session_start(struct server *s, struct MHD_Connection *conn, void **socket_context)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct session *ss = calloc(1, sizeof(*ss));
+
+	*socket_context = ss;
+	if (ss == NULL || info == NULL) {
+		free(ss);
+		*socket_context = NULL;
+		return;
+	}
+	ss->server = s;
+	ss->fd = info->connect_fd;
+	ss->conn = conntab_find(&s->table, ss->fd);
+}
+
+static void session_end(struct server *s, struct session *ss)
+{
+	bool ours = ss->conn != NULL && conntab_closing(&s->table, ss->conn);
+
+	if (ss->req.in_request && !ss->req.answered && !ours) {
+		/* libmicrohttpd gave up on this request without answering, or
+		 * reported nothing at all: the client is still waiting */
+		write_direct(ss, "GET", ss->req.uri_len > s->cfg->max_header ? PROBLEM_URI_TOO_LONG
+									      : PROBLEM_HEADER_TOO_LARGE,
+			     "the request does not fit the memory a connection has");
+	}
+	finish_request(ss);
+	drain_input(ss->fd);
+	if (ss->conn != NULL) {
+		conntab_release(&s->table, ss->conn);
+	}
+	free(ss);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -433,92 +676,114 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 {
 	struct server *s = cls;
 
-	(void)conn;
-	(void)socket_context;
-	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		atomic_fetch_sub(&s->connections, 1);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		session_start(s, conn, socket_context);
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context != NULL) {
+		session_end(s, *socket_context);
+		*socket_context = NULL;
 	}
 }
 
-static int resolve(const struct server_config *cfg, struct sockaddr_storage *addr,
-		   socklen_t *len, char *err, size_t cap)
+/* The listener admitted a connection: the table chose its daemon. */
+static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct addrinfo hints, *res = NULL;
-	char port[8];
-	int rc;
+	struct server *s = cls;
+	enum conntab_reason why;
+	struct conntab_conn *c = conntab_admit(&s->table, fd, addr, now_ns(), &why);
+	int one = 1;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	snprintf(port, sizeof(port), "%u", cfg->port);
-	rc = getaddrinfo(cfg->host, port, &hints, &res);
-	if (rc != 0 || res == NULL) {
-		snprintf(err, cap, "cannot resolve listen address %s: %s", cfg->host, gai_strerror(rc));
+	if (c == NULL) {
+		close(fd); /* no request yet, so no status to send */
 		return -1;
 	}
-	memcpy(addr, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
-	freeaddrinfo(res);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (MHD_add_connection(s->daemons[c->engine], fd, addr, len) != MHD_YES) {
+		conntab_release(&s->table, c); /* MHD closed the socket */
+		return -1;
+	}
+	return 0;
+}
+
+static void tick(void *cls, uint64_t now)
+{
+	struct server *s = cls;
+
+	conntab_sweep(&s->table, now, listener_received_bytes);
+	/* after a burst of large bodies, give the memory back (8 MiB: well
+	 * above what a quiet server holds, so this stays rare) */
+	body_budget_trim(&s->budget, 8u << 20);
+}
+
+static int start_daemons(struct server *s, char *err, size_t err_cap)
+{
+	const struct server_config *cfg = s->cfg;
+	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
+	 * 12) epoll left a connection of a 256-client burst unanswered and
+	 * throughput fell from ~100k to ~1k requests/s; poll measured the same
+	 * speed without the stall (limits::a_burst_of_connections_is_all_answered).
+	 * TURBO: MHD does not shut a socket down before it reports the close,
+	 * so splitkd can still answer a request MHD gave up on (session_end). */
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+			 MHD_USE_TURBO;
+
+	s->daemons = calloc(cfg->threads, sizeof(*s->daemons));
+	if (s->daemons == NULL) {
+		snprintf(err, err_cap, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < cfg->threads; i++) {
+		s->daemons[i] = MHD_start_daemon(
+			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+			on_connection, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->table.cap,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
+			/* The pool holds the request line, the headers, MHD's records
+			 * of them and the answer's headers (framing_ok keeps room for
+			 * those). No bigger: MHD zeroes the whole pool after every
+			 * request (a 48 KiB pool was 15% of the time under load). */
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + POOL_EXTRA),
+			MHD_OPTION_END);
+		if (s->daemons[i] == NULL) {
+			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
+			return -1;
+		}
+		s->num_daemons = i + 1;
+	}
 	return 0;
 }
 
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
 		 const struct log *log, struct metrics *metrics, char *err, size_t err_cap)
 {
-	struct sockaddr_storage addr;
-	socklen_t addr_len;
-	const union MHD_DaemonInfo *info;
-	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
-	 * 12) epoll left a connection of a 256-client burst unanswered on one
-	 * worker thread and throughput fell from ~100k to ~1k requests/s;
-	 * poll measured the same speed without the stall (see the test
-	 * limits::a_burst_of_connections_is_all_answered). */
-	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC;
+	struct conntab_limits limits = {
+		cfg->max_connections,
+		cfg->per_client_connections,
+		cfg->threads,
+		(uint64_t)cfg->header_timeout * 1000000000u,
+		(uint64_t)cfg->body_timeout * 1000000000u,
+		cfg->body_min_rate,
+	};
 
 	memset(s, 0, sizeof(*s));
-	s->quiesced_fd = -1;
+	s->listener.fd = -1;
+	s->listener.wake[0] = s->listener.wake[1] = -1;
 	s->cfg = cfg;
 	s->holder = holder;
 	s->log = log;
 	s->metrics = metrics;
 	atomic_init(&s->draining, false);
 	atomic_init(&s->in_flight, 0);
-	atomic_init(&s->connections, 0);
-	if (resolve(cfg, &addr, &addr_len, err, err_cap) != 0) {
+	body_budget_init(&s->budget, cfg->body_budget);
+	if (conntab_init(&s->table, &limits) != 0) {
+		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
-	if (addr.ss_family == AF_INET6) {
-		flags |= MHD_USE_IPv6;
-	}
-	s->daemon = MHD_start_daemon(
-		flags, (uint16_t)cfg->port, on_accept, s, on_request, s,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
-		/* on_accept enforces the limit; MHD's own, per worker thread,
-		 * would leave connections waiting unseen in the backlog */
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)(cfg->max_connections + 64),
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->per_client_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
-		/* The pool holds the request line, the headers and the read
-		 * buffer. A little over --max-header, so on_request sees (and
-		 * answers) a request just over the limit before libmicrohttpd
-		 * must refuse it; no more, because MHD zeroes the whole pool after
-		 * every request (a 48 KiB pool was 15% of the time under load,
-		 * 16 KiB still 40% of the instructions). */
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + 2048),
-		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-		MHD_OPTION_END);
-	if (s->daemon == NULL) {
-		snprintf(err, err_cap, "cannot listen on %s:%u (in use, or not an address of this host?)",
-			 cfg->host, cfg->port);
+	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
+	    start_daemons(s, err, err_cap) != 0 ||
+	    listener_start(&s->listener, hand_over, tick, s, err, err_cap) != 0) {
 		return -1;
 	}
-	info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info != NULL ? info->port : cfg->port;
+	s->port = s->listener.port;
 	return 0;
 }
 
@@ -526,21 +791,14 @@ unsigned server_drain(struct server *s)
 {
 	uint64_t now = now_ns(), idle_since = 0;
 	uint64_t deadline = now + (uint64_t)s->cfg->drain_timeout * 1000000000u;
-	struct timespec tick = {0, 10 * 1000 * 1000};
+	struct timespec pause = {0, 10 * 1000 * 1000};
 	unsigned left;
 
 	atomic_store(&s->draining, true);
-	/* MHD returns the listen socket for us to close after the daemon stops.
-	 * Until then, shut it down: on Linux that takes it out of LISTEN, so a
-	 * new client is refused at once (and tries another replica) instead of
-	 * waiting in a backlog nobody accepts from. */
-	s->quiesced_fd = (int)MHD_quiesce_daemon(s->daemon);
-	if (s->quiesced_fd >= 0) {
-		shutdown(s->quiesced_fd, SHUT_RDWR);
-	}
+	listener_stop_accepting(&s->listener);
 	while (now < deadline) {
 		left = atomic_load(&s->in_flight);
-		if (left == 0 && atomic_load(&s->connections) == 0) {
+		if (left == 0 && conntab_count(&s->table) == 0) {
 			break;
 		}
 		/* A busy keep-alive client gets "Connection: close" on its next
@@ -552,20 +810,23 @@ unsigned server_drain(struct server *s)
 		} else if (now - idle_since >= 500u * 1000 * 1000) {
 			break;
 		}
-		nanosleep(&tick, NULL);
+		nanosleep(&pause, NULL);
 		now = now_ns();
 	}
+	conntab_close_idle(&s->table, true);
 	return atomic_load(&s->in_flight);
 }
 
 void server_stop(struct server *s)
 {
-	if (s->daemon != NULL) {
-		MHD_stop_daemon(s->daemon);
-		s->daemon = NULL;
+	listener_close(&s->listener);
+	for (unsigned i = 0; i < s->num_daemons; i++) {
+		MHD_stop_daemon(s->daemons[i]);
 	}
-	if (s->quiesced_fd >= 0) {
-		close(s->quiesced_fd);
-		s->quiesced_fd = -1;
+	free(s->daemons);
+	s->daemons = NULL;
+	s->num_daemons = 0;
+	if (s->table.conns != NULL) {
+		conntab_cleanup(&s->table);
 	}
 }

@@ -10,12 +10,21 @@
 
 #include "api.h"
 
-static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 413,
-							  414, 415, 429, 431, 500, 503};
+/* every status splitkd sends; anything else (MHD's own 505) is "other" */
+static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 413, 414,
+							  415, 417, 431, 500, 501, 503};
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
 							    2500, 5000, 10000, 25000, 100000};
 static const char *const kind_label[3] = {"legacy", "auto", "pinned"};
+static const char *const reason_label[CONNTAB_REASON_COUNT] = {
+	[CONNTAB_HEADER_TIMEOUT] = "header_timeout",
+	[CONNTAB_BODY_TIMEOUT] = "body_timeout",
+	[CONNTAB_RECLAIMED_IDLE] = "reclaimed_idle",
+	[CONNTAB_RECLAIMED_UNFINISHED] = "reclaimed_unfinished",
+	[CONNTAB_REFUSED_FULL] = "refused_full",
+	[CONNTAB_REFUSED_PER_CLIENT] = "refused_per_client",
+};
 
 void metrics_init(struct metrics *m)
 {
@@ -236,18 +245,12 @@ static void render_requests(struct metrics *m, struct out *o, int rows)
 	}
 }
 
-char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
+static void render_decisions(struct metrics *m, struct out *o)
 {
-	struct out o = {malloc(16384), 0, 16384, false};
 	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
-	int rows = route_row(METRICS_ROUTE_METRICS) + 2;
 
-	if (o.buf == NULL) {
-		return NULL;
-	}
-	render_requests(m, &o, rows);
-	put(&o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog target and policy kind.\n"
-		"# TYPE splitkd_decisions_total counter\n");
+	put(o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog target and policy kind.\n"
+	       "# TYPE splitkd_decisions_total counter\n");
 	for (size_t i = 0; i <= METRICS_MAX_TARGETS; i++) {
 		if (i >= n && i != METRICS_MAX_TARGETS) {
 			continue;
@@ -256,19 +259,59 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 			uint64_t v = load(&m->targets[i].by_kind[k]);
 
 			if (v != 0) {
-				put(&o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
+				put(o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
 				    m->targets[i].name, kind_label[k], (unsigned long long)v);
 			}
 		}
 	}
-	put(&o, "# HELP splitkd_not_modified_total Conditional GETs answered 304.\n"
-		"# TYPE splitkd_not_modified_total counter\n"
-		"splitkd_not_modified_total %llu\n",
+	put(o, "# HELP splitkd_not_modified_total Conditional GETs answered 304.\n"
+	       "# TYPE splitkd_not_modified_total counter\n"
+	       "splitkd_not_modified_total %llu\n",
 	    (unsigned long long)load(&m->not_modified));
-	put(&o, "# HELP splitkd_connections Open client connections.\n"
-		"# TYPE splitkd_connections gauge\n"
-		"splitkd_connections %u\n",
-	    info->connections);
+}
+
+/* Connections, the limits that protect them, and the body budget. */
+static void render_connections(struct out *o, const struct metrics_info *info)
+{
+	put(o, "# HELP splitkd_connections Open client connections.\n"
+	       "# TYPE splitkd_connections gauge\n"
+	       "splitkd_connections %u\n"
+	       "# HELP splitkd_connections_max The --max-connections limit.\n"
+	       "# TYPE splitkd_connections_max gauge\n"
+	       "splitkd_connections_max %u\n"
+	       "# HELP splitkd_ready 1 while ready, 0 while draining after SIGTERM.\n"
+	       "# TYPE splitkd_ready gauge\n"
+	       "splitkd_ready %d\n",
+	    info->connections, info->max_connections, info->ready ? 1 : 0);
+	put(o, "# HELP splitkd_connections_closed_total Connections splitkd closed or refused, by reason.\n"
+	       "# TYPE splitkd_connections_closed_total counter\n");
+	for (int r = 0; r < CONNTAB_REASON_COUNT; r++) {
+		put(o, "splitkd_connections_closed_total{reason=\"%s\"} %llu\n", reason_label[r],
+		    (unsigned long long)info->closed[r]);
+	}
+	put(o, "# HELP splitkd_requests_shed_total Requests answered 503 because the body budget was full.\n"
+	       "# TYPE splitkd_requests_shed_total counter\n"
+	       "splitkd_requests_shed_total %llu\n"
+	       "# HELP splitkd_body_buffered_bytes Request body bytes held now.\n"
+	       "# TYPE splitkd_body_buffered_bytes gauge\n"
+	       "splitkd_body_buffered_bytes %zu\n"
+	       "# HELP splitkd_body_budget_bytes The --body-budget limit.\n"
+	       "# TYPE splitkd_body_budget_bytes gauge\n"
+	       "splitkd_body_budget_bytes %zu\n",
+	    (unsigned long long)info->shed, info->body_buffered, info->body_budget);
+}
+
+char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
+{
+	struct out o = {malloc(16384), 0, 16384, false};
+	int rows = route_row(METRICS_ROUTE_METRICS) + 2;
+
+	if (o.buf == NULL) {
+		return NULL;
+	}
+	render_requests(m, &o, rows);
+	render_decisions(m, &o);
+	render_connections(&o, info);
 	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
 		"# TYPE splitkd_catalog_info gauge\n"
 		"splitkd_catalog_info{digest=\"%s\"} 1\n"

@@ -18,10 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conntab.h"
 #include "splitk.h"
 
 #define METRICS_MAX_ROUTES 24 /* the router's routes, /metrics, and "other" */
-#define METRICS_NUM_STATUS 13
+#define METRICS_NUM_STATUS 14
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128
 #define METRICS_ROUTE_NONE (-1)    /* no route: a 404 */
@@ -45,10 +46,14 @@ struct metrics {
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */
 };
 
-/* What a scrape shows besides the counters. */
+/* What a scrape shows besides the counters: the server's own state. */
 struct metrics_info {
 	const char *version, *build, *digest;
-	unsigned connections;
+	unsigned connections, max_connections;
+	bool ready;
+	uint64_t closed[CONNTAB_REASON_COUNT]; /* connections splitkd closed or refused */
+	uint64_t shed;                         /* requests refused for the body budget */
+	size_t body_buffered, body_budget;
 };
 
 void metrics_init(struct metrics *m);

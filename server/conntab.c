@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "conntab.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define MS 1000000u
+#define SECOND 1000000000u
+
+/* A client is its address without the port; IPv4 as IPv4-mapped IPv6. */
+static void client_key(const struct sockaddr *addr, unsigned char out[16])
+{
+	memset(out, 0, 16);
+	if (addr == NULL) {
+		return;
+	}
+	if (addr->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)addr;
+
+		out[10] = 0xff;
+		out[11] = 0xff;
+		memcpy(out + 12, &in->sin_addr, 4);
+	} else if (addr->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)addr;
+
+		memcpy(out, &in6->sin6_addr, 16);
+	}
+}
+
+static size_t client_hash(const unsigned char key[16], size_t cap)
+{
+	uint64_t a, b;
+
+	memcpy(&a, key, 8);
+	memcpy(&b, key + 8, 8);
+	return (size_t)(((a * 0x9E3779B97F4A7C15u) ^ b) * 0xBF58476D1CE4E5B9u >> 17) % cap;
+}
+
+/* The client's entry, inserted with count 0 when new. The table has twice
+ * as many entries as connections, so it never fills. */
+static unsigned client_get(struct conntab *t, const unsigned char key[16])
+{
+	size_t i = client_hash(key, t->client_cap);
+
+	while (t->clients[i].count != 0 && memcmp(t->clients[i].addr, key, 16) != 0) {
+		i = (i + 1) % t->client_cap;
+	}
+	memcpy(t->clients[i].addr, key, 16);
+	return (unsigned)i;
+}
+
+/* One connection fewer for a client; an entry that reaches zero is
+ * removed by shifting back the run after it (no tombstones). */
+static void client_drop(struct conntab *t, unsigned index)
+{
+	size_t hole = index, i = index;
+
+	if (index == t->heavy) {
+		t->heavy_stale = true;
+	}
+	if (--t->clients[index].count != 0) {
+		return;
+	}
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) % t->client_cap;
+		if (t->clients[i].count == 0) {
+			return;
+		}
+		home = client_hash(t->clients[i].addr, t->client_cap);
+		/* move i into the hole unless its home lies cyclically in (hole, i] */
+		if ((hole < i) ? (home <= hole || home > i) : (home <= hole && home > i)) {
+			t->clients[hole] = t->clients[i];
+			t->clients[i].count = 0;
+			t->heavy_stale = true;
+			for (size_t c = 0; c < t->cap; c++) {
+				if (t->conns[c].live && t->conns[c].client == i) {
+					t->conns[c].client = (unsigned)hole;
+				}
+			}
+			hole = i;
+		}
+	}
+}
+
+int conntab_init(struct conntab *t, const struct conntab_limits *limits)
+{
+	memset(t, 0, sizeof(*t));
+	t->limits = *limits;
+	if (t->limits.engines == 0) {
+		t->limits.engines = 1;
+	}
+	/* room for connections being closed beside a full table */
+	t->cap = (size_t)limits->max_connections + 64 + limits->max_connections / 8;
+	t->client_cap = 2 * t->cap;
+	t->conns = calloc(t->cap, sizeof(*t->conns));
+	t->clients = calloc(t->client_cap, sizeof(*t->clients));
+	t->engine_load = calloc(t->limits.engines, sizeof(*t->engine_load));
+	if (t->conns == NULL || t->clients == NULL || t->engine_load == NULL) {
+		conntab_cleanup(t);
+		return -1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		t->conns[i].fd = -1;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	return 0;
+}
+
+void conntab_cleanup(struct conntab *t)
+{
+	if (t->conns != NULL) {
+		pthread_mutex_destroy(&t->lock);
+	}
+	free(t->conns);
+	free(t->clients);
+	free(t->engine_load);
+	t->conns = NULL;
+	t->clients = NULL;
+	t->engine_load = NULL;
+}
+
+static int load_phase(const struct conntab_conn *c)
+{
+	return atomic_load_explicit(&c->phase, memory_order_relaxed);
+}
+
+static uint64_t load_since(const struct conntab_conn *c)
+{
+	return atomic_load_explicit(&c->since_ns, memory_order_relaxed);
+}
+
+/* Shuts a connection down for `why` (lock held). libmicrohttpd sees the
+ * end of the stream, closes it and reports that (conntab_release). */
+static void close_for(struct conntab *t, struct conntab_conn *c, enum conntab_reason why)
+{
+	c->closing = true;
+	t->count--;
+	client_drop(t, c->client);
+	if (c->fd >= 0) {
+		shutdown(c->fd, SHUT_RDWR);
+	}
+	atomic_fetch_add_explicit(&t->closed[why], 1, memory_order_relaxed);
+}
+
+/* An idle keep-alive connection: it answered a request and has been
+ * waiting for the next one at least CONNTAB_IDLE_RECLAIM_MS. */
+static bool is_idle(const struct conntab_conn *c, uint64_t now)
+{
+	return load_phase(c) == CONNTAB_WAITING &&
+	       atomic_load_explicit(&c->requests, memory_order_relaxed) > 0 &&
+	       now - load_since(c) >= CONNTAB_IDLE_RECLAIM_MS * MS;
+}
+
+/* A request that has not finished arriving (or a connection that never
+ * sent one), or an answer stuck in the send. */
+static bool is_unfinished(const struct conntab_conn *c, uint64_t now)
+{
+	switch (load_phase(c)) {
+	case CONNTAB_WAITING:
+		return atomic_load_explicit(&c->requests, memory_order_relaxed) == 0;
+	case CONNTAB_HEADERS:
+	case CONNTAB_BODY:
+		return true;
+	default:
+		return now - load_since(c) >= CONNTAB_STUCK_REPLY_MS * MS;
+	}
+}
+
+/* The longest idle connection, or NULL. A scan that finds none notes when
+ * the first could qualify, so a storm of newcomers against a busy full
+ * table costs one scan a second, not one per newcomer. */
+static struct conntab_conn *longest_idle(struct conntab *t, uint64_t now)
+{
+	struct conntab_conn *best = NULL;
+	uint64_t next = now + CONNTAB_IDLE_RECLAIM_MS * MS;
+
+	if (now < t->idle_check_ns) {
+		return NULL;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		struct conntab_conn *c = &t->conns[i];
+		uint64_t since = load_since(c);
+
+		if (!c->live || c->closing || load_phase(c) != CONNTAB_WAITING) {
+			continue;
+		}
+		if (is_idle(c, now) && (best == NULL || since < load_since(best))) {
+			best = c;
+		} else if (since + CONNTAB_IDLE_RECLAIM_MS * MS < next) {
+			next = since + CONNTAB_IDLE_RECLAIM_MS * MS;
+		}
+	}
+	if (best == NULL) {
+		t->idle_check_ns = next;
+	}
+	return best;
+}
+
+static unsigned heaviest_client(struct conntab *t)
+{
+	if (t->heavy_stale) {
+		t->heavy = 0;
+		for (size_t i = 1; i < t->client_cap; i++) {
+			if (t->clients[i].count > t->clients[t->heavy].count) {
+				t->heavy = (unsigned)i;
+			}
+		}
+		t->heavy_stale = false;
+	}
+	return t->heavy;
+}
+
+/* The heavy client's oldest unfinished request, else its oldest connection. */
+static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64_t now,
+				      bool *unfinished)
+{
+	struct conntab_conn *stuck = NULL, *oldest = NULL;
+
+	for (size_t i = 0; i < t->cap; i++) {
+		struct conntab_conn *c = &t->conns[i];
+
+		if (!c->live || c->closing || c->client != client) {
+			continue;
+		}
+		if (is_unfinished(c, now) && (stuck == NULL || load_since(c) < load_since(stuck))) {
+			stuck = c;
+		}
+		if (oldest == NULL || c->accepted_ns < oldest->accepted_ns) {
+			oldest = c;
+		}
+	}
+	*unfinished = stuck != NULL;
+	return stuck != NULL ? stuck : oldest;
+}
+
+/* Frees room for a newcomer of `client` in a full table (lock held).
+ * Returns false when nothing may give way. */
+static bool reclaim(struct conntab *t, unsigned client, uint64_t now)
+{
+	struct conntab_conn *victim = longest_idle(t, now);
+	unsigned heavy;
+	bool unfinished = false;
+
+	if (victim != NULL) {
+		close_for(t, victim, CONNTAB_RECLAIMED_IDLE);
+		return true;
+	}
+	heavy = heaviest_client(t);
+	/* a client may not push out its own: that only churns */
+	if (heavy == client || t->clients[heavy].count <= t->clients[client].count + 1) {
+		return false;
+	}
+	victim = oldest_of(t, heavy, now, &unfinished);
+	if (victim == NULL) {
+		return false;
+	}
+	(void)unfinished; /* an active connection of an over-share client counts as unfinished */
+	close_for(t, victim, CONNTAB_RECLAIMED_UNFINISHED);
+	return true;
+}
+
+static struct conntab_conn *free_slot(struct conntab *t)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->conns[i].live) {
+			return &t->conns[i];
+		}
+	}
+	return NULL;
+}
+
+static unsigned least_loaded(const struct conntab *t)
+{
+	unsigned best = 0;
+
+	for (unsigned e = 1; e < t->limits.engines; e++) {
+		if (t->engine_load[e] < t->engine_load[best]) {
+			best = e;
+		}
+	}
+	return best;
+}
+
+/* Decides whether a newcomer of `client` may come in (lock held). */
+static bool may_enter(struct conntab *t, unsigned client, uint64_t now, enum conntab_reason *why)
+{
+	if (t->limits.per_client != 0 && t->clients[client].count >= t->limits.per_client) {
+		*why = CONNTAB_REFUSED_PER_CLIENT;
+		return false;
+	}
+	if (t->count >= t->limits.max_connections && !reclaim(t, client, now)) {
+		*why = CONNTAB_REFUSED_FULL;
+		return false;
+	}
+	return true;
+}
+
+struct conntab_conn *conntab_admit(struct conntab *t, int fd, const struct sockaddr *addr,
+				   uint64_t now_ns, enum conntab_reason *why)
+{
+	unsigned char key[16];
+	struct conntab_conn *c = NULL;
+	unsigned client;
+
+	client_key(addr, key);
+	pthread_mutex_lock(&t->lock);
+	client = client_get(t, key);
+	if (may_enter(t, client, now_ns, why)) {
+		c = free_slot(t);
+		if (c == NULL) {
+			*why = CONNTAB_REFUSED_FULL; /* every spare slot is still closing */
+		}
+	}
+	if (c != NULL) {
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->live = true;
+		c->client = client;
+		c->engine = least_loaded(t);
+		c->accepted_ns = now_ns;
+		conntab_mark(c, CONNTAB_WAITING, now_ns);
+		if (++t->clients[client].count > t->clients[t->heavy].count) {
+			t->heavy = client;
+		}
+		t->engine_load[c->engine]++;
+		t->count++;
+	} else {
+		atomic_fetch_add_explicit(&t->closed[*why], 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return c;
+}
+
+struct conntab_conn *conntab_find(struct conntab *t, int fd)
+{
+	struct conntab_conn *found = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->cap && found == NULL; i++) {
+		if (t->conns[i].live && t->conns[i].fd == fd) {
+			found = &t->conns[i];
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
+void conntab_release(struct conntab *t, struct conntab_conn *c)
+{
+	pthread_mutex_lock(&t->lock);
+	if (c->live) {
+		if (!c->closing) {
+			t->count--;
+			client_drop(t, c->client);
+		}
+		t->engine_load[c->engine]--;
+		c->live = false;
+		c->fd = -1;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* A waiting connection: has a request line started arriving, and for how
+ * long? The kernel's count of received bytes tells, checked once it has
+ * waited a second (a busy keep-alive connection never gets this far). */
+static bool line_too_slow(struct conntab *t, struct conntab_conn *c, uint64_t now,
+			  conntab_rx_fn *rx)
+{
+	uint64_t since = load_since(c);
+	unsigned requests = atomic_load_explicit(&c->requests, memory_order_relaxed);
+	int64_t bytes;
+
+	if (now - since < SECOND) {
+		return false;
+	}
+	bytes = rx(c->fd);
+	if (bytes < 0) {
+		return false;
+	}
+	if (c->swept_requests != requests + 1 || c->rx_baseline > (uint64_t)bytes) {
+		/* a new wait: note where the byte count stands */
+		c->swept_requests = requests + 1;
+		c->rx_baseline = (uint64_t)bytes;
+		c->arriving_since = 0;
+		return false;
+	}
+	if (c->arriving_since == 0) {
+		if ((uint64_t)bytes > c->rx_baseline) {
+			c->arriving_since = now;
+		}
+		return false;
+	}
+	return now - c->arriving_since > t->limits.header_timeout_ns;
+}
+
+/* Whether a connection has missed a deadline, and which. */
+static bool overdue(struct conntab *t, struct conntab_conn *c, uint64_t now, conntab_rx_fn *rx,
+		    enum conntab_reason *why)
+{
+	uint64_t since = load_since(c), allowed;
+
+	switch (load_phase(c)) {
+	case CONNTAB_HEADERS:
+		*why = CONNTAB_HEADER_TIMEOUT;
+		return now - since > t->limits.header_timeout_ns;
+	case CONNTAB_BODY:
+		*why = CONNTAB_BODY_TIMEOUT;
+		allowed = t->limits.body_timeout_ns;
+		if (t->limits.body_min_rate != 0) {
+			/* Apache's MinRate: each min_rate bytes buys a second more */
+			allowed += atomic_load_explicit(&c->body_bytes, memory_order_relaxed) * SECOND /
+				   t->limits.body_min_rate;
+		}
+		return now - since > allowed;
+	case CONNTAB_WAITING:
+		*why = CONNTAB_HEADER_TIMEOUT;
+		return line_too_slow(t, c, now, rx);
+	default:
+		return false;
+	}
+}
+
+unsigned conntab_sweep(struct conntab *t, uint64_t now_ns, conntab_rx_fn *rx)
+{
+	unsigned closed = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->cap; i++) {
+		struct conntab_conn *c = &t->conns[i];
+		enum conntab_reason why;
+
+		if (c->live && !c->closing && overdue(t, c, now_ns, rx, &why)) {
+			close_for(t, c, why);
+			closed++;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return closed;
+}
+
+unsigned conntab_close_idle(struct conntab *t, bool fresh)
+{
+	unsigned closed = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->cap; i++) {
+		struct conntab_conn *c = &t->conns[i];
+
+		if (c->live && !c->closing && load_phase(c) == CONNTAB_WAITING &&
+		    (fresh || atomic_load_explicit(&c->requests, memory_order_relaxed) > 0)) {
+			c->closing = true;
+			t->count--;
+			client_drop(t, c->client);
+			if (c->fd >= 0) {
+				shutdown(c->fd, SHUT_RDWR);
+			}
+			closed++;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return closed;
+}
+
+bool conntab_closing(struct conntab *t, const struct conntab_conn *c)
+{
+	bool closing;
+
+	pthread_mutex_lock(&t->lock);
+	closing = c->closing;
+	pthread_mutex_unlock(&t->lock);
+	return closing;
+}
+
+unsigned conntab_count(struct conntab *t)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * conntab — every client connection splitkd holds, from accept to close:
+ * who holds how many, what each is doing, and which one gives way when the
+ * table is full.
+ *
+ * libmicrohttpd 0.9.75 has no deadline on a request's header block, no
+ * minimum rate for its body and no way to reclaim a connection when full;
+ * this table is where splitkd keeps what those need. The listener thread
+ * admits connections (conntab_admit) and sweeps for deadlines
+ * (conntab_sweep); the worker threads mark each request's phase on its
+ * connection (conntab_mark) with relaxed atomic stores — no lock on the
+ * request path.
+ *
+ * Admission when the table is full, in order (nginx reclaims idle
+ * keep-alive connections; a newcomer must not be starved by one client):
+ *   1. an idle keep-alive connection (a request answered, nothing since,
+ *      for at least CONNTAB_IDLE_RECLAIM_MS) gives way, the longest idle
+ *      first, whoever holds it;
+ *   2. otherwise, when the client holding the most connections holds more
+ *      than the newcomer's client would, that client's oldest unfinished
+ *      request gives way (one that has not finished arriving, or a
+ *      connection that never sent one), else its oldest connection;
+ *   3. otherwise the newcomer is refused.
+ * A connection splitkd closes is shut down (shutdown(2), which wakes
+ * libmicrohttpd) and stops counting against the limit at once; its slot
+ * is freed when libmicrohttpd reports the close (conntab_release), before
+ * the descriptor is closed, so a descriptor is never shut down after reuse.
+ *
+ * Locking: one mutex guards slots, client counts and the closing flags;
+ * held by the listener for admission and sweeps and by conntab_release.
+ * The phase fields are atomics.
+ */
+#ifndef SPLITKD_CONNTAB_H
+#define SPLITKD_CONNTAB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define CONNTAB_IDLE_RECLAIM_MS 1000u /* idle this long before it may be reclaimed */
+#define CONNTAB_STUCK_REPLY_MS 1000u  /* an answer still being sent after this is unfinished */
+
+/* What a connection's current request is doing. */
+enum conntab_phase {
+	CONNTAB_WAITING, /* no request line yet: new, or between requests */
+	CONNTAB_HEADERS, /* request line read, header block still arriving */
+	CONNTAB_BODY,    /* headers done, body arriving */
+	CONNTAB_REPLY,   /* answering */
+};
+
+/* Why splitkd closed or refused a connection; the metrics labels. */
+enum conntab_reason {
+	CONNTAB_HEADER_TIMEOUT,
+	CONNTAB_BODY_TIMEOUT,
+	CONNTAB_RECLAIMED_IDLE,
+	CONNTAB_RECLAIMED_UNFINISHED,
+	CONNTAB_REFUSED_FULL,
+	CONNTAB_REFUSED_PER_CLIENT,
+	CONNTAB_REASON_COUNT
+};
+
+struct conntab_conn {
+	/* guarded by the table lock */
+	int fd;
+	bool live;
+	bool closing; /* shut down by splitkd; no longer counted */
+	unsigned client; /* index into the client table */
+	unsigned engine; /* which worker serves it */
+	uint64_t accepted_ns;
+	/* written by the worker serving the connection, read by sweeps */
+	atomic_int phase;
+	atomic_uint_fast64_t since_ns;   /* when the phase began */
+	atomic_uint_fast64_t body_bytes; /* of the current request's body */
+	atomic_uint requests;            /* answered on this connection */
+	/* the sweeper's own notes on a waiting connection */
+	unsigned swept_requests;
+	uint64_t rx_baseline;
+	uint64_t arriving_since; /* first bytes of a request line seen; 0: none */
+};
+
+struct conntab_client {
+	unsigned char addr[16]; /* IPv6, or IPv4-mapped */
+	unsigned count;
+};
+
+struct conntab_limits {
+	unsigned max_connections;
+	unsigned per_client; /* 0: none */
+	unsigned engines;    /* worker threads to spread connections over */
+	uint64_t header_timeout_ns;
+	uint64_t body_timeout_ns;
+	uint64_t body_min_rate; /* bytes a second; 0: none */
+};
+
+struct conntab {
+	pthread_mutex_t lock;
+	struct conntab_limits limits;
+	struct conntab_conn *conns;
+	size_t cap;     /* slots: max_connections plus room for closing ones */
+	unsigned count; /* live and not closing */
+	struct conntab_client *clients;
+	size_t client_cap;
+	unsigned *engine_load; /* connections per engine */
+	unsigned heavy;        /* the client holding the most, unless heavy_stale */
+	bool heavy_stale;
+	uint64_t idle_check_ns; /* no connection can be idle long enough before this */
+	atomic_uint_fast64_t closed[CONNTAB_REASON_COUNT];
+};
+
+/* Returns 0, or -1 when out of memory. */
+int conntab_init(struct conntab *t, const struct conntab_limits *limits);
+void conntab_cleanup(struct conntab *t);
+
+/*
+ * Admits a new connection from `addr` on `fd`, reclaiming one if the table
+ * is full (see above). Returns the connection (its engine chosen: the
+ * least loaded), or NULL when refused, with *why set. Shuts down a
+ * reclaimed connection itself, under the lock.
+ */
+struct conntab_conn *conntab_admit(struct conntab *t, int fd, const struct sockaddr *addr,
+				   uint64_t now_ns, enum conntab_reason *why);
+
+/* The connection on fd, or NULL (called once per connection, at start). */
+struct conntab_conn *conntab_find(struct conntab *t, int fd);
+
+/* Frees a connection's slot: libmicrohttpd has closed it, or never took it. */
+void conntab_release(struct conntab *t, struct conntab_conn *c);
+
+/* A request's phase changes (worker thread; lock-free). */
+static inline void conntab_mark(struct conntab_conn *c, enum conntab_phase phase, uint64_t now_ns)
+{
+	atomic_store_explicit(&c->since_ns, now_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->phase, (int)phase, memory_order_relaxed);
+}
+
+/* Reads the bytes a socket has received in all (TCP_INFO), for the
+ * sweep's view of a request line that is still arriving; -1 when unknown.
+ * A function pointer so unit tests can stand in for the kernel. */
+typedef int64_t conntab_rx_fn(int fd);
+
+/*
+ * Closes every connection that missed its deadline: a header block not
+ * complete within header_timeout of its first byte, a body slower than
+ * body_timeout + body_bytes / body_min_rate. Returns how many it closed.
+ */
+unsigned conntab_sweep(struct conntab *t, uint64_t now_ns, conntab_rx_fn *rx);
+
+/* Draining: shuts down every connection between requests that has
+ * answered one; with `fresh`, also those that never sent a request. */
+unsigned conntab_close_idle(struct conntab *t, bool fresh);
+
+/* Whether splitkd itself shut this connection down. */
+bool conntab_closing(struct conntab *t, const struct conntab_conn *c);
+
+/* Connections being served (not counting those splitkd is closing). */
+unsigned conntab_count(struct conntab *t);
+
+#endif /* SPLITKD_CONNTAB_H */

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#define _GNU_SOURCE /* accept4 */
+#include "listener.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received; glibc's lacks it */
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ACCEPTS_PER_WAKE 64
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int resolve(const char *host, unsigned port, struct sockaddr_storage *addr,
+		   socklen_t *len, char *err, size_t cap)
+{
+	struct addrinfo hints, *res = NULL;
+	char service[8];
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(service, sizeof(service), "%u", port);
+	rc = getaddrinfo(host, service, &hints, &res);
+	if (rc != 0 || res == NULL) {
+		snprintf(err, cap, "cannot resolve listen address %s: %s", host, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(addr, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static unsigned bound_port(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		return 0;
+	}
+	if (a.ss_family == AF_INET6) {
+		return ntohs(((struct sockaddr_in6 *)(void *)&a)->sin6_port);
+	}
+	return ntohs(((struct sockaddr_in *)(void *)&a)->sin_port);
+}
+
+int listener_open(struct listener *l, const char *host, unsigned port, bool reuse_port,
+		  char *err, size_t err_cap)
+{
+	struct sockaddr_storage addr;
+	socklen_t len;
+	int one = 1;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+	l->wake[0] = l->wake[1] = -1;
+	if (resolve(host, port, &addr, &len, err, err_cap) != 0) {
+		return -1;
+	}
+	l->fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0) {
+		snprintf(err, err_cap, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* SO_REUSEADDR only lets a restart bind past TIME_WAIT; it never
+	 * shares a port another process listens on. SO_REUSEPORT would, so it
+	 * is set only when asked for. */
+	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (reuse_port) {
+		setsockopt(l->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	}
+	if (bind(l->fd, (struct sockaddr *)&addr, len) != 0 || listen(l->fd, SOMAXCONN) != 0) {
+		int e = errno;
+
+		snprintf(err, err_cap, "cannot listen on %s%s%s:%u: %s%s", strchr(host, ':') ? "[" : "",
+			 host, strchr(host, ':') ? "]" : "", port, strerror(e),
+			 e == EADDRINUSE ? " (is another splitkd running? --reuse-port shares the "
+					   "port on purpose)"
+					 : "");
+		listener_close(l);
+		return -1;
+	}
+	l->port = bound_port(l->fd);
+	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		snprintf(err, err_cap, "pipe: %s", strerror(errno));
+		listener_close(l);
+		return -1;
+	}
+	atomic_init(&l->accepting, true);
+	return 0;
+}
+
+/* Accepts what is waiting, a bounded number at a time so ticks keep
+ * their pace under a connection storm. */
+static void accept_some(struct listener *l)
+{
+	for (int i = 0; i < ACCEPTS_PER_WAKE; i++) {
+		struct sockaddr_storage addr;
+		socklen_t len = sizeof(addr);
+		int fd = accept4(l->fd, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE) {
+				/* out of descriptors: pause rather than spin on a
+				 * socket that stays readable */
+				struct timespec pause = {0, 10 * 1000 * 1000};
+
+				nanosleep(&pause, NULL);
+			}
+			return; /* EAGAIN, or an error the next wake retries */
+		}
+		l->on_accept(l->cls, fd, (struct sockaddr *)&addr, len);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct listener *l = arg;
+	uint64_t next_tick = now_ns();
+
+	for (;;) {
+		struct pollfd p[2] = {{l->wake[0], POLLIN, 0}, {l->fd, POLLIN, 0}};
+		bool accepting = atomic_load(&l->accepting);
+		uint64_t now = now_ns();
+		int timeout = now >= next_tick ? 0 : (int)((next_tick - now) / 1000000u) + 1;
+
+		if (poll(p, accepting ? 2 : 1, timeout) < 0 && errno != EINTR) {
+			break;
+		}
+		if (p[0].revents != 0) {
+			break;
+		}
+		if (accepting && (p[1].revents & POLLIN)) {
+			accept_some(l);
+		}
+		now = now_ns();
+		if (now >= next_tick) {
+			l->on_tick(l->cls, now);
+			next_tick = now + LISTENER_TICK_MS * 1000000u;
+		}
+	}
+	return NULL;
+}
+
+int listener_start(struct listener *l, listener_accept_fn *on_accept, listener_tick_fn *on_tick,
+		   void *cls, char *err, size_t err_cap)
+{
+	int rc;
+
+	l->on_accept = on_accept;
+	l->on_tick = on_tick;
+	l->cls = cls;
+	rc = pthread_create(&l->thread, NULL, run, l);
+	if (rc != 0) {
+		snprintf(err, err_cap, "cannot start the listener thread: %s", strerror(rc));
+		return -1;
+	}
+	l->running = true;
+	return 0;
+}
+
+void listener_stop_accepting(struct listener *l)
+{
+	atomic_store(&l->accepting, false);
+	/* On Linux this takes the socket out of LISTEN: a new client is
+	 * refused at once instead of waiting in a backlog nobody accepts
+	 * from. The descriptor stays open until listener_close. */
+	if (l->fd >= 0) {
+		shutdown(l->fd, SHUT_RDWR);
+	}
+	if (l->wake[1] >= 0) {
+		/* nudge the thread out of a poll that includes the socket */
+		(void)!write(l->wake[1], "", 0);
+	}
+}
+
+void listener_close(struct listener *l)
+{
+	if (l->running) {
+		(void)!write(l->wake[1], "x", 1);
+		pthread_join(l->thread, NULL);
+		l->running = false;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (l->wake[i] >= 0) {
+			close(l->wake[i]);
+			l->wake[i] = -1;
+		}
+	}
+	if (l->fd >= 0) {
+		close(l->fd);
+		l->fd = -1;
+	}
+}
+
+int64_t listener_received_bytes(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received)) {
+		return -1;
+	}
+	return (int64_t)ti.tcpi_bytes_received;
+}

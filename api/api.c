@@ -173,16 +173,14 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 }
 
 /* A 200 carries its tag; If-None-Match with that tag (or "*") turns it
- * into a 304 without a body. */
+ * into a 304. The 304 keeps the 200's body: the server sends none, but
+ * announces its length (RFC 9110 8.6: a 304's Content-Length, if any, is
+ * the 200's). */
 static void answer_conditionally(const struct api_request *req, struct api_response *resp)
 {
 	etag_of(resp->body, resp->body_len, resp->etag);
 	if (req->if_none_match != NULL && etag_none_match(req->if_none_match, resp->etag)) {
 		resp->status = 304;
-		free(resp->owned);
-		resp->owned = NULL;
-		resp->body = "";
-		resp->body_len = 0;
 	}
 }
 

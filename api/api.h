@@ -86,8 +86,9 @@ struct api_request {
 /*
  * What the server sends: the status; Content-Type; Allow when set; ETag
  * when set (on a 200 or 304 to GET/HEAD, and to POST on a route that opts
- * in); then headers[0..num_headers) in order; then the body (none on a
- * 304, and none for HEAD, which the api answers as GET).
+ * in); then headers[0..num_headers) in order; then the body — none for
+ * HEAD, which the api answers as GET, and none for a 304, which keeps the
+ * 200's body only so that the server can announce its length.
  */
 struct api_response {
 	int status;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
+
 static const char usage[] =
 	"usage: splitkd [options]\n"
 	"\n"
@@ -180,7 +182,7 @@ static void set_defaults(struct server_config *cfg)
 	cfg->threads = cpus > 0 && cpus < 256 ? (unsigned)cpus : 2;
 	cfg->max_connections = 1024;
 	cfg->idle_timeout = 30;
-	cfg->max_body = 1u << 20;
+	cfg->max_body = API_DEFAULT_MAX_BODY;
 	cfg->max_header = 4096;
 	cfg->drain_timeout = 10;
 	cfg->header_timeout = 10;

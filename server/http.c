@@ -166,14 +166,14 @@ static void add_headers(struct MHD_Response *resp, struct session *ss, const str
 	if (a->allow != NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
 	}
-	if (a->status == 503) {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-	}
 	if (a->close || atomic_load(&ss->server->draining)) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	if (a->etag[0] != '\0') {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, a->etag);
+	}
+	for (size_t i = 0; i < a->num_headers; i++) {
+		MHD_add_response_header(resp, a->headers[i].name, a->headers[i].value);
 	}
 }
 
@@ -187,7 +187,8 @@ static void account(struct session *ss, const char *method, int route, unsigned 
 }
 
 /* Queues an answer. A body the response owns is handed to MHD (which
- * free()s it) instead of copied. */
+ * free()s it), a static one is lent; neither is copied. For a 304 MHD
+ * sends no body but announces the 200's length, which the api kept. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
 			     struct api_response *a)
 {
@@ -201,7 +202,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 		}
 	} else {
 		resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body,
-						       MHD_RESPMEM_MUST_COPY);
+						       a->owned == NULL ? MHD_RESPMEM_PERSISTENT
+									: MHD_RESPMEM_MUST_COPY);
 	}
 	if (resp == NULL) {
 		return MHD_NO;
@@ -261,6 +263,9 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, c
 	a.route = route_of(&ss->req);
 	/* the only route the server answers itself is /metrics */
 	a.allow = kind == PROBLEM_METHOD_NOT_ALLOWED ? "GET, HEAD" : NULL;
+	if (kind == PROBLEM_OVERLOADED) {
+		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	}
 	ret = queue(conn, ss, method, &a);
 	free(a.owned); /* NULL unless queue failed to hand it over */
 	return ret;
@@ -531,6 +536,10 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct session
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		return refuse(conn, ss, method, PROBLEM_METHOD_NOT_ALLOWED, "/metrics takes GET, HEAD");
 	}
+	if (ss->req.uri_len > s->limits.max_uri) {
+		/* the same limit the api holds its routes to */
+		return refuse(conn, ss, method, PROBLEM_URI_TOO_LONG, "the request target is too long");
+	}
 	fill_info(s, &info);
 	info.digest = holder_acquire(s->holder, &ref)->digest;
 	text = metrics_render(s->metrics, &info, &a.body_len);
@@ -575,6 +584,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	ctx.draining = atomic_load(&s->draining);
 	ctx.version = SPLITKD_VERSION;
 	ctx.build = SPLITKD_BUILD;
+	ctx.limits = &s->limits;
 	req.method = method;
 	req.uri = r->uri;
 	req.uri_len = r->uri_len;
@@ -774,6 +784,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 	atomic_init(&s->draining, false);
 	atomic_init(&s->in_flight, 0);
 	body_budget_init(&s->budget, cfg->body_budget);
+	s->limits = (struct api_limits){cfg->max_body, API_DEFAULT_MAX_URI, API_DEFAULT_MAX_BATCH};
 	if (conntab_init(&s->table, &limits) != 0) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api.h"
 #include "body.h"
 #include "cli.h"
 #include "conntab.h"
@@ -48,6 +49,7 @@ struct server {
 	struct metrics *metrics;
 	struct conntab table;
 	struct body_budget budget;
+	struct api_limits limits; /* from cfg, for every request */
 	struct listener listener;
 	unsigned port; /* the bound port, after server_start */
 	atomic_bool draining;

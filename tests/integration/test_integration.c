@@ -271,11 +271,8 @@ Test(limits, long_uri_is_refused)
 }
 
 /* Limits raised above the defaults hold too (issue 9: --max-body 4194304
- * still refused a 2 MiB body, the handler having its own 1 MiB).
- * DISABLED until server/http.c passes its limits to the api
- * (api_context.limits); enable it with that change. */
-Test(raised, a_body_under_a_raised_max_body_is_answered, .fini = stop, .timeout = 60,
-     .disabled = true)
+ * still refused a 2 MiB body, the handler having its own 1 MiB). */
+Test(raised, a_body_under_a_raised_max_body_is_answered, .fini = stop, .timeout = 60)
 {
 	static const char *const args[] = {"--access-log", "off", "--max-body", "4194304", NULL};
 	static const char *const json[] = {"Content-Type: application/json", NULL};

@@ -62,10 +62,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void mark(struct session *ss, enum conntab_phase phase, uint64_t now)
+/* The connection table's clock: coarse (a few ms), which deadlines in
+ * seconds can afford, and a quarter of the cost of a precise read on every
+ * phase change. The listener ticks on the same clock. */
+static void mark(struct session *ss, enum conntab_phase phase)
 {
 	if (ss->conn != NULL) {
-		conntab_mark(ss->conn, phase, now);
+		conntab_mark(ss->conn, phase, listener_now_ns());
 	}
 }
 
@@ -84,7 +87,7 @@ static void finish_request(struct session *ss)
 	if (ss->conn != NULL) {
 		atomic_fetch_add_explicit(&ss->conn->requests, 1, memory_order_relaxed);
 	}
-	mark(ss, CONNTAB_WAITING, now_ns());
+	mark(ss, CONNTAB_WAITING);
 }
 
 static struct session *session_of(struct MHD_Connection *conn)
@@ -131,7 +134,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	r->in_request = true;
 	r->start_ns = now_ns();
 	atomic_fetch_add(&ss->server->in_flight, 1);
-	mark(ss, CONNTAB_HEADERS, r->start_ns);
+	mark(ss, CONNTAB_HEADERS);
 	return ss;
 }
 
@@ -212,7 +215,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
 	MHD_destroy_response(resp);
 	ss->req.answered = true;
-	mark(ss, CONNTAB_REPLY, now_ns());
+	mark(ss, CONNTAB_REPLY);
 	account(ss, method, a->route, (unsigned)a->status, a->body_len);
 	return ret;
 }
@@ -399,12 +402,18 @@ static bool framing_ok(struct MHD_Connection *conn, struct session *ss, const ch
 		       const char *version, enum MHD_Result *ret)
 {
 	const struct server_config *cfg = ss->server->cfg;
-	struct framing f = {ss->req.uri_len + strlen(method) + 12, count_params(&ss->req), 0, 0, 0, 0,
+	size_t pool = cfg->max_header + POOL_EXTRA;
+	/* a target has at most uri_len / 2 + 1 parameters: count them only
+	 * when that bound would not fit */
+	struct framing f = {ss->req.uri_len + strlen(method) + 12, ss->req.uri_len / 2 + 1, 0, 0, 0, 0,
 			    NULL, NULL};
 	const char *problem;
 
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, inspect_header, &f);
-	if (f.bytes + FIELD_RECORD * (f.fields + 1) + ANSWER_RESERVE > cfg->max_header + POOL_EXTRA) {
+	if (f.bytes + FIELD_RECORD * (f.fields + 1) + ANSWER_RESERVE > pool) {
+		f.fields -= ss->req.uri_len / 2 + 1 - count_params(&ss->req);
+	}
+	if (f.bytes + FIELD_RECORD * (f.fields + 1) + ANSWER_RESERVE > pool) {
 		/* no room for MHD to build an answer: write it ourselves */
 		write_direct(ss, method, PROBLEM_HEADER_TOO_LARGE,
 			     "the request line and headers, with 64 bytes for each header field, "
@@ -464,8 +473,9 @@ static bool on_headers(struct MHD_Connection *conn, struct session *ss, const ch
 			return false;
 		}
 	}
-	mark(ss, (cl != NULL && strcmp(cl, "0") != 0) || te != NULL ? CONNTAB_BODY : CONNTAB_REPLY,
-	     now_ns());
+	if ((cl != NULL && strcmp(cl, "0") != 0) || te != NULL) {
+		mark(ss, CONNTAB_BODY); /* a GET goes straight on to its answer */
+	}
 	*ret = MHD_YES;
 	return true;
 }
@@ -626,7 +636,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (ss->req.answered) {
 		return MHD_YES;
 	}
-	mark(ss, CONNTAB_REPLY, now_ns());
 	return answer(conn, ss, method);
 }
 
@@ -699,7 +708,7 @@ static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t l
 {
 	struct server *s = cls;
 	enum conntab_reason why;
-	struct conntab_conn *c = conntab_admit(&s->table, fd, addr, now_ns(), &why);
+	struct conntab_conn *c = conntab_admit(&s->table, fd, addr, listener_now_ns(), &why);
 	int one = 1;
 
 	if (c == NULL) {

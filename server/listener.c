@@ -16,11 +16,11 @@
 
 #define ACCEPTS_PER_WAKE 64
 
-static uint64_t now_ns(void)
+uint64_t listener_now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -133,12 +133,12 @@ static void accept_some(struct listener *l)
 static void *run(void *arg)
 {
 	struct listener *l = arg;
-	uint64_t next_tick = now_ns();
+	uint64_t next_tick = listener_now_ns();
 
 	for (;;) {
 		struct pollfd p[2] = {{l->wake[0], POLLIN, 0}, {l->fd, POLLIN, 0}};
 		bool accepting = atomic_load(&l->accepting);
-		uint64_t now = now_ns();
+		uint64_t now = listener_now_ns();
 		int timeout = now >= next_tick ? 0 : (int)((next_tick - now) / 1000000u) + 1;
 
 		if (poll(p, accepting ? 2 : 1, timeout) < 0 && errno != EINTR) {
@@ -150,7 +150,7 @@ static void *run(void *arg)
 		if (accepting && (p[1].revents & POLLIN)) {
 			accept_some(l);
 		}
-		now = now_ns();
+		now = listener_now_ns();
 		if (now >= next_tick) {
 			l->on_tick(l->cls, now);
 			next_tick = now + LISTENER_TICK_MS * 1000000u;

@@ -62,6 +62,10 @@ void listener_stop_accepting(struct listener *l);
 /* Stops the thread and closes the socket. Safe after a failed open. */
 void listener_close(struct listener *l);
 
+/* The clock of ticks and of the connection table: CLOCK_MONOTONIC_COARSE
+ * (a few milliseconds' resolution, cheaper to read), in nanoseconds. */
+uint64_t listener_now_ns(void);
+
 /* The bytes a connected TCP socket has received in all (the kernel's
  * TCP_INFO), or -1 when unknown. */
 int64_t listener_received_bytes(int fd);

@@ -37,6 +37,8 @@ struct request {
 	bool too_large;    /* the body passed --max-body; the rest is discarded */
 	bool over_budget;  /* the body budget was full; the rest is discarded */
 	bool keep_body;    /* a POST: the body is buffered for the api */
+	bool draining;     /* the server was draining when the headers came: the
+			    * answer says so (/readyz) and closes, both or neither */
 	size_t discarded;  /* bytes of a refused body read and dropped */
 	uint64_t start_ns;
 	const char *uri;
@@ -169,7 +171,7 @@ static void add_headers(struct MHD_Response *resp, struct session *ss, const str
 	if (a->allow != NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
 	}
-	if (a->close || atomic_load(&ss->server->draining)) {
+	if (a->close || ss->req.draining) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	if (a->etag[0] != '\0') {
@@ -453,6 +455,7 @@ static bool on_headers(struct MHD_Connection *conn, struct session *ss, const ch
 	const char *cl, *te;
 
 	r->headers_seen = true;
+	r->draining = atomic_load(&ss->server->draining);
 	if (!framing_ok(conn, ss, method, version, ret)) {
 		return false;
 	}
@@ -591,7 +594,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	ctx.catalog = holder_acquire(s->holder, &ref);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
-	ctx.draining = atomic_load(&s->draining);
+	ctx.draining = r->draining;
 	ctx.version = SPLITKD_VERSION;
 	ctx.build = SPLITKD_BUILD;
 	ctx.limits = &s->limits;

@@ -253,7 +253,7 @@ fuzz: deps
 #                 proxy cannot carry, straight to splitkd and judged by ajv
 #   sweep         request targets and heads of 1 byte to --max-header + 8 KiB
 #                 over raw sockets (Python, standard library), then SIGTERM
-.PHONY: lint-openapi
+.PHONY: lint-openapi conformance
 CONFORMANCE_DIR   := tests/conformance
 CONFORMANCE_TOOLS := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 
@@ -265,6 +265,10 @@ $(CONFORMANCE_TOOLS): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package
 lint-openapi: $(CONFORMANCE_TOOLS)
 	@echo "== redocly lint api/openapi.json (recommended rules)"
 	@node $(CONFORMANCE_DIR)/lint.js api/openapi.json
+
+conformance: deps all $(CONFORMANCE_TOOLS)
+	@echo "== conformance: splitkd behind Prism (validating proxy, --errors), and ajv"
+	@node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

@@ -253,7 +253,7 @@ fuzz: deps
 #                 proxy cannot carry, straight to splitkd and judged by ajv
 #   sweep         request targets and heads of 1 byte to --max-header + 8 KiB
 #                 over raw sockets (Python, standard library), then SIGTERM
-.PHONY: lint-openapi conformance
+.PHONY: lint-openapi conformance sweep
 CONFORMANCE_DIR   := tests/conformance
 CONFORMANCE_TOOLS := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 
@@ -269,6 +269,10 @@ lint-openapi: $(CONFORMANCE_TOOLS)
 conformance: deps all $(CONFORMANCE_TOOLS)
 	@echo "== conformance: splitkd behind Prism (validating proxy, --errors), and ajv"
 	@node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
+
+sweep: deps-test all
+	@echo "== sweep: request sizes over raw sockets, then SIGTERM"
+	@python3 $(CONFORMANCE_DIR)/sweep.py $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

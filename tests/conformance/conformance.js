@@ -90,7 +90,7 @@ function jsonOf(body) {
 function expectations(c, ans) {
 	const out = [];
 	if (ans.status !== c.expect) {
-		out.push(`status ${ans.status}, expected ${c.expect}: ${ans.body.toString('utf8').slice(0, 300)}`);
+		out.push(`status ${ans.status}, expected ${c.expect}: ${JSON.stringify(ans.body.toString('utf8').slice(0, 200))}`);
 		return out;
 	}
 	if (c.slug) {

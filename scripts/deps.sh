@@ -5,11 +5,13 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet
+# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet|conformance
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
 #   fuzz   build + clang and its libFuzzer runtime
+#   conformance  build + Node.js and npm (Redocly CLI 2.77 wants Node 20.19+
+#          or 22.12+: checked, not guessed) and python3 for the size sweep
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -54,18 +56,37 @@ fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
 	;;
+conformance)
+	need_cmd node nodejs
+	need_cmd npm npm
+	need_cmd python3 python3
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance" >&2
 	exit 2
 	;;
 esac
 
-[ -z "$missing" ] && exit 0
+# The pinned npm tools run on the machine's Node.js: say so plainly when it
+# is too old (Debian 12's own nodejs is 18), rather than fail inside them.
+check_node() {
+	[ "$profile" = conformance ] || return 0
+	node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+		process.exit(a >= 22 || (a === 20 && b >= 19) ? 0 : 1)' && return 0
+	echo "deps.sh: Node.js $(node --version) is too old for tests/conformance:" \
+		"Redocly CLI 2.77 needs 20.19+ or 22.12+" >&2
+	exit 1
+}
+
+if [ -z "$missing" ]; then
+	check_node
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "splitkd needs these Debian packages:$missing" >&2
@@ -78,3 +99,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086 # word splitting of the package list is intended
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+check_node

@@ -1,0 +1,690 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: AGPL-3.0-only
+//
+// splitkd against its own OpenAPI description, judged by a third party.
+//
+// Starts build/splitkd on a free loopback port and Stoplight Prism in proxy
+// mode with --errors in front of it, then sends every route and method
+// through Prism: Prism validates each request and each answer against
+// api/openapi.json, and any violation shows in its sl-violations header (or
+// turns the answer into Prism's own error). Answers a proxy cannot carry as
+// sent go straight to splitkd over a raw socket and are judged by ajv
+// against the same description (validate.js):
+//   - HEAD: Prism parses the empty content of a JSON HEAD answer as JSON
+//     and fails on it, whatever the server sent;
+//   - 405: Prism answers undescribed methods itself;
+//   - 400 bad-request, 417, 501: Node's HTTP parser (Prism's) refuses or
+//     normalises the framing first, and Prism re-mocks any upstream 501;
+//   - 413 on GET: Prism refuses to forward a GET with a body;
+//   - malformed JSON and duplicate members: Prism parses and re-serialises
+//     the body; a bad %-escape: Prism re-encodes the query;
+//   - an empty `spelling=`: Prism takes an empty value for an absent one;
+//   - a path no route matches: Prism answers 404 itself.
+// Requests the description forbids are sent twice: to splitkd, whose
+// answer must be the declared error, and through Prism, which must refuse
+// them (422) — the description and the server agree on what is wrong.
+// Finally a SIGTERM: /readyz answers 503 on a kept-alive connection.
+//
+// usage: node tests/conformance/conformance.js [path/to/splitkd]
+// Prints per-route counts and `N passed, M failed`; exit 0 only when every
+// check passed and no answer had a violation.
+'use strict';
+
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const procs = require('./procs');
+const raw = require('./rawhttp');
+const { Description } = require('./validate');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SPEC = path.join(ROOT, 'api', 'openapi.json');
+const BIN = path.resolve(process.argv[2] || path.join(ROOT, 'build', 'splitkd'));
+const LOGS = path.join(ROOT, 'build', 'conformance');
+const PRISM = require.resolve('@stoplight/prism-cli/dist/index.js');
+// The whole run normally takes ~10 s on the 2-core machine; the bound is
+// wide because CI shares those cores with other work.
+const DEADLINE_MS = 300000;
+// splitkd's limits for this run: --max-header above 8192 so a 414 (request
+// target over 8192 bytes) can be reached at all, and a --max-body a valid
+// batch can pass, to get a 413 through Prism.
+const MAX_HEADER = 16384;
+const MAX_BODY = 65536;
+
+const doc = JSON.parse(fs.readFileSync(SPEC, 'utf8'));
+const desc = new Description(doc);
+
+// ------------------------------------------------------------ bookkeeping
+const counts = new Map(); // "/template" -> {prism, direct, refused, methods}
+const failures = [];
+let passed = 0;
+let violations = 0;
+
+function count(method, p, how) {
+	const key = desc.route(p.split('?')[0]) || '(no route)';
+	if (!counts.has(key)) {
+		counts.set(key, { prism: 0, direct: 0, refused: 0, methods: new Set() });
+	}
+	counts.get(key)[how]++;
+	counts.get(key).methods.add(method);
+}
+
+function record(name, problems, nViolations = 0) {
+	violations += nViolations;
+	if (problems.length === 0) {
+		passed++;
+	} else {
+		failures.push(`${name}\n      ${problems.join('\n      ')}`);
+	}
+}
+
+function jsonOf(body) {
+	try {
+		return JSON.parse(body.toString('utf8'));
+	} catch (e) {
+		return undefined;
+	}
+}
+
+// Checks shared by both ways: status, problem slug, a case's own check.
+function expectations(c, ans) {
+	const out = [];
+	if (ans.status !== c.expect) {
+		out.push(`status ${ans.status}, expected ${c.expect}: ${JSON.stringify(ans.body.toString('utf8').slice(0, 200))}`);
+		return out;
+	}
+	if (c.slug) {
+		const j = jsonOf(ans.body);
+		if (!j || j.type !== `/problems/${c.slug}`) {
+			out.push(`problem type ${j && j.type}, expected /problems/${c.slug}`);
+		}
+	}
+	if (c.check) {
+		out.push(...c.check(ans, jsonOf(ans.body)));
+	}
+	return out;
+}
+
+// ------------------------------------------------------------ through Prism
+let prismPort = 0;
+
+function viaPrism(method, target, headers = {}, body = null, port = prismPort) {
+	return new Promise((resolve, reject) => {
+		const data = body === null ? null : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+		const h = { ...headers };
+		if (data !== null) {
+			h['Content-Length'] = data.length;
+		}
+		const req = http.request({ host: '127.0.0.1', port, method, path: target, headers: h, agent: false },
+			res => {
+				const parts = [];
+				res.on('data', d => parts.push(d));
+				res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }));
+				res.on('error', reject);
+			});
+		req.setTimeout(30000, () => req.destroy(new Error('no answer from Prism within 30 s')));
+		req.on('error', reject);
+		req.end(data === null ? undefined : data);
+	});
+}
+
+// What Prism found wrong with an answer: its sl-violations, or its own error.
+function prismFindings(ans) {
+	const out = [];
+	if (ans.headers['sl-violations']) {
+		let v = ans.headers['sl-violations'];
+		try {
+			v = JSON.parse(v).map(x => `${x.severity} ${(x.location || []).join('.')}: ${x.message}`);
+		} catch (e) {
+			v = [v];
+		}
+		out.push(...[].concat(v).map(x => `sl-violations: ${x}`));
+	}
+	const j = jsonOf(ans.body);
+	// Prism's own answers (a violation under --errors, or a failure to
+	// read the upstream's) have a type that is not one of splitkd's
+	if (j && typeof j.type === 'string' && !j.type.startsWith('/problems/') && ans.status >= 400) {
+		out.push(`Prism answered itself: ${j.title} ${JSON.stringify(j.validation || j.detail || '').slice(0, 400)}`);
+	}
+	return out;
+}
+
+async function prismCase(c) {
+	const method = c.method || 'GET';
+	let ans;
+	try {
+		ans = await viaPrism(method, c.path, c.headers, c.body === undefined ? null : c.body);
+	} catch (e) {
+		record(`prism ${method} ${c.path.slice(0, 100)}`, [e.message]);
+		return null;
+	}
+	const found = prismFindings(ans);
+	record(`prism ${method} ${c.name || c.path.slice(0, 100)}`, [...found, ...(found.length ? [] : expectations(c, ans))],
+		found.length);
+	count(method, c.path, 'prism');
+	return ans;
+}
+
+// ------------------------------------------------------------ straight to splitkd
+let serverPort = 0;
+
+function request(method, target, headers = [], body = null, { host = true } = {}) {
+	const lines = [`${method} ${target} HTTP/1.1`];
+	if (host) {
+		lines.push('Host: splitkd');
+	}
+	for (const [k, v] of headers) {
+		lines.push(`${k}: ${v}`);
+	}
+	let data = Buffer.alloc(0);
+	if (body !== null) {
+		data = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+	}
+	if (body !== null && !headers.some(([k]) => /^(content-length|transfer-encoding)$/i.test(k))) {
+		lines.push(`Content-Length: ${data.length}`);
+	}
+	return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), data]);
+}
+
+async function directCase(c) {
+	const method = c.method || 'GET';
+	const bytes = c.bytes || request(method, c.path, c.headers || [], c.body === undefined ? null : c.body);
+	const name = `direct ${method} ${c.name || c.path.slice(0, 100)}`;
+	let ans;
+	try {
+		ans = await raw.once(serverPort, bytes, method === 'HEAD');
+	} catch (e) {
+		record(name, [e.message]);
+		return null;
+	}
+	const judged = desc.check(method, c.path.split('?')[0], ans, c.opts || {});
+	record(name, [...judged.map(x => `description: ${x}`), ...expectations(c, ans)], judged.length);
+	count(method, c.path, 'direct');
+	return ans;
+}
+
+// A request the description forbids: splitkd answers the declared error,
+// and Prism, judging by the description alone, refuses it too.
+async function refusedCase(c) {
+	await directCase(c);
+	const method = c.method || 'GET';
+	const hdrs = Object.fromEntries(c.headers || []);
+	let ans;
+	try {
+		ans = await viaPrism(method, c.path, hdrs, c.body === undefined ? null : c.body);
+	} catch (e) {
+		record(`refused ${method} ${c.name || c.path}`, [e.message]);
+		return;
+	}
+	const j = jsonOf(ans.body);
+	const ok = ans.status === 422 && j && Array.isArray(j.validation) && j.validation.length > 0;
+	record(`refused ${method} ${c.name || c.path.slice(0, 100)}`,
+		ok ? [] : [`Prism let it through: ${ans.status} ${ans.body.toString('utf8').slice(0, 200)}`]);
+	count(method, c.path, 'refused');
+}
+
+// ------------------------------------------------------------ the requests
+// One request per route that answers 200, for the per-route cases below.
+const SAMPLE = {
+	'/v1/splits': '/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16',
+	'/v1/targets': '/v1/targets',
+	'/v1/targets/{name}': '/v1/targets/h100',
+	'/v1/models': '/v1/models',
+	'/v1/models/{name}': '/v1/models/llama-3.1-70b',
+	'/v1/catalog': '/v1/catalog',
+	'/v1/policy': '/v1/policy?spelling=auto',
+	'/v1/matrix': '/v1/matrix?max_batch_size=16',
+	'/healthz': '/healthz',
+	'/readyz': '/readyz',
+	'/version': '/version',
+	'/openapi.json': '/openapi.json',
+	'/problems/{type}': '/problems/unknown-target',
+	'/metrics': '/metrics',
+};
+const API_ROUTES = Object.keys(SAMPLE).filter(r => r !== '/metrics');
+const SLUGS = ['invalid-parameter', 'unknown-parameter', 'repeated-parameter', 'missing-parameter',
+	'malformed-query', 'malformed-json', 'unknown-target', 'unknown-model', 'not-found',
+	'method-not-allowed', 'unsupported-media-type', 'payload-too-large', 'uri-too-long',
+	'header-too-large', 'bad-request', 'expectation-failed', 'not-implemented', 'overloaded', 'internal'];
+const SPLITS = '/v1/splits';
+const JSON_CT = { 'Content-Type': 'application/json' };
+const JSON_CT_RAW = [['Content-Type', 'application/json']];
+const q = (target, model, extra = '') => `${SPLITS}?target=${target}&model=${model}${extra}`;
+
+function field(j, key, want) {
+	return j && j[key] === want ? [] : [`${key} is ${JSON.stringify(j && j[key])}, expected ${JSON.stringify(want)}`];
+}
+
+function batchOf(n, item) {
+	return { queries: Array.from({ length: n }, (_, i) => item(i)) };
+}
+
+function prismCases() {
+	const cases = [];
+	for (const r of Object.keys(SAMPLE)) {
+		cases.push({ path: SAMPLE[r], expect: 200 });
+		// over 8192 bytes of request target, under --max-header
+		cases.push({ name: `${r} 9000-byte target`, path: `${SAMPLE[r]}${SAMPLE[r].includes('?') ? '&' : '?'}pad=${'a'.repeat(9000)}`,
+			expect: 414, slug: 'uri-too-long' });
+		// request line and headers over --max-header (and under what the
+		// server can hold, so it answers rather than libmicrohttpd)
+		cases.push({ name: `${r} header block over --max-header`, path: SAMPLE[r],
+			headers: { 'X-Pad': 'p'.repeat(MAX_HEADER + 200) }, expect: 431, slug: 'header-too-large' });
+	}
+	for (const r of API_ROUTES) {
+		cases.push({ name: `${r} unknown parameter`, path: `${SAMPLE[r]}${SAMPLE[r].includes('?') ? '&' : '?'}bogus=1`,
+			expect: 400, slug: 'unknown-parameter' });
+	}
+	cases.push(
+		// GET /v1/splits
+		{ path: q('h100', 'qwen3.8-27b', '&max_batch_size=16'), expect: 200,
+			check: (a, j) => [...field(j, 'num_splits', 11), ...field(j, 'workspace_slots', 4224)] },
+		{ path: q('gb10', 'qwen3.8-27b', '&max_batch_size=16'), expect: 200, check: (a, j) => field(j, 'policy', 'legacy') },
+		{ path: q('h100', 'llama-3.1-70b', '&max_batch_size=16&head_dim=128&explain=1'), expect: 200,
+			check: (a, j) => (j && j.explain ? [] : ['no explain object']) },
+		{ path: q('h100', 'llama-3.1-70b', '&explain=TRUE'), expect: 200, check: (a, j) => (j && j.explain ? [] : ['no explain']) },
+		{ path: q('h100', 'llama-3.1-70b', '&explain=tRuE'), expect: 200, check: (a, j) => (j && j.explain ? [] : ['no explain']) },
+		{ path: q('h100', 'llama-3.1-70b', '&explain=False'), expect: 200, check: (a, j) => (j && !j.explain ? [] : ['explain']) },
+		{ path: q('h100', 'llama-3.1-70b', '&explain=0'), expect: 200, check: (a, j) => (j && !j.explain ? [] : ['explain']) },
+		{ path: q('h100', 'llama-3.1-70b', '&explain'), expect: 200, check: (a, j) => (j && j.explain ? [] : ['bare explain']) },
+		{ path: q('h100', 'llama-3.1-70b', '&explain='), expect: 200, check: (a, j) => (j && j.explain ? [] : ['empty explain']) },
+		{ path: `${SPLITS}?sm_count=4294967295&num_q_heads=3000000000&explain=1`, expect: 200,
+			check: (a, j) => [...field(j, 'target', null), ...field(j, 'model', null)] },
+		{ path: `${SPLITS}?sm_count=1&num_q_heads=1&head_dim=4294967295&max_batch_size=4294967295&max_rows=4294967295&explain=1`,
+			expect: 200 },
+		{ path: `${SPLITS}?sm_count=132&num_q_heads=24&max_batch_size=16&num_seqs=64&max_rows=8`, expect: 200 },
+		{ path: q('h100', 'qwen3.8-27b', '&override=4'), expect: 200, check: (a, j) => field(j, 'source', 'override') },
+		{ path: q('h100', 'qwen3.8-27b', '&override=99'), expect: 200, check: (a, j) => field(j, 'policy', '16') },
+		{ path: q('h100', 'qwen3.8-27b', '&override=atuo'), expect: 200, check: (a, j) => field(j, 'source', 'declared') },
+		{ path: q('h100', 'qwen3.8-27b', '&override=%20AUTO%20'), expect: 200 },
+		{ path: q('h100', 'qwen3.8-27b', '&override='), expect: 200 },
+		{ path: q('h100', 'qwen3.8-27b', '&declared=legacy'), expect: 200, check: (a, j) => field(j, 'declared', 'legacy') },
+		// a declaration that does not parse: what the engine does, with a warning
+		{ name: 'declared that does not parse', path: q('h100', 'qwen3.8-27b', '&declared=atuo'), expect: 200,
+			check: (a, j) => [...field(j, 'declared', 'legacy'), ...field(j, 'policy', 'legacy'),
+				...field(j, 'source', 'declared'),
+				...(j && j.warnings && j.warnings.some(w => w.includes('atuo')) ? [] : ['no warning names "atuo"'])] },
+		{ path: q('HOPPER', 'Qwen3.8-27B'), expect: 200, check: (a, j) => field(j, 'target', 'hopper') },
+		{ path: `${SPLITS}?target=h100&sm_count=100&model=qwen3-8b&num_q_heads=8&head_dim=64`, expect: 200,
+			check: (a, j) => field(j, 'sm_count', 100) },
+		{ path: `${SPLITS}?target=${'t'.repeat(256)}&model=qwen3-8b`, expect: 404, slug: 'unknown-target' },
+		{ path: q('hoper', 'qwen3-8b'), expect: 404, slug: 'unknown-target', check: (a, j) => field(j, 'suggestion', 'hopper') },
+		{ path: q('h100', 'qwen9'), expect: 404, slug: 'unknown-model' },
+		{ path: `${SPLITS}?target=h100`, expect: 400, slug: 'missing-parameter' },
+		{ path: `${SPLITS}?model=qwen3-8b`, expect: 400, slug: 'missing-parameter' },
+		{ path: q('h100', 'qwen3-8b', '&modle=x'), expect: 400, slug: 'unknown-parameter' },
+		{ path: q('h100', 'qwen3-8b', '&max_batch=16'), expect: 400, slug: 'unknown-parameter' },
+		{ name: '33 parameters', path: `${SPLITS}?${Array.from({ length: 33 }, (_, i) => `p${i}=1`).join('&')}`,
+			expect: 400, slug: 'malformed-query' },
+		// catalog
+		{ path: '/v1/targets/HOPPER', expect: 200, check: (a, j) => field(j, 'name', 'hopper') },
+		{ path: '/v1/targets/sm121', expect: 200, check: (a, j) => field(j, 'name', 'gb10') },
+		{ path: '/v1/targets/hoper', expect: 404, slug: 'unknown-target' },
+		{ path: '/v1/targets/a%2Fb', expect: 404, slug: 'unknown-target' },
+		{ path: '/v1/models/qwen3.8-27b', expect: 200 },
+		{ path: '/v1/models/qwen9', expect: 404, slug: 'unknown-model' },
+		// policy
+		...['auto', 'LEGACY', '%208%20', '0', 'off', '99', '4294967296', 'atuo', '%2B4', '007']
+			.map(s => ({ path: `/v1/policy?spelling=${s}`, expect: 200 })),
+		{ path: '/v1/policy?spelling=auto&spelling=legacy', expect: 400, slug: 'repeated-parameter', prismRefuses: true },
+		// matrix
+		{ path: '/v1/matrix', expect: 200, check: (a, j) => field(j, 'max_batch_size', 1) },
+		{ path: '/v1/matrix?max_batch_size=16&num_seqs=4&max_rows=32&override=atuo', expect: 200,
+			check: (a, j) => (j && j.warnings && j.warnings.length === 1 ? [] : ['no override warning']) },
+		{ path: '/v1/matrix?max_batch_size=16&override=2', expect: 200 },
+		{ path: '/v1/matrix?target=h100', expect: 400, slug: 'unknown-parameter' },
+		// problem types
+		...SLUGS.map(s => ({ path: `/problems/${s}`, expect: 200, check: (a, j) => field(j, 'type', `/problems/${s}`) })),
+		{ path: '/problems/nope', expect: 404, slug: 'not-found' },
+		{ path: '/problems/none', expect: 404, slug: 'not-found' },
+		// POST /v1/splits
+		{ method: 'POST', path: SPLITS, headers: JSON_CT, body: { target: 'h100', model: 'qwen3.8-27b', max_batch_size: 16 },
+			expect: 200, check: (a, j) => field(j, 'num_splits', 11) },
+		{ method: 'POST', path: SPLITS, headers: { 'Content-Type': 'application/json; charset=utf-8' },
+			body: { sm_count: 132, num_q_heads: 24, head_dim: 128, explain: true, override: 'atuo', declared: 'auto' }, expect: 200 },
+		{ method: 'POST', path: SPLITS, headers: JSON_CT, body: { target: 'h100', model: 'qwen3-8b', explain: false }, expect: 200 },
+		{ method: 'POST', path: SPLITS, headers: JSON_CT, body: { target: 'hoper', model: 'qwen3-8b' }, expect: 404, slug: 'unknown-target' },
+		{ method: 'POST', path: SPLITS, headers: JSON_CT, body: { target: 'h100', model: 'qwen9' }, expect: 404, slug: 'unknown-model' },
+		{ name: 'declared that does not parse', method: 'POST', path: SPLITS, headers: JSON_CT,
+			body: { target: 'h100', model: 'qwen3-8b', declared: 'atuo' }, expect: 200,
+			check: (a, j) => [...field(j, 'declared', 'legacy'), ...field(j, 'source', 'declared')] },
+		{ name: 'POST with a query string', method: 'POST', path: `${SPLITS}?target=h100`, headers: JSON_CT,
+			body: { target: 'h100', model: 'qwen3-8b' }, expect: 400, slug: 'unknown-parameter' },
+		{ name: 'batch, mixed results', method: 'POST', path: SPLITS, headers: JSON_CT,
+			body: { queries: [{ target: 'h100', model: 'qwen3-8b' }, { target: 'hoper', model: 'qwen3-8b' },
+				{ target: 'gb10', model: 'qwen9' }, { sm_count: 132, num_q_heads: 24, override: 'atuo', explain: true }] },
+			expect: 200, check: (a, j) => [...field(j, 'count', 4), ...field(j, 'failures', 2),
+				...(j && j.results && j.results[1].error && j.results[1].error.type === '/problems/unknown-target' ? [] : ['results[1] is not unknown-target'])] },
+		{ name: 'batch of 1024', method: 'POST', path: SPLITS, headers: JSON_CT,
+			body: batchOf(1024, i => ({ sm_count: 1 + i, num_q_heads: 8 })), expect: 200,
+			check: (a, j) => [...field(j, 'count', 1024), ...field(j, 'failures', 0)] },
+		{ name: `batch over --max-body (${MAX_BODY})`, method: 'POST', path: SPLITS, headers: JSON_CT,
+			body: batchOf(1024, i => ({ target: 'h100', model: 'qwen3.8-27b', max_batch_size: 1 + i, num_seqs: 1 })),
+			expect: 413, slug: 'payload-too-large' },
+	);
+	return cases;
+}
+
+// Straight to splitkd, for every route: what no proxy passes on as sent.
+function directPerRoute() {
+	const cases = [];
+	for (const r of Object.keys(SAMPLE)) {
+		const p = SAMPLE[r];
+		const allow = r === SPLITS ? 'GET, HEAD, POST' : 'GET, HEAD';
+		cases.push(
+			{ name: r, method: 'HEAD', path: p, expect: 200 },
+			{ name: r, method: 'DELETE', path: p, expect: 405, slug: 'method-not-allowed',
+				check: a => (a.headers.allow === allow ? [] : [`Allow: ${a.headers.allow}, expected ${allow}`]) },
+			{ name: `${r} (methods are case-sensitive)`, method: 'get', path: p, expect: 405, slug: 'method-not-allowed' },
+			{ name: `${r} without Host`, path: p, bytes: request('GET', p, [], null, { host: false }), expect: 400, slug: 'bad-request' },
+			{ name: `${r} two Hosts`, path: p, bytes: request('GET', p, [['Host', 'again']]), expect: 400, slug: 'bad-request' },
+			{ name: `${r} two Content-Lengths`, path: p, bytes: request('GET', p, [['Content-Length', '0'], ['Content-Length', '0']]),
+				expect: 400, slug: 'bad-request' },
+			{ name: `${r} Content-Length and chunked`, path: p,
+				bytes: request('GET', p, [['Content-Length', '5'], ['Transfer-Encoding', 'chunked']], '0\r\n\r\n'), expect: 400, slug: 'bad-request' },
+			{ name: `${r} Expect: bogus`, path: p, bytes: request('GET', p, [['Expect', 'bogus']]), expect: 417, slug: 'expectation-failed' },
+			{ name: `${r} Transfer-Encoding: gzip`, path: p, bytes: request('GET', p, [['Transfer-Encoding', 'gzip']]),
+				expect: 501, slug: 'not-implemented' },
+			{ name: `${r} body over --max-body`, path: p, bytes: request('GET', p, [['Content-Length', String(MAX_BODY + 1)]]),
+				expect: 413, slug: 'payload-too-large' },
+		);
+	}
+	return cases;
+}
+
+// Straight to splitkd: single errors no proxy passes on as sent.
+function directOther() {
+	const post = (name, body, expect, slug, extra = {}) => ({ name, method: 'POST', path: SPLITS,
+		bytes: request('POST', SPLITS, JSON_CT_RAW, body), expect, slug, ...extra });
+	return [
+		{ name: 'empty sm_count', path: q('h100', 'qwen3-8b', '&sm_count='), expect: 400, slug: 'invalid-parameter' },
+		{ name: 'empty spelling', path: '/v1/policy?spelling=', expect: 200, check: (a, j) => field(j, 'parses', false) },
+		{ name: 'bare spelling', path: '/v1/policy?spelling', expect: 200, check: (a, j) => field(j, 'spelling', '') },
+		{ name: 'bad %-escape', path: `${SPLITS}?target=h%zz0&model=qwen3-8b`, expect: 400, slug: 'malformed-query' },
+		{ name: 'name that does not %-decode', path: '/v1/targets/%zz', expect: 404, slug: 'not-found' },
+		{ name: 'no route', path: '/nope', expect: 404, slug: 'not-found' },
+		{ name: 'trailing slash', path: '/v1/targets/', expect: 404, slug: 'not-found' },
+		{ name: 'HEAD 404', method: 'HEAD', path: '/v1/targets/hoper', expect: 404 },
+		{ name: 'HEAD 400', method: 'HEAD', path: `${SPLITS}?target=h100`, expect: 400 },
+		{ name: 'HEAD /metrics', method: 'HEAD', path: '/metrics', expect: 200 },
+		{ name: '/metrics 9000-byte target', path: `/metrics?pad=${'a'.repeat(9000)}`, expect: 414, slug: 'uri-too-long' },
+		post('malformed JSON', '{"target":', 400, 'malformed-json', {
+			check: (a, j) => (j && /offset \d+/.test(j.detail) ? [] : [`detail does not say where: ${j && j.detail}`]) }),
+		post('trailing data', '{"target":"h100","model":"qwen3-8b"} x', 400, 'malformed-json'),
+		post('NUL byte', '{"target":"h\u0000"}', 400, 'malformed-json'),
+		post('invalid UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 400, 'malformed-json'),
+		post('nesting over 32', `${'['.repeat(33)}${']'.repeat(33)}`, 400, 'malformed-json'),
+		post('empty body', '', 400, 'malformed-json'),
+		post('duplicate member', '{"target":"h100","target":"h100","model":"qwen3-8b"}', 400, 'repeated-parameter'),
+		post('a JSON array', '[1]', 400, 'invalid-parameter'),
+		{ name: 'chunked POST', method: 'POST', path: SPLITS,
+			bytes: Buffer.from(`POST ${SPLITS} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+				'24\r\n{"target":"h100","model":"qwen3-8b"}\r\n0\r\n\r\n', 'latin1'), expect: 200 },
+		{ name: 'chunked POST over --max-body', method: 'POST', path: SPLITS,
+			bytes: Buffer.concat([Buffer.from(`POST ${SPLITS} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+				+ `${(MAX_BODY + 16).toString(16)}\r\n`, 'latin1'), Buffer.alloc(MAX_BODY + 16, 0x20), Buffer.from('\r\n0\r\n\r\n', 'latin1')]),
+			expect: 413, slug: 'payload-too-large' },
+	];
+}
+
+// Requests the description forbids: a declared error from splitkd, and a
+// refusal from Prism.
+function refused() {
+	const get = (name, extra, slug) => ({ name, path: q('h100', 'qwen3-8b', extra), expect: 400, slug });
+	const post = (name, body, expect, slug, ct = JSON_CT_RAW) => ({ name, method: 'POST', path: SPLITS,
+		headers: ct, body: typeof body === 'string' ? body : JSON.stringify(body), expect, slug });
+	return [
+		...['0', '007', '%2B4', '-1', '4294967296', '99999999999', '1e3', '12a', '%201']
+			.map(v => get(`sm_count=${v}`, `&sm_count=${v}`, 'invalid-parameter')),
+		get('max_rows=0', '&max_rows=0', 'invalid-parameter'),
+		get('explain=maybe', '&explain=maybe', 'invalid-parameter'),
+		get('explain=yes', '&explain=yes', 'invalid-parameter'),
+		get('override of 257 bytes', `&override=${'o'.repeat(257)}`, 'invalid-parameter'),
+		get('declared of 257 bytes', `&declared=${'d'.repeat(257)}`, 'invalid-parameter'),
+		{ name: 'target of 257 bytes', path: `${SPLITS}?target=${'t'.repeat(257)}&model=qwen3-8b`, expect: 400, slug: 'invalid-parameter' },
+		get('target twice', '&target=h100', 'repeated-parameter'),
+		get('max_batch_size twice', '&max_batch_size=1&max_batch_size=2', 'repeated-parameter'),
+		{ name: 'no spelling', path: '/v1/policy', expect: 400, slug: 'missing-parameter' },
+		{ name: 'spelling of 257 bytes', path: `/v1/policy?spelling=${'s'.repeat(257)}`, expect: 400, slug: 'invalid-parameter' },
+		{ name: 'matrix max_batch_size=0', path: '/v1/matrix?max_batch_size=0', expect: 400, slug: 'invalid-parameter' },
+		post('sm_count as a string', { target: 'h100', model: 'qwen3-8b', sm_count: '132' }, 400, 'invalid-parameter'),
+		post('sm_count 0', { target: 'h100', model: 'qwen3-8b', sm_count: 0 }, 400, 'invalid-parameter'),
+		post('sm_count 1.5', { target: 'h100', model: 'qwen3-8b', sm_count: 1.5 }, 400, 'invalid-parameter'),
+		post('sm_count 2^32', { target: 'h100', model: 'qwen3-8b', sm_count: 4294967296 }, 400, 'invalid-parameter'),
+		post('explain "yes"', { target: 'h100', model: 'qwen3-8b', explain: 'yes' }, 400, 'invalid-parameter'),
+		post('target null', { target: null, model: 'qwen3-8b' }, 400, 'invalid-parameter'),
+		post('override of 257 bytes', { target: 'h100', model: 'qwen3-8b', override: 'o'.repeat(257) }, 400, 'invalid-parameter'),
+		post('unknown member', { target: 'h100', model: 'qwen3-8b', modle: 'x' }, 400, 'unknown-parameter'),
+		post('no model', { target: 'h100' }, 400, 'missing-parameter'),
+		post('no target', { model: 'qwen3-8b' }, 400, 'missing-parameter'),
+		post('empty object', {}, 400, 'missing-parameter'),
+		post('a JSON string', '"h100"', 400, 'invalid-parameter'),
+		post('empty batch', { queries: [] }, 400, 'invalid-parameter'),
+		post('queries not an array', { queries: 5 }, 400, 'invalid-parameter'),
+		post('batch with a second member', { queries: [{ sm_count: 1, num_q_heads: 1 }], extra: 1 }, 400, 'unknown-parameter'),
+		post('batch of 1025', batchOf(1025, () => ({ sm_count: 1, num_q_heads: 1 })), 413, 'payload-too-large'),
+		{ ...post('batch with invalid items', { queries: [{ sm_count: 1, num_q_heads: 1 }, {}, 5, { sm_count: 0, num_q_heads: 1 }] }, 200),
+			check: (a, j) => [...field(j, 'count', 4), ...field(j, 'failures', 3)] },
+		post('text/plain', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'text/plain']]),
+		post('text/json', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'text/json']]),
+		post('application/jsonx', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'application/jsonx']]),
+	];
+}
+
+// 304 for every GET route, through Prism and straight, GET and HEAD.
+async function conditionalCases() {
+	for (const r of API_ROUTES) {
+		const p = SAMPLE[r];
+		let first;
+		try {
+			first = await raw.once(serverPort, request('GET', p));
+		} catch (e) {
+			record(`conditional ${r}`, [e.message]);
+			continue;
+		}
+		const etag = first.headers.etag;
+		if (first.status !== 200 || !etag) {
+			record(`conditional ${r}`, [`GET answered ${first.status} with ETag ${etag}`]);
+			continue;
+		}
+		const length200 = first.body.length;
+		const noBody = a => (a.body.length === 0 ? [] : [`304 with ${a.body.length} bytes of content`]);
+		await directCase({ name: `${r} If-None-Match`, path: p, headers: [['If-None-Match', etag]], expect: 304,
+			opts: { length200 }, check: noBody });
+		await directCase({ name: `${r} If-None-Match`, method: 'HEAD', path: p, headers: [['If-None-Match', etag]],
+			expect: 304, opts: { length200 } });
+		await directCase({ name: `${r} If-None-Match weak, in a list`, path: p,
+			headers: [['If-None-Match', `"0000000000000000", W/${etag}`]], expect: 304, opts: { length200 } });
+		await directCase({ name: `${r} If-None-Match other`, path: p, headers: [['If-None-Match', '"0000000000000000"']],
+			expect: 200 });
+		await prismCase({ name: `${r} If-None-Match`, path: p, headers: { 'If-None-Match': etag }, expect: 304, check: noBody });
+		await prismCase({ name: `${r} If-None-Match *`, path: p, headers: { 'If-None-Match': '*' }, expect: 304 });
+	}
+}
+
+// Prism must flag an answer that breaks the description, or every "0
+// violations" above proves nothing: a stand-in upstream answers /healthz
+// with a body the description forbids.
+async function prismSelfTest() {
+	const fake = http.createServer((req, res) => {
+		res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', ETag: '"0123456789abcdef"' });
+		res.end('{"status":"fine","extra":1}');
+	});
+	await new Promise(resolve => fake.listen(0, '127.0.0.1', resolve));
+	try {
+		const { match } = await procs.start('prism (self-test)', process.execPath,
+			[PRISM, 'proxy', SPEC, `http://127.0.0.1:${fake.address().port}`, '--errors', '-h', '127.0.0.1', '-p', '0'],
+			{ logFile: path.join(LOGS, 'prism-selftest.log'), ready: /Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 90000 });
+		const ans = await viaPrism('GET', '/healthz', {}, null, Number(match[1]));
+		const found = prismFindings(ans);
+		record('self-test: Prism flags a /healthz answer the description forbids',
+			found.length > 0 ? [] : [`Prism passed it: ${ans.status} ${ans.body}`]);
+	} finally {
+		fake.close();
+	}
+}
+
+// SIGTERM: an open keep-alive connection's next /readyz is 503, then exit 0.
+async function drainCase(server) {
+	const c = await raw.connect(serverPort);
+	try {
+		const ok = await c.exchange(request('GET', '/readyz'));
+		record('drain: /readyz before SIGTERM', ok.status === 200 ? [] : [`status ${ok.status}`]);
+		const draining = procs.waitOutput(server, /drain/, 5000);
+		server.kill('SIGTERM');
+		if (!(await draining)) {
+			record('drain: splitkd logs the drain', ['no drain line within 5 s']);
+			return;
+		}
+		// draining starts just after the log line: ask until it shows (each
+		// answer before it is a plain 200, and keeps the connection busy)
+		let ans = null;
+		for (let i = 0; i < 50 && (ans === null || ans.status === 200); i++) {
+			ans = await c.exchange(request('GET', '/readyz'));
+			if (ans.status === 200) {
+				await new Promise(resolve => setTimeout(resolve, 10));
+			}
+		}
+		const judged = desc.check('GET', '/readyz', ans);
+		record('drain: /readyz on a kept-alive connection', [...judged.map(x => `description: ${x}`),
+			...(ans.status === 503 ? [] : [`status ${ans.status}, expected 503`]),
+			...(/close/i.test(ans.headers.connection || '') ? [] : ['no Connection: close'])], judged.length);
+		count('GET', '/readyz', 'direct');
+	} catch (e) {
+		record('drain: /readyz on a kept-alive connection', [e.message]);
+	} finally {
+		c.close();
+	}
+	const exit = await procs.waitExit(server, 15000);
+	record('drain: splitkd exits 0 after SIGTERM', exit && exit[0] === 0 ? [] : [`exit ${JSON.stringify(exit)}`]);
+}
+
+// The ajv judge must find fault where there is fault, or every "0
+// violations" from it proves nothing: answers that break the description.
+function validatorSelfTest() {
+	const a = (status, headers, body) => ({ status, headers, body: Buffer.from(body) });
+	const json = { 'content-type': 'application/json', 'cache-control': 'no-cache', etag: '"0123456789abcdef"' };
+	const problem = { 'content-type': 'application/problem+json', 'cache-control': 'no-cache' };
+	const decision = { target: 'hopper', sm_count: 132, declared: 'auto', model: null, num_q_heads: 24,
+		head_dim: null, max_batch_size: 1, num_seqs: 1, max_rows: 1, override: null, policy: 'auto',
+		source: 'declared', num_splits: 11, workspace_slots: 264, workspace_bytes: null, warnings: [],
+		catalog: 'fnv1a64:0123456789abcdef' };
+	const { policy, ...noPolicy } = decision;
+	const bad = [
+		['a /healthz status the description does not allow', 'GET', '/healthz', a(200, json, '{"status":"fine"}')],
+		['a decision without policy', 'GET', SPLITS, a(200, json, JSON.stringify(noPolicy))],
+		['a decision with an extra member', 'GET', SPLITS, a(200, json, JSON.stringify({ ...decision, extra: 1 }))],
+		['a POST answer that is neither branch', 'POST', SPLITS, a(200, { ...json }, '{}')],
+		['a 200 without ETag', 'GET', '/healthz', a(200, problem, '{"status":"ok"}')],
+		['a 405 without Allow', 'DELETE', SPLITS, a(405, problem,
+			'{"type":"/problems/method-not-allowed","title":"t","status":405,"detail":"d"}')],
+		['a 404 typed as a 400', 'GET', '/v1/targets/x', a(404, problem,
+			'{"type":"/problems/invalid-parameter","title":"t","status":404,"detail":"d"}')],
+		['an undeclared status', 'GET', '/v1/targets', a(418, problem, '{}')],
+		['a 304 with Content-Type', 'GET', '/healthz', a(304, json, '')],
+		['a HEAD with content', 'HEAD', '/healthz', a(200, json, '{"status":"ok"}')],
+		['/metrics as JSON', 'GET', '/metrics', a(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' }, '{}')],
+	];
+	for (const [name, method, p, ans] of bad) {
+		const found = desc.check(method, p, ans);
+		record(`self-test: ajv finds fault with ${name}`, found.length > 0 ? [] : ['no fault found']);
+	}
+	record('self-test: ajv passes a good decision',
+		desc.check('GET', SPLITS, a(200, json, JSON.stringify(decision))).map(x => `description: ${x}`));
+}
+
+function coverage() {
+	const described = Object.keys(doc.paths).sort();
+	const sampled = Object.keys(SAMPLE).sort();
+	record('every described path has a sample request', described.join() === sampled.join() ? []
+		: [`described ${described.join(' ')}; sampled ${sampled.join(' ')}`]);
+}
+
+function report() {
+	const rows = [...counts.entries()].sort(([a], [b]) => a.localeCompare(b));
+	const w = Math.max(...rows.map(([k]) => k.length), 10);
+	console.log(`\n${'route'.padEnd(w)}  prism  direct  refused  methods`);
+	const total = { prism: 0, direct: 0, refused: 0 };
+	for (const [k, v] of rows) {
+		console.log(`${k.padEnd(w)}  ${String(v.prism).padStart(5)}  ${String(v.direct).padStart(6)}  ` +
+			`${String(v.refused).padStart(7)}  ${[...v.methods].sort().join(' ')}`);
+		for (const x of Object.keys(total)) {
+			total[x] += v[x];
+		}
+	}
+	console.log(`${'total'.padEnd(w)}  ${String(total.prism).padStart(5)}  ${String(total.direct).padStart(6)}  ${String(total.refused).padStart(7)}`);
+	console.log('(prism: through Prism --errors; direct: raw socket, judged by ajv against the description; ' +
+		'refused: forbidden by the description, 400/413/415 from splitkd and 422 from Prism)');
+	if (failures.length) {
+		console.log(`\nFAILED (${failures.length}):`);
+		for (const f of failures) {
+			console.log(`  - ${f}`);
+		}
+	}
+	console.log(`\nviolations: ${violations}`);
+	console.log(`${passed} passed, ${failures.length} failed`);
+}
+
+async function main() {
+	fs.mkdirSync(LOGS, { recursive: true });
+	if (!fs.existsSync(BIN)) {
+		throw new Error(`${BIN} does not exist: build it first (make all)`);
+	}
+	const { child: server, match } = await procs.start('splitkd', BIN,
+		['--listen', '127.0.0.1:0', '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
+			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off'],
+		{ logFile: path.join(LOGS, 'splitkd.log'), ready: /listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 10000 });
+	serverPort = Number(match[1]);
+	// Node's own header limit (16 KiB) would answer the 431 cases itself
+	const env = { ...process.env, NODE_OPTIONS: '--max-http-header-size=65536' };
+	const prism = procs.start('prism', process.execPath,
+		[PRISM, 'proxy', SPEC, `http://127.0.0.1:${serverPort}`, '--errors', '-h', '127.0.0.1', '-p', '0'],
+		{ logFile: path.join(LOGS, 'prism.log'), ready: /Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 90000, env });
+	prismPort = Number((await prism).match[1]);
+	console.log(`splitkd on 127.0.0.1:${serverPort}, Prism ${require('@stoplight/prism-cli/package.json').version} ` +
+		`proxy on 127.0.0.1:${prismPort} (logs in ${path.relative(ROOT, LOGS)}/)`);
+
+	coverage();
+	validatorSelfTest();
+	for (const c of prismCases()) {
+		await (c.prismRefuses ? refusedCase(c) : prismCase(c));
+	}
+	await conditionalCases();
+	for (const c of [...directPerRoute(), ...directOther()]) {
+		await directCase(c);
+	}
+	for (const c of refused()) {
+		await refusedCase(c);
+	}
+	await prismSelfTest();
+	await drainCase(server);
+}
+
+const deadline = setTimeout(() => {
+	failures.push(`the run passed its ${DEADLINE_MS / 1000} s bound`);
+	finish(1);
+}, DEADLINE_MS);
+
+let finishing = false;
+async function finish(code) {
+	if (finishing) {
+		return;
+	}
+	finishing = true;
+	clearTimeout(deadline);
+	await procs.stopAll();
+	report();
+	process.exit(code || (failures.length > 0 || violations > 0 ? 1 : 0));
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+	process.on(sig, () => {
+		failures.push(`stopped by ${sig}`);
+		finish(1);
+	});
+}
+
+main().then(() => finish(0), e => {
+	failures.push(`aborted: ${e.stack || e.message}`);
+	finish(1);
+});

@@ -45,9 +45,9 @@ def walk_panels(panels):
 
 
 def queries(dash):
-    """(where, expr, instant) for every PromQL expression the dashboard runs:
-    panel targets and annotations. Variable queries are label_values() calls,
-    returned by variable_queries()."""
+    """(where, expr, instant, panel id or None) for every PromQL expression the
+    dashboard runs: panel targets and annotations. Variable queries are
+    label_values() calls, returned by variable_queries()."""
     out = []
     for p in walk_panels(dash.get("panels", [])):
         if not isinstance(p, dict):
@@ -55,10 +55,10 @@ def queries(dash):
         for t in p.get("targets") or []:
             if isinstance(t, dict) and isinstance(t.get("expr"), str):
                 where = f'panel {p.get("id")} "{p.get("title")}" {t.get("refId")}'
-                out.append((where, t["expr"], bool(t.get("instant"))))
+                out.append((where, t["expr"], bool(t.get("instant")), p.get("id")))
     for a in dash.get("annotations", {}).get("list", []):
         if isinstance(a, dict) and isinstance(a.get("expr"), str):
-            out.append((f'annotation "{a.get("name")}"', a["expr"], False))
+            out.append((f'annotation "{a.get("name")}"', a["expr"], False, None))
     return out
 
 
@@ -170,8 +170,9 @@ def check_panels(dash, errors):
 
 
 def check_exprs(dash, var_names, records, rated, errors):
-    exprs = queries(dash) + [(f"variable {n}", q or "", False) for n, q in variable_queries(dash)]
-    for where, expr, _ in exprs:
+    exprs = [(w, e) for w, e, _, _ in queries(dash)] + \
+        [(f"variable {n}", q or "") for n, q in variable_queries(dash)]
+    for where, expr in exprs:
         for m in VAR_RE.finditer(expr):
             name = m.group(1) or m.group(2) or m.group(3)
             if name not in var_names and name not in GRAFANA_VARS:
@@ -302,7 +303,7 @@ def main(argv):
     allp = list(walk_panels(dash["panels"]))
     rows = sum(1 for p in allp if p.get("type") == "row")
     records, _ = load_rules(rules_text)
-    used = {n for _, e, _ in queries(dash) for n in RULE_NAME_RE.findall(STRING_RE.sub('""', e))}
+    used = {n for _, e, _, _ in queries(dash) for n in RULE_NAME_RE.findall(STRING_RE.sub('""', e))}
     print(f"dashboard: {args[0]}: {len(queries(dash))} queries in {len(allp) - rows} panels "
           f"and {rows} rows, {len(dash['templating']['list'])} variables, schemaVersion "
           f"{dash['schemaVersion']}; {len(used)} of {len(records)} recording rules used: ok")

@@ -244,12 +244,20 @@ def row_of(dash):
     return rows
 
 
+def loaded_rules(base):
+    return [r for g in api(base, "/api/v1/rules")["groups"] for r in g["rules"]]
+
+
 def check_rules(base):
-    groups = api(base, "/api/v1/rules")["groups"]
-    rules = [r for g in groups for r in g["rules"]]
-    wait_for("every rule to be evaluated", lambda: all(
-        r["health"] != "unknown" for g in api(base, "/api/v1/rules")["groups"] for r in g["rules"]))
-    rules = [r for g in api(base, "/api/v1/rules")["groups"] for r in g["rules"]]
+    """Every rule of the file loaded, evaluated and healthy; returns the
+    recording rules' queries by name."""
+    wait_for("every rule to be evaluated",
+             lambda: all(r["health"] != "unknown" for r in loaded_rules(base)))
+    rules = loaded_rules(base)
+    with open(RULES) as f:
+        in_file = len(re.findall(r"^\s*- (?:record|alert):", f.read(), re.M))
+    if len(rules) != in_file:
+        raise Failed(f"Prometheus loaded {len(rules)} rules, the file has {in_file}")
     bad = [f"{r['name']}: {r['health']} {r.get('lastError', '')}" for r in rules if r["health"] != "ok"]
     if bad:
         raise Failed("rules in error: " + "; ".join(bad))
@@ -272,11 +280,9 @@ def check_panels(base, t0, by_record):
         dash = json.load(f)
     present = set(api(base, "/api/v1/label/__name__/values"))
     rows = row_of(dash)
-    ids = {f'panel {p.get("id")} "{p.get("title")}"': p.get("id")
-           for p in check_dashboard.walk_panels(dash["panels"])}
     now = time.time()
-    failures, not_exposed, results, must = [], set(), {}, 0
-    for where, expr, instant in check_dashboard.queries(dash):
+    failures, not_exposed, results, must, traffic = [], set(), {}, 0, []
+    for where, expr, instant, panel in check_dashboard.queries(dash):
         q = substitute(expr)
         if instant:
             data = api(base, "/api/v1/query", query=q)
@@ -284,6 +290,8 @@ def check_panels(base, t0, by_record):
             data = api(base, "/api/v1/query_range", query=q, start=f"{t0:.3f}",
                        end=f"{now:.3f}", step="1")
         results[where] = data["result"]
+        if rows.get(panel) in TRAFFIC_ROWS:
+            traffic.append(where)
         missing = metric_names(expr, by_record) - present
         if where.startswith("annotation"):
             continue  # an event query is empty until the event happens
@@ -293,18 +301,18 @@ def check_panels(base, t0, by_record):
         must += 1
         if not data["result"]:
             failures.append(f"{where} returned no data: {q}")
-    instants = sum(1 for _, _, instant in check_dashboard.queries(dash) if instant)
+    instants = sum(1 for _, _, instant, _ in check_dashboard.queries(dash) if instant)
     print(f"dashboard: {len(results)} queries evaluated without error ({instants} instant, "
           f"{len(results) - instants} ranges over the last {now - t0:.0f} s, step 1 s); "
           f"{sum(1 for r in results.values() if r)} returned data, {must} of them had to")
     if not_exposed:
         print(f"dashboard: queries on metrics splitkd does not expose yet, empty as expected: "
               f"{', '.join(sorted(not_exposed))}")
-    traffic = {w: r for w, r in results.items()
-               if w.startswith("panel ") and rows.get(ids.get(w.rsplit(" ", 1)[0])) in TRAFFIC_ROWS}
-    for w, r in traffic.items():
-        print(f"  traffic: {w}: {len(r)} series")
-        if not r:
+    if not traffic:
+        failures.append(f"the dashboard has no panel in the rows {TRAFFIC_ROWS}")
+    for w in traffic:
+        print(f"  traffic: {w}: {len(results[w])} series")
+        if not results[w]:
             failures.append(f"traffic panel {w} returned no data")
     if failures:
         raise Failed("; ".join(failures))

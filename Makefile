@@ -315,3 +315,25 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- prometheus
+# The alerting rules and the Grafana dashboard (docker/prometheus/,
+# docker/grafana/): promtool checks and unit-tests the rules, the tests are
+# checked to cover every alert, the dashboard is checked for what a Grafana
+# import needs, then a real Prometheus scrapes two real replicas and evaluates
+# every rule and panel query (tests/prometheus/). About 15 s.
+.PHONY: prometheus-check
+prometheus-check: deps all
+	@sh scripts/deps.sh prometheus
+	@echo "== prometheus: promtool check and unit tests of the rules"
+	@promtool check rules docker/prometheus/splitkd-rules.yaml
+	@promtool test rules tests/prometheus/splitkd-rules.test.yaml
+	@/usr/bin/python3 tests/prometheus/check_rule_tests.py docker/prometheus/splitkd-rules.yaml \
+		tests/prometheus/splitkd-rules.test.yaml
+	@echo "== grafana: the dashboard's JSON"
+	@/usr/bin/python3 tests/prometheus/check_dashboard.py docker/grafana/splitkd.json \
+		docker/prometheus/splitkd-rules.yaml
+	@/usr/bin/python3 tests/prometheus/check_dashboard.py --self-test docker/grafana/splitkd.json \
+		docker/prometheus/splitkd-rules.yaml
+	@echo "== prometheus: a real Prometheus scraping splitkd"
+	@/usr/bin/python3 tests/prometheus/integration.py $(SPLITKD)

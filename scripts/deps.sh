@@ -5,13 +5,14 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet|conformance
+# usage: scripts/deps.sh PROFILE (one of those below)
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
 #   fuzz   build + clang and its libFuzzer runtime
 #   conformance  build + Node.js and npm (Redocly CLI 2.77 wants Node 20.19+
 #          or 22.12+: checked, not guessed) and python3 for the size sweep
+#   prometheus  build + Prometheus and promtool (2.42), Debian's python3, PyYAML
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -52,6 +53,13 @@ valgrind)
 fleet)
 	need_cmd haproxy haproxy
 	;;
+prometheus)
+	# one Debian package holds both; the test runs its own on a free port
+	need_cmd prometheus prometheus
+	need_cmd promtool prometheus
+	need_file /usr/bin/python3 python3
+	need_file /usr/lib/python3/dist-packages/yaml python3-yaml
+	;;
 fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
@@ -67,7 +75,7 @@ bench)
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|browser" >&2
 	exit 2
 	;;
 esac

@@ -5,11 +5,13 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet
+# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet|image
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
 #   fuzz   build + clang and its libFuzzer runtime
+#   image  podman (runc, CNI, catatonit for kube play's pause image), buildah,
+#          mmdebstrap for a local base image, podman-compose, curl, Node.js
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -54,13 +56,25 @@ fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
 	;;
+image)
+	need_cmd podman podman
+	need_cmd buildah buildah
+	need_cmd runc runc
+	need_cmd catatonit catatonit
+	need_file /usr/lib/cni/bridge containernetworking-plugins
+	need_cmd mmdebstrap mmdebstrap
+	need_cmd podman-compose podman-compose
+	need_cmd curl curl
+	need_cmd node nodejs
+	need_cmd npm npm
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|image" >&2
 	exit 2
 	;;
 esac

@@ -57,6 +57,7 @@ cleanup() {
 	for c in "${containers[@]}"; do
 		podman rm -f -t 0 "$c" >/dev/null 2>&1 || true
 	done
+	podman untag "localhost/$run-build" >/dev/null 2>&1 || true
 	if [ -n "$compose_up" ]; then
 		podman ps -aq --filter "label=io.podman.compose.project=$run" | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
 		podman network rm "${run}_default" >/dev/null 2>&1 || true
@@ -214,7 +215,8 @@ case $health in *'"Test":["CMD'*) ;; *) fail "the image has no HEALTHCHECK (buil
 bash docker/build-image.sh "localhost/$run-build" --pull=never --target build >>"$tmp/build.log" 2>&1 ||
 	fail "the build stage did not build"
 ctx=$(pm run --rm --network=none --entrypoint ls "localhost/$run-build" -A /src | tr '\n' ' ')
-pm rmi "localhost/$run-build" >/dev/null
+# untag, not rmi: rmi would delete the stage's layers, the build cache
+pm untag "localhost/$run-build" >/dev/null
 for d in Makefile api policy server scripts; do
 	case " $ctx" in *" $d "*) ;; *) fail "the build context lacks $d: $ctx" ;; esac
 done

@@ -89,8 +89,7 @@ http() {
 # Up to 10 s for /readyz: a container is ready in well under a second here;
 # the margin is for a loaded 2-core CI machine.
 wait_ready() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		http "$1" /readyz >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
@@ -132,8 +131,8 @@ slow_finish() { # slow_finish WHAT: the rest of the body, then the answer
 # them): a request sent before the stop must have been taken off the
 # listen queue, or the drain's shutdown of the listener resets it.
 wait_conns() { # wait_conns PORT N
-	local i n
-	for i in $(seq 50); do
+	local n
+	for _ in $(seq 50); do
 		n=$(http "$1" /metrics 2>/dev/null | sed -n 's/^splitkd_connections //p')
 		[ "${n:-0}" -ge "$2" ] && return 0
 		sleep 0.1
@@ -143,8 +142,7 @@ wait_conns() { # wait_conns PORT N
 # Up to 5 s for the daemon to log that it drains (the signal is delivered
 # at once; the margin is for a loaded machine).
 wait_drain() { # wait_drain CONTAINER
-	local i
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		podman logs "$1" 2>&1 | grep -q 'drain' && return 0
 		sleep 0.1
 	done
@@ -167,8 +165,9 @@ sed -e 's/^\( *\)readinessProbe:/\1readinesProbe:/' -e 's/replicas: 3/replicas: 
 if node tests/container/k8s-validate.js "$tmp/broken.yaml" >"$tmp/broken.out" 2>&1; then
 	fail "the validator accepted a broken manifest"
 fi
-grep -q 'readinesProbe' "$tmp/broken.out" && grep -q 'replicas must be integer' "$tmp/broken.out" ||
+if ! grep -q 'readinesProbe' "$tmp/broken.out" || ! grep -q 'replicas must be integer' "$tmp/broken.out"; then
 	fail "the validator missed an error: $(cat "$tmp/broken.out")"
+fi
 ok "the validator refuses a misspelt field (readinesProbe) and a string replica count"
 
 # ---------------------------------------------------------------- 2. build
@@ -297,7 +296,7 @@ healthy "$b" "--listen 0.0.0.0:9090"
 c=$run-listen6
 containers+=("$c")
 pm run -d --name "$c" --read-only --cap-drop=ALL "$IMAGE" '--listen=[::1]:9191' >/dev/null
-for i in $(seq 50); do
+for _ in $(seq 50); do
 	podman logs "$c" 2>&1 | grep -q 'listening on' && break
 	sleep 0.1
 done
@@ -353,7 +352,7 @@ bg_pids+=("$down_pid")
 wait_drain "$cc"
 slow_finish "compose down"
 wait "$down_pid" || fail "podman-compose down failed"
-for i in $(seq 50); do
+for _ in $(seq 50); do
 	[ -s "$tmp/compose.exit" ] && break
 	sleep 0.1
 done
@@ -385,7 +384,7 @@ check_decision "$port" "kube play"
 # SIGHUP re-reads --catalog FILE: the log then names the mounted file and
 # its digest, which must be the one /readyz serves.
 pm kill --signal HUP "$k" >/dev/null
-for i in $(seq 50); do
+for _ in $(seq 50); do
 	reload=$(podman logs "$k" 2>&1 | grep '"reload"' || true)
 	[ -n "$reload" ] && break
 	sleep 0.1

@@ -337,3 +337,17 @@ prometheus-check: deps all
 		docker/prometheus/splitkd-rules.yaml
 	@echo "== prometheus: a real Prometheus scraping splitkd"
 	@/usr/bin/python3 tests/prometheus/integration.py $(SPLITKD)
+
+# ---------------------------------------------------------------- container
+# `make image`: docker/Dockerfile with docker, or podman where no docker
+# engine answers. `make image-test`: the image (and a local Debian base when
+# absent), compose.yaml and kubernetes.yaml built and run with podman, as an
+# operator runs them (tests/container/image-test.sh says what is checked).
+IMAGE_TAG ?= splitkd:latest
+.PHONY: image image-test
+image:
+	@bash docker/build-image.sh $(IMAGE_TAG)
+
+image-test:
+	@sh scripts/deps.sh image
+	@bash tests/container/image-test.sh

@@ -13,6 +13,8 @@
 #   conformance  build + Node.js and npm (Redocly CLI 2.77 wants Node 20.19+
 #          or 22.12+: checked, not guessed) and python3 for the size sweep
 #   prometheus  build + Prometheus and promtool (2.42), Debian's python3, PyYAML
+#   image  podman (runc, CNI, catatonit for kube play's pause image), buildah,
+#          mmdebstrap for a local base image, podman-compose, curl, Node.js
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -68,6 +70,18 @@ conformance)
 	need_cmd node nodejs
 	need_cmd npm npm
 	need_cmd python3 python3
+	;;
+image)
+	need_cmd podman podman
+	need_cmd buildah buildah
+	need_cmd runc runc
+	need_cmd catatonit catatonit
+	need_file /usr/lib/cni/bridge containernetworking-plugins
+	need_cmd mmdebstrap mmdebstrap
+	need_cmd podman-compose podman-compose
+	need_cmd curl curl
+	need_cmd node nodejs
+	need_cmd npm npm
 	;;
 bench)
 	need_cmd nginx nginx-light

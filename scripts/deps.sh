@@ -5,11 +5,12 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet
+# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet|ofrep
 #   build  libmicrohttpd, cJSON (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
 #   fuzz   build + clang and its libFuzzer runtime
+#   ofrep  build + Node.js (>= 20) and npm, for the OpenFeature SDK test
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -54,18 +55,38 @@ fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
 	;;
+ofrep)
+	need_cmd node nodejs
+	need_cmd npm npm
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|ofrep" >&2
 	exit 2
 	;;
 esac
 
-[ -z "$missing" ] && exit 0
+# The pinned @openfeature/server-sdk needs Node.js 20 (its "engines");
+# Debian 12's own nodejs is 18, so say so rather than fail inside npm.
+node_major() {
+	node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0
+}
+check_node() {
+	[ "$profile" = ofrep ] || return 0
+	if [ "$(node_major)" -lt 20 ]; then
+		echo "splitkd's OFREP test needs Node.js >= 20; this machine has $(node --version 2>/dev/null || echo none)" >&2
+		exit 1
+	fi
+}
+
+if [ -z "$missing" ]; then
+	check_node
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "splitkd needs these Debian packages:$missing" >&2
@@ -78,3 +99,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086 # word splitting of the package list is intended
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+check_node

@@ -351,3 +351,19 @@ image:
 image-test:
 	@sh scripts/deps.sh image
 	@bash tests/container/image-test.sh
+
+# ---------------------------------------------------------------- ofrep
+# Issue 12: splitkd through the real OpenFeature JavaScript SDKs (server-sdk
+# + ofrep-provider, web-sdk + ofrep-web-provider), pinned by
+# tests/ofrep/package-lock.json and installed with `npm ci`. Starts
+# $(SPLITKD) on 127.0.0.1 port 0 and stops it, also on failure. About 10 s
+# plus `npm ci` (a few seconds); see docs/ofrep-design.md for the contract.
+OFREP_DIR   := tests/ofrep
+OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs
+
+.PHONY: ofrep-test
+ofrep-test: all
+	@sh scripts/deps.sh ofrep
+	@cd $(OFREP_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@echo "== ofrep: OpenFeature SDKs (node $$(node --version)) against $(SPLITKD)"
+	@SPLITKD_BIN=$(abspath $(SPLITKD)) node --test --test-timeout=120000 $(OFREP_TESTS)

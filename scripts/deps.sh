@@ -15,6 +15,7 @@
 #   prometheus  build + Prometheus and promtool (2.42), Debian's python3, PyYAML
 #   image  podman (runc, CNI, catatonit for kube play's pause image), buildah,
 #          mmdebstrap for a local base image, podman-compose, curl, Node.js
+#   ofrep  build + Node.js (>= 20) and npm, for the OpenFeature SDK test
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -80,6 +81,8 @@ image)
 	need_cmd mmdebstrap mmdebstrap
 	need_cmd podman-compose podman-compose
 	need_cmd curl curl
+	;;
+ofrep)
 	need_cmd node nodejs
 	need_cmd npm npm
 	;;
@@ -94,14 +97,18 @@ bench)
 	;;
 esac
 
-# The pinned npm tools run on the machine's Node.js: say so plainly when it
-# is too old (Debian 12's own nodejs is 18), rather than fail inside them.
+# The pinned npm test tools run on the machine's Node.js: say so plainly
+# when it is too old (Debian 12's own nodejs is 18), rather than fail inside
+# them. Redocly CLI 2.77 wants 20.19+ or 22.12+, the OpenFeature SDKs 20.
 check_node() {
-	[ "$profile" = conformance ] || return 0
+	case "$profile" in
+	conformance | ofrep | image) ;;
+	*) return 0 ;;
+	esac
 	node -e 'const [a, b] = process.versions.node.split(".").map(Number);
-		process.exit(a >= 22 || (a === 20 && b >= 19) ? 0 : 1)' && return 0
-	echo "deps.sh: Node.js $(node --version) is too old for tests/conformance:" \
-		"Redocly CLI 2.77 needs 20.19+ or 22.12+" >&2
+		process.exit(a >= 22 || (a === 20 && b >= 19) ? 0 : 1)' 2>/dev/null && return 0
+	echo "deps.sh: Node.js $(node --version 2>/dev/null || echo none) is too old for the" \
+		"pinned npm test tools: they need 20.19+ or 22.12+" >&2
 	exit 1
 }
 

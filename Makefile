@@ -7,6 +7,7 @@
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet
 #   bench      splitkd against nginx; writes bench/results.md
+#   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
 #   clean
@@ -133,7 +134,7 @@ docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
-.PHONY: check-extra check-all fleet soak valgrind all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
+.PHONY: check-extra check-all fleet soak valgrind browser-test all test unit integration crosscheck contract purity docs sanitize bench fuzz install clean deps deps-test run
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -243,6 +244,18 @@ fuzz: deps
 		grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(BUILD)/fuzz/fuzz_$$f.log; \
 		echo "fuzz_$$f: no crash in $(FUZZ_SECONDS) s"; \
 	done
+
+# ---------------------------------------------------------------- browser
+# The page (api/ui/) in headless Chromium driven by Selenium, all Debian
+# packages (scripts/deps.sh browser). About 25 s, so it runs in check-extra.
+# Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
+# BROWSER_ARGS=--devserver serves api/ui/ from tests/browser/devserver.py in
+# front of the daemon instead of the daemon's own routes.
+BROWSER_ARGS ?=
+browser-test: deps all
+	@sh scripts/deps.sh browser
+	@echo "== browser: the page in headless Chromium"
+	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(BROWSER_ARGS) $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

@@ -5,11 +5,12 @@
 # missing. `make test`, `make run` and `make bench` call it first, so a fresh
 # Debian 12 machine needs nothing by hand.
 #
-# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet
-#   build  libmicrohttpd, cJSON (what the daemon links against)
-#   test   build + Criterion, libcurl, and the Prometheus text parser
-#   bench  build + nginx-light and wrk
-#   fuzz   build + clang and its libFuzzer runtime
+# usage: scripts/deps.sh build|test|bench|fuzz|valgrind|fleet|browser
+#   build    libmicrohttpd, cJSON (what the daemon links against)
+#   test     build + Criterion, libcurl, and the Prometheus text parser
+#   bench    build + nginx-light and wrk
+#   fuzz     build + clang and its libFuzzer runtime
+#   browser  build + headless Chromium, its driver and Selenium (the page's test)
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -54,13 +55,21 @@ fuzz)
 	need_cmd clang clang
 	need_file /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev
 	;;
+browser)
+	need_file /usr/bin/python3 python3
+	need_file /usr/bin/chromium chromium
+	need_file /usr/bin/chromedriver chromium-driver
+	need_file /usr/lib/python3/dist-packages/selenium python3-selenium
+	# the screenshots' font; fontconfig usually brings it, this makes it sure
+	need_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf fonts-dejavu-core
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|browser" >&2
 	exit 2
 	;;
 esac

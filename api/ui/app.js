@@ -348,6 +348,7 @@
       nAny += d > 0 ? 1 : 0;
     }
     live.view = state.changes;
+    for (const f of SHAPE) { $(f).placeholder = String(m[f]); } // the API's resolved defaults
     document.body.classList.toggle('changes', state.changes);
     layout();
     let s = rows.length + ' targets × ' + cols.length + ' models at max_batch_size ' + m.max_batch_size +

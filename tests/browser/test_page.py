@@ -400,6 +400,19 @@ def check_controls(r):
          3, "the page shows the API's warning")
     r.driver.find_element(By.CSS_SELECTOR, 'button[data-override="auto"]').click()
     r.wait_matrix("?max_batch_size=16&override=auto", 5, "back to auto")
+    # an input splitkd refuses: its problem detail shows, the grid keeps the last answer
+    r.allowed = r"the server responded with a status of 400"
+    status, _, body = http(r.api + "/v1/matrix?max_batch_size=0&override=auto")
+    expect(status == 400, f"/v1/matrix?max_batch_size=0: {status}")
+    set_field(r, "max_batch_size", "0")
+    wait(lambda: r.js("return document.body.dataset.state") == "refused", 3, "a refused input shows")
+    problem = r.driver.find_element(By.ID, "problem").text
+    expect(json.loads(body)["detail"] in problem, f"the API's detail is shown: {problem!r}")
+    expect(r.driver.find_element(By.ID, "max_batch_size").get_attribute("aria-invalid") == "true",
+           "the refused field is marked")
+    set_field(r, "max_batch_size", "16")
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 3, "live again")
+    r.wait_matrix("?max_batch_size=16&override=auto", 3, "the grid after the refusal")
 
 
 def check_changes(r):
@@ -624,6 +637,10 @@ def main():
         if args.devserver:
             r.start_dev()
         r.step("headers: types, CSP, nosniff, ETag and 304, GET / negotiated", lambda: check_headers(r))
+        status, h, _ = http(r.base + "/", {"Accept": "text/html"})
+        if status != 200 or not h.get("Content-Type", "").startswith("text/html"):
+            raise Failed(f"GET / for a browser answers {status} {h.get('Content-Type')}: no page to "
+                         "test (before the daemon serves it, try --devserver)")
         r.start_browser()
         for name, fn in [("grid: one cell per target x model, equal to /v1/matrix", check_grid),
                          ("workspace on keyboard focus and on hover, human units", check_hover_focus),

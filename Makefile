@@ -5,13 +5,14 @@
 #   run        build and serve the embedded catalog on 127.0.0.1:8080
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
-#   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet
+#   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet, browser-test
 #   bench      splitkd against nginx; writes bench/results.md
+#   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
 #   clean
 .PHONY: all run test unit integration crosscheck contract purity docs sanitize check-extra \
-	check-all valgrind soak fleet bench fuzz install clean deps deps-test
+	check-all valgrind soak fleet bench fuzz install clean deps deps-test browser-test
 
 # The first rule: plain `make` builds the library and the daemon.
 all:
@@ -190,13 +191,14 @@ fleet: deps-test all
 	@/usr/bin/python3 tests/fleet/fleet.py $(SPLITKD)
 
 # Everything beyond `make test` (CI runs both): the sanitizer suite, the
-# valgrind suite, a short fuzz, the soak and the fleet.
+# valgrind suite, a short fuzz, the soak, the fleet and the page in a browser.
 check-extra:
 	@$(MAKE) --no-print-directory sanitize
 	@$(MAKE) --no-print-directory valgrind
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory soak
 	@$(MAKE) --no-print-directory fleet
+	@$(MAKE) --no-print-directory browser-test
 CI_FUZZ_SECONDS ?= 30
 
 check-all: test check-extra
@@ -298,6 +300,18 @@ conformance: deps all $(CONFORMANCE_TOOLS)
 sweep: deps-test all
 	@echo "== sweep: request sizes over raw sockets, then SIGTERM"
 	@python3 $(CONFORMANCE_DIR)/sweep.py $(SPLITKD)
+
+# ---------------------------------------------------------------- browser
+# The page (api/ui/) in headless Chromium driven by Selenium, all Debian
+# packages (scripts/deps.sh browser). About 25 s, so it runs in check-extra.
+# Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
+# BROWSER_ARGS=--devserver serves api/ui/ from tests/browser/devserver.py in
+# front of the daemon instead of the daemon's own routes.
+BROWSER_ARGS ?=
+browser-test: deps all
+	@sh scripts/deps.sh browser
+	@echo "== browser: the page in headless Chromium"
+	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(BROWSER_ARGS) $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

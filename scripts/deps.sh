@@ -16,6 +16,7 @@
 #   image  podman (runc, CNI, catatonit for kube play's pause image), buildah,
 #          mmdebstrap for a local base image, podman-compose, curl, Node.js
 #   ofrep  build + Node.js (>= 20) and npm, for the OpenFeature SDK test
+#   browser  build + headless Chromium, its driver and Selenium (the page's test)
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -85,6 +86,14 @@ image)
 ofrep)
 	need_cmd node nodejs
 	need_cmd npm npm
+	;;
+browser)
+	need_file /usr/bin/python3 python3
+	need_file /usr/bin/chromium chromium
+	need_file /usr/bin/chromedriver chromium-driver
+	need_file /usr/lib/python3/dist-packages/selenium python3-selenium
+	# the screenshots' font; fontconfig usually brings it, this makes it sure
+	need_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf fonts-dejavu-core
 	;;
 bench)
 	need_cmd nginx nginx-light

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: AGPL-3.0-only
+// splitkd's page: a client of the public API (/v1/matrix, /v1/targets,
+// /v1/models, /v1/splits?explain=1, /version) and nothing else. Catalog
+// names and notes are data: they reach the DOM through textContent and
+// attributes only, never as markup. State lives in the URL fragment.
+'use strict';
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const SHAPE = ['max_batch_size', 'num_seqs', 'max_rows'];
+  const POLL_DEFAULT = 5;        // seconds; #poll=N in the URL changes it
+  const CACHE_MAX = 16;          // remembered ETags (one per URL)
+  const BINS = [1, 3, 5, 8, 12]; // upper bounds of colour classes s1..s5; s6 above
+
+  const state = {max_batch_size: '', num_seqs: '', max_rows: '', override: '',
+    changes: false, target: '', model: '', poll: POLL_DEFAULT};
+  const meta = {digest: null, targets: [], models: [], version: null,
+    tByName: new Map(), mByName: new Map()};
+  const live = {matrix: null, base: null, view: null, explainKey: '', digestSeenAt: null,
+    prevDigest: null, digestChangedAt: null, checkedAt: null, changedAt: null,
+    downSince: null, failures: 0, retryAt: 0, generation: 0, inflight: false,
+    rerun: false, timer: 0};
+  const cache = new Map();
+
+  // ---------------------------------------------------------------- text
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+  function put(parent, ...kids) {
+    for (const k of kids) { parent.append(typeof k === 'string' ? document.createTextNode(k) : k); }
+    return parent;
+  }
+  const int = (n) => (n === null || n === undefined) ? '—' : Number(n).toLocaleString('en-US');
+  function bytes(n) {
+    if (n === null || n === undefined) { return 'bytes unknown (no head_dim)'; }
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'];
+    let v = Number(n), i = 0;
+    while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return (i === 0 ? String(v) : v.toFixed(v < 10 ? 2 : 1)) + ' ' + units[i];
+  }
+  const splits = (n) => int(n) + (n === 1 ? ' split' : ' splits');
+  const pad = (n) => String(n).padStart(2, '0');
+  function clock(t) {
+    const d = new Date(t);
+    return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  }
+  function setTime(node, t) {
+    node.textContent = t ? clock(t) : 'never';
+    if (t) { node.dateTime = new Date(t).toISOString(); node.title = new Date(t).toString(); }
+  }
+  function bin(n) {
+    let i = 0;
+    while (i < BINS.length && n > BINS[i]) { i++; }
+    return 's' + (i + 1);
+  }
+
+  // ---------------------------------------------------------------- URL state
+  function readHash() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    for (const k of SHAPE.concat(['override', 'target', 'model'])) { state[k] = p.get(k) || ''; }
+    state.changes = p.get('view') === 'changes';
+    const poll = Number(p.get('poll'));
+    state.poll = Number.isFinite(poll) && poll >= 0.2 && poll <= 3600 ? poll : POLL_DEFAULT;
+  }
+  function writeHash() {
+    const p = new URLSearchParams();
+    for (const k of SHAPE.concat(['override'])) { if (state[k] !== '') { p.set(k, state[k]); } }
+    if (state.changes) { p.set('view', 'changes'); }
+    if (state.target) { p.set('target', state.target); p.set('model', state.model); }
+    if (state.poll !== POLL_DEFAULT) { p.set('poll', String(state.poll)); }
+    const s = p.toString();
+    history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
+  }
+  function syncControls() {
+    for (const k of SHAPE.concat(['override'])) { $(k).value = state[k]; }
+    $('changes').checked = state.changes;
+  }
+  function query(withOverride, extra) {
+    const p = new URLSearchParams(extra || []);
+    for (const k of SHAPE) { if (state[k] !== '') { p.set(k, state[k]); } }
+    if (withOverride && state.override !== '') { p.set('override', state.override); }
+    const s = p.toString();
+    return s ? '?' + s : '';
+  }
+
+  // ---------------------------------------------------------------- fetch
+  // cache:'no-store' keeps the browser's cache out of the way, so the
+  // If-None-Match sent here is the only one and a 304 reaches this code.
+  class Unreachable extends Error {}
+  async function getJSON(url) {
+    const known = cache.get(url);
+    const headers = {Accept: 'application/json'};
+    if (known) { headers['If-None-Match'] = known.etag; }
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), Math.min(10000, Math.max(2000, state.poll * 2000)));
+    let resp, data;
+    try {
+      resp = await fetch(url, {cache: 'no-store', headers, signal: ctl.signal});
+      if (resp.status === 304 && known) { return {ok: true, data: known.data, fresh: false}; }
+      if (resp.status >= 500) { throw new Unreachable('HTTP ' + resp.status); }
+      data = await resp.json();
+    } catch (e) {
+      throw e instanceof Unreachable ? e : new Unreachable(e.name === 'AbortError' ? 'timed out' : e.message);
+    } finally {
+      clearTimeout(timer);
+    }
+    const etag = resp.headers.get('ETag');
+    if (resp.ok && etag) {
+      cache.delete(url);
+      cache.set(url, {etag, data});
+      if (cache.size > CACHE_MAX) { cache.delete(cache.keys().next().value); }
+    }
+    return {ok: resp.ok, status: resp.status, data, fresh: true};
+  }
+
+  // ---------------------------------------------------------------- polling
+  async function loadCatalog(digest) {
+    const [t, m, v] = await Promise.all([getJSON('v1/targets'), getJSON('v1/models'), getJSON('version')]);
+    // a reload between the requests: keep the old view, the next poll retries
+    if (!t.ok || !m.ok || t.data.catalog !== digest || m.data.catalog !== digest) { return false; }
+    meta.targets = t.data.targets;
+    meta.models = m.data.models;
+    meta.tByName = new Map(meta.targets.map((x) => [x.name, x]));
+    meta.mByName = new Map(meta.models.map((x) => [x.name, x]));
+    meta.version = v.ok ? v.data : null;
+    if (meta.digest === null) {
+      live.digestSeenAt = Date.now();
+    } else {
+      live.prevDigest = meta.digest;
+      live.digestChangedAt = Date.now();
+    }
+    meta.digest = digest;
+    return true;
+  }
+
+  async function tick(gen) {
+    const wantBase = state.override !== '';
+    const [m, b] = await Promise.all([getJSON('v1/matrix' + query(true)),
+      wantBase ? getJSON('v1/matrix' + query(false)) : null]);
+    if (gen !== live.generation) { return; }
+    if (!m.ok) { showProblem(m.data); return; }
+    if (b && !b.ok) { showProblem(b.data); return; }
+    showProblem(null);
+    // a 304 hands back the cached object: identity says whether the grid shows it
+    const base = b ? b.data : m.data;
+    let fresh = m.data !== live.matrix || base !== live.base || live.view !== state.changes;
+    if (m.data.catalog !== meta.digest) {
+      fresh = (await loadCatalog(m.data.catalog)) || fresh;
+      if (gen !== live.generation) { return; }
+    }
+    live.checkedAt = Date.now();
+    if (fresh) {
+      if (m.fresh || (b && b.fresh)) { live.changedAt = live.checkedAt; }
+      live.matrix = m.data;
+      live.base = base;
+      render();
+    }
+    await refreshExplain(fresh, gen);
+  }
+
+  function schedule(ms) {
+    clearTimeout(live.timer);
+    live.delay = ms;
+    live.retryAt = Date.now() + ms;
+    live.timer = setTimeout(run, ms);
+  }
+  function backoff() {
+    const base = state.poll * 1000;
+    const ms = Math.min(base * 2 ** (live.failures - 1), Math.max(base, 30000));
+    return Math.round(ms * (0.9 + Math.random() * 0.2)); // spread a fleet of open pages
+  }
+  async function run() {
+    clearTimeout(live.timer);
+    if (document.hidden) { return; } // visibilitychange resumes
+    live.inflight = true;
+    live.rerun = false;
+    let delay = state.poll * 1000;
+    try {
+      await tick(live.generation);
+      live.failures = 0;
+      live.downSince = null;
+    } catch (e) {
+      if (!(e instanceof Unreachable)) { throw e; }
+      live.failures++;
+      if (live.downSince === null) { live.downSince = Date.now(); }
+      delay = backoff();
+    } finally {
+      live.inflight = false;
+      if (live.rerun) {
+        run();
+      } else {
+        schedule(delay);
+      }
+      showStatus();
+    }
+  }
+  function kick() {
+    live.generation++;
+    if (live.inflight) { live.rerun = true; } else { run(); }
+  }
+
+  // ---------------------------------------------------------------- status
+  function showStatus() {
+    const stale = live.downSince !== null;
+    const refused = !stale && !$('problem').hidden;
+    document.body.dataset.state = stale ? 'stale' : refused ? 'refused' : live.checkedAt ? 'live' : 'loading';
+    document.body.dataset.pollMs = String(state.poll * 1000);
+    $('live').textContent = document.body.dataset.state;
+    $('stale').hidden = !stale;
+    $('stale').dataset.retryMs = stale ? String(live.delay) : '';
+    if (stale) {
+      setTime($('down-since'), live.downSince);
+      setTime($('stale-data'), live.changedAt);
+      $('retry-in').textContent = 'Next try in ' + Math.max(0, Math.ceil((live.retryAt - Date.now()) / 1000)) + ' s.';
+    }
+    $('digest').textContent = meta.digest || '…';
+    $('digest-changed').textContent = live.digestChangedAt
+      ? 'changed ' + clock(live.digestChangedAt) + ' (was ' + live.prevDigest + ')'
+      : meta.digest ? 'no reload seen since ' + clock(live.digestSeenAt) : '';
+    setTime($('checked'), live.checkedAt);
+    setTime($('changed'), live.changedAt);
+    $('every').textContent = '(every ' + state.poll + ' s)';
+    const v = meta.version;
+    $('version').textContent = v ? v.version + ' (' + v.build + ')' : '';
+    $('matrix-link').href = 'v1/matrix' + query(true);
+  }
+  function showProblem(p) {
+    const node = $('problem');
+    for (const k of SHAPE.concat(['override'])) { $(k).removeAttribute('aria-invalid'); }
+    node.hidden = !p;
+    if (!p) { return; }
+    node.textContent = 'splitkd refused these inputs, so the grid shows the last answer: ' +
+      (p.detail || p.title || 'HTTP error');
+    if (p.param && SHAPE.includes(p.param)) { $(p.param).setAttribute('aria-invalid', 'true'); }
+  }
+
+  // ---------------------------------------------------------------- grid
+  // Names never hold a newline (catalog rule), so target + "\n" + model is a key.
+  const key = (t, m) => t + '\n' + m;
+  const grid = {key: '', cells: new Map(), active: ''};
+
+  function nameNode(cls, name) { // a break opportunity after each -
+    const span = el('span', cls);
+    for (const part of name.split(/(?<=-)/)) { put(span, part, el('wbr')); }
+    return span;
+  }
+  function headRow(cols) {
+    const tr = put(el('tr'), el('th', 'corner', 'target \\ model'));
+    for (const name of cols) {
+      const m = meta.mByName.get(name);
+      const th = put(el('th'), nameNode('name', name), el('span', 'meta', m ? m.num_q_heads + ' q' : ''),
+        el('span', 'meta', m ? 'd' + (m.head_dim || ' ?') : ''));
+      th.scope = 'col';
+      if (m && m.notes) { th.title = m.notes; }
+      tr.append(th);
+    }
+    return put(el('thead'), tr);
+  }
+  function bodyRow(name, cols, rowIndex, numRows) {
+    const t = meta.tByName.get(name);
+    const th = put(el('th'), nameNode('name', name),
+      el('span', 'meta', t ? t.sm_count + ' SMs · ' + t.attn_decode_splitk : ''));
+    th.scope = 'row';
+    if (t && t.notes) { th.title = t.notes; }
+    const tr = put(el('tr'), th);
+    cols.forEach((model, i) => {
+      const b = el('button', 'cell');
+      b.type = 'button';
+      b.tabIndex = -1;
+      b.dataset.target = name;
+      b.dataset.model = model;
+      b.dataset.row = String(rowIndex);
+      b.dataset.col = String(i);
+      let where = rowIndex >= 2 && rowIndex >= numRows - 3 ? ' up' : '';
+      where += i >= 3 && i >= cols.length - 3 ? ' end' : '';
+      put(b, el('span', 'n'), el('span', 'd'), el('span', 'tip' + where));
+      grid.cells.set(key(name, model), b);
+      tr.append(put(el('td'), b));
+    });
+    return tr;
+  }
+  function buildTable(rows, cols) {
+    const focused = document.activeElement && document.activeElement.classList.contains('cell');
+    const table = $('grid');
+    table.replaceChildren(table.caption);
+    grid.cells = new Map();
+    table.append(headRow(cols));
+    const tbody = el('tbody');
+    rows.forEach((name, i) => tbody.append(bodyRow(name, cols, i, rows.length)));
+    table.append(tbody);
+    if (!grid.cells.has(grid.active)) { grid.active = grid.cells.keys().next().value || ''; }
+    const a = grid.cells.get(grid.active);
+    if (a) { a.tabIndex = 0; if (focused) { a.focus(); } }
+  }
+
+  function describe(c, old) {
+    const lines = [c.target + ' × ' + c.model,
+      splits(c.num_splits) + ' · ' + c.policy + ' (' + c.source + ')',
+      'workspace ' + int(c.workspace_slots) + ' slots · ' + bytes(c.workspace_bytes)];
+    if (old) {
+      lines.push('declared: ' + splits(old.num_splits) + ' · ' + int(old.workspace_slots) +
+        ' slots · ' + bytes(old.workspace_bytes));
+    }
+    return lines;
+  }
+  function updateCell(b, c, old) {
+    const changed = old.num_splits !== c.num_splits || old.workspace_slots !== c.workspace_slots ||
+      old.workspace_bytes !== c.workspace_bytes;
+    b.dataset.numSplits = String(c.num_splits);
+    b.dataset.policy = c.policy;
+    b.dataset.source = c.source;
+    b.dataset.workspaceSlots = String(c.workspace_slots);
+    b.dataset.workspaceBytes = c.workspace_bytes === null ? '' : String(c.workspace_bytes);
+    b.dataset.changed = String(changed);
+    b.dataset.declaredNumSplits = String(old.num_splits);
+    const showOld = state.changes && changed;
+    b.classList.remove('s1', 's2', 's3', 's4', 's5', 's6');
+    b.classList.add(bin(c.num_splits));
+    b.classList.toggle('chg', showOld);
+    b.classList.toggle('same', state.changes && !changed);
+    b.querySelector('.n').textContent = showOld && old.num_splits !== c.num_splits
+      ? old.num_splits + ' → ' + c.num_splits : String(c.num_splits);
+    b.querySelector('.d').textContent = showOld && old.num_splits === c.num_splits ? 'Δ slots' : '';
+    const lines = describe(c, changed ? old : null);
+    b.querySelector('.tip').textContent = lines.join('\n');
+    b.setAttribute('aria-label', lines.join('; '));
+    b.setAttribute('aria-pressed', String(state.target === c.target && state.model === c.model));
+    return changed ? (old.num_splits !== c.num_splits ? 2 : 1) : 0;
+  }
+
+  function render() {
+    const m = live.matrix;
+    const rows = [...new Set(m.cells.map((c) => c.target))];
+    const cols = [...new Set(m.cells.map((c) => c.model))];
+    const k = JSON.stringify([rows, cols, meta.digest]);
+    if (k !== grid.key) {
+      buildTable(rows, cols);
+      renderCatalog();
+      grid.key = k;
+    }
+    const base = new Map(live.base.cells.map((c) => [key(c.target, c.model), c]));
+    let nSplits = 0, nAny = 0;
+    for (const c of m.cells) {
+      const d = updateCell(grid.cells.get(key(c.target, c.model)), c, base.get(key(c.target, c.model)) || c);
+      nSplits += d === 2 ? 1 : 0;
+      nAny += d > 0 ? 1 : 0;
+    }
+    live.view = state.changes;
+    for (const f of SHAPE) { $(f).placeholder = String(m[f]); } // the API's resolved defaults
+    document.body.classList.toggle('changes', state.changes);
+    layout();
+    let s = rows.length + ' targets × ' + cols.length + ' models at max_batch_size ' + m.max_batch_size +
+      ', num_seqs ' + m.num_seqs + ', max_rows ' + m.max_rows + '. ';
+    s += m.override === null ? 'No override: every target runs its declared policy.'
+      : 'Override "' + m.override + '" changes ' + nAny + ' of ' + m.cells.length + ' cells (' +
+        nSplits + ' in split count) against the declared policies.';
+    $('summary').textContent = s;
+    $('warnings').replaceChildren(...m.warnings.map((w) => el('li', '', w)));
+  }
+
+  function renderCatalog() {
+    const tt = put(el('table'), put(el('thead'), put(el('tr'),
+      ...['target', 'aliases', 'sm_count', 'attn_decode_splitk', 'notes'].map((h) => el('th', '', h)))));
+    for (const t of meta.targets) {
+      tt.append(put(el('tr'), ...[t.name, t.aliases.join(', '), t.sm_count, t.attn_decode_splitk,
+        t.notes || ''].map((v) => el('td', '', v))));
+    }
+    const mt = put(el('table'), put(el('thead'), put(el('tr'),
+      ...['model', 'aliases', 'num_q_heads', 'num_kv_heads', 'head_dim', 'notes'].map((h) => el('th', '', h)))));
+    for (const m of meta.models) {
+      mt.append(put(el('tr'), ...[m.name, m.aliases.join(', '), m.num_q_heads, m.num_kv_heads || '—',
+        m.head_dim || '—', m.notes || ''].map((v) => el('td', '', v))));
+    }
+    $('catalog-body').replaceChildren(el('h3', '', 'Targets'), put(el('div', 'scroll'), tt),
+      el('h3', '', 'Models'), put(el('div', 'scroll'), mt));
+  }
+
+  // ---------------------------------------------------------------- explain
+  function explainURL() {
+    return 'v1/splits' + query(true, [['target', state.target], ['model', state.model], ['explain', '1']]);
+  }
+  async function refreshExplain(fresh, gen) {
+    const sec = $('explain');
+    if (!state.target) {
+      sec.hidden = true;
+      live.explainKey = '';
+      layout();
+      return;
+    }
+    const url = explainURL();
+    if (!fresh && url === live.explainKey) { return; } // nothing moved: no request
+    const r = await getJSON(url);
+    if (gen !== live.generation) { return; }
+    live.explainKey = url;
+    renderExplain(r, url);
+    layout();
+  }
+  function kv(dl, label, k, ...value) {
+    const dd = put(el('dd'), ...value);
+    if (k) { dd.dataset.k = k; }
+    put(dl, el('dt', '', label), dd);
+    return dd;
+  }
+  const num = (k, v, text) => { const s = el('span', 'num', text === undefined ? int(v) : text); s.dataset.k = k; return s; };
+  function explainFacts(d) {
+    const x = d.explain, dl = el('dl');
+    kv(dl, 'Rule', 'rule', el('code', '', x.rule));
+    kv(dl, 'Clamped to 1–16', 'clamped', x.clamped ? 'yes' : 'no');
+    kv(dl, 'Workspace', 'workspace_rule', el('code', '', x.workspace_rule));
+    kv(dl, 'Single stream', '', 'grid ', num('single_stream.grid', 0, x.single_stream.grid.join(' × ')),
+      ' · ', num('single_stream.ctas', x.single_stream.ctas), ' CTAs · ',
+      num('single_stream.waves', 0, x.single_stream.waves.toFixed(3)), ' waves on ' + int(d.sm_count) + ' SMs');
+    kv(dl, 'At max batch', '', num('max_batch.num_seqs', x.max_batch.num_seqs), ' seqs · ',
+      num('max_batch.num_splits', x.max_batch.num_splits), ' splits · ',
+      num('max_batch.ctas', x.max_batch.ctas), ' CTAs · ',
+      num('max_batch.waves', 0, x.max_batch.waves.toFixed(3)), ' waves');
+    const r = x.co_batch_range;
+    kv(dl, 'Co-batch invariant', 'co_batch_invariant', (x.co_batch_invariant ? 'yes: the same split count'
+      : 'NO: the split count moves') + ' for every num_seqs in ' + int(r[0]) + '–' + int(r[1]));
+    kv(dl, 'Inputs', '', 'sm_count ' + int(d.sm_count) + ' · declared ' + d.declared + ' · num_q_heads ' +
+      int(d.num_q_heads) + ' · head_dim ' + int(d.head_dim) + ' · max_batch_size ' + int(d.max_batch_size) +
+      ' · num_seqs ' + int(d.num_seqs) + ' · max_rows ' + int(d.max_rows) + ' · override ' +
+      (d.override === null ? 'unset' : JSON.stringify(d.override)));
+    if (d.warnings.length) { kv(dl, 'Warnings', 'warnings', put(el('ul'), ...d.warnings.map((w) => el('li', '', w)))); }
+    return dl;
+  }
+  function policyTable(d) {
+    const t = put(el('table', 'policies'), el('caption', '', 'What each policy gives here'),
+      put(el('thead'), put(el('tr'), ...['', 'policy', 'splits', 'slots', 'workspace'].map((h) => el('th', '', h)))));
+    for (const name of ['legacy', 'auto', 'declared', 'override']) {
+      const p = d.explain.policies[name];
+      const tr = put(el('tr'), el('th', '', name));
+      tr.dataset.policy = name;
+      if (!p) {
+        const td = el('td', 'meta', 'unset');
+        td.colSpan = 4;
+        t.append(put(tr, td));
+        continue;
+      }
+      if (p.policy === d.policy && p.num_splits === d.num_splits) { tr.className = 'in-use'; }
+      t.append(put(tr, el('td', '', p.policy), put(el('td'), num('num_splits', p.num_splits)),
+        put(el('td'), num('workspace_slots', p.workspace_slots)), el('td', '', bytes(p.workspace_bytes))));
+    }
+    return t;
+  }
+  // The explanation sits beside the grid when both fit, below it otherwise.
+  const SIDE_MIN = 336; // px: the panel's narrowest readable width, plus the gap
+  function layout() {
+    const board = document.querySelector('.board');
+    const fits = $('grid').offsetWidth + SIDE_MIN <= board.clientWidth;
+    document.body.classList.toggle('side', fits && !$('explain').hidden);
+  }
+  function renderExplain(r, url) {
+    const sec = $('explain');
+    const close = el('button', 'close', '×');
+    close.type = 'button';
+    close.setAttribute('aria-label', 'Close the explanation');
+    close.addEventListener('click', () => select('', ''));
+    sec.replaceChildren(put(el('h2'), state.target + ' × ' + state.model + ': why', close));
+    sec.hidden = false;
+    sec.dataset.target = state.target;
+    sec.dataset.model = state.model;
+    if (!r.ok) {
+      sec.append(el('p', 'banner', 'splitkd answered ' + r.status + ': ' + (r.data.detail || r.data.title)));
+      return;
+    }
+    const d = r.data;
+    sec.append(put(el('p', 'headline'), num('num_splits', d.num_splits), ' ' + (d.num_splits === 1 ? 'split' : 'splits') +
+      ' · ' + d.policy + ' (' + d.source + ') · ', num('workspace_slots', d.workspace_slots), ' slots · ' +
+      bytes(d.workspace_bytes)), explainFacts(d), policyTable(d));
+    const t = meta.tByName.get(d.target), m = meta.mByName.get(d.model);
+    if (t && t.notes) { sec.append(put(el('p', 'notes'), el('b', '', d.target + ': '), el('span', 'note', t.notes))); }
+    if (m && m.notes) { sec.append(put(el('p', 'notes'), el('b', '', d.model + ': '), el('span', 'note', m.notes))); }
+    const a = el('a', '', 'this answer as JSON');
+    a.href = url;
+    sec.append(put(el('p', 'meta'), a));
+  }
+
+  // ---------------------------------------------------------------- events
+  function select(target, model) {
+    state.target = target;
+    state.model = model;
+    for (const b of grid.cells.values()) {
+      b.setAttribute('aria-pressed', String(b.dataset.target === target && b.dataset.model === model));
+    }
+    writeHash();
+    kick();
+  }
+  function focusCell(b) {
+    if (!b) { return; }
+    const old = grid.cells.get(grid.active);
+    if (old) { old.tabIndex = -1; }
+    grid.active = key(b.dataset.target, b.dataset.model);
+    b.tabIndex = 0;
+    b.focus();
+  }
+  function cellAt(row, col) {
+    return $('grid').querySelector('.cell[data-row="' + row + '"][data-col="' + col + '"]');
+  }
+  function onGridKey(e) {
+    const b = e.target.closest('.cell');
+    if (!b) { return; }
+    const row = Number(b.dataset.row), col = Number(b.dataset.col);
+    const last = $('grid').tBodies[0].rows.length - 1, lastCol = $('grid').tHead.rows[0].cells.length - 2;
+    const to = {ArrowUp: [row - 1, col], ArrowDown: [row + 1, col], ArrowLeft: [row, col - 1],
+      ArrowRight: [row, col + 1], Home: [e.ctrlKey ? 0 : row, 0], End: [e.ctrlKey ? last : row, lastCol]}[e.key];
+    if (to) {
+      e.preventDefault();
+      focusCell(cellAt(Math.max(0, Math.min(last, to[0])), Math.max(0, Math.min(lastCol, to[1]))));
+    }
+  }
+
+  let debounce = 0;
+  function fromControls() {
+    for (const k of SHAPE.concat(['override'])) { state[k] = $(k).value; }
+    state.changes = $('changes').checked;
+    writeHash();
+    kick();
+  }
+  function wire() {
+    for (const k of SHAPE.concat(['override'])) {
+      $(k).addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(fromControls, 400); });
+      $(k).addEventListener('change', () => { clearTimeout(debounce); fromControls(); });
+    }
+    $('changes').addEventListener('change', fromControls);
+    for (const b of document.querySelectorAll('[data-override]')) {
+      b.addEventListener('click', () => { $('override').value = b.dataset.override; fromControls(); });
+    }
+    $('grid').addEventListener('click', (e) => {
+      const b = e.target.closest('.cell');
+      if (b) { focusCell(b); select(b.dataset.target, b.dataset.model); }
+    });
+    $('grid').addEventListener('keydown', onGridKey);
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && state.target) {
+        const b = grid.cells.get(key(state.target, state.model));
+        select('', '');
+        focusCell(b);
+      }
+    });
+    $('retry').addEventListener('click', kick);
+    window.addEventListener('hashchange', () => { readHash(); syncControls(); kick(); });
+    window.addEventListener('online', kick);
+    window.addEventListener('resize', layout);
+    document.addEventListener('visibilitychange', () => { if (!document.hidden) { kick(); } });
+    // the countdown and the "stale" line move even between polls
+    setInterval(() => { if (live.downSince !== null) { showStatus(); } }, 1000);
+  }
+
+  readHash();
+  syncControls();
+  wire();
+  grid.active = state.target ? key(state.target, state.model) : '';
+  kick();
+})();

@@ -1,0 +1,668 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: AGPL-3.0-only
+"""The page in a real browser: headless Chromium driven by Selenium (Debian's
+chromium, chromium-driver and python3-selenium; run with /usr/bin/python3).
+
+Starts splitkd on a loopback port with --catalog FILE, opens the page it
+serves at / (or, with --devserver, the same files served by
+tests/browser/devserver.py in front of it), and checks what issue 11 asks:
+the headers, one cell per target x model equal to /v1/matrix, the what-if
+controls, the changes view, the explain panel, state in the URL, 304s while
+idle, a SIGHUP reload shown in place, the stale state while splitkd is down
+and its recovery, and an XSS catalog rendered as text. Saves screenshots
+under build/. Everything it starts is stopped on exit, also on failure; the
+whole run is bounded by a watchdog. Prints "browser: N passed, N failed".
+
+usage: tests/browser/test_page.py [--devserver] [--out DIR] path/to/splitkd
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+POLL = 1.0          # seconds: the page's poll interval, set with #poll=1 in the URL
+# Every wait below has a deadline several times what the step needs on an idle
+# machine: CI and this development machine have 2 cores shared with other
+# builds, and Chromium alone can stall for a second or two under load.
+MARGIN = 4.0
+WATCHDOG = 240      # seconds for the whole run; a normal run takes about 30
+# Injected before any page script: records dialogs and CSP violations, so an
+# XSS that slipped through would leave a trace even if it showed nothing.
+PROBE = """
+window.__dialogs = []; window.__csp = [];
+for (const f of ['alert', 'confirm', 'prompt']) {
+  window[f] = (m) => { window.__dialogs.push(f + ':' + m); };
+}
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__csp.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+XSS_NOTE = '<img src=x onerror=alert(1)> and </script><script>alert(2)</script>'
+XSS_NOTE2 = '"\'><svg onload=alert(3)> & </script> &amp; \u202e'
+
+
+class Failed(Exception):
+    pass
+
+
+class Run:
+    """Processes, browser and results; stop() undoes everything start*() did."""
+
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="splitkd-browser-")
+        self.catalog = os.path.join(self.tmp, "catalog.json")
+        self.port = free_port()
+        self.api = f"http://127.0.0.1:{self.port}"
+        self.base = self.api
+        self.daemon = None
+        self.dev = None
+        self.driver = None
+        self.passed = 0
+        self.failed = 0
+        self.allowed = None  # regex of console errors a step expects
+
+    # ------------------------------------------------------------ processes
+    def start_daemon(self):
+        self.daemon = subprocess.Popen(
+            [self.args.splitkd, "--listen", f"127.0.0.1:{self.port}", "--catalog", self.catalog,
+             "--access-log", "off", "--drain-timeout", "2"],
+            stderr=open(os.path.join(self.tmp, "splitkd.log"), "ab"))
+        wait_port(self.port, self.daemon)
+
+    def stop_daemon(self):
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+
+    def start_dev(self):
+        port = free_port()
+        self.dev = subprocess.Popen(
+            ["/usr/bin/python3", os.path.join(HERE, "devserver.py"), "--listen",
+             f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{self.port}"],
+            stderr=open(os.path.join(self.tmp, "devserver.log"), "ab"))
+        wait_port(port, self.dev)
+        self.base = f"http://127.0.0.1:{port}"
+
+    def start_browser(self):
+        o = webdriver.ChromeOptions()
+        o.binary_location = "/usr/bin/chromium"
+        for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--no-default-browser-check",
+                  "--disable-extensions", "--window-size=1280,800",
+                  # only loopback resolves: a fetch from outside splitkd fails and is logged
+                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                  "--user-data-dir=" + os.path.join(self.tmp, "profile")]:
+            o.add_argument(a)
+        o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        service = Service("/usr/bin/chromedriver", log_path=os.path.join(self.tmp, "chromedriver.log"))
+        self.driver = webdriver.Chrome(service=service, options=o)
+        self.driver.set_page_load_timeout(20)
+        self.driver.set_script_timeout(10)
+        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROBE})
+        self.viewport(1280, 800)
+
+    def viewport(self, width, height, dark=False):
+        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+
+    def stop(self):
+        if self.driver is not None:
+            try:
+                self.driver.quit()
+            except Exception:  # the browser may already be gone; go on stopping the rest
+                pass
+        for p in (self.dev, self.daemon):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # ------------------------------------------------------------ results
+    def step(self, name, fn):
+        t0 = time.monotonic()
+        try:
+            fn()
+            self.console(name)
+            self.passed += 1
+            print(f"ok   {name} ({time.monotonic() - t0:.1f} s)", flush=True)
+        except Exception as e:  # a failed step is reported and the next one runs
+            self.failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+            if not isinstance(e, (Failed, TimeoutError, WebDriverException, urllib.error.URLError)):
+                traceback.print_exc()
+            try:
+                self.driver.get_log("browser")  # do not blame the next step for these
+            except Exception:  # no browser yet, or it is gone
+                pass
+        self.allowed = None
+
+    def console(self, name):
+        """No console error, except those the step said to expect."""
+        if self.driver is None:
+            return
+        bad = []
+        for e in self.driver.get_log("browser"):
+            if e["level"] != "SEVERE":
+                continue
+            if self.allowed is not None and re.search(self.allowed, e["message"]):
+                continue
+            bad.append(e["message"])
+        if bad:
+            raise Failed(f"console errors in {name}: {bad}")
+
+    # ------------------------------------------------------------ page
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def cells(self):
+        return self.js("""return [...document.querySelectorAll('#grid [data-target][data-model]')]
+            .map((b) => [b.dataset.target, b.dataset.model, b.dataset.numSplits, b.dataset.changed,
+                         b.querySelector('.n').textContent]);""")
+
+    def open(self, fragment):
+        self.driver.get(self.base + "/#" + fragment)
+        wait(lambda: self.js("return document.body.dataset.state") == "live", 10, "the page goes live")
+
+    def wait_matrix(self, query, timeout, what):
+        """Waits until the grid holds exactly /v1/matrix?QUERY; returns that matrix."""
+        m = get_json(self.api + "/v1/matrix" + query)
+        want = {(c["target"], c["model"]): str(c["num_splits"]) for c in m["cells"]}
+        got = {}
+
+        def same():
+            nonlocal got
+            rows = self.cells()
+            got = {(t, mo): n for t, mo, n, _, _ in rows}
+            return len(rows) == len(want) and got == want
+        try:
+            wait(same, timeout, what)
+        except TimeoutError:
+            diff = sorted(k for k in want if got.get(k) != want[k])[:5]
+            raise Failed(f"{what}: {len(got)} cells, {len(want)} in /v1/matrix{query}; "
+                         f"first differences {[(k, got.get(k), want[k]) for k in diff]}")
+        return m
+
+
+# ---------------------------------------------------------------- helpers
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise Failed(f"process exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise Failed(f"nothing listens on {port} after {timeout} s")
+
+
+def wait(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        if cond():
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not within {timeout:.1f} s")
+        time.sleep(0.1)
+
+
+def http(url, headers=None, method="GET"):
+    req = urllib.request.Request(url, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def get_json(url):
+    status, _, body = http(url)
+    if status != 200:
+        raise Failed(f"{url}: {status}")
+    return json.loads(body)
+
+
+def metric(api, name):
+    _, _, body = http(api + "/metrics")
+    total = 0.0
+    for line in body.decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def expect(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def human_bytes(text):
+    """'2.54 MiB' -> bytes, as the page writes them."""
+    m = re.search(r"([0-9.]+) (B|KiB|MiB|GiB|TiB)\b", text)
+    if not m:
+        return None
+    return float(m.group(1)) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(m.group(2))
+
+
+def write_catalog(path, catalog):
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        json.dump(catalog, f)
+    os.replace(tmp, path)  # the daemon reads a whole file or the old one
+
+
+def target(name, sm_count, policy, notes=None):
+    t = {"name": name, "aliases": [], "sm_count": sm_count, "attn_decode_splitk": policy}
+    if notes is not None:
+        t["notes"] = notes
+    return t
+
+
+# ---------------------------------------------------------------- steps
+def check_headers(r):
+    """The daemon side of the contract: paths, types, CSP, nosniff, ETag, 304, negotiation."""
+    csp_want = {"default-src": "'none'", "script-src": "'self'", "style-src": "'self'",
+                "connect-src": "'self'", "frame-ancestors": "'none'", "base-uri": "'none'"}
+    browser_accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    for path, accept, ctype in [("/ui", "*/*", "text/html"), ("/", browser_accept, "text/html"),
+                                ("/ui/app.js", "*/*", "text/javascript"),
+                                ("/ui/style.css", "*/*", "text/css")]:
+        status, h, body = http(r.base + path, {"Accept": accept})
+        expect(status == 200, f"GET {path}: {status}")
+        expect(h.get("Content-Type", "").startswith(ctype), f"GET {path}: Content-Type {h.get('Content-Type')}")
+        expect(h.get("X-Content-Type-Options") == "nosniff", f"GET {path}: no nosniff")
+        etag = h.get("ETag")
+        expect(etag, f"GET {path}: no ETag")
+        status, _, again = http(r.base + path, {"Accept": accept, "If-None-Match": etag})
+        expect(status == 304 and again == b"", f"GET {path} with its ETag: {status}")
+        if ctype == "text/html":
+            csp = h.get("Content-Security-Policy", "")
+            got = {d.split()[0]: " ".join(d.split()[1:]) for d in csp.split(";") if d.strip()}
+            for k, v in csp_want.items():
+                expect(got.get(k) == v, f"GET {path}: CSP {k} is {got.get(k)!r}, want {v!r}")
+            expect("unsafe" not in csp, f"GET {path}: CSP allows {csp}")
+            inline = re.search(rb"<script(?![^>]*\ssrc=)|<style|<[^>]*\s(on[a-z]+|style)\s*=", body, re.I)
+            expect(inline is None, f"GET {path}: the HTML holds inline script or style: {inline}")
+    status, h, _ = http(r.base + "/ui", method="HEAD")
+    expect(status == 200, f"HEAD /ui: {status}")
+    if r.args.devserver:
+        print("     (GET / as JSON is the daemon's; not checked through the dev server)")
+        return
+    for accept in ["*/*", "application/json", None]:
+        status, h, body = http(r.base + "/", {"Accept": accept} if accept else {})
+        expect(status == 200 and h.get("Content-Type", "").startswith("application/json"),
+               f"GET / with Accept {accept}: {status} {h.get('Content-Type')}")
+        expect("/openapi.json" in json.loads(body).__repr__(), f"GET / with Accept {accept}: no link to /openapi.json")
+    _, h, _ = http(r.base + "/", {"Accept": browser_accept})
+    expect("accept" in h.get("Vary", "").lower(), "GET /: no Vary: Accept")
+
+
+def check_grid(r):
+    r.open(f"poll={POLL:g}")
+    targets = get_json(r.api + "/v1/targets")["targets"]
+    models = get_json(r.api + "/v1/models")["models"]
+    m = r.wait_matrix("", 5, "the grid equals /v1/matrix")
+    expect(len(m["cells"]) == len(targets) * len(models), "one cell per target x model")
+    rows = r.js("""return [...document.querySelectorAll('#grid tbody th')].map((th) => th.textContent);""")
+    for t, text in zip(targets, rows):
+        expect(t["name"] in text and str(t["sm_count"]) in text and t["attn_decode_splitk"] in text,
+               f"row header {text!r} lacks {t['name']}, {t['sm_count']} SMs or its policy")
+    expect(r.js("return document.getElementById('digest').textContent") == m["catalog"], "digest shown")
+
+
+def check_hover_focus(r):
+    m = get_json(r.api + "/v1/matrix")
+    by = {(c["target"], c["model"]): c for c in m["cells"]}
+    start = r.driver.find_element(By.CSS_SELECTOR, '#grid .cell[tabindex="0"]')
+    start.send_keys(Keys.ARROW_RIGHT)  # keyboard only: focus moves, nothing is selected
+    focused = r.driver.switch_to.active_element
+    expect(focused.get_attribute("data-col") == "1" and focused.get_attribute("data-row") == "0",
+           "ArrowRight moves focus to the next cell")
+    for how, cell in [("focus", focused), ("hover", None)]:
+        if cell is None:
+            cell = r.driver.find_elements(By.CSS_SELECTOR, "#grid .cell")[-1]
+            ActionChains(r.driver).move_to_element(cell).perform()
+        tip = cell.find_element(By.CSS_SELECTOR, ".tip")
+        wait(tip.is_displayed, 2, f"the workspace shows on {how}")
+        c = by[(cell.get_attribute("data-target"), cell.get_attribute("data-model"))]
+        text = tip.text
+        expect(f"{c['workspace_slots']:,} slots" in text, f"{how}: {text!r} lacks {c['workspace_slots']} slots")
+        if c["workspace_bytes"] is None:
+            expect("unknown" in text, f"{how}: {text!r} should say the bytes are unknown")
+        else:
+            got = human_bytes(text)
+            expect(got is not None and abs(got - c["workspace_bytes"]) <= 0.01 * c["workspace_bytes"],
+                   f"{how}: {text!r} is not {c['workspace_bytes']} bytes in human units")
+    expect(r.js("return location.hash").find("target=") < 0, "focus alone selects nothing")
+
+
+def set_field(r, field, value):
+    el = r.driver.find_element(By.ID, field)
+    el.clear()
+    el.send_keys(value, Keys.TAB)  # TAB: the change event, no debounce wait
+
+
+def check_controls(r):
+    before = get_json(r.api + "/v1/matrix")
+    set_field(r, "max_batch_size", "16")
+    m16 = r.wait_matrix("?max_batch_size=16", 5, "max_batch_size=16 updates the cells")
+    expect([c["num_splits"] for c in m16["cells"]] != [c["num_splits"] for c in before["cells"]],
+           "max_batch_size=16 changes some cell (else this step proves nothing)")
+    r.driver.find_element(By.CSS_SELECTOR, 'button[data-override="auto"]').click()
+    auto = r.wait_matrix("?max_batch_size=16&override=auto", 5, "'all auto' flips the fleet")
+    expect([c["num_splits"] for c in auto["cells"]] != [c["num_splits"] for c in m16["cells"]],
+           "override=auto changes some cell")
+    expect(all(c["source"] == "override" for c in auto["cells"]), "every cell's source is the override")
+    h = r.js("return location.hash")
+    expect("max_batch_size=16" in h and "override=auto" in h, f"the URL holds the controls: {h}")
+    set_field(r, "override", " LEGACY\t")
+    r.wait_matrix("?max_batch_size=16&override=" + urllib.parse.quote(" LEGACY\t"), 5,
+                  "a spelling with case and white space is sent as typed")
+    set_field(r, "override", "atuo")
+    m = r.wait_matrix("?max_batch_size=16&override=atuo", 5, "a typo keeps the declarations")
+    want = m["warnings"]
+    expect(want, "/v1/matrix warns about 'atuo'")
+    wait(lambda: r.js("return [...document.querySelectorAll('#warnings li')].map((l) => l.textContent)") == want,
+         3, "the page shows the API's warning")
+    r.driver.find_element(By.CSS_SELECTOR, 'button[data-override="auto"]').click()
+    r.wait_matrix("?max_batch_size=16&override=auto", 5, "back to auto")
+    # an input splitkd refuses: its problem detail shows, the grid keeps the last answer
+    r.allowed = r"the server responded with a status of 400"
+    status, _, body = http(r.api + "/v1/matrix?max_batch_size=0&override=auto")
+    expect(status == 400, f"/v1/matrix?max_batch_size=0: {status}")
+    set_field(r, "max_batch_size", "0")
+    wait(lambda: r.js("return document.body.dataset.state") == "refused", 3, "a refused input shows")
+    problem = r.driver.find_element(By.ID, "problem").text
+    expect(json.loads(body)["detail"] in problem, f"the API's detail is shown: {problem!r}")
+    expect(r.driver.find_element(By.ID, "max_batch_size").get_attribute("aria-invalid") == "true",
+           "the refused field is marked")
+    set_field(r, "max_batch_size", "16")
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 3, "live again")
+    r.wait_matrix("?max_batch_size=16&override=auto", 3, "the grid after the refusal")
+
+
+def check_changes(r):
+    r.driver.find_element(By.ID, "changes").click()
+    auto = get_json(r.api + "/v1/matrix?max_batch_size=16&override=auto")
+    base = {(c["target"], c["model"]): c for c in get_json(r.api + "/v1/matrix?max_batch_size=16")["cells"]}
+    want = {}
+    for c in auto["cells"]:
+        b = base[(c["target"], c["model"])]
+        changed = (b["num_splits"], b["workspace_slots"]) != (c["num_splits"], c["workspace_slots"])
+        want[(c["target"], c["model"])] = (changed, f"{b['num_splits']} → {c['num_splits']}"
+                                           if b["num_splits"] != c["num_splits"] else str(c["num_splits"]))
+    n = sum(1 for v in want.values() if v[0])
+    expect(0 < n < len(want), f"{n} of {len(want)} cells change: the view would prove nothing")
+    got = {}
+
+    def same():
+        nonlocal got
+        got = {(t, m): (ch == "true", txt) for t, m, _, ch, txt in r.cells()}
+        return got == want
+    try:
+        wait(same, 3, "changed cells are marked and show old → new")
+    except TimeoutError as e:
+        diff = [(k, got.get(k), v) for k, v in sorted(want.items()) if got.get(k) != v][:4]
+        raise Failed(f"{e}; first differences (cell, page, want): {diff}")
+    expect("view=changes" in r.js("return location.hash"), "the URL holds the view")
+    summary = r.driver.find_element(By.ID, "summary").text
+    expect(f"changes {n} of {len(want)} cells" in summary, f"summary {summary!r} counts {n} changes")
+
+
+def explain_matches(r, t, m, query):
+    d = get_json(r.api + "/v1/splits?" + urllib.parse.urlencode(
+        [("target", t), ("model", m)] + query + [("explain", "1")]))
+    x = d["explain"]
+
+    def shown():
+        return r.js("""const s = document.getElementById('explain');
+            if (s.hidden || s.dataset.target !== arguments[0] || s.dataset.model !== arguments[1]) { return null; }
+            const o = {};
+            for (const e of s.querySelectorAll('[data-k]')) {
+              const row = e.closest('tr[data-policy]');
+              o[(row ? row.dataset.policy + '.' : '') + e.dataset.k] = e.textContent;
+            }
+            return o;""", t, m)
+    wait(lambda: shown() is not None, 5, f"the explain panel opens for {t} x {m}")
+    got = shown()
+    num = lambda k: float(got.get(k, "nan").replace(",", ""))
+    checks = [("rule", got.get("rule") == x["rule"]),
+              ("workspace_rule", got.get("workspace_rule") == x["workspace_rule"]),
+              ("num_splits", num("num_splits") == d["num_splits"]),
+              ("workspace_slots", num("workspace_slots") == d["workspace_slots"]),
+              ("clamped", got.get("clamped") == ("yes" if x["clamped"] else "no")),
+              ("single_stream.ctas", num("single_stream.ctas") == x["single_stream"]["ctas"]),
+              ("single_stream.waves", num("single_stream.waves") == x["single_stream"]["waves"]),
+              ("single_stream.grid", got.get("single_stream.grid") == " × ".join(map(str, x["single_stream"]["grid"]))),
+              ("max_batch.ctas", num("max_batch.ctas") == x["max_batch"]["ctas"]),
+              ("max_batch.waves", num("max_batch.waves") == x["max_batch"]["waves"]),
+              ("max_batch.num_splits", num("max_batch.num_splits") == x["max_batch"]["num_splits"]),
+              ("co_batch_invariant", got.get("co_batch_invariant", "").startswith("yes" if x["co_batch_invariant"] else "NO"))]
+    for name, p in x["policies"].items():
+        if p is not None:
+            checks.append((name, num(name + ".num_splits") == p["num_splits"]
+                           and num(name + ".workspace_slots") == p["workspace_slots"]))
+    bad = [k for k, ok in checks if not ok]
+    expect(not bad, f"explain for {t} x {m} differs from /v1/splits?explain=1 in {bad}: {got}")
+    return d
+
+
+def check_explain(r):
+    q = [("max_batch_size", "16"), ("override", "auto")]
+    cell = r.driver.find_element(By.CSS_SELECTOR, '.cell[data-target="gb10"][data-model="llama-3.1-70b"]')
+    cell.click()
+    explain_matches(r, "gb10", "llama-3.1-70b", q)
+    r.driver.switch_to.active_element.send_keys(Keys.ARROW_DOWN, Keys.ENTER)  # keyboard alone
+    nxt = r.driver.switch_to.active_element
+    t, m = nxt.get_attribute("data-target"), nxt.get_attribute("data-model")
+    expect((t, m) != ("gb10", "llama-3.1-70b"), "ArrowDown moved")
+    explain_matches(r, t, m, q)
+    h = r.js("return location.hash")
+    expect(f"target={t}" in h and f"model={m}" in h, f"the URL holds the selection: {h}")
+    # a link reproduces the view: same controls, same cell explained
+    r.driver.refresh()
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 10, "the page reloads")
+    expect(r.driver.find_element(By.ID, "max_batch_size").get_attribute("value") == "16", "max_batch_size restored")
+    expect(r.driver.find_element(By.ID, "override").get_attribute("value") == "auto", "override restored")
+    expect(r.driver.find_element(By.ID, "changes").is_selected(), "changes view restored")
+    explain_matches(r, t, m, q)
+    r.driver.find_element(By.CSS_SELECTOR, f'.cell[data-target="{t}"][data-model="{m}"]').send_keys(Keys.ESCAPE)
+    wait(lambda: not r.driver.find_element(By.ID, "explain").is_displayed(), 3, "Escape closes the explanation")
+    r.driver.find_element(By.CSS_SELECTOR, '.cell[data-target="rtx5090"][data-model="gemma-2-9b"]').click()
+    explain_matches(r, "rtx5090", "gemma-2-9b", q)  # clamped: 2 * 170 / 16 = 22 -> 16
+
+
+def check_screens(r):
+    os.makedirs(r.args.out, exist_ok=True)
+    # the pointer off the grid, so no tooltip covers the cells in the pictures
+    ActionChains(r.driver).move_to_element(r.driver.find_element(By.TAG_NAME, "h1")).perform()
+    shots = []
+    for name, w, h, dark in [("page-1280.png", 1280, 800, False), ("page-1280-dark.png", 1280, 800, True),
+                             ("page-phone.png", 390, 844, False)]:
+        r.viewport(w, h, dark)
+        time.sleep(0.3)  # a frame for the new media query and layout
+        bg = r.js("return getComputedStyle(document.body).backgroundColor")
+        expect((bg == "rgb(15, 20, 25)") == dark, f"{name}: background {bg} for dark={dark}")
+        over = r.js("return document.documentElement.scrollWidth - window.innerWidth")
+        expect(over <= 0, f"{name}: the page is {over} px wider than the screen")
+        path = os.path.join(r.args.out, name)
+        r.driver.save_screenshot(path)
+        shots.append(f"{path} ({os.path.getsize(path) // 1024} KiB)")
+    r.viewport(1280, 800)
+    print("     screenshots: " + ", ".join(shots))
+
+
+def check_idle(r):
+    """An idle page costs 304s: no 200 from /v1/matrix while nothing changes."""
+    r.open(f"poll={POLL:g}&max_batch_size=16")
+    time.sleep(POLL)  # let the first poll after load settle
+    ok200 = 'splitkd_requests_total{route="/v1/matrix",status="200"}'
+    before, nm_before = metric(r.api, ok200), metric(r.api, "splitkd_not_modified_total")
+    time.sleep(3.5 * POLL)
+    after, nm_after = metric(r.api, ok200), metric(r.api, "splitkd_not_modified_total")
+    expect(after == before, f"an idle page fetched /v1/matrix whole {after - before:g} times")
+    expect(nm_after - nm_before >= 2, f"an idle page earned {nm_after - nm_before:g} 304s in {3.5 * POLL:g} s")
+
+
+def check_reload(r):
+    r.js("window.__same_page = 'yes'")
+    cat = json.load(open(r.catalog))
+    cat["targets"].append(target("zz-hup-target", 96, "auto", "added by test_page.py"))
+    write_catalog(r.catalog, cat)
+    t0 = time.monotonic()
+    os.kill(r.daemon.pid, signal.SIGHUP)
+    sel = '.cell[data-target="zz-hup-target"]'
+    # the issue's bound is two poll intervals; MARGIN covers this machine's stalls
+    wait(lambda: r.js(f"return document.querySelectorAll('{sel}').length") > 0,
+         2 * POLL + MARGIN, "the new target appears")
+    took = time.monotonic() - t0
+    r.wait_matrix("?max_batch_size=16", 3, "the grid equals the new /v1/matrix")
+    expect(r.js("return window.__same_page") == "yes", "updated in place, not by reloading the page")
+    digest = get_json(r.api + "/version")["catalog"]
+    expect(r.js("return document.getElementById('digest').textContent") == digest, "the new digest is shown")
+    changed = r.driver.find_element(By.ID, "digest-changed").text
+    expect(changed.startswith("changed "), f"the page says when the digest changed: {changed!r}")
+    print(f"     new target shown {took:.1f} s after SIGHUP (poll {POLL:g} s)")
+
+
+def check_stale(r):
+    r.allowed = (r"Failed to load resource: net::ERR_CONNECTION_REFUSED" if not r.args.devserver
+                 else r"Failed to load resource: the server responded with a status of 502")
+    r.stop_daemon()
+    try:
+        stale_and_back(r)
+    finally:
+        if r.daemon.poll() is not None:  # failed while down: the next steps need splitkd
+            r.start_daemon()
+
+
+def stale_and_back(r):
+    down = time.monotonic()
+    state = lambda: r.js("return document.body.dataset.state")
+    wait(lambda: state() == "stale", POLL + 2 + MARGIN, "the stale state shows")
+    banner = r.driver.find_element(By.ID, "stale")
+    expect(banner.is_displayed() and "unreachable since" in banner.text, f"stale banner: {banner.text!r}")
+    first = int(banner.get_attribute("data-retry-ms"))
+    # doubling with a 10 % jitter: the next delay is at least 1.6 times the first
+    wait(lambda: int(banner.get_attribute("data-retry-ms") or 0) > 1.5 * first, 4 * POLL + MARGIN,
+         "the retry delay backs off")
+    r.start_daemon()  # same port, same catalog
+    up = time.monotonic()
+    delay = int(banner.get_attribute("data-retry-ms") or 0) / 1000
+    wait(lambda: state() == "live", delay + MARGIN, "the page recovers by itself")
+    expect(not banner.is_displayed(), "the stale banner goes away")
+    r.wait_matrix("?max_batch_size=16", 3, "the grid equals /v1/matrix after recovery")
+    print(f"     down {up - down:.1f} s, live {time.monotonic() - up:.1f} s after restart")
+
+
+def check_xss(r):
+    cat = json.load(open(r.catalog))
+    cat["targets"].append(target("constructor", 77, "legacy", XSS_NOTE))
+    cat["targets"].append(target("0", 5, "auto", XSS_NOTE2))
+    cat["targets"].append(target("x" * 63 + "9", 200, "3"))
+    cat["models"].append({"name": "toString", "aliases": ["hasOwnProperty"], "num_q_heads": 12,
+                          "head_dim": 96, "notes": XSS_NOTE2})
+    cat["models"].append({"name": "1e3", "aliases": [], "num_q_heads": 7})
+    write_catalog(r.catalog, cat)
+    os.kill(r.daemon.pid, signal.SIGHUP)
+    wait(lambda: r.js("""return document.querySelectorAll('.cell[data-target="constructor"]').length""") > 0,
+         2 * POLL + MARGIN, "the odd catalog shows")
+    r.wait_matrix("?max_batch_size=16", 3, "odd names: the grid equals /v1/matrix")
+    r.driver.find_element(By.CSS_SELECTOR, '.cell[data-target="constructor"][data-model="toString"]').click()
+    wait(lambda: r.js("return document.getElementById('explain').dataset.model") == "toString", 5,
+         "the odd cell is explained")
+    notes = r.js("return [...document.querySelectorAll('#explain .note')].map((n) => n.textContent)")
+    expect(notes == [XSS_NOTE, XSS_NOTE2], f"the notes show as text: {notes}")
+    r.driver.find_element(By.CSS_SELECTOR, "#catalog summary").click()
+    text = r.driver.find_element(By.ID, "catalog-body").text
+    expect("<img src=x onerror=alert(1)>" in text and "</script>" in text, "the catalog table shows the notes as text")
+    found = r.js("""return {img: document.querySelectorAll('img, svg, iframe, object').length,
+        scripts: document.scripts.length, dialogs: window.__dialogs, csp: window.__csp};""")
+    expect(found == {"img": 0, "scripts": 1, "dialogs": [], "csp": []}, f"markup from the catalog ran: {found}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("splitkd")
+    ap.add_argument("--devserver", action="store_true",
+                    help="serve api/ui/ with tests/browser/devserver.py in front of splitkd")
+    ap.add_argument("--out", default="build", help="where the screenshots go")
+    args = ap.parse_args()
+    r = Run(args)
+
+    def watchdog(signum, frame):
+        raise SystemExit(f"browser: watchdog: still running after {WATCHDOG} s")
+    signal.signal(signal.SIGALRM, watchdog)
+    signal.signal(signal.SIGTERM, lambda s, f: sys.exit("browser: terminated"))
+    signal.alarm(WATCHDOG)
+    t0 = time.monotonic()
+    try:
+        with open(r.catalog, "wb") as f:
+            f.write(subprocess.run([args.splitkd, "--dump-catalog"], check=True, stdout=subprocess.PIPE).stdout)
+        r.start_daemon()
+        if args.devserver:
+            r.start_dev()
+        r.step("headers: types, CSP, nosniff, ETag and 304, GET / negotiated", lambda: check_headers(r))
+        status, h, _ = http(r.base + "/", {"Accept": "text/html"})
+        if status != 200 or not h.get("Content-Type", "").startswith("text/html"):
+            raise Failed(f"GET / for a browser answers {status} {h.get('Content-Type')}: no page to "
+                         "test (before the daemon serves it, try --devserver)")
+        r.start_browser()
+        for name, fn in [("grid: one cell per target x model, equal to /v1/matrix", check_grid),
+                         ("workspace on keyboard focus and on hover, human units", check_hover_focus),
+                         ("what-if: max_batch_size and override update the cells", check_controls),
+                         ("changes only: old → new where the override differs", check_changes),
+                         ("explain: click and keyboard, equal to /v1/splits?explain=1; state in the URL",
+                          check_explain),
+                         ("screenshots at 1280x800, dark, phone width", check_screens),
+                         ("idle: polls cost 304s", check_idle),
+                         ("SIGHUP: a new target shows in place within two polls", check_reload),
+                         ("stale while splitkd is down, with backoff; recovers on restart", check_stale),
+                         ("XSS catalog: notes and odd names are text, nothing runs", check_xss)]:
+            r.step(name, lambda fn=fn: fn(r))
+    except Failed as e:
+        r.failed += 1
+        print(f"FAIL setup: {e}")
+    finally:
+        signal.alarm(0)
+        r.stop()
+    print(f"browser: {r.passed} passed, {r.failed} failed in {time.monotonic() - t0:.1f} s")
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

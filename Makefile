@@ -102,6 +102,12 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
+# The connection table's tests see it alone: no socket, no libmicrohttpd.
+$(BUILD)/tests/unit/test_conntab: tests/unit/test_conntab.c $(BUILD)/server/conntab.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iserver $(CRITERION_CFLAGS) $< $(BUILD)/server/conntab.o $(CRITERION_LIBS) \
+		-pthread $(LDFLAGS_ALL) -o $@
+
 $(BUILD)/tests/unit/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(API_OBJ) $(LIBSPLITK) \
@@ -199,6 +205,7 @@ check-extra:
 	@$(MAKE) --no-print-directory soak
 	@$(MAKE) --no-print-directory fleet
 	@$(MAKE) --no-print-directory browser-test
+	@$(MAKE) --no-print-directory overload
 CI_FUZZ_SECONDS ?= 30
 
 check-all: test check-extra
@@ -329,6 +336,16 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- overload
+# slowhttptest (-H, -B, -X) and wrk against --max-connections 256 while an
+# honest client asks from another address, and 250 held 1 MB bodies against
+# the memory budget (tests/overload/overload.py). ATTACK_SECONDS each (20).
+.PHONY: overload
+overload: deps all
+	@sh scripts/deps.sh overload
+	@echo "== overload: attack tools against splitkd, honest probes beside them"
+	@python3 tests/overload/overload.py $(SPLITKD)
 
 # ---------------------------------------------------------------- prometheus
 # The alerting rules and the Grafana dashboard (docker/prometheus/,

@@ -204,6 +204,10 @@ check-extra:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory soak
 	@$(MAKE) --no-print-directory fleet
+	@$(MAKE) --no-print-directory lint-openapi
+	@$(MAKE) --no-print-directory conformance
+	@$(MAKE) --no-print-directory prometheus-check
+	@$(MAKE) --no-print-directory image-test
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory overload
 CI_FUZZ_SECONDS ?= 30
@@ -236,7 +240,7 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck
+	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck sweep
 
 sanitize: deps-test
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \

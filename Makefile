@@ -6,7 +6,7 @@
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet, browser-test
-#   bench      splitkd against nginx; writes bench/results.md
+#   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
@@ -248,7 +248,12 @@ sanitize: deps-test
 		SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all contract unit integration crosscheck
 
-# splitkd against nginx serving the same bytes; writes bench/results.md.
+# The engine's reference server for `make bench` (bench/mhd_static.c).
+$(BUILD)/bench/mhd_static: bench/mhd_static.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(MHD_CFLAGS) $< $(MHD_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+# splitkd beside the engine's limit and nginx, same bytes; writes bench/results.md.
 bench: deps
 	@sh scripts/deps.sh bench
 	@bash bench/run.sh

@@ -315,15 +315,12 @@ sweep: deps-test all
 
 # ---------------------------------------------------------------- browser
 # The page (api/ui/) in headless Chromium driven by Selenium, all Debian
-# packages (scripts/deps.sh browser). About 25 s, so it runs in check-extra.
+# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra.
 # Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
-# BROWSER_ARGS=--devserver serves api/ui/ from tests/browser/devserver.py in
-# front of the daemon instead of the daemon's own routes.
-BROWSER_ARGS ?=
 browser-test: deps all
 	@sh scripts/deps.sh browser
 	@echo "== browser: the page in headless Chromium"
-	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(BROWSER_ARGS) $(SPLITKD)
+	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

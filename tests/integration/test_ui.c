@@ -77,7 +77,7 @@ static bool has_line(const struct page_reply *r, const char *line)
 {
 	size_t n = strlen(line);
 
-	for (const char *p = r->head; (p = strstr(p, line)) != NULL; p += n) {
+	for (const char *p = strstr(r->head, line); p != NULL; p = strstr(p + n, line)) {
 		if ((p == r->head || p[-1] == '\n') && p[n] == '\r') {
 			return true;
 		}

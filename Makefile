@@ -54,7 +54,10 @@ MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 GIT_REV     ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 API_SRC := $(sort $(wildcard api/*.c))
-API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o
+# The page's three files (api/ui/), one generated array each, served by api/ui.c.
+UI_GEN  := $(BUILD)/gen/ui_index_html.c $(BUILD)/gen/ui_app_js.c $(BUILD)/gen/ui_style_css.c
+API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o \
+	   $(UI_GEN:.c=.o)
 API_HDR := $(wildcard api/*.h) policy/splitk.h
 
 $(BUILD)/api/%.o: api/%.c $(API_HDR)
@@ -69,6 +72,15 @@ $(BUILD)/gen/catalog_json.c: api/catalog.json scripts/embed.sh
 $(BUILD)/gen/openapi_json.c: api/openapi.json scripts/embed.sh
 	@mkdir -p $(@D)
 	sh scripts/embed.sh embedded_openapi_json $< > $@
+$(BUILD)/gen/ui_index_html.c: api/ui/index.html scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_ui_index_html $< > $@
+$(BUILD)/gen/ui_app_js.c: api/ui/app.js scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_ui_app_js $< > $@
+$(BUILD)/gen/ui_style_css.c: api/ui/style.css scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_ui_style_css $< > $@
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -264,10 +276,10 @@ bench: deps
 FUZZ_SECONDS ?= 300
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 FUZZERS      := api catalog parse
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(STD) $(WARN) $(FUZZ_FLAGS) -Ipolicy -Iapi $(CJSON_CFLAGS) $< $(FUZZ_SRC) $(CJSON_LIBS) -o $@
 
@@ -319,15 +331,12 @@ sweep: deps-test all
 
 # ---------------------------------------------------------------- browser
 # The page (api/ui/) in headless Chromium driven by Selenium, all Debian
-# packages (scripts/deps.sh browser). About 25 s, so it runs in check-extra.
+# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra.
 # Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
-# BROWSER_ARGS=--devserver serves api/ui/ from tests/browser/devserver.py in
-# front of the daemon instead of the daemon's own routes.
-BROWSER_ARGS ?=
 browser-test: deps all
 	@sh scripts/deps.sh browser
 	@echo "== browser: the page in headless Chromium"
-	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(BROWSER_ARGS) $(SPLITKD)
+	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

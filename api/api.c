@@ -13,6 +13,7 @@
 #include "decide.h"
 #include "etag.h"
 #include "handler.h"
+#include "ui.h"
 
 /* Unset members are 0: no {name}, no query parameters, no POST. */
 struct route {
@@ -39,6 +40,11 @@ static const struct route routes[] = {
 	{.path = "/version", .get = handler_version},
 	{.path = "/openapi.json", .get = handler_openapi},
 	{.path = "/problems/", .template = "/problems/{type}", .get = handler_problem_type},
+	/* the page (ui.c); "/ui/" is no route: the page's URLs are relative */
+	{.path = "/", .get = ui_root},
+	{.path = "/ui", .get = ui_page},
+	{.path = "/ui/app.js", .get = ui_app_js},
+	{.path = "/ui/style.css", .get = ui_style_css},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))

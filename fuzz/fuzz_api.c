@@ -87,6 +87,27 @@ static void check_problem(const cJSON *p, int status)
 	CHECK((int)number(p, "status") == status);
 }
 
+/* A 200 of /v1/splits: one decision, or a batch of decisions and problems. */
+static void check_splits(const cJSON *json)
+{
+	const cJSON *results = cJSON_GetObjectItemCaseSensitive(json, "results");
+	const cJSON *r;
+
+	if (results == NULL) {
+		check_decision(json);
+		return;
+	}
+	cJSON_ArrayForEach(r, results) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "error");
+
+		if (e != NULL) {
+			check_problem(e, (int)number(e, "status"));
+		} else {
+			check_decision(r);
+		}
+	}
+}
+
 /* ---------------------------------------------------------------- OFREP */
 
 static const char *const ofrep_flags[] = {"num_splits", "workspace_slots", "workspace_bytes",
@@ -229,23 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_problem(json, resp.status);
 	} else if (resp.status == 200 && strncmp(uri, "/v1/splits", 10) == 0 &&
 		   (uri[10] == '\0' || uri[10] == '?')) {
-		const cJSON *results = cJSON_GetObjectItemCaseSensitive(json, "results");
-
-		if (results == NULL) {
-			check_decision(json);
-		} else {
-			const cJSON *r;
-
-			cJSON_ArrayForEach(r, results) {
-				const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "error");
-
-				if (e != NULL) {
-					check_problem(e, (int)number(e, "status"));
-				} else {
-					check_decision(r);
-				}
-			}
-		}
+		check_splits(json);
 	}
 	cJSON_Delete(json);
 	api_response_cleanup(&resp);

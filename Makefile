@@ -6,8 +6,8 @@
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet, browser-test,
-#              ofrep-test
-#   bench      splitkd against nginx; writes bench/results.md
+#              ofrep-test and the rest its rule lists
+#   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
@@ -55,7 +55,10 @@ MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 GIT_REV     ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 API_SRC := $(sort $(wildcard api/*.c))
-API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o
+# The page's three files (api/ui/), one generated array each, served by api/ui.c.
+UI_GEN  := $(BUILD)/gen/ui_index_html.c $(BUILD)/gen/ui_app_js.c $(BUILD)/gen/ui_style_css.c
+API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o \
+	   $(UI_GEN:.c=.o)
 API_HDR := $(wildcard api/*.h) policy/splitk.h
 
 $(BUILD)/api/%.o: api/%.c $(API_HDR)
@@ -70,6 +73,15 @@ $(BUILD)/gen/catalog_json.c: api/catalog.json scripts/embed.sh
 $(BUILD)/gen/openapi_json.c: api/openapi.json scripts/embed.sh
 	@mkdir -p $(@D)
 	sh scripts/embed.sh embedded_openapi_json $< > $@
+$(BUILD)/gen/ui_index_html.c: api/ui/index.html scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_ui_index_html $< > $@
+$(BUILD)/gen/ui_app_js.c: api/ui/app.js scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_ui_app_js $< > $@
+$(BUILD)/gen/ui_style_css.c: api/ui/style.css scripts/embed.sh
+	@mkdir -p $(@D)
+	sh scripts/embed.sh embedded_ui_style_css $< > $@
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -102,6 +114,12 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/u
 $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
+# The connection table's tests see it alone: no socket, no libmicrohttpd.
+$(BUILD)/tests/unit/test_conntab: tests/unit/test_conntab.c $(BUILD)/server/conntab.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iserver $(CRITERION_CFLAGS) $< $(BUILD)/server/conntab.o $(CRITERION_LIBS) \
+		-pthread $(LDFLAGS_ALL) -o $@
 
 $(BUILD)/tests/unit/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -192,15 +210,21 @@ fleet: deps-test all
 	@/usr/bin/python3 tests/fleet/fleet.py $(SPLITKD)
 
 # Everything beyond `make test` (CI runs both): the sanitizer suite, the
-# valgrind suite, a short fuzz, the soak, the fleet, the page in a browser
-# and the OpenFeature SDKs against the OFREP routes.
+# valgrind suite, a short fuzz, the soak, the fleet, the OpenAPI lint and
+# conformance, Prometheus, the image, the page in a browser, the overload
+# tools and the OpenFeature SDKs against the OFREP routes.
 check-extra:
 	@$(MAKE) --no-print-directory sanitize
 	@$(MAKE) --no-print-directory valgrind
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	@$(MAKE) --no-print-directory soak
 	@$(MAKE) --no-print-directory fleet
+	@$(MAKE) --no-print-directory lint-openapi
+	@$(MAKE) --no-print-directory conformance
+	@$(MAKE) --no-print-directory prometheus-check
+	@$(MAKE) --no-print-directory image-test
 	@$(MAKE) --no-print-directory browser-test
+	@$(MAKE) --no-print-directory overload
 	@$(MAKE) --no-print-directory ofrep-test
 CI_FUZZ_SECONDS ?= 30
 
@@ -232,7 +256,7 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck
+	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck sweep
 
 sanitize: deps-test
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -240,7 +264,12 @@ sanitize: deps-test
 		SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all contract unit integration crosscheck
 
-# splitkd against nginx serving the same bytes; writes bench/results.md.
+# The engine's reference server for `make bench` (bench/mhd_static.c).
+$(BUILD)/bench/mhd_static: bench/mhd_static.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(MHD_CFLAGS) $< $(MHD_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+# splitkd beside the engine's limit and nginx, same bytes; writes bench/results.md.
 bench: deps
 	@sh scripts/deps.sh bench
 	@bash bench/run.sh
@@ -251,10 +280,10 @@ bench: deps
 FUZZ_SECONDS ?= 300
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 FUZZERS      := api catalog parse
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(STD) $(WARN) $(FUZZ_FLAGS) -Ipolicy -Iapi $(CJSON_CFLAGS) $< $(FUZZ_SRC) $(CJSON_LIBS) -o $@
 
@@ -306,15 +335,12 @@ sweep: deps-test all
 
 # ---------------------------------------------------------------- browser
 # The page (api/ui/) in headless Chromium driven by Selenium, all Debian
-# packages (scripts/deps.sh browser). About 25 s, so it runs in check-extra.
+# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra.
 # Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
-# BROWSER_ARGS=--devserver serves api/ui/ from tests/browser/devserver.py in
-# front of the daemon instead of the daemon's own routes.
-BROWSER_ARGS ?=
 browser-test: deps all
 	@sh scripts/deps.sh browser
 	@echo "== browser: the page in headless Chromium"
-	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(BROWSER_ARGS) $(SPLITKD)
+	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \
@@ -332,6 +358,16 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- overload
+# slowhttptest (-H, -B, -X) and wrk against --max-connections 256 while an
+# honest client asks from another address, and 250 held 1 MB bodies against
+# the memory budget (tests/overload/overload.py). ATTACK_SECONDS each (20).
+.PHONY: overload
+overload: deps all
+	@sh scripts/deps.sh overload
+	@echo "== overload: attack tools against splitkd, honest probes beside them"
+	@python3 tests/overload/overload.py $(SPLITKD)
 
 # ---------------------------------------------------------------- prometheus
 # The alerting rules and the Grafana dashboard (docker/prometheus/,

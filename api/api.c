@@ -14,6 +14,7 @@
 #include "etag.h"
 #include "handler.h"
 #include "ofrep.h"
+#include "ui.h"
 
 /* Unset members are 0: no {name}, no query parameters, no POST. */
 struct route {
@@ -40,6 +41,12 @@ static const struct route routes[] = {
 	{.path = "/version", .get = handler_version},
 	{.path = "/openapi.json", .get = handler_openapi},
 	{.path = "/problems/", .template = "/problems/{type}", .get = handler_problem_type},
+	/* the page (ui.c); "/ui/" is no route: the page's URLs are relative */
+	{.path = "/", .get = ui_root},
+	{.path = "/ui", .get = ui_page},
+	{.path = "/ui/app.js", .get = ui_app_js},
+	{.path = "/ui/style.css", .get = ui_style_css},
+	/* OFREP (ofrep.c) */
 	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
 	 .post = ofrep_evaluate},
 	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true},

@@ -81,6 +81,7 @@ struct api_request {
 	size_t uri_len;
 	const char *content_type;  /* NULL when absent */
 	const char *if_none_match; /* NULL when absent */
+	const char *accept;        /* NULL when absent; GET / negotiates on it */
 	const char *body;
 	size_t body_len;
 };

@@ -5,20 +5,23 @@
  * Input: one byte choosing the method (and draining, and tight limits),
  * then the request target, the Content-Type and the If-None-Match value,
  * each ended by a NUL (as libmicrohttpd hands them over: C strings), then
- * the body (any bytes).
+ * the body (any bytes). The Content-Type string is sent as Accept too: no
+ * route reads both (POST /v1/splits reads one, GET / the other), and the
+ * corpus keeps its format.
  *
  * Invariants checked for every input, beyond "no crash, no leak, no
- * undefined behaviour": the status is one splitkd documents; a body is
- * valid JSON; an error is RFC 9457 problem+json whose "status" is the
- * status, except what an OFREP route answers to its body (an OFREP
- * failure: a known errorCode, its details, metadata with the catalog, and
- * a key unless it is a bulk 400); a 304 has a tag and keeps the 200's body
- * (never sent); every decision in a 2xx answer has num_splits in 1..16
- * (1..sm_count under legacy, which the seed never capped) and the
- * num_splits and workspace_slots the policy core gives for the inputs the
- * answer echoes; and every OFREP flag is a value or a failure, its integer
- * at most 2^53 - 1, its variant a policy label, num_splits in 1..16 unless
- * legacy.
+ * undefined behaviour": the status is one splitkd documents; a JSON body
+ * is valid JSON, any other is one of the page's files, byte for byte (the
+ * HTML with its CSP); an answer of / carries Vary; an error is RFC 9457
+ * problem+json whose "status" is the status, except what an OFREP route
+ * answers to its body (an OFREP failure: a known errorCode, its details,
+ * metadata with the catalog, and a key unless it is a bulk 400); a 304 has
+ * a tag and keeps the 200's body (never sent); every decision in a 2xx
+ * answer has num_splits in 1..16 (1..sm_count under legacy, which the seed
+ * never capped) and the num_splits and workspace_slots the policy core
+ * gives for the inputs the answer echoes; and every OFREP flag is a value
+ * or a failure, its integer at most 2^53 - 1, its variant a policy label,
+ * num_splits in 1..16 unless legacy.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +36,7 @@
 #include "catalog.h"
 #include "embedded.h"
 #include "splitk.h"
+#include "ui.h"
 
 static struct catalog *cat;
 
@@ -185,6 +189,36 @@ static void check_ofrep(const struct api_response *resp, const cJSON *json)
 	}
 }
 
+static const char *header_of(const struct api_response *r, const char *name)
+{
+	for (size_t i = 0; i < r->num_headers; i++) {
+		if (strcmp(r->headers[i].name, name) == 0) {
+			return r->headers[i].value;
+		}
+	}
+	return NULL;
+}
+
+/* A body that is not JSON is one of the page's files, as compiled in. */
+static void check_file(const struct api_response *r)
+{
+	const char *file = embedded_ui_style_css;
+	size_t len = embedded_ui_style_css_len;
+
+	if (strcmp(r->content_type, API_CT_HTML) == 0) {
+		file = embedded_ui_index_html;
+		len = embedded_ui_index_html_len;
+		CHECK(header_of(r, "Content-Security-Policy") != NULL);
+	} else if (strcmp(r->content_type, API_CT_JS) == 0) {
+		file = embedded_ui_app_js;
+		len = embedded_ui_app_js_len;
+	} else {
+		CHECK(strcmp(r->content_type, API_CT_CSS) == 0);
+	}
+	CHECK(r->body_len == len && memcmp(r->body, file, len) == 0);
+	CHECK(header_of(r, "X-Content-Type-Options") != NULL);
+}
+
 static const char *take_cstring(const uint8_t **data, size_t *size)
 {
 	const uint8_t *nul = memchr(*data, 0, *size);
@@ -227,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req.uri = uri;
 	req.uri_len = strlen(uri);
 	req.content_type = ct[0] ? ct : NULL;
+	req.accept = req.content_type;
 	req.if_none_match = inm[0] ? inm : NULL;
 	req.body = (const char *)data;
 	req.body_len = size;
@@ -235,8 +270,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(resp.status == 200 || resp.status == 304 || resp.status == 400 || resp.status == 404 ||
 	      resp.status == 405 || resp.status == 413 || resp.status == 414 || resp.status == 415 ||
 	      resp.status == 500 || resp.status == 503);
+	if ((resp.status == 200 || resp.status == 304) && strcmp(uri, "/") == 0) {
+		CHECK(header_of(&resp, "Vary") != NULL); /* GET / negotiates */
+	}
 	if (resp.status == 304) {
 		CHECK(resp.body_len > 0 && resp.etag[0] == '"'); /* the 200's bytes, not sent */
+		api_response_cleanup(&resp);
+		return 0;
+	}
+	if (strncmp(resp.content_type, "text/", 5) == 0) {
+		check_file(&resp);
 		api_response_cleanup(&resp);
 		return 0;
 	}

@@ -16,6 +16,7 @@
 #   image  podman (runc, CNI, catatonit for kube play's pause image), buildah,
 #          mmdebstrap for a local base image, podman-compose, curl, Node.js
 #   ofrep  build + Node.js (>= 20) and npm, for the OpenFeature SDK test
+#   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
@@ -87,6 +88,10 @@ ofrep)
 	need_cmd node nodejs
 	need_cmd npm npm
 	;;
+overload)
+	need_cmd slowhttptest slowhttptest
+	need_cmd wrk wrk
+	;;
 browser)
 	need_file /usr/bin/python3 python3
 	need_file /usr/bin/chromium chromium
@@ -101,7 +106,7 @@ bench)
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|browser" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser" >&2
 	exit 2
 	;;
 esac

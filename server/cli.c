@@ -193,9 +193,41 @@ static void set_defaults(struct server_config *cfg)
 	cfg->access_log = true;
 }
 
+/* Flags that choose what splitkd does instead of serving. */
+static const struct {
+	int opt;
+	enum cli_action action;
+} actions[] = {
+	{OPT_CHECK, CLI_CHECK_CATALOG},
+	{OPT_DUMP, CLI_DUMP_CATALOG},
+	{OPT_VERSION, CLI_VERSION},
+	{OPT_HELP, CLI_HELP},
+};
+
+/* A word that must be one of two: sets *second to whether it is the second. */
+static int one_of_two(const char *flag, const char *a, const char *first, const char *second_word,
+		      bool *second, char *err, size_t cap)
+{
+	if (strcmp(a, first) != 0 && strcmp(a, second_word) != 0) {
+		snprintf(err, cap, "--%s takes %s or %s, not \"%s\"", flag, first, second_word, a);
+		return -1;
+	}
+	*second = strcmp(a, second_word) == 0;
+	return 0;
+}
+
 /* A flag that takes a word, or none. */
 static int set_word(int opt, const char *a, struct server_config *cfg, char *err, size_t cap)
 {
+	bool json = false, off = false;
+
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
+		if (actions[i].opt == opt) {
+			cfg->action = actions[i].action;
+			cfg->check_path = opt == OPT_CHECK ? a : cfg->check_path;
+			return 0;
+		}
+	}
 	switch (opt) {
 	case OPT_LISTEN:
 		if (parse_listen(a, cfg) != 0) {
@@ -209,32 +241,17 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 	case OPT_CATALOG:
 		cfg->catalog_path = a;
 		return 0;
-	case OPT_CHECK:
-		cfg->action = CLI_CHECK_CATALOG;
-		cfg->check_path = a;
-		return 0;
-	case OPT_DUMP:
-		cfg->action = CLI_DUMP_CATALOG;
-		return 0;
-	case OPT_VERSION:
-		cfg->action = CLI_VERSION;
-		return 0;
-	case OPT_HELP:
-		cfg->action = CLI_HELP;
-		return 0;
 	case OPT_LOG_FORMAT:
-		if (strcmp(a, "text") != 0 && strcmp(a, "json") != 0) {
-			snprintf(err, cap, "--log-format takes text or json, not \"%s\"", a);
+		if (one_of_two("log-format", a, "text", "json", &json, err, cap) != 0) {
 			return -1;
 		}
-		cfg->log_format = strcmp(a, "json") == 0 ? CLI_LOG_JSON : CLI_LOG_TEXT;
+		cfg->log_format = json ? CLI_LOG_JSON : CLI_LOG_TEXT;
 		return 0;
 	default: /* OPT_ACCESS_LOG */
-		if (strcmp(a, "on") != 0 && strcmp(a, "off") != 0) {
-			snprintf(err, cap, "--access-log takes on or off, not \"%s\"", a);
+		if (one_of_two("access-log", a, "on", "off", &off, err, cap) != 0) {
 			return -1;
 		}
-		cfg->access_log = strcmp(a, "on") == 0;
+		cfg->access_log = !off;
 		return 0;
 	}
 }

@@ -133,6 +133,15 @@ static uint64_t load_since(const struct conntab_conn *c)
 	return atomic_load_explicit(&c->since_ns, memory_order_relaxed);
 }
 
+/* How long a connection has been in its phase. A worker may stamp a phase
+ * after the caller read its clock: that is no time at all, not 2^64 ns. */
+static uint64_t in_phase(const struct conntab_conn *c, uint64_t now)
+{
+	uint64_t since = load_since(c);
+
+	return now > since ? now - since : 0;
+}
+
 /* Shuts a connection down for `why` (lock held). libmicrohttpd sees the
  * end of the stream, closes it and reports that (conntab_release). */
 static void close_for(struct conntab *t, struct conntab_conn *c, enum conntab_reason why)
@@ -152,7 +161,7 @@ static bool is_idle(const struct conntab_conn *c, uint64_t now)
 {
 	return load_phase(c) == CONNTAB_WAITING &&
 	       atomic_load_explicit(&c->requests, memory_order_relaxed) > 0 &&
-	       now - load_since(c) >= CONNTAB_IDLE_RECLAIM_MS * MS;
+	       in_phase(c, now) >= CONNTAB_IDLE_RECLAIM_MS * MS;
 }
 
 /* A request that has not finished arriving (or a connection that never
@@ -166,7 +175,7 @@ static bool is_unfinished(const struct conntab_conn *c, uint64_t now)
 	case CONNTAB_BODY:
 		return true;
 	default:
-		return now - load_since(c) >= CONNTAB_STUCK_REPLY_MS * MS;
+		return in_phase(c, now) >= CONNTAB_STUCK_REPLY_MS * MS;
 	}
 }
 
@@ -370,11 +379,10 @@ void conntab_release(struct conntab *t, struct conntab_conn *c)
 static bool line_too_slow(struct conntab *t, struct conntab_conn *c, uint64_t now,
 			  conntab_rx_fn *rx)
 {
-	uint64_t since = load_since(c);
 	unsigned requests = atomic_load_explicit(&c->requests, memory_order_relaxed);
 	int64_t bytes;
 
-	if (now - since < SECOND) {
+	if (rx == NULL || in_phase(c, now) < SECOND) {
 		return false;
 	}
 	bytes = rx(c->fd);
@@ -394,19 +402,19 @@ static bool line_too_slow(struct conntab *t, struct conntab_conn *c, uint64_t no
 		}
 		return false;
 	}
-	return now - c->arriving_since > t->limits.header_timeout_ns;
+	return now > c->arriving_since && now - c->arriving_since > t->limits.header_timeout_ns;
 }
 
 /* Whether a connection has missed a deadline, and which. */
 static bool overdue(struct conntab *t, struct conntab_conn *c, uint64_t now, conntab_rx_fn *rx,
 		    enum conntab_reason *why)
 {
-	uint64_t since = load_since(c), allowed;
+	uint64_t elapsed = in_phase(c, now), allowed;
 
 	switch (load_phase(c)) {
 	case CONNTAB_HEADERS:
 		*why = CONNTAB_HEADER_TIMEOUT;
-		return now - since > t->limits.header_timeout_ns;
+		return elapsed > t->limits.header_timeout_ns;
 	case CONNTAB_BODY:
 		*why = CONNTAB_BODY_TIMEOUT;
 		allowed = t->limits.body_timeout_ns;
@@ -415,7 +423,7 @@ static bool overdue(struct conntab *t, struct conntab_conn *c, uint64_t now, con
 			allowed += atomic_load_explicit(&c->body_bytes, memory_order_relaxed) * SECOND /
 				   t->limits.body_min_rate;
 		}
-		return now - since > allowed;
+		return elapsed > allowed;
 	case CONNTAB_WAITING:
 		*why = CONNTAB_HEADER_TIMEOUT;
 		return line_too_slow(t, c, now, rx);

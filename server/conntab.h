@@ -146,6 +146,7 @@ typedef int64_t conntab_rx_fn(int fd);
  * Closes every connection that missed its deadline: a header block not
  * complete within header_timeout of its first byte, a body slower than
  * body_timeout + body_bytes / body_min_rate. Returns how many it closed.
+ * `rx` NULL: request lines still arriving are not checked.
  */
 unsigned conntab_sweep(struct conntab *t, uint64_t now_ns, conntab_rx_fn *rx);
 

@@ -605,6 +605,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 						       MHD_HTTP_HEADER_CONTENT_TYPE);
 	req.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							MHD_HTTP_HEADER_IF_NONE_MATCH);
+	req.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	req.body = r->body.buf ? r->body.buf : "";
 	req.body_len = r->body.len;
 	api_handle(&ctx, &req, &resp);

@@ -4,8 +4,7 @@
 chromium, chromium-driver and python3-selenium; run with /usr/bin/python3).
 
 Starts splitkd on a loopback port with --catalog FILE, opens the page it
-serves at / (or, with --devserver, the same files served by
-tests/browser/devserver.py in front of it), and checks what issue 11 asks:
+serves at / (and at /ui), and checks what issue 11 asks:
 the headers, one cell per target x model equal to /v1/matrix, the what-if
 controls, the changes view, the explain panel, state in the URL, 304s while
 idle, a SIGHUP reload shown in place, the stale state while splitkd is down
@@ -13,7 +12,7 @@ and its recovery, and an XSS catalog rendered as text. Saves screenshots
 under build/. Everything it starts is stopped on exit, also on failure; the
 whole run is bounded by a watchdog. Prints "browser: N passed, N failed".
 
-usage: tests/browser/test_page.py [--devserver] [--out DIR] path/to/splitkd
+usage: tests/browser/test_page.py [--out DIR] path/to/splitkd
 """
 import argparse
 import json
@@ -38,7 +37,6 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 POLL = 1.0          # seconds: the page's poll interval, set with #poll=1 in the URL
 # Every wait below has a deadline several times what the step needs on an idle
 # machine: CI and this development machine have 2 cores shared with other
@@ -73,9 +71,7 @@ class Run:
         self.catalog = os.path.join(self.tmp, "catalog.json")
         self.port = free_port()
         self.api = f"http://127.0.0.1:{self.port}"
-        self.base = self.api
         self.daemon = None
-        self.dev = None
         self.driver = None
         self.passed = 0
         self.failed = 0
@@ -97,15 +93,6 @@ class Run:
             except subprocess.TimeoutExpired:
                 self.daemon.kill()
                 self.daemon.wait()
-
-    def start_dev(self):
-        port = free_port()
-        self.dev = subprocess.Popen(
-            ["/usr/bin/python3", os.path.join(HERE, "devserver.py"), "--listen",
-             f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{self.port}"],
-            stderr=open(os.path.join(self.tmp, "devserver.log"), "ab"))
-        wait_port(port, self.dev)
-        self.base = f"http://127.0.0.1:{port}"
 
     def start_browser(self):
         o = webdriver.ChromeOptions()
@@ -138,10 +125,9 @@ class Run:
                 self.driver.quit()
             except Exception:  # the browser may already be gone; go on stopping the rest
                 pass
-        for p in (self.dev, self.daemon):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
+        if self.daemon is not None and self.daemon.poll() is None:
+            self.daemon.kill()
+            self.daemon.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # ------------------------------------------------------------ results
@@ -186,8 +172,8 @@ class Run:
             .map((b) => [b.dataset.target, b.dataset.model, b.dataset.numSplits, b.dataset.changed,
                          b.querySelector('.n').textContent]);""")
 
-    def open(self, fragment):
-        self.driver.get(self.base + "/#" + fragment)
+    def open(self, fragment, path="/"):
+        self.driver.get(self.api + path + "#" + fragment)
         wait(lambda: self.js("return document.body.dataset.state") == "live", 10, "the page goes live")
 
     def wait_matrix(self, query, timeout, what):
@@ -301,13 +287,13 @@ def check_headers(r):
     for path, accept, ctype in [("/ui", "*/*", "text/html"), ("/", browser_accept, "text/html"),
                                 ("/ui/app.js", "*/*", "text/javascript"),
                                 ("/ui/style.css", "*/*", "text/css")]:
-        status, h, body = http(r.base + path, {"Accept": accept})
+        status, h, body = http(r.api + path, {"Accept": accept})
         expect(status == 200, f"GET {path}: {status}")
         expect(h.get("Content-Type", "").startswith(ctype), f"GET {path}: Content-Type {h.get('Content-Type')}")
         expect(h.get("X-Content-Type-Options") == "nosniff", f"GET {path}: no nosniff")
         etag = h.get("ETag")
         expect(etag, f"GET {path}: no ETag")
-        status, _, again = http(r.base + path, {"Accept": accept, "If-None-Match": etag})
+        status, _, again = http(r.api + path, {"Accept": accept, "If-None-Match": etag})
         expect(status == 304 and again == b"", f"GET {path} with its ETag: {status}")
         if ctype == "text/html":
             csp = h.get("Content-Security-Policy", "")
@@ -317,21 +303,23 @@ def check_headers(r):
             expect("unsafe" not in csp, f"GET {path}: CSP allows {csp}")
             inline = re.search(rb"<script(?![^>]*\ssrc=)|<style|<[^>]*\s(on[a-z]+|style)\s*=", body, re.I)
             expect(inline is None, f"GET {path}: the HTML holds inline script or style: {inline}")
-    status, h, _ = http(r.base + "/ui", method="HEAD")
+    status, h, _ = http(r.api + "/ui", method="HEAD")
     expect(status == 200, f"HEAD /ui: {status}")
-    if r.args.devserver:
-        print("     (GET / as JSON is the daemon's; not checked through the dev server)")
-        return
     for accept in ["*/*", "application/json", None]:
-        status, h, body = http(r.base + "/", {"Accept": accept} if accept else {})
+        status, h, body = http(r.api + "/", {"Accept": accept} if accept else {})
         expect(status == 200 and h.get("Content-Type", "").startswith("application/json"),
                f"GET / with Accept {accept}: {status} {h.get('Content-Type')}")
         expect("/openapi.json" in json.loads(body).__repr__(), f"GET / with Accept {accept}: no link to /openapi.json")
-    _, h, _ = http(r.base + "/", {"Accept": browser_accept})
+        expect("accept" in h.get("Vary", "").lower(), f"GET / with Accept {accept}: no Vary: Accept")
+    _, h, _ = http(r.api + "/", {"Accept": browser_accept})
     expect("accept" in h.get("Vary", "").lower(), "GET /: no Vary: Accept")
+    status, _, _ = http(r.api + "/ui/", {"Accept": browser_accept})
+    expect(status == 404, f"GET /ui/: {status} (the page's relative URLs would break there)")
 
 
 def check_grid(r):
+    r.open(f"poll={POLL:g}", "/ui")  # the page's URLs are relative: from /ui too
+    r.wait_matrix("", 5, "/ui: the grid equals /v1/matrix")
     r.open(f"poll={POLL:g}")
     targets = get_json(r.api + "/v1/targets")["targets"]
     models = get_json(r.api + "/v1/models")["models"]
@@ -560,8 +548,7 @@ def check_reload(r):
 
 
 def check_stale(r):
-    r.allowed = (r"Failed to load resource: net::ERR_CONNECTION_REFUSED" if not r.args.devserver
-                 else r"Failed to load resource: the server responded with a status of 502")
+    r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED"
     r.stop_daemon()
     try:
         stale_and_back(r)
@@ -618,8 +605,6 @@ def check_xss(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("splitkd")
-    ap.add_argument("--devserver", action="store_true",
-                    help="serve api/ui/ with tests/browser/devserver.py in front of splitkd")
     ap.add_argument("--out", default="build", help="where the screenshots go")
     args = ap.parse_args()
     r = Run(args)
@@ -634,13 +619,10 @@ def main():
         with open(r.catalog, "wb") as f:
             f.write(subprocess.run([args.splitkd, "--dump-catalog"], check=True, stdout=subprocess.PIPE).stdout)
         r.start_daemon()
-        if args.devserver:
-            r.start_dev()
         r.step("headers: types, CSP, nosniff, ETag and 304, GET / negotiated", lambda: check_headers(r))
-        status, h, _ = http(r.base + "/", {"Accept": "text/html"})
+        status, h, _ = http(r.api + "/", {"Accept": "text/html"})
         if status != 200 or not h.get("Content-Type", "").startswith("text/html"):
-            raise Failed(f"GET / for a browser answers {status} {h.get('Content-Type')}: no page to "
-                         "test (before the daemon serves it, try --devserver)")
+            raise Failed(f"GET / for a browser answers {status} {h.get('Content-Type')}: no page to test")
         r.start_browser()
         for name, fn in [("grid: one cell per target x model, equal to /v1/matrix", check_grid),
                          ("workspace on keyboard focus and on hover, human units", check_hover_focus),

@@ -23,6 +23,9 @@
 //   - a problem+json where an OFREP route also answers application/json
 //     (a query string, a key that does not %-decode): Prism matches media
 //     types without their +json suffix, so it judges either by the first.
+// The page's routes (/, /ui and its two files) take both ways: GET / is
+// sent with the Accept of a browser, of curl and of a JSON client, and the
+// index must list exactly the paths of the description.
 // Requests the description forbids are sent twice: to splitkd, whose
 // answer must be the declared error, and through Prism, which must refuse
 // them (422) — the description and the server agree on what is wrong.
@@ -248,6 +251,10 @@ const SAMPLE = {
 	'/problems/{type}': '/problems/unknown-target',
 	'/ofrep/v1/configuration': '/ofrep/v1/configuration',
 	'/metrics': '/metrics',
+	'/': '/',
+	'/ui': '/ui',
+	'/ui/app.js': '/ui/app.js',
+	'/ui/style.css': '/ui/style.css',
 };
 const API_ROUTES = Object.keys(SAMPLE).filter(r => r !== '/metrics');
 // The POST-only routes (OFREP evaluation), each with a request that answers 200.
@@ -268,6 +275,31 @@ const q = (target, model, extra = '') => `${SPLITS}?target=${target}&model=${mod
 
 function field(j, key, want) {
 	return j && j[key] === want ? [] : [`${key} is ${JSON.stringify(j && j[key])}, expected ${JSON.stringify(want)}`];
+}
+
+// The page's contract (api/ui.c): what a browser and an API client get.
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+function header(a, name, want) {
+	const got = a.headers[name.toLowerCase()];
+	return got === want ? [] : [`${name}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`];
+}
+
+function isPage(a) {
+	return [...header(a, 'Content-Type', 'text/html; charset=utf-8'), ...header(a, 'Content-Security-Policy', CSP),
+		...header(a, 'X-Content-Type-Options', 'nosniff'),
+		...(a.body.length === 0 || a.body.toString('utf8').startsWith('<!doctype html>') ? [] : ['not the page'])];
+}
+
+// The JSON index: every path of the description, nothing else.
+function isIndex(a, j) {
+	const out = [...header(a, 'Vary', 'Accept'), ...header(a, 'X-Content-Type-Options', 'nosniff'),
+		...(a.headers['content-security-policy'] === undefined ? [] : ['the index carries the page\'s CSP'])];
+	const listed = j && Array.isArray(j.routes) ? j.routes.map(r => r.path).sort().join(' ') : '(no routes)';
+	const described = Object.keys(doc.paths).sort().join(' ');
+	return listed === described ? out : [...out, `index lists ${listed}; the description has ${described}`];
 }
 
 function batchOf(n, item) {
@@ -348,6 +380,22 @@ function prismCases() {
 			check: (a, j) => (j && j.warnings && j.warnings.length === 1 ? [] : ['no override warning']) },
 		{ path: '/v1/matrix?max_batch_size=16&override=2', expect: 200 },
 		{ path: '/v1/matrix?target=h100', expect: 400, slug: 'unknown-parameter' },
+		// the page: / by Accept, /ui whatever the Accept
+		{ name: '/ as curl (*/*)', path: '/', headers: { Accept: '*/*' }, expect: 200, check: isIndex },
+		{ name: '/ with no Accept', path: '/', expect: 200, check: isIndex },
+		{ name: '/ as a JSON client', path: '/', headers: { Accept: 'application/json' }, expect: 200, check: isIndex },
+		{ name: '/ with text/html at a lower q', path: '/', headers: { Accept: 'text/html;q=0.5, application/json' },
+			expect: 200, check: isIndex },
+		{ name: '/ as a browser', path: '/', headers: { Accept: BROWSER_ACCEPT }, expect: 200,
+			check: a => [...isPage(a), ...header(a, 'Vary', 'Accept')] },
+		{ name: '/ preferring text/html by q', path: '/', headers: { Accept: 'application/json;q=0.8, text/html;q=0.9' },
+			expect: 200, check: isPage },
+		{ name: '/ui as a JSON client', path: '/ui', headers: { Accept: 'application/json' }, expect: 200,
+			check: a => [...isPage(a), ...(a.headers.vary === undefined ? [] : ['/ui does not negotiate'])] },
+		{ path: '/ui/app.js', headers: { Accept: '*/*' }, expect: 200,
+			check: a => [...header(a, 'Content-Type', 'text/javascript; charset=utf-8'), ...header(a, 'X-Content-Type-Options', 'nosniff')] },
+		{ path: '/ui/style.css', headers: { Accept: 'text/css,*/*;q=0.1' }, expect: 200,
+			check: a => [...header(a, 'Content-Type', 'text/css; charset=utf-8'), ...header(a, 'X-Content-Type-Options', 'nosniff')] },
 		// problem types
 		...SLUGS.map(s => ({ path: `/problems/${s}`, expect: 200, check: (a, j) => field(j, 'type', `/problems/${s}`) })),
 		{ path: '/problems/nope', expect: 404, slug: 'not-found' },
@@ -429,6 +477,14 @@ function directOther() {
 		{ name: 'HEAD 404', method: 'HEAD', path: '/v1/targets/hoper', expect: 404 },
 		{ name: 'HEAD 400', method: 'HEAD', path: `${SPLITS}?target=h100`, expect: 400 },
 		{ name: 'HEAD /metrics', method: 'HEAD', path: '/metrics', expect: 200 },
+		{ name: 'HEAD / as a browser', method: 'HEAD', path: '/', headers: [['Accept', BROWSER_ACCEPT]], expect: 200,
+			check: a => [...header(a, 'Content-Type', 'text/html; charset=utf-8'), ...header(a, 'Vary', 'Accept'),
+				...header(a, 'Content-Security-Policy', CSP)] },
+		{ name: 'HEAD / as curl', method: 'HEAD', path: '/', headers: [['Accept', '*/*']], expect: 200,
+			check: a => [...header(a, 'Content-Type', 'application/json'), ...header(a, 'Vary', 'Accept')] },
+		{ name: '/ui/ (the page\'s URLs are relative)', path: '/ui/', headers: [['Accept', BROWSER_ACCEPT]], expect: 404,
+			slug: 'not-found' },
+		{ name: '/ with a garbage Accept', path: '/', headers: [['Accept', ';;q=x,"text/html']], expect: 200, check: isIndex },
 		{ name: '/metrics 9000-byte target', path: `/metrics?pad=${'a'.repeat(9000)}`, expect: 414, slug: 'uri-too-long' },
 		post('malformed JSON', '{"target":', 400, 'malformed-json', {
 			check: (a, j) => (j && /offset \d+/.test(j.detail) ? [] : [`detail does not say where: ${j && j.detail}`]) }),
@@ -716,6 +772,29 @@ async function conditionalCases() {
 		await prismCase({ name: `${r} If-None-Match`, path: p, headers: { 'If-None-Match': etag }, expect: 304, check: noBody });
 		await prismCase({ name: `${r} If-None-Match *`, path: p, headers: { 'If-None-Match': '*' }, expect: 304 });
 	}
+	await conditionalPage();
+}
+
+// GET / as a browser: the page's own tag answers 304 (with Vary), and
+// does not revalidate the index.
+async function conditionalPage() {
+	let page;
+	try {
+		page = await raw.once(serverPort, request('GET', '/', [['Accept', BROWSER_ACCEPT]]));
+	} catch (e) {
+		record('conditional / as a browser', [e.message]);
+		return;
+	}
+	const etag = page.headers.etag;
+	const browser = [['Accept', BROWSER_ACCEPT], ['If-None-Match', etag]];
+	await directCase({ name: '/ as a browser, If-None-Match', path: '/', headers: browser, expect: 304,
+		opts: { length200: page.body.length }, check: a => header(a, 'Vary', 'Accept') });
+	await directCase({ name: '/ as a browser, If-None-Match', method: 'HEAD', path: '/', headers: browser, expect: 304,
+		opts: { length200: page.body.length } });
+	await directCase({ name: '/ as curl with the page\'s tag', path: '/', headers: [['Accept', '*/*'], ['If-None-Match', etag]],
+		expect: 200, check: isIndex });
+	await prismCase({ name: '/ as a browser, If-None-Match', path: '/', headers: { Accept: BROWSER_ACCEPT, 'If-None-Match': etag },
+		expect: 304, check: a => header(a, 'Vary', 'Accept') });
 }
 
 // Prism must flag an answer that breaks the description, or every "0
@@ -786,6 +865,11 @@ function validatorSelfTest() {
 		source: 'declared', num_splits: 11, workspace_slots: 264, workspace_bytes: null, warnings: [],
 		catalog: 'fnv1a64:0123456789abcdef' };
 	const { policy, ...noPolicy } = decision;
+	const page = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', etag: '"0123456789abcdef"',
+		'x-content-type-options': 'nosniff', 'content-security-policy': CSP };
+	const index = { name: 'splitkd', version: '0', description: 'd', openapi: '/openapi.json', page: '/ui',
+		routes: [{ path: '/', methods: ['GET', 'HEAD'] }] };
+	const indexHeaders = { ...json, vary: 'Accept', 'x-content-type-options': 'nosniff' };
 	const bad = [
 		['a /healthz status the description does not allow', 'GET', '/healthz', a(200, json, '{"status":"fine"}')],
 		['a decision without policy', 'GET', SPLITS, a(200, json, JSON.stringify(noPolicy))],
@@ -800,6 +884,15 @@ function validatorSelfTest() {
 		['a 304 with Content-Type', 'GET', '/healthz', a(304, json, '')],
 		['a HEAD with content', 'HEAD', '/healthz', a(200, json, '{"status":"ok"}')],
 		['/metrics as JSON', 'GET', '/metrics', a(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' }, '{}')],
+		['/ui without its CSP', 'GET', '/ui', a(200, { ...page, 'content-security-policy': undefined }, '<!doctype html>')],
+		['/ui with a weaker CSP', 'GET', '/ui', a(200, { ...page, 'content-security-policy': "script-src 'self' 'unsafe-inline'" },
+			'<!doctype html>')],
+		['/ui/app.js without nosniff', 'GET', '/ui/app.js', a(200, { ...page, 'content-type': 'text/javascript; charset=utf-8',
+			'x-content-type-options': undefined }, 'x')],
+		['/ui/app.js as text/plain', 'GET', '/ui/app.js', a(200, { ...page, 'content-type': 'text/plain' }, 'x')],
+		['/ without Vary', 'GET', '/', a(200, { ...json, 'x-content-type-options': 'nosniff' }, JSON.stringify(index))],
+		['an index with an extra member', 'GET', '/', a(200, indexHeaders, JSON.stringify({ ...index, extra: 1 }))],
+		['an index without routes', 'GET', '/', a(200, indexHeaders, JSON.stringify({ ...index, routes: undefined }))],
 	];
 	for (const [name, method, p, ans] of bad) {
 		const found = desc.check(method, p, ans);
@@ -807,6 +900,9 @@ function validatorSelfTest() {
 	}
 	record('self-test: ajv passes a good decision',
 		desc.check('GET', SPLITS, a(200, json, JSON.stringify(decision))).map(x => `description: ${x}`));
+	record('self-test: ajv passes a good page and index',
+		[...desc.check('GET', '/ui', a(200, page, '<!doctype html>')), ...desc.check('GET', '/', a(200, indexHeaders, JSON.stringify(index)))]
+			.map(x => `description: ${x}`));
 }
 
 function coverage() {

@@ -187,7 +187,8 @@ static const struct hostile cases[] = {
 	{"path without slash", REQ("GET healthz HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
 	{"asterisk form", REQ("OPTIONS * HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
 	{"absolute form", REQ("GET http://t/healthz HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
-	{"absolute form, no path", REQ("GET http://t HTTP/1.1", ""), 0, 404, NULL, 0, NULL, 0},
+	/* an empty path is "/" (RFC 9112 3.2.2): the JSON index since GET / exists */
+	{"absolute form, no path", REQ("GET http://t HTTP/1.1", ""), 0, 200, NULL, 0, NULL, 0},
 	{"bare LF line ends", "GET /healthz HTTP/1.1\nHost: t\n\n", 0, 200, NULL, 0, NULL, 0},
 	{"HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 0, 200, NULL, 0, NULL, 0},
 	BUILT("very long method", long_method, 5000, 431),

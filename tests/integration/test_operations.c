@@ -68,6 +68,98 @@ Test(ops, replicas_give_the_same_tags, .timeout = 60)
 	daemon_finish(&d);
 }
 
+/* Sends raw bytes on a new connection and reads until the peer closes or
+ * 2 s pass; returns the bytes read (free them). */
+static char *raw_exchange(unsigned port, const char *req)
+{
+	int fd = connect_raw(port);
+	char *buf = calloc(1, 65536);
+	size_t n = 0;
+
+	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		ssize_t got;
+
+		if (poll(&p, 1, 2000) != 1) {
+			break;
+		}
+		got = read(fd, buf + n, 65535 - n);
+		if (got <= 0) {
+			break;
+		}
+		n += (size_t)got;
+	}
+	close(fd);
+	return buf;
+}
+
+/* RFC 9110 8.6 and 15.4.5: a 304 has no content and so no Content-Type,
+ * and a Content-Length only if it is the 200's (issue 9, point 3). */
+Test(ops, a_304_announces_the_200s_length_and_no_content_type, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	struct reply full = {0};
+	char req[512], want[64];
+	char *raw;
+
+	daemon_start(&d, args);
+	full = http(&d, "GET", "/openapi.json", NULL, NULL);
+	cr_assert_eq(full.status, 200);
+	snprintf(req, sizeof(req),
+		 "GET /openapi.json HTTP/1.1\r\nHost: t\r\nIf-None-Match: %s\r\nConnection: close\r\n\r\n",
+		 full.etag);
+	raw = raw_exchange(d.port, req);
+	cr_assert(strncmp(raw, "HTTP/1.1 304 ", 13) == 0, "%.200s", raw);
+	snprintf(want, sizeof(want), "\r\nContent-Length: %zu\r\n", full.len);
+	cr_assert(strstr(raw, want) != NULL, "want%s in\n%s", want, raw);
+	cr_assert(strstr(raw, "\r\nContent-Type:") == NULL, "%s", raw);
+	cr_assert(strstr(raw, full.etag) != NULL);
+	cr_assert_str_eq(strstr(raw, "\r\n\r\n") + 4, "", "a 304 has no body");
+	free(raw);
+	reply_free(&full);
+	daemon_finish(&d);
+}
+
+/* A second splitkd on a port in use is an error (issue 9, point 7), unless
+ * both ask to share it. */
+Test(ops, a_busy_port_is_an_error_unless_sharing_is_asked_for, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--reuse-port", NULL};
+	char listen[64], cmd[256];
+	FILE *p;
+	char out[512] = {0};
+	int status;
+
+	daemon_start(&d, NULL);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", d.port);
+	snprintf(cmd, sizeof(cmd), "%s --listen %s 2>&1", splitkd_bin(), listen);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_gt(fread(out, 1, sizeof(out) - 1, p), 0);
+	status = pclose(p);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "exit status %d: %s", status, out);
+	cr_assert(strstr(out, "Address already in use") != NULL, "%s", out);
+	cr_assert(strstr(out, listen) != NULL, "%s", out);
+	daemon_finish(&d);
+
+	/* both with --reuse-port: the second starts beside the first */
+	daemon_start(&d, args);
+	{
+		struct daemon second;
+		const char *same[] = {"--access-log", "off", "--reuse-port", NULL};
+		struct reply r;
+
+		daemon_start(&second, same);
+		cr_assert_neq(second.port, 0);
+		r = http(&second, "GET", "/healthz", NULL, NULL);
+		cr_assert_eq(r.status, 200);
+		reply_free(&r);
+		cr_assert_eq(daemon_stop(&second), 0);
+	}
+	daemon_finish(&d);
+}
+
 /* ------------------------------------------------------------ metrics */
 
 /* The value of one sample, as the Prometheus parser reads it; -1 if absent. */
@@ -154,6 +246,29 @@ Test(ops, metrics_never_label_with_raw_input, .fini = stop, .timeout = 60)
 	cr_assert(strstr(m.body, "evil") == NULL);
 	cr_assert(strstr(m.body, "route=\"other\",status=\"404\"") != NULL, "%s", m.body);
 	reply_free(&m);
+	daemon_finish(&d);
+}
+
+/* Every status splitkd sends has its own label (issue 9, point 9: 417 and
+ * 501 were counted as "other"). */
+Test(ops, metrics_count_417_and_501_by_their_status, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	char *raw, *parsed;
+
+	daemon_start(&d, args);
+	raw = raw_exchange(d.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nExpect: teapot\r\n\r\n");
+	cr_assert(strncmp(raw, "HTTP/1.1 417 ", 13) == 0, "%.100s", raw);
+	free(raw);
+	raw = raw_exchange(d.port, "POST /v1/splits HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n");
+	cr_assert(strncmp(raw, "HTTP/1.1 501 ", 13) == 0, "%.100s", raw);
+	free(raw);
+	parsed = scrape_parsed();
+	cr_assert_eq(sample(parsed, "splitkd_requests_total{route=\"/healthz\",status=\"417\"}"), 1,
+		     "%s", parsed);
+	cr_assert_eq(sample(parsed, "splitkd_requests_total{route=\"/v1/splits\",status=\"501\"}"), 1);
+	cr_assert(strstr(parsed, "status=\"other\"") == NULL, "%s", parsed);
+	free(parsed);
 	daemon_finish(&d);
 }
 
@@ -480,6 +595,125 @@ Test(limits, header_over_the_limit_is_431_problem, .fini = stop, .timeout = 60)
 	expect_problem(&r, 431, "header-too-large");
 	reply_free(&r);
 	free(big);
+	daemon_finish(&d);
+}
+
+/* A raised --max-header holds too: a 12 KiB header block is answered. */
+Test(limits, a_raised_max_header_takes_a_larger_request, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--max-header", "16384", NULL};
+	char *big = malloc(13000);
+	const char *headers[] = {big, NULL};
+	struct reply r;
+
+	daemon_start(&d, args);
+	memcpy(big, "X-Big: ", 7);
+	memset(big + 7, 'a', 12 * 1024);
+	big[7 + 12 * 1024] = '\0';
+	r = http(&d, "GET", "/healthz", headers, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	reply_free(&r);
+	free(big);
+	daemon_finish(&d);
+}
+
+/* The value of a counter in /metrics (plain scrape, no parser). */
+static double counter(const char *key)
+{
+	struct reply m = http(&d, "GET", "/metrics", NULL, NULL);
+	const char *p = strstr(m.body, key);
+	double v = p != NULL ? strtod(p + strlen(key), NULL) : -1;
+
+	reply_free(&m);
+	return v;
+}
+
+/* Issue 14: a header block that keeps arriving, one line a while, is cut at
+ * --header-timeout (1 s here) however busy it keeps the connection; counted.
+ * Wide margins: cut after 1 s, within 4 s (a sweep every 100 ms). */
+Test(limits, a_slowloris_is_cut_at_the_header_deadline, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--header-timeout", "1", NULL};
+	const char *key = "splitkd_connections_closed_total{reason=\"header_timeout\"} ";
+	struct timespec t0, t1;
+	int fd, cut_ms = -1;
+
+	daemon_start(&d, args);
+	fd = connect_raw(d.port);
+	cr_assert_eq(write(fd, "GET /healthz HTTP/1.1\r\nHost: t\r\n", 32), 32);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 40 && cut_ms < 0; i++) {
+		struct pollfd p = {fd, POLLIN, 0};
+
+		if (write(fd, "X-a: b\r\n", 8) != 8 || (poll(&p, 1, 100) == 1)) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			cut_ms = (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		}
+	}
+	close(fd);
+	cr_assert_geq(cut_ms, 900, "cut after %d ms, before the 1 s deadline", cut_ms);
+	cr_assert_leq(cut_ms, 4000, "not cut within 4 s (%d)", cut_ms);
+	cr_assert_eq(counter(key), 1);
+	daemon_finish(&d);
+}
+
+/* Issue 14: a body slower than --body-timeout + bytes / --body-min-rate is
+ * cut (here 1 s + 1 s per 1000 bytes: 10 bytes every 300 ms cannot keep up). */
+Test(limits, a_slow_body_is_cut_at_its_minimum_rate, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--body-timeout", "1", "--body-min-rate", "1000",
+			      NULL};
+	const char *head = "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+			   "Content-Length: 4096\r\n\r\n";
+	const char *key = "splitkd_connections_closed_total{reason=\"body_timeout\"} ";
+	int fd, sent = 0;
+	bool cut = false;
+
+	daemon_start(&d, args);
+	fd = connect_raw(d.port);
+	cr_assert_eq(write(fd, head, strlen(head)), (ssize_t)strlen(head));
+	while (!cut && sent < 4000) {
+		struct pollfd p = {fd, POLLIN, 0};
+
+		cut = write(fd, "          ", 10) != 10 || poll(&p, 1, 300) == 1;
+		sent += 10;
+	}
+	close(fd);
+	cr_assert(cut, "a body at 33 bytes a second was never cut");
+	cr_assert_lt(sent, 400, "cut only after %d bytes (%d s)", sent, sent / 33);
+	cr_assert_eq(counter(key), 1);
+	daemon_finish(&d);
+}
+
+/* Issue 14: over --body-budget a POST is answered 503 overloaded with
+ * Retry-After, before its body is read; counted as shed. */
+Test(limits, a_body_over_the_budget_is_503_with_retry_after, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--max-body", "1048576", "--body-budget",
+			      "1048576", NULL};
+	const char *first = "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+			    "Content-Length: 700000\r\n\r\n{";
+	int holder;
+	char *raw;
+
+	daemon_start(&d, args);
+	holder = connect_raw(d.port); /* takes 700,000 of the 1 MiB budget and holds it */
+	cr_assert_eq(write(holder, first, strlen(first)), (ssize_t)strlen(first));
+	sleep_ms(200);
+	raw = raw_exchange(d.port, "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: "
+				   "application/json\r\nContent-Length: 400000\r\n\r\n");
+	cr_assert(strncmp(raw, "HTTP/1.1 503 ", 13) == 0, "%.300s", raw);
+	cr_assert(strstr(raw, "\r\nRetry-After: 1\r\n") != NULL, "%s", raw);
+	cr_assert(strstr(raw, "/problems/overloaded") != NULL, "%s", raw);
+	free(raw);
+	cr_assert_eq(counter("\nsplitkd_requests_shed_total "), 1);
+	close(holder);
+	/* the budget is back once the holder has gone */
+	sleep_ms(200);
+	raw = raw_exchange(d.port, "POST /v1/splits HTTP/1.1\r\nHost: t\r\nContent-Type: "
+				   "application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+	cr_assert(strncmp(raw, "HTTP/1.1 400 ", 13) == 0, "%.300s", raw);
+	free(raw);
 	daemon_finish(&d);
 }
 

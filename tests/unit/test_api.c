@@ -520,7 +520,10 @@ Test(api, bad_queries)
 		{"/v1/targets/", 404, "not-found", NULL, NULL},
 		{"/v1/targets/h100/x", 404, "not-found", NULL, NULL},
 		{"/problems/nope", 404, "not-found", NULL, NULL},
-		{"/", 404, "not-found", NULL, NULL},
+		{"/ui/", 404, "not-found", NULL, NULL},
+		{"/ui/app.js/", 404, "not-found", NULL, NULL},
+		{"/?x=1", 400, "unknown-parameter", "x", NULL},
+		{"/ui?x=1", 400, "unknown-parameter", "x", NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -6,9 +6,9 @@
  * the fuzzers. Each request is held to the limits the context carries
  * (the server's configuration), never to limits of the api's own.
  *
- * One table (api.c) maps method + path to a handler (handler.c, and the
- * OFREP adapter in ofrep.c); a path that exists answers 405 with Allow for
- * other methods, anything else 404. A route takes GET and HEAD, GET, HEAD
+ * One table (api.c) maps method + path to a handler (handler.c; the page
+ * in ui.c; the OFREP adapter in ofrep.c); a path that exists answers 405
+ * with Allow for other methods, anything else 404. A route takes GET and HEAD, GET, HEAD
  * and POST, or POST only. HEAD is answered as GET (the server drops the
  * body). Every error is RFC 9457 application/problem+json, except what the
  * OFREP routes answer to their body (OFREP's own application/json shapes).

@@ -5,7 +5,8 @@
 #   run        build and serve the embedded catalog on 127.0.0.1:8080
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
-#   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet, browser-test
+#   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet, browser-test,
+#              ofrep-test and the rest its rule lists
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
@@ -209,7 +210,9 @@ fleet: deps-test all
 	@/usr/bin/python3 tests/fleet/fleet.py $(SPLITKD)
 
 # Everything beyond `make test` (CI runs both): the sanitizer suite, the
-# valgrind suite, a short fuzz, the soak, the fleet and the page in a browser.
+# valgrind suite, a short fuzz, the soak, the fleet, the OpenAPI lint and
+# conformance, Prometheus, the image, the page in a browser, the overload
+# tools and the OpenFeature SDKs against the OFREP routes.
 check-extra:
 	@$(MAKE) --no-print-directory sanitize
 	@$(MAKE) --no-print-directory valgrind
@@ -222,6 +225,7 @@ check-extra:
 	@$(MAKE) --no-print-directory image-test
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory overload
+	@$(MAKE) --no-print-directory ofrep-test
 CI_FUZZ_SECONDS ?= 30
 
 check-all: test check-extra

@@ -13,6 +13,7 @@
 #include "decide.h"
 #include "etag.h"
 #include "handler.h"
+#include "ofrep.h"
 #include "ui.h"
 
 /* Unset members are 0: no {name}, no query parameters, no POST. */
@@ -20,7 +21,7 @@ struct route {
 	const char *path;     /* an exact path, or the prefix of a {name} route ('/' last) */
 	const char *template; /* a {name} route's path as OpenAPI writes it; NULL: exact */
 	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
-	handler_fn *get;
+	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
 };
@@ -45,6 +46,11 @@ static const struct route routes[] = {
 	{.path = "/ui", .get = ui_page},
 	{.path = "/ui/app.js", .get = ui_app_js},
 	{.path = "/ui/style.css", .get = ui_style_css},
+	/* OFREP (ofrep.c) */
+	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
+	 .post = ofrep_evaluate},
+	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true},
+	{.path = "/ofrep/v1/configuration", .get = ofrep_configuration},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -54,7 +60,11 @@ const char *api_route_path(size_t i, const char **methods)
 	if (i >= NUM_ROUTES) {
 		return NULL;
 	}
-	*methods = routes[i].post != NULL ? "GET, HEAD, POST" : "GET, HEAD";
+	if (routes[i].get == NULL) {
+		*methods = "POST";
+	} else {
+		*methods = routes[i].post != NULL ? "GET, HEAD, POST" : "GET, HEAD";
+	}
 	return routes[i].template != NULL ? routes[i].template : routes[i].path;
 }
 
@@ -161,7 +171,8 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		return;
 	}
 	c->resp->route = (int)(route - routes);
-	is_get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+	is_get = route->get != NULL &&
+		 (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0);
 	is_post = !is_get && strcmp(req->method, "POST") == 0 && route->post != NULL;
 	*conditional = is_get || (is_post && route->conditional_post);
 	if (!is_get && !is_post) {

@@ -6,10 +6,12 @@
  * the fuzzers. Each request is held to the limits the context carries
  * (the server's configuration), never to limits of the api's own.
  *
- * One table (api.c) maps method + path to a handler (handler.c); a path
- * that exists answers 405 with Allow for other methods, anything else 404.
- * HEAD is answered as GET (the server drops the body). Every error is
- * RFC 9457 application/problem+json.
+ * One table (api.c) maps method + path to a handler (handler.c; the page
+ * in ui.c; the OFREP adapter in ofrep.c); a path that exists answers 405
+ * with Allow for other methods, anything else 404. A route takes GET and HEAD, GET, HEAD
+ * and POST, or POST only. HEAD is answered as GET (the server drops the
+ * body). Every error is RFC 9457 application/problem+json, except what the
+ * OFREP routes answer to their body (OFREP's own application/json shapes).
  *
  * Conditional requests (etag.c): a 200 answer to GET or HEAD (and to POST
  * on a route that opts in) carries a strong ETag, a hash of its body
@@ -123,7 +125,8 @@ size_t api_route_count(void);
 int api_route_of(const char *uri, size_t uri_len);
 
 /* The routes, for the OpenAPI check: the i-th path template
- * ("/v1/targets/{name}") and its methods ("GET, HEAD"); NULL past the end. */
+ * ("/v1/targets/{name}") and its methods ("GET, HEAD", "GET, HEAD, POST"
+ * or "POST", as the Allow header says them); NULL past the end. */
 const char *api_route_path(size_t i, const char **methods);
 
 #endif /* SPLITKD_API_H */

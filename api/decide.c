@@ -222,11 +222,16 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 		warn(d, "workspace_slots saturated at 4294967295 (the seed's u32 arithmetic): the "
 			"true need is larger");
 	}
-	if (d->head_dim == 0) {
-		warn(d, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
-		     d->model ? " for " : "", d->model ? d->model->names.name : "");
+	if (d->head_dim == 0 && d->num_warnings < DECIDE_MAX_WARNINGS) {
+		decide_why_no_bytes(d, d->warnings[d->num_warnings++], sizeof(d->warnings[0]));
 	}
 	return 0;
+}
+
+void decide_why_no_bytes(const struct decision *d, char *out, size_t cap)
+{
+	snprintf(out, cap, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
+		 d->model ? " for " : "", d->model ? d->model->names.name : "");
 }
 
 void decide_pair(const struct catalog_target *t, const struct catalog_model *m,

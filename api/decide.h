@@ -70,6 +70,10 @@ struct decision {
 int decide_run(const struct catalog *cat, const struct query *q, struct decision *d,
 	       struct problem *p);
 
+/* Why a decision has no workspace_bytes (its head_dim is not known), in
+ * the words of the decision's warning, into out (capacity cap). */
+void decide_why_no_bytes(const struct decision *d, char *out, size_t cap);
+
 /* Writes the answer object (with "explain" when d->explain). */
 void decide_write(struct jsonw *w, const struct decision *d, const struct catalog *cat);
 

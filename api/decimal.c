@@ -21,3 +21,32 @@ bool decimal_parse_u32(const char *s, size_t len, uint32_t *out)
 	*out = (uint32_t)v;
 	return true;
 }
+
+size_t decimal_format_u128(uint64_t hi, uint64_t lo, char out[DECIMAL_U128_MAX])
+{
+	/* Long division by 10 in 32-bit limbs: exact with no compiler
+	 * extension (__int128 is not ISO C). */
+	uint32_t limb[4] = {(uint32_t)(hi >> 32), (uint32_t)hi, (uint32_t)(lo >> 32), (uint32_t)lo};
+	char rev[DECIMAL_U128_MAX];
+	size_t n = 0;
+	bool zero;
+
+	do {
+		uint64_t rem = 0;
+
+		zero = true;
+		for (int i = 0; i < 4; i++) {
+			uint64_t cur = (rem << 32) | limb[i];
+
+			limb[i] = (uint32_t)(cur / 10u);
+			rem = cur % 10u;
+			zero = zero && limb[i] == 0;
+		}
+		rev[n++] = (char)('0' + rem);
+	} while (!zero);
+	for (size_t i = 0; i < n; i++) {
+		out[i] = rev[n - 1 - i];
+	}
+	out[n] = '\0';
+	return n;
+}

@@ -16,7 +16,7 @@ int handler_fail(struct handler_call *c)
 	return -1;
 }
 
-static void count_decision(const struct handler_call *c, const struct decision *d)
+void handler_count_decision(const struct handler_call *c, const struct decision *d)
 {
 	if (c->ctx->on_decision != NULL) {
 		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->names.name : NULL,
@@ -33,7 +33,7 @@ static void answer_one(struct handler_call *c, const struct query *q)
 		handler_fail(c);
 		return;
 	}
-	count_decision(c, &d);
+	handler_count_decision(c, &d);
 	decide_write(&c->w, &d, c->ctx->catalog);
 }
 
@@ -42,7 +42,7 @@ void handler_splits_get(struct handler_call *c)
 	answer_one(c, &c->q);
 }
 
-static bool is_json_media_type(const char *ct)
+bool handler_is_json(const char *ct)
 {
 	static const char want[] = "application/json";
 	size_t n = sizeof(want) - 1;
@@ -83,7 +83,7 @@ static void write_batch(struct handler_call *c, const cJSON *queries)
 			jsonw_object_end(&c->w);
 			continue;
 		}
-		count_decision(c, &d);
+		handler_count_decision(c, &d);
 		decide_write(&c->w, &d, c->ctx->catalog);
 	}
 	jsonw_array_end(&c->w);
@@ -123,7 +123,7 @@ void handler_splits_post(struct handler_call *c)
 	const cJSON *root, *queries;
 	struct query q;
 
-	if (!is_json_media_type(c->req->content_type)) {
+	if (!handler_is_json(c->req->content_type)) {
 		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
 			    "POST /v1/splits takes Content-Type: application/json, not %s",
 			    c->req->content_type ? c->req->content_type : "no content type");

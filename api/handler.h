@@ -45,6 +45,15 @@ typedef void handler_fn(struct handler_call *c);
  * answer. Returns -1. */
 int handler_fail(struct handler_call *c);
 
+struct decision;
+
+/* Reports one decision answered to the context's on_decision, if any. */
+void handler_count_decision(const struct handler_call *c, const struct decision *d);
+
+/* Whether a Content-Type is application/json, parameters allowed
+ * ("application/json; charset=utf-8"), case-insensitive. */
+bool handler_is_json(const char *content_type);
+
 /* The fields GET /v1/matrix takes. */
 #define HANDLER_MATRIX_FIELDS                                                         \
 	(QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) | \

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "splitk.h"
+#include "decimal.h"
 #include "jsonscan.h"
+#include "splitk.h"
 
 void jsonw_init(struct jsonw *w, size_t hint)
 {
@@ -312,34 +313,16 @@ void jsonw_u64(struct jsonw *w, uint64_t v)
 
 void jsonw_u128(struct jsonw *w, uint64_t hi, uint64_t lo)
 {
-	/* Long division by 10^19 in 32-bit limbs: exact with no compiler
-	 * extension (__int128 is not ISO C). */
-	uint32_t limb[4] = {(uint32_t)(hi >> 32), (uint32_t)hi, (uint32_t)(lo >> 32), (uint32_t)lo};
-	char d[40];
-	size_t n = 0;
-	bool zero;
+	char d[DECIMAL_U128_MAX];
+	size_t n;
 
 	if (hi == 0) {
 		jsonw_u64(w, lo);
 		return;
 	}
-	do {
-		uint64_t rem = 0;
-
-		zero = true;
-		for (int i = 0; i < 4; i++) {
-			uint64_t cur = (rem << 32) | limb[i];
-
-			limb[i] = (uint32_t)(cur / 10u);
-			rem = cur % 10u;
-			zero = zero && limb[i] == 0;
-		}
-		d[n++] = (char)('0' + rem);
-	} while (!zero);
+	n = decimal_format_u128(hi, lo, d);
 	separate(w);
-	for (size_t i = 0; i < n; i++) {
-		put_char(w, d[n - 1 - i]);
-	}
+	put(w, d, n);
 }
 
 void jsonw_milli(struct jsonw *w, uint64_t v)

@@ -20,6 +20,33 @@ bool names_equal(const char *s, size_t len, const char *word)
 	return word[i] == '\0';
 }
 
+static bool is_separator(char c)
+{
+	return c == '_' || c == '-';
+}
+
+bool names_equal_folded(const char *s, size_t len, const char *word)
+{
+	size_t i = 0, j = 0;
+
+	for (;;) {
+		while (i < len && is_separator(s[i])) {
+			i++;
+		}
+		while (word[j] != '\0' && is_separator(word[j])) {
+			j++;
+		}
+		if (i == len || word[j] == '\0') {
+			return i == len && word[j] == '\0';
+		}
+		if (lower((unsigned char)s[i]) != lower((unsigned char)word[j])) {
+			return false;
+		}
+		i++;
+		j++;
+	}
+}
+
 unsigned names_distance(const char *a, size_t alen, const char *b, size_t blen, unsigned cap)
 {
 	unsigned row[65];

@@ -15,6 +15,11 @@
 /* ASCII case-insensitive equality of s[0..len) and a NUL-terminated word. */
 bool names_equal(const char *s, size_t len, const char *word);
 
+/* Equality as a name is spelt in another convention: ASCII
+ * case-insensitive, ignoring every '_' and '-' on both sides, so
+ * "maxBatchSize", "MAX-BATCH-SIZE" and "max_batch_size" are one name. */
+bool names_equal_folded(const char *s, size_t len, const char *word);
+
 /* ASCII case-insensitive Levenshtein distance, capped: returns at most
  * `cap` (any distance >= cap reads as cap). Strings longer than 64 bytes
  * are never near anything and read as cap. */

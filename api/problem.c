@@ -91,6 +91,11 @@ int problem_status(enum problem_kind kind)
 	return kind < PROBLEM_KIND_COUNT ? kinds[kind].status : 500;
 }
 
+const char *problem_slug(enum problem_kind kind)
+{
+	return kinds[kind < PROBLEM_KIND_COUNT ? kind : PROBLEM_INTERNAL].slug;
+}
+
 static void write_type_uri(struct jsonw *w, const char *slug)
 {
 	char uri[64];

@@ -63,6 +63,9 @@ int problem_unknown_name(struct problem *p, enum problem_kind kind, const char *
  * 501); 500 for a kind out of range. */
 int problem_status(enum problem_kind kind);
 
+/* The slug of a kind ("unknown-target"): its type is /problems/<slug>. */
+const char *problem_slug(enum problem_kind kind);
+
 /* Writes the problem object: type, title, status, detail, and param and
  * suggestion when set. */
 void problem_write(struct jsonw *w, const struct problem *p);

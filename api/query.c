@@ -2,6 +2,7 @@
 #include "query.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "decimal.h"
@@ -167,6 +168,18 @@ int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, st
 	return query_from_params(params, n, allowed, q, p);
 }
 
+/* An allowed field by exact name, or QF_COUNT. */
+static enum query_field find_field(const char *name, size_t len, unsigned allowed)
+{
+	for (int f = 0; f < QF_COUNT; f++) {
+		if ((allowed & QUERY_BIT(f)) && fields[f].name_len == len &&
+		    memcmp(fields[f].name, name, len) == 0) {
+			return (enum query_field)f;
+		}
+	}
+	return QF_COUNT;
+}
+
 /* Finds an allowed field by exact name; on a miss, fills the problem with
  * the nearest allowed name as the suggestion. */
 static int lookup(const char *name, size_t len, unsigned allowed, enum query_field *out,
@@ -175,12 +188,9 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 	const char *near = NULL;
 	char quoted[QUOTE_MAX];
 
-	for (int f = 0; f < QF_COUNT; f++) {
-		if ((allowed & QUERY_BIT(f)) && fields[f].name_len == len &&
-		    memcmp(fields[f].name, name, len) == 0) {
-			*out = (enum query_field)f;
-			return 0;
-		}
+	*out = find_field(name, len, allowed);
+	if (*out != QF_COUNT) {
+		return 0;
 	}
 	/* only now, off the hot path: the nearest name for the message */
 	for (int f = 0; f < QF_COUNT && near == NULL; f++) {
@@ -202,45 +212,84 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 struct value {
 	const cJSON *json; /* a JSON body member; NULL for a query-string value */
 	struct slice text; /* the decoded query-string value */
+	/* an evaluation context's: numbers may be decimal strings, spellings
+	 * integers, written into the field's row here; NULL for a body */
+	char (*digits)[QUERY_DIGITS];
 };
 
-static int invalid(enum query_field f, const char *rule, const struct value *v, struct problem *p)
+/* "<field> must be <rule>", and ", not <JSON type>" when `json` is set. */
+static int invalid(enum query_field f, const char *rule, const cJSON *json, struct problem *p)
 {
-	if (v->json != NULL) {
+	if (json != NULL) {
 		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL, "%s must be %s, not %s",
-				   fields[f].name, rule, jsonin_type_name(v->json));
+				   fields[f].name, rule, jsonin_type_name(json));
 	}
 	return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL, "%s must be %s",
 			   fields[f].name, rule);
 }
 
-/* A JSON number that is an integer, or a query string's strict decimal. */
+static struct slice string_of(const cJSON *json)
+{
+	return (struct slice){json->valuestring, strlen(json->valuestring)};
+}
+
+/* A JSON number that is an integer; or a query string's strict decimal,
+ * which a context may also give as a JSON string, judged by the query
+ * string's rule and words. */
 static int read_u32(enum query_field f, const struct value *v, struct query_u32 *out,
 		    struct problem *p)
 {
-	out->set = v->json != NULL ? jsonin_u32(v->json, &out->v)
-				   : decimal_parse_u32(v->text.p, v->text.len, &out->v);
+	bool text = v->json == NULL || (v->digits != NULL && cJSON_IsString(v->json));
+	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
+
+	out->set = text ? decimal_parse_u32(s.p, s.len, &out->v) : jsonin_u32(v->json, &out->v);
 	if (out->set) {
 		return 0;
 	}
+	if (text) {
+		return invalid(f, "a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, no spaces)",
+			       NULL, p);
+	}
 	return invalid(f,
-		       v->json != NULL ? "an integer from 1 to 4294967295"
-				       : "a plain decimal integer from 1 to 4294967295 "
-					 "(no sign, no leading zero, no spaces)",
-		       v, p);
+		       v->digits != NULL ? "an integer from 1 to 4294967295 or a decimal string"
+					 : "an integer from 1 to 4294967295",
+		       v->json, p);
 }
 
-/* A JSON string, or any query-string value; both at most QUERY_MAX_VALUE. */
+/* A context's integer for a spelling, written back in decimal (an
+ * environment variable holds text, so 4 and "4" mean the same): 0 to
+ * 2^53 - 1, the integers a JSON number carries exactly. */
+static bool integer_text(const cJSON *json, char out[QUERY_DIGITS], struct slice *s)
+{
+	double d = json->valuedouble;
+	int n;
+
+	/* NaN fails every comparison */
+	if (!cJSON_IsNumber(json) || !(d >= 0.0 && d <= 9007199254740991.0) ||
+	    d != (double)(uint64_t)d) {
+		return false;
+	}
+	n = snprintf(out, QUERY_DIGITS, "%llu", (unsigned long long)d);
+	*s = (struct slice){out, (size_t)n};
+	return true;
+}
+
+/* A JSON string, or any query-string value; both at most QUERY_MAX_VALUE.
+ * A context may give a spelling as an integer. */
 static int read_string(enum query_field f, const struct value *v, struct slice *out,
 		       struct problem *p)
 {
 	struct slice s = v->text;
 
-	if (v->json != NULL) {
-		if (!cJSON_IsString(v->json)) {
-			return invalid(f, "a string", v, p);
+	if (v->json != NULL && cJSON_IsString(v->json)) {
+		s = string_of(v->json);
+	} else if (v->json != NULL) {
+		bool spelling = v->digits != NULL && fields[f].kind == KIND_SPELLING;
+
+		if (!spelling || !integer_text(v->json, v->digits[f], &s)) {
+			return invalid(f, spelling ? "a string or an integer from 0 to 9007199254740991" : "a string",
+				       v->json, p);
 		}
-		s = (struct slice){v->json->valuestring, strlen(v->json->valuestring)};
 	}
 	if (s.len > QUERY_MAX_VALUE) {
 		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
@@ -258,7 +307,7 @@ static int read_bool(enum query_field f, const struct value *v, bool *out, struc
 
 	if (v->json != NULL) {
 		if (!cJSON_IsBool(v->json)) {
-			return invalid(f, "true or false", v, p);
+			return invalid(f, "true or false", v->json, p);
 		}
 		*out = cJSON_IsTrue(v->json);
 	} else if (t->len == 0 || names_equal(t->p, t->len, "true") || names_equal(t->p, t->len, "1")) {
@@ -266,26 +315,25 @@ static int read_bool(enum query_field f, const struct value *v, bool *out, struc
 	} else if (names_equal(t->p, t->len, "false") || names_equal(t->p, t->len, "0")) {
 		*out = false;
 	} else {
-		return invalid(f, "true, false, 1 or 0", v, p);
+		return invalid(f, "true, false, 1 or 0", NULL, p);
 	}
 	return 0;
 }
 
-/* The one path every parameter takes, from a query string or a body: the
- * name, once only, then the value by the field's type. */
-static int accept(struct query *q, unsigned allowed, unsigned *seen, struct slice name,
-		  const struct value *v, struct problem *p)
+/* The one path every parameter takes, from a query string, a body or a
+ * context, once its field is known: once only, then the value by the
+ * field's type. In a context, null is absent (how a layer unsets a key). */
+static int accept_field(struct query *q, enum query_field f, unsigned *seen, const struct value *v,
+			struct problem *p)
 {
-	enum query_field f = QF_COUNT;
-
-	if (lookup(name.p, name.len, allowed, &f, p) != 0) {
-		return -1;
-	}
 	if (*seen & QUERY_BIT(f)) {
 		return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,
 				   "%s is given more than once", fields[f].name);
 	}
 	*seen |= QUERY_BIT(f);
+	if (v->digits != NULL && cJSON_IsNull(v->json)) {
+		return 0;
+	}
 	switch (fields[f].kind) {
 	case KIND_U32:
 		return read_u32(f, v, u32_of(q, f), p);
@@ -298,6 +346,19 @@ static int accept(struct query *q, unsigned allowed, unsigned *seen, struct slic
 	return read_bool(f, v, &q->explain, p);
 }
 
+/* A parameter by name, from a query string or a body: an unknown name is
+ * a problem. */
+static int accept(struct query *q, unsigned allowed, unsigned *seen, struct slice name,
+		  const struct value *v, struct problem *p)
+{
+	enum query_field f = QF_COUNT;
+
+	if (lookup(name.p, name.len, allowed, &f, p) != 0) {
+		return -1;
+	}
+	return accept_field(q, f, seen, v, p);
+}
+
 int query_from_params(const struct query_param *params, size_t n, unsigned allowed,
 		      struct query *q, struct problem *p)
 {
@@ -305,7 +366,7 @@ int query_from_params(const struct query_param *params, size_t n, unsigned allow
 
 	memset(q, 0, sizeof(*q));
 	for (size_t i = 0; i < n; i++) {
-		struct value v = {NULL, params[i].value};
+		struct value v = {NULL, params[i].value, NULL};
 
 		if (accept(q, allowed, &seen, params[i].key, &v, p) != 0) {
 			return -1;
@@ -325,9 +386,109 @@ int query_from_json(const cJSON *object, unsigned allowed, struct query *q, stru
 				   "a query must be a JSON object, not %s", jsonin_type_name(object));
 	}
 	cJSON_ArrayForEach(m, object) {
-		struct value v = {m, {NULL, 0}};
+		struct value v = {m, {NULL, 0}, NULL};
 
 		if (accept(q, allowed, &seen, (struct slice){m->string, strlen(m->string)}, &v, p) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* What a key of an evaluation context is to splitkd. */
+enum context_key {
+	KEY_INPUT,    /* an allowed field, by its exact name */
+	KEY_FOREIGN,  /* for another provider or hook, or targetingKey: ignored */
+	KEY_MISSPELT, /* a field but for case, '_' or '-': refused */
+	KEY_NEAR,     /* within two edits of a field: ignored, with a warning */
+	KEY_EXPLAIN,  /* explain: its answer is not a flag value, refused */
+};
+
+static enum context_key classify(struct slice key, unsigned allowed, enum query_field *f)
+{
+	static const char targeting_key[] = "targetingKey";
+
+	if (key.len == sizeof(targeting_key) - 1 && memcmp(key.p, targeting_key, key.len) == 0) {
+		return KEY_FOREIGN;
+	}
+	*f = find_field(key.p, key.len, allowed);
+	if (*f != QF_COUNT) {
+		return KEY_INPUT;
+	}
+	for (int i = 0; i < QF_COUNT; i++) {
+		if ((allowed & QUERY_BIT(i)) && names_equal_folded(key.p, key.len, fields[i].name)) {
+			*f = (enum query_field)i;
+			return KEY_MISSPELT;
+		}
+	}
+	if (names_equal_folded(key.p, key.len, fields[QF_EXPLAIN].name)) {
+		return KEY_EXPLAIN;
+	}
+	for (int i = 0; i < QF_COUNT; i++) {
+		if ((allowed & QUERY_BIT(i)) && names_is_near(key.p, key.len, fields[i].name)) {
+			*f = (enum query_field)i;
+			return KEY_NEAR;
+		}
+	}
+	return KEY_FOREIGN;
+}
+
+/* One key of a context that is not an input: 0 to go on (ignored, perhaps
+ * with a warning), or -1 with the problem set. */
+static int context_other(struct query_context *c, enum context_key kind, struct slice key,
+			 enum query_field f, const cJSON *value, struct problem *p)
+{
+	char quoted[QUOTE_MAX];
+
+	quote_excerpt(key.p, key.len, quoted, sizeof(quoted));
+	switch (kind) {
+	case KEY_MISSPELT:
+		return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, fields[f].name,
+				   "unknown context key \"%s\"; did you mean \"%s\"?", quoted,
+				   fields[f].name);
+	case KEY_EXPLAIN:
+		if (cJSON_IsNull(value)) {
+			return 0;
+		}
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, quoted, NULL,
+				   "%s is not carried over OFREP; use GET /v1/splits?explain=1", quoted);
+	case KEY_NEAR:
+		if (c->num_warnings < QUERY_MAX_NEAR) {
+			snprintf(c->warnings[c->num_warnings++], sizeof(c->warnings[0]),
+				 "context key \"%s\" is not an input and is ignored; did you mean \"%s\"?",
+				 quoted, fields[f].name);
+		}
+		return 0;
+	case KEY_INPUT:
+	case KEY_FOREIGN:
+		break;
+	}
+	return 0;
+}
+
+int query_from_context(const cJSON *context, unsigned allowed, struct query_context *c,
+		       struct problem *p)
+{
+	unsigned seen = 0;
+	const cJSON *m;
+
+	memset(&c->q, 0, sizeof(c->q));
+	c->num_warnings = 0;
+	if (context == NULL || cJSON_IsNull(context)) {
+		return 0;
+	}
+	if (!cJSON_IsObject(context)) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "context", NULL,
+				   "context must be a JSON object, not %s", jsonin_type_name(context));
+	}
+	cJSON_ArrayForEach(m, context) {
+		struct slice key = {m->string, strlen(m->string)};
+		enum query_field f = QF_COUNT;
+		enum context_key kind = classify(key, allowed, &f);
+		struct value v = {m, {NULL, 0}, c->digits};
+
+		if (kind == KEY_INPUT ? accept_field(&c->q, f, &seen, &v, p) != 0
+				      : context_other(c, kind, key, f, m, p) != 0) {
 			return -1;
 		}
 	}

@@ -3,7 +3,9 @@
  * query — turns a query string or a JSON object into a typed struct query,
  * strictly: unknown, repeated or ill-typed parameters are problems, with a
  * "did you mean" for near-miss names. Each endpoint names the fields it
- * takes; the same names and rules hold for GET parameters and POST bodies.
+ * takes; the same names and rules hold for GET parameters, POST bodies and
+ * OpenFeature evaluation contexts (which are lenient about types and
+ * foreign keys where SDKs need it: query_from_context).
  *
  * A query string is split into pairs and percent-decoded here too
  * (application/x-www-form-urlencoded), so all of its parsing is in one
@@ -100,5 +102,45 @@ int query_from_params(const struct query_param *params, size_t n, unsigned allow
 /* Fills q from a JSON object's members, by the same names. Strings must be
  * JSON strings, numbers integral JSON numbers, explain a boolean. */
 int query_from_json(const cJSON *object, unsigned allowed, struct query *q, struct problem *p);
+
+/* Room for a spelling a context gives as an integer, in decimal: up to
+ * 2^53 - 1 (16 digits) and a NUL. */
+#define QUERY_DIGITS 24
+/* Ignored near-miss keys of a context that get a warning: the first ones. */
+#define QUERY_MAX_NEAR 4
+
+/*
+ * An OpenFeature evaluation context read into a query, and what reading it
+ * leaves beside: the decimal text of spellings given as integers (q's
+ * slices may point into `digits`, so use q in place, never a copy that
+ * outlives this struct) and the warnings for ignored near-miss keys.
+ */
+struct query_context {
+	struct query q;
+	char digits[QF_COUNT][QUERY_DIGITS];
+	size_t num_warnings;
+	char warnings[QUERY_MAX_NEAR][192];
+};
+
+/*
+ * Reads an evaluation context (OFREP): a JSON object, or NULL or JSON null
+ * for an empty one, for the fields in `allowed`. The names and value rules
+ * of query_from_json, made lenient where OpenFeature contexts need it:
+ *  - a number may also be a JSON string, under the query string's decimal
+ *    rule and words ("16"); a spelling may be a JSON integer from 0 to
+ *    2^53 - 1, written back in decimal;
+ *  - null is absent (how a context layer unsets a key); a field given
+ *    twice is still a repeated-parameter problem;
+ *  - targetingKey, and any key that is no field, are ignored: a context
+ *    carries keys meant for other providers and hooks;
+ *  - but a key equal to a field save for ASCII case, '_' and '-'
+ *    ("maxBatchSize") is an unknown-parameter problem suggesting the field,
+ *    and one within two edits of a field ("max_bach_size") is ignored with
+ *    a warning (the first QUERY_MAX_NEAR of them);
+ *  - explain (when not allowed) is refused: its answer is no flag value.
+ * Returns 0, or -1 with the problem filled in.
+ */
+int query_from_context(const cJSON *context, unsigned allowed, struct query_context *c,
+		       struct problem *p);
 
 #endif /* SPLITKD_QUERY_H */

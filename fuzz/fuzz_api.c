@@ -13,11 +13,15 @@
  * undefined behaviour": the status is one splitkd documents; a JSON body
  * is valid JSON, any other is one of the page's files, byte for byte (the
  * HTML with its CSP); an answer of / carries Vary; an error is RFC 9457
- * problem+json whose "status" is the status; a 304 has a tag and keeps the
- * 200's body (never sent); and
- * every decision in a 2xx answer has num_splits in 1..16 (1..sm_count
- * under legacy, which the seed never capped) and the num_splits and workspace_slots the policy core gives for
- * the inputs the answer echoes.
+ * problem+json whose "status" is the status, except what an OFREP route
+ * answers to its body (an OFREP failure: a known errorCode, its details,
+ * metadata with the catalog, and a key unless it is a bulk 400); a 304 has
+ * a tag and keeps the 200's body (never sent); every decision in a 2xx
+ * answer has num_splits in 1..16 (1..sm_count under legacy, which the seed
+ * never capped) and the num_splits and workspace_slots the policy core
+ * gives for the inputs the answer echoes; and every OFREP flag is a value
+ * or a failure, its integer at most 2^53 - 1, its variant a policy label,
+ * num_splits in 1..16 unless legacy.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +91,104 @@ static void check_problem(const cJSON *p, int status)
 	CHECK((int)number(p, "status") == status);
 }
 
+/* A 200 of /v1/splits: one decision, or a batch of decisions and problems. */
+static void check_splits(const cJSON *json)
+{
+	const cJSON *results = cJSON_GetObjectItemCaseSensitive(json, "results");
+	const cJSON *r;
+
+	if (results == NULL) {
+		check_decision(json);
+		return;
+	}
+	cJSON_ArrayForEach(r, results) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "error");
+
+		if (e != NULL) {
+			check_problem(e, (int)number(e, "status"));
+		} else {
+			check_decision(r);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- OFREP */
+
+static const char *const ofrep_flags[] = {"num_splits", "workspace_slots", "workspace_bytes",
+					  "policy", "policy_source"};
+
+static const char *string(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	CHECK(cJSON_IsString(v));
+	return v->valuestring;
+}
+
+/* {"key"?, "errorCode", "errorDetails", "metadata": {"catalog", ...}} */
+static void check_ofrep_failure(const cJSON *f, bool keyed)
+{
+	static const char *const codes[] = {"PARSE_ERROR", "INVALID_CONTEXT", "GENERAL", "FLAG_NOT_FOUND"};
+	const char *code = string(f, "errorCode");
+	bool known = false;
+
+	for (size_t i = 0; i < 4; i++) {
+		known = known || strcmp(code, codes[i]) == 0;
+	}
+	CHECK(known);
+	CHECK(string(f, "errorDetails")[0] != '\0');
+	CHECK(string(cJSON_GetObjectItemCaseSensitive(f, "metadata"), "catalog")[0] != '\0');
+	CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "key")) == keyed);
+	CHECK(cJSON_GetObjectItemCaseSensitive(f, "value") == NULL);
+}
+
+/* One flag of a 200 (single or bulk element): a value, or a failure. */
+static void check_ofrep_flag(const cJSON *f, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(f, "value");
+	struct splitk_policy pol;
+	const char *variant;
+
+	CHECK(strcmp(string(f, "key"), key) == 0);
+	if (v == NULL) {
+		check_ofrep_failure(f, true);
+		return;
+	}
+	CHECK(strcmp(string(f, "reason"), "TARGETING_MATCH") == 0);
+	variant = string(f, "variant");
+	CHECK(splitk_parse(variant, strlen(variant), &pol));
+	if (strcmp(key, "policy") == 0 || strcmp(key, "policy_source") == 0) {
+		CHECK(cJSON_IsString(v));
+		return;
+	}
+	/* a JSON reader takes the integer exactly: never past 2^53 - 1 */
+	CHECK(cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 9007199254740991.0);
+	if (strcmp(key, "num_splits") == 0) {
+		CHECK(v->valuedouble >= 1 && (pol.kind == SPLITK_LEGACY || v->valuedouble <= 16));
+	}
+}
+
+/* What an OFREP evaluation route answered with application/json. */
+static void check_ofrep(const struct api_response *resp, const cJSON *json)
+{
+	const char *methods;
+	const char *route = api_route_path((size_t)resp->route, &methods);
+	bool bulk = strcmp(route, "/ofrep/v1/evaluate/flags") == 0;
+	const cJSON *flags = cJSON_GetObjectItemCaseSensitive(json, "flags");
+
+	if (resp->status != 200) {
+		CHECK(resp->status == 400 || (!bulk && resp->status == 404));
+		check_ofrep_failure(json, !bulk);
+	} else if (bulk) {
+		CHECK(cJSON_GetArraySize(flags) == 5);
+		for (int i = 0; i < 5; i++) {
+			check_ofrep_flag(cJSON_GetArrayItem(flags, i), ofrep_flags[i]);
+		}
+	} else {
+		check_ofrep_flag(json, string(json, "key"));
+	}
+}
+
 static const char *header_of(const struct api_response *r, const char *name)
 {
 	for (size_t i = 0; i < r->num_headers; i++) {
@@ -136,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct api_context ctx = {.catalog = cat, .version = "fuzz", .build = "fuzz"};
 	struct api_request req = {0};
 	struct api_response resp;
-	const char *uri, *ct, *inm;
+	const char *uri, *ct, *inm, *allow;
 	cJSON *json;
 
 	if (size < 1) {
@@ -183,28 +285,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	json = cJSON_ParseWithLength(resp.body, resp.body_len);
 	CHECK(json != NULL);
-	if (resp.status >= 400 && resp.status != 503) {
+	if (resp.route >= 0 && strcmp(resp.content_type, "application/json") == 0 &&
+	    strncmp(api_route_path((size_t)resp.route, &allow), "/ofrep/v1/evaluate/", 19) == 0) {
+		check_ofrep(&resp, json);
+	} else if (resp.status >= 400 && resp.status != 503) {
 		CHECK(strcmp(resp.content_type, "application/problem+json") == 0);
 		check_problem(json, resp.status);
 	} else if (resp.status == 200 && strncmp(uri, "/v1/splits", 10) == 0 &&
 		   (uri[10] == '\0' || uri[10] == '?')) {
-		const cJSON *results = cJSON_GetObjectItemCaseSensitive(json, "results");
-
-		if (results == NULL) {
-			check_decision(json);
-		} else {
-			const cJSON *r;
-
-			cJSON_ArrayForEach(r, results) {
-				const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "error");
-
-				if (e != NULL) {
-					check_problem(e, (int)number(e, "status"));
-				} else {
-					check_decision(r);
-				}
-			}
-		}
+		check_splits(json);
 	}
 	cJSON_Delete(json);
 	api_response_cleanup(&resp);

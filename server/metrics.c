@@ -264,7 +264,7 @@ static void render_decisions(struct metrics *m, struct out *o)
 			}
 		}
 	}
-	put(o, "# HELP splitkd_not_modified_total Conditional GETs answered 304.\n"
+	put(o, "# HELP splitkd_not_modified_total Conditional requests answered 304.\n"
 	       "# TYPE splitkd_not_modified_total counter\n"
 	       "splitkd_not_modified_total %llu\n",
 	    (unsigned long long)load(&m->not_modified));

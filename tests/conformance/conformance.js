@@ -19,13 +19,20 @@
 //   - malformed JSON and duplicate members: Prism parses and re-serialises
 //     the body; a bad %-escape: Prism re-encodes the query;
 //   - an empty `spelling=`: Prism takes an empty value for an absent one;
-//   - a path no route matches: Prism answers 404 itself.
+//   - a path no route matches: Prism answers 404 itself;
+//   - a problem+json where an OFREP route also answers application/json
+//     (a query string, a key that does not %-decode): Prism matches media
+//     types without their +json suffix, so it judges either by the first.
 // The page's routes (/, /ui and its two files) take both ways: GET / is
 // sent with the Accept of a browser, of curl and of a JSON client, and the
 // index must list exactly the paths of the description.
 // Requests the description forbids are sent twice: to splitkd, whose
 // answer must be the declared error, and through Prism, which must refuse
 // them (422) — the description and the server agree on what is wrong.
+// The OFREP routes (issue 12) get the same treatment: every answer through
+// Prism where a proxy carries it, 405/framing/parse errors straight, and
+// requests their schemas forbid both ways; their own checks compare each
+// failure's errorDetails with the problem GET /v1/splits answers.
 // Finally a SIGTERM: /readyz answers 503 on a kept-alive connection.
 //
 // usage: node tests/conformance/conformance.js [path/to/splitkd]
@@ -242,6 +249,7 @@ const SAMPLE = {
 	'/version': '/version',
 	'/openapi.json': '/openapi.json',
 	'/problems/{type}': '/problems/unknown-target',
+	'/ofrep/v1/configuration': '/ofrep/v1/configuration',
 	'/metrics': '/metrics',
 	'/': '/',
 	'/ui': '/ui',
@@ -249,6 +257,13 @@ const SAMPLE = {
 	'/ui/style.css': '/ui/style.css',
 };
 const API_ROUTES = Object.keys(SAMPLE).filter(r => r !== '/metrics');
+// The POST-only routes (OFREP evaluation), each with a request that answers 200.
+const OFREP = '/ofrep/v1/evaluate/flags';
+const SEED_CONTEXT = { target: 'h100', model: 'qwen3.8-27b', max_batch_size: 16 };
+const POST_SAMPLE = {
+	'/ofrep/v1/evaluate/flags/{key}': `${OFREP}/num_splits`,
+	'/ofrep/v1/evaluate/flags': OFREP,
+};
 const SLUGS = ['invalid-parameter', 'unknown-parameter', 'repeated-parameter', 'missing-parameter',
 	'malformed-query', 'malformed-json', 'unknown-target', 'unknown-model', 'not-found',
 	'method-not-allowed', 'unsupported-media-type', 'payload-too-large', 'uri-too-long',
@@ -414,26 +429,33 @@ function prismCases() {
 }
 
 // Straight to splitkd, for every route: what no proxy passes on as sent.
+// A POST-only route is sent its framing errors as POST, and GET and HEAD
+// among the methods it refuses.
 function directPerRoute() {
 	const cases = [];
-	for (const r of Object.keys(SAMPLE)) {
-		const p = SAMPLE[r];
-		const allow = r === SPLITS ? 'GET, HEAD, POST' : 'GET, HEAD';
+	const routes = [...Object.keys(SAMPLE).map(r => [r, SAMPLE[r], false]),
+		...Object.keys(POST_SAMPLE).map(r => [r, POST_SAMPLE[r], true])];
+	for (const [r, p, postOnly] of routes) {
+		const allow = postOnly ? 'POST' : r === SPLITS ? 'GET, HEAD, POST' : 'GET, HEAD';
+		const m = postOnly ? 'POST' : 'GET';
+		const allowed = a => (a.headers.allow === allow ? [] : [`Allow: ${a.headers.allow}, expected ${allow}`]);
 		cases.push(
-			{ name: r, method: 'HEAD', path: p, expect: 200 },
-			{ name: r, method: 'DELETE', path: p, expect: 405, slug: 'method-not-allowed',
-				check: a => (a.headers.allow === allow ? [] : [`Allow: ${a.headers.allow}, expected ${allow}`]) },
-			{ name: `${r} (methods are case-sensitive)`, method: 'get', path: p, expect: 405, slug: 'method-not-allowed' },
-			{ name: `${r} without Host`, path: p, bytes: request('GET', p, [], null, { host: false }), expect: 400, slug: 'bad-request' },
-			{ name: `${r} two Hosts`, path: p, bytes: request('GET', p, [['Host', 'again']]), expect: 400, slug: 'bad-request' },
-			{ name: `${r} two Content-Lengths`, path: p, bytes: request('GET', p, [['Content-Length', '0'], ['Content-Length', '0']]),
+			postOnly ? { name: r, method: 'GET', path: p, expect: 405, slug: 'method-not-allowed', check: allowed }
+				: { name: r, method: 'HEAD', path: p, expect: 200 },
+			{ name: r, method: postOnly ? 'HEAD' : 'DELETE', path: p, expect: 405, slug: postOnly ? undefined : 'method-not-allowed',
+				check: allowed },
+			{ name: r, method: 'DELETE', path: p, expect: 405, slug: 'method-not-allowed', check: allowed },
+			{ name: `${r} (methods are case-sensitive)`, method: m.toLowerCase(), path: p, expect: 405, slug: 'method-not-allowed' },
+			{ name: `${r} without Host`, method: m, path: p, bytes: request(m, p, [], null, { host: false }), expect: 400, slug: 'bad-request' },
+			{ name: `${r} two Hosts`, method: m, path: p, bytes: request(m, p, [['Host', 'again']]), expect: 400, slug: 'bad-request' },
+			{ name: `${r} two Content-Lengths`, method: m, path: p, bytes: request(m, p, [['Content-Length', '0'], ['Content-Length', '0']]),
 				expect: 400, slug: 'bad-request' },
-			{ name: `${r} Content-Length and chunked`, path: p,
-				bytes: request('GET', p, [['Content-Length', '5'], ['Transfer-Encoding', 'chunked']], '0\r\n\r\n'), expect: 400, slug: 'bad-request' },
-			{ name: `${r} Expect: bogus`, path: p, bytes: request('GET', p, [['Expect', 'bogus']]), expect: 417, slug: 'expectation-failed' },
-			{ name: `${r} Transfer-Encoding: gzip`, path: p, bytes: request('GET', p, [['Transfer-Encoding', 'gzip']]),
+			{ name: `${r} Content-Length and chunked`, method: m, path: p,
+				bytes: request(m, p, [['Content-Length', '5'], ['Transfer-Encoding', 'chunked']], '0\r\n\r\n'), expect: 400, slug: 'bad-request' },
+			{ name: `${r} Expect: bogus`, method: m, path: p, bytes: request(m, p, [['Expect', 'bogus']]), expect: 417, slug: 'expectation-failed' },
+			{ name: `${r} Transfer-Encoding: gzip`, method: m, path: p, bytes: request(m, p, [['Transfer-Encoding', 'gzip']]),
 				expect: 501, slug: 'not-implemented' },
-			{ name: `${r} body over --max-body`, path: p, bytes: request('GET', p, [['Content-Length', String(MAX_BODY + 1)]]),
+			{ name: `${r} body over --max-body`, method: m, path: p, bytes: request(m, p, [['Content-Length', String(MAX_BODY + 1)]]),
 				expect: 413, slug: 'payload-too-large' },
 		);
 	}
@@ -525,6 +547,200 @@ function refused() {
 		post('text/json', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'text/json']]),
 		post('application/jsonx', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'application/jsonx']]),
 	];
+}
+
+// ------------------------------------------------------------ OFREP
+// The OFREP routes: every answer of docs/ofrep-design.md once, each failure's
+// errorDetails compared with what GET (or POST) /v1/splits answers for the
+// same inputs, asked of splitkd itself rather than written here.
+
+// GET /v1/splits for a context, straight to splitkd: [status, JSON, raw text].
+async function splitsFor(ctx) {
+	const qs = new URLSearchParams(Object.entries(ctx).map(([k, v]) => [k, String(v)])).toString();
+	const a = await raw.once(serverPort, request('GET', `${SPLITS}?${qs}`));
+	return [a.status, jsonOf(a.body), a.body.toString('utf8')];
+}
+
+// An OFREP failure: JSON, the code, errorDetails when given, a key or none.
+function ofrepFailure(code, details, { key, more } = {}) {
+	return (a, j) => {
+		const out = [];
+		if (!/^application\/json\b/.test(a.headers['content-type'] || '')) {
+			out.push(`Content-Type ${a.headers['content-type']}, expected application/json`);
+		}
+		if (!j) {
+			return [...out, 'not JSON'];
+		}
+		out.push(...field(j, 'errorCode', code));
+		if (details !== undefined) {
+			out.push(...field(j, 'errorDetails', details));
+		}
+		if (key !== undefined) {
+			out.push(...field(j, 'key', key));
+		}
+		return [...out, ...(more ? more(j) : [])];
+	};
+}
+
+// A bulk answer: the five flags in order, each checked by `each`.
+function bulkOf(each) {
+	const keys = ['num_splits', 'workspace_slots', 'workspace_bytes', 'policy', 'policy_source'];
+	return (a, j) => {
+		if (!j || !Array.isArray(j.flags)) {
+			return ['no flags array'];
+		}
+		const got = j.flags.map(f => f.key).join();
+		return [...(got === keys.join() ? [] : [`flags ${got}, expected ${keys.join()}`]),
+			...(a.headers.etag ? [] : ['a bulk 200 without ETag']), ...j.flags.flatMap(f => each(f))];
+	};
+}
+
+function ofrepPrismCases(want) {
+	const one = key => `${OFREP}/${key}`;
+	const post = (name, path, body, expect, check, headers = JSON_CT) => ({ name, method: 'POST', path, headers, body, expect, check });
+	const seed = { context: SEED_CONTEXT };
+	const hoper = { context: { ...SEED_CONTEXT, target: 'hoper' } };
+	return [
+		post('num_splits, the seed', one('num_splits'), seed, 200, (a, j) => [...field(j, 'value', 11),
+			...field(j, 'reason', 'TARGETING_MATCH'), ...field(j, 'variant', want.seed.policy),
+			...field(j.metadata, 'warnings', want.seed.warnings.join('; ')),
+			...(a.headers.etag ? ['a single-flag answer carries an ETag'] : [])]),
+		post('workspace_slots, decimal strings, targetingKey, foreign keys', one('workspace_slots'),
+			{ context: { ...SEED_CONTEXT, max_batch_size: '16', targetingKey: 'node-17', region: 'eu-west', gpus: 8 } }, 200,
+			(a, j) => field(j, 'value', 4224)),
+		post('workspace_bytes with a head_dim', one('workspace_bytes'), { context: want.fitsContext }, 200,
+			(a, j) => field(j, 'value', want.fits.workspace_bytes)),
+		post('policy, override as an integer', one('policy'), { context: { ...SEED_CONTEXT, override: 4 } }, 200,
+			(a, j) => [...field(j, 'value', '4'), ...field(j, 'variant', '4')]),
+		post('policy_source, override as a string', one('policy_source'), { context: { ...SEED_CONTEXT, override: '4' } }, 200,
+			(a, j) => field(j, 'value', 'override')),
+		post('null members are absent', one('num_splits'), { context: { ...SEED_CONTEXT, head_dim: null, override: null } }, 200,
+			(a, j) => field(j, 'value', 11)),
+		post('a near-miss key: ignored, with a warning', one('num_splits'), { context: { ...SEED_CONTEXT, max_bach_size: 3 } }, 200,
+			(a, j) => [...field(j, 'value', 11), ...(j && /"max_bach_size" is not an input/.test(j.metadata.warnings) ? [] : ['no warning'])]),
+		post('charset in the content type', one('policy'), seed, 200, (a, j) => field(j, 'value', want.seed.policy),
+			{ 'Content-Type': 'application/json; charset=utf-8' }),
+		post('an unknown target: 400, with /v1/splits\' detail', one('num_splits'), hoper, 400,
+			ofrepFailure('INVALID_CONTEXT', want.hoper.detail, { key: 'num_splits', more: j => [...field(j.metadata, 'suggestion', 'hopper'),
+				...field(j.metadata, 'problem', want.hoper.type)] })),
+		post('no target', one('num_splits'), { context: { model: 'qwen3.8-27b' } }, 400, ofrepFailure('INVALID_CONTEXT', want.noTarget.detail)),
+		post('no body: an empty context', one('num_splits'), undefined, 400, ofrepFailure('INVALID_CONTEXT', want.empty.detail), {}),
+		post('a misspelt input', one('num_splits'), { context: { ...SEED_CONTEXT, maxBatchSize: 16 } }, 400,
+			ofrepFailure('INVALID_CONTEXT', 'unknown context key "maxBatchSize"; did you mean "max_batch_size"?')),
+		post('explain', one('num_splits'), { context: { ...SEED_CONTEXT, explain: true } }, 400, ofrepFailure('INVALID_CONTEXT')),
+		post('workspace_bytes without head_dim', one('workspace_bytes'), seed, 400,
+			ofrepFailure('INVALID_CONTEXT', want.seed.warnings.find(w => w.startsWith('workspace_bytes is null')))),
+		post('workspace_bytes over 2^53 - 1', one('workspace_bytes'), { context: want.hugeContext }, 400,
+			ofrepFailure('GENERAL', undefined, { more: j => (j.errorDetails.includes(want.hugeBytes) ? [] : [`no ${want.hugeBytes} in the details`]) })),
+		post('an unknown flag', one('num_split'), seed, 404, ofrepFailure('FLAG_NOT_FOUND', undefined,
+			{ key: 'num_split', more: j => field(j.metadata, 'suggestion', 'num_splits') })),
+		post('bulk, the seed', OFREP, seed, 200, bulkOf(f => (f.key === 'workspace_bytes' ? field(f, 'errorCode', 'INVALID_CONTEXT')
+			: field(f, 'variant', want.seed.policy)))),
+		post('bulk, an unknown target: every flag fails', OFREP, hoper, 200,
+			bulkOf(f => [...field(f, 'errorCode', 'INVALID_CONTEXT'), ...field(f, 'errorDetails', want.hoper.detail)])),
+		post('bulk, no body', OFREP, undefined, 200, bulkOf(f => field(f, 'errorDetails', want.empty.detail)), {}),
+	];
+}
+
+function ofrepDirectCases(want) {
+	const one = key => `${OFREP}/${key}`;
+	const post = (name, path, body, expect, check, ct = JSON_CT_RAW) => ({ name, method: 'POST', path,
+		bytes: request('POST', path, ct, body), expect, check });
+	const malformed = '{"context": {"target": "h100",';
+	return [
+		post('PARSE_ERROR, with POST /v1/splits\' detail', one('num_splits'), malformed, 400,
+			ofrepFailure('PARSE_ERROR', want.malformed.detail, { key: 'num_splits' })),
+		post('bulk PARSE_ERROR: no key', OFREP, malformed, 400,
+			ofrepFailure('PARSE_ERROR', want.malformed.detail, { more: j => ('key' in j ? ['a bulk 400 has a key'] : []) })),
+		post('trailing data', one('policy'), '{"context": {}} x', 400, ofrepFailure('PARSE_ERROR')),
+		post('context twice', one('policy'), '{"context": {}, "context": {}}', 400, ofrepFailure('INVALID_CONTEXT')),
+		post('bulk, context twice', OFREP, '{"context": {}, "context": {}}', 400, ofrepFailure('INVALID_CONTEXT')),
+		post('an input twice', one('policy'), '{"context": {"target": "h100", "target": "gb10", "model": "qwen3-8b"}}', 400,
+			ofrepFailure('INVALID_CONTEXT', undefined, { more: j => field(j.metadata, 'problem', '/problems/repeated-parameter') })),
+		post('a body without a content type', one('policy'), '{"context": {}}', 415, undefined, []),
+		post('a percent-encoded key', one('num%5Fsplits'), JSON.stringify({ context: SEED_CONTEXT }), 200,
+			(a, j) => [...field(j, 'key', 'num_splits'), ...field(j, 'value', 11)]),
+		post('a key that does not percent-decode', one('%zz'), '{}', 404, undefined),
+		post('an empty key', `${OFREP}/`, '{}', 404, undefined),
+		post('a query string', `${one('policy')}?x=1`, '{}', 400, undefined),
+		post('bulk, a query string', `${OFREP}?x=1`, '{}', 400, undefined),
+	].map(c => ({ ...c, slug: { 415: 'unsupported-media-type', 404: 'not-found', 400: 'unknown-parameter' }[c.check ? 0 : c.expect] }));
+}
+
+// What an OFREP failure must say, asked of /v1/splits first.
+async function ofrepExpectations() {
+	const huge = { target: 'h100', num_q_heads: 64, max_rows: 1048576, head_dim: 8388608 };
+	const fitsContext = { target: 'h100', model: 'llama-3.1-70b', max_batch_size: 16 };
+	const [, seed] = await splitsFor(SEED_CONTEXT);
+	const [, fits] = await splitsFor(fitsContext);
+	const [, hoper] = await splitsFor({ ...SEED_CONTEXT, target: 'hoper' });
+	const [, noTarget] = await splitsFor({ model: 'qwen3.8-27b' });
+	const [, empty] = await splitsFor({});
+	const [, , hugeText] = await splitsFor(huge);
+	const malformed = jsonOf((await raw.once(serverPort, request('POST', SPLITS, JSON_CT_RAW, '{"context": {"target": "h100",'))).body);
+	return { seed, fits, fitsContext, hoper, noTarget, empty, malformed, hugeContext: huge,
+		hugeBytes: /"workspace_bytes":(\d+)/.exec(hugeText)[1] };
+}
+
+// Requests the OFREP schemas forbid: OFREP's 400 (or a 415) from splitkd,
+// a 422 from Prism.
+function ofrepRefused() {
+	const one = `${OFREP}/num_splits`;
+	const post = (name, path, body, code, ct = JSON_CT_RAW) => ({ name, method: 'POST', path, headers: ct,
+		body: typeof body === 'string' ? body : JSON.stringify(body), expect: code ? 400 : 415,
+		check: code ? ofrepFailure(code) : undefined, slug: code ? undefined : 'unsupported-media-type' });
+	const bad = v => ({ context: { ...SEED_CONTEXT, ...v } });
+	return [
+		post('a body that is an array', one, '[1]', 'INVALID_CONTEXT'),
+		post('a context that is a string', one, { context: 'h100' }, 'INVALID_CONTEXT'),
+		post('bulk, a context that is a string', OFREP, { context: 'h100' }, 'INVALID_CONTEXT'),
+		...[0, 16.5, '016', 'sixteen', '4294967296', true, -1].map(v => post(`max_batch_size ${JSON.stringify(v)}`, one, bad({ max_batch_size: v }), 'INVALID_CONTEXT')),
+		post('model 7', one, bad({ model: 7 }), 'INVALID_CONTEXT'),
+		post('override -1', one, bad({ override: -1 }), 'INVALID_CONTEXT'),
+		post('override 1.5', one, bad({ override: 1.5 }), 'INVALID_CONTEXT'),
+		post('text/plain', one, { context: SEED_CONTEXT }, null, [['Content-Type', 'text/plain']]),
+		post('bulk, text/plain', OFREP, { context: SEED_CONTEXT }, null, [['Content-Type', 'text/plain']]),
+	];
+}
+
+// The bulk answer's ETag: 304 through Prism and straight, with a weak tag
+// in a list and with *, and a full answer for another tag.
+async function ofrepConditional() {
+	const body = JSON.stringify({ context: SEED_CONTEXT });
+	const first = await raw.once(serverPort, request('POST', OFREP, JSON_CT_RAW, body));
+	const etag = first.headers.etag;
+	if (first.status !== 200 || !etag) {
+		record('conditional OFREP bulk', [`POST answered ${first.status} with ETag ${etag}`]);
+		return;
+	}
+	const length200 = first.body.length;
+	const noBody = a => (a.body.length === 0 ? [] : [`304 with ${a.body.length} bytes of content`]);
+	const same = (a) => (a.headers.etag === etag ? [] : [`ETag ${a.headers.etag}, expected ${etag}`]);
+	const direct = (name, inm, expect, check) => directCase({ name: `bulk If-None-Match ${name}`, method: 'POST', path: OFREP,
+		bytes: request('POST', OFREP, [...JSON_CT_RAW, ['If-None-Match', inm]], body), expect, opts: { length200 }, check });
+	await direct('', etag, 304, a => [...noBody(a), ...same(a)]);
+	await direct('weak, in a list', `"0000000000000000", W/${etag}`, 304, noBody);
+	await direct('*', '*', 304, noBody);
+	await direct('other', '"0000000000000000"', 200, same);
+	await prismCase({ name: 'bulk If-None-Match', method: 'POST', path: OFREP, headers: { ...JSON_CT, 'If-None-Match': etag },
+		body: { context: SEED_CONTEXT }, expect: 304, check: noBody });
+	const single = await raw.once(serverPort, request('POST', `${OFREP}/num_splits`, [...JSON_CT_RAW, ['If-None-Match', '*']], body));
+	record('a single-flag POST ignores If-None-Match', single.status === 200 && !single.headers.etag ? []
+		: [`status ${single.status}, ETag ${single.headers.etag}`]);
+}
+
+async function ofrepCases() {
+	const want = await ofrepExpectations();
+	for (const c of ofrepPrismCases(want)) {
+		await prismCase(c);
+	}
+	for (const c of ofrepDirectCases(want)) {
+		await directCase(c);
+	}
+	for (const c of ofrepRefused()) {
+		await refusedCase(c);
+	}
+	await ofrepConditional();
 }
 
 // 304 for every GET route, through Prism and straight, GET and HEAD.
@@ -691,7 +907,7 @@ function validatorSelfTest() {
 
 function coverage() {
 	const described = Object.keys(doc.paths).sort();
-	const sampled = Object.keys(SAMPLE).sort();
+	const sampled = [...Object.keys(SAMPLE), ...Object.keys(POST_SAMPLE)].sort();
 	record('every described path has a sample request', described.join() === sampled.join() ? []
 		: [`described ${described.join(' ')}; sampled ${sampled.join(' ')}`]);
 }
@@ -752,6 +968,7 @@ async function main() {
 	for (const c of refused()) {
 		await refusedCase(c);
 	}
+	await ofrepCases();
 	await prismSelfTest();
 	await drainCase(server);
 }

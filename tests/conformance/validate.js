@@ -91,7 +91,8 @@ class Description {
 			if (status !== 405) {
 				return `${method} ${template} is not described, yet answered ${status}`;
 			}
-			m = 'get'; // every operation of a path shares its 405
+			// every operation of a path shares its 405: read it from the first
+			m = ['get', 'post'].find(x => item[x]);
 		}
 		const resp = item[m].responses[String(status)];
 		if (!resp) {

@@ -766,9 +766,17 @@ Test(api, openapi_matches_the_router)
 		const cJSON *item = cJSON_GetObjectItemCaseSensitive(paths, route);
 
 		cr_assert_not_null(item, "route %s is not in openapi.json", route);
-		cr_assert_not_null(cJSON_GetObjectItem(item, "get"), "%s: get", route);
+		/* both ways: an operation is described iff the router takes it */
+		cr_assert_eq(cJSON_GetObjectItem(item, "get") != NULL, strstr(methods, "GET") != NULL,
+			     "%s: get (router: %s)", route, methods);
+		cr_assert_eq(cJSON_GetObjectItem(item, "head") != NULL, strstr(methods, "HEAD") != NULL,
+			     "%s: head (router: %s)", route, methods);
 		cr_assert_eq(cJSON_GetObjectItem(item, "post") != NULL, strstr(methods, "POST") != NULL,
-			     "%s: post", route);
+			     "%s: post (router: %s)", route, methods);
+		cr_assert_eq(cJSON_GetArraySize(item),
+			     (strstr(methods, "GET") ? 1 : 0) + (strstr(methods, "HEAD") ? 1 : 0) +
+				     (strstr(methods, "POST") ? 1 : 0),
+			     "%s: operations the router does not take", route);
 	}
 	cJSON_ArrayForEach(p, paths) {
 		bool found = strcmp(p->string, "/metrics") == 0;

@@ -64,6 +64,28 @@ static const struct golden cases[] = {
 	{"error-method", "DELETE", "/v1/splits", NULL},
 	{"error-not-found", "GET", "/v1/nothing", NULL},
 	{"error-bad-escape", "GET", "/v1/splits?target=h100&override=%zz", NULL},
+	/* OFREP (docs/ofrep-design.md, section 12) */
+	{"ofrep-single", "POST", "/ofrep/v1/evaluate/flags/num_splits",
+	 "{\"context\":{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":\"16\","
+	 "\"targetingKey\":\"node-17\",\"max_bach_size\":3}}"},
+	{"ofrep-single-strings", "POST", "/ofrep/v1/evaluate/flags/policy",
+	 "{\"context\":{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"override\":4}}"},
+	{"ofrep-unknown-target", "POST", "/ofrep/v1/evaluate/flags/num_splits",
+	 "{\"context\":{\"target\":\"hoper\",\"model\":\"qwen3.8-27b\"}}"},
+	{"ofrep-camel", "POST", "/ofrep/v1/evaluate/flags/num_splits",
+	 "{\"context\":{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"maxBatchSize\":16}}"},
+	{"ofrep-bytes-big", "POST", "/ofrep/v1/evaluate/flags/workspace_bytes",
+	 "{\"context\":{\"target\":\"h100\",\"num_q_heads\":64,\"max_rows\":1048576,"
+	 "\"head_dim\":8388608}}"},
+	{"ofrep-not-found", "POST", "/ofrep/v1/evaluate/flags/num_split", "{\"context\":{}}"},
+	{"ofrep-parse", "POST", "/ofrep/v1/evaluate/flags/num_splits", "{\"context\": {\"target\": \"h100\","},
+	{"ofrep-bulk", "POST", "/ofrep/v1/evaluate/flags",
+	 "{\"context\":{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16}}"},
+	{"ofrep-bulk-bad", "POST", "/ofrep/v1/evaluate/flags",
+	 "{\"context\":{\"target\":\"hoper\",\"model\":\"qwen3.8-27b\"}}"},
+	{"ofrep-bulk-parse", "POST", "/ofrep/v1/evaluate/flags", "[1"},
+	{"ofrep-configuration", "GET", "/ofrep/v1/configuration", NULL},
+	{"ofrep-method", "GET", "/ofrep/v1/evaluate/flags/num_splits", NULL},
 };
 
 /* The answer as the file holds it. */

@@ -36,3 +36,18 @@ Test(names, first_near_takes_the_first_candidate_in_order)
 	cr_assert_null(names_first_near("xyzzy", 5, words, 4));
 	cr_assert_null(names_first_near("atuo", 4, words, 0));
 }
+
+Test(names, equal_folded_ignores_case_underscores_and_hyphens)
+{
+	cr_assert(names_equal_folded("maxBatchSize", 12, "max_batch_size"));
+	cr_assert(names_equal_folded("MAX-BATCH-SIZE", 14, "max_batch_size"));
+	cr_assert(names_equal_folded("max_batch_size", 14, "max_batch_size"));
+	cr_assert(names_equal_folded("_-target-_", 10, "target"));
+	cr_assert(names_equal_folded("", 0, "_"));
+	cr_assert_not(names_equal_folded("maxBatchSizes", 13, "max_batch_size"));
+	cr_assert_not(names_equal_folded("maxBatch", 8, "max_batch_size")); /* a prefix is not equal */
+	cr_assert_not(names_equal_folded("max.batch.size", 14, "max_batch_size"));
+	cr_assert_not(names_equal_folded("max batch size", 14, "max_batch_size"));
+	/* the length bounds the input: a NUL-free slice of a longer buffer */
+	cr_assert(names_equal_folded("smCountXYZ", 7, "sm_count"));
+}

@@ -63,3 +63,93 @@ Test(decimal, parse_u32_is_plain_decimal)
 	}
 }
 
+
+Test(decimal, format_u128_is_exact)
+{
+	char out[DECIMAL_U128_MAX];
+
+	cr_assert_eq(decimal_format_u128(0, 0, out), 1);
+	cr_assert_str_eq(out, "0");
+	decimal_format_u128(0, 9007199254740992u, out);
+	cr_assert_str_eq(out, "9007199254740992");
+	decimal_format_u128(0, UINT64_MAX, out);
+	cr_assert_str_eq(out, "18446744073709551615");
+	decimal_format_u128(1, 0, out);
+	cr_assert_str_eq(out, "18446744073709551616");
+	cr_assert_eq(decimal_format_u128(UINT64_MAX, UINT64_MAX, out), 39);
+	cr_assert_str_eq(out, "340282366920938463463374607431768211455");
+}
+
+/* An OpenFeature evaluation context through the query module. */
+static int context(const char *json, struct query_context *c, struct problem *p)
+{
+	cJSON *root = cJSON_Parse(json);
+	int ret;
+
+	cr_assert_not_null(root, "%s", json);
+	/* the inputs of a decision; the query's string slices die with the tree */
+	ret = query_from_context(root, ~QUERY_BIT(QF_EXPLAIN) & ~QUERY_BIT(QF_SPELLING), c, p);
+	cJSON_Delete(root);
+	return ret;
+}
+
+Test(query, context_numbers_may_be_decimal_strings)
+{
+	struct query_context c;
+	struct problem p;
+
+	cr_assert_eq(context("{\"sm_count\":\"132\",\"num_q_heads\":24.0,\"max_rows\":\"4294967295\"}", &c, &p), 0,
+		     "%s", p.detail);
+	cr_assert(c.q.sm_count.set && c.q.sm_count.v == 132);
+	cr_assert(c.q.num_q_heads.set && c.q.num_q_heads.v == 24);
+	cr_assert_eq(c.q.max_rows.v, 4294967295u);
+	cr_assert_not(c.q.head_dim.set);
+	cr_assert_eq(context("{\"sm_count\":\"0132\"}", &c, &p), -1);
+	cr_assert_str_eq(p.detail,
+			 "sm_count must be a plain decimal integer from 1 to 4294967295 (no sign, no leading "
+			 "zero, no spaces)");
+	cr_assert_eq(context("{\"sm_count\":false}", &c, &p), -1);
+	cr_assert_str_eq(p.detail, "sm_count must be an integer from 1 to 4294967295 or a decimal string, not boolean");
+	cr_assert_eq(p.kind, PROBLEM_INVALID_PARAMETER);
+}
+
+Test(query, context_spellings_may_be_integers_written_back)
+{
+	struct query_context c;
+	struct problem p;
+	cJSON *root = cJSON_Parse("{\"override\":4,\"declared\":9007199254740991,\"target\":\"h100\"}");
+
+	cr_assert_eq(query_from_context(root, ~0u, &c, &p), 0, "%s", p.detail);
+	cr_assert_eq(c.q.override.len, 1);
+	cr_assert(memcmp(c.q.override.p, "4", 1) == 0);
+	cr_assert_eq(c.q.declared.len, 16);
+	cr_assert(memcmp(c.q.declared.p, "9007199254740991", 16) == 0);
+	cr_assert(memcmp(c.q.target.p, "h100", 4) == 0);
+	cJSON_Delete(root);
+	cr_assert_eq(context("{\"override\":9007199254740992}", &c, &p), -1);
+	cr_assert_eq(context("{\"target\":4}", &c, &p), -1, "a name is never a number");
+	cr_assert_str_eq(p.detail, "target must be a string, not number");
+}
+
+Test(query, context_keys_by_kind)
+{
+	struct query_context c;
+	struct problem p;
+
+	cr_assert_eq(context("{\"targetingKey\":{},\"region\":1,\"target\":null,\"mode\":2}", &c, &p), 0);
+	cr_assert_null(c.q.target.p);
+	cr_assert_eq(c.num_warnings, 1);
+	cr_assert_str_eq(c.warnings[0],
+			 "context key \"mode\" is not an input and is ignored; did you mean \"model\"?");
+	cr_assert_eq(context("{\"numQHeads\":8}", &c, &p), -1);
+	cr_assert_eq(p.kind, PROBLEM_UNKNOWN_PARAMETER);
+	cr_assert_str_eq(p.param, "numQHeads");
+	cr_assert_str_eq(p.suggestion, "num_q_heads");
+	cr_assert_eq(context("{\"model\":null,\"model\":\"x\"}", &c, &p), -1);
+	cr_assert_eq(p.kind, PROBLEM_REPEATED_PARAMETER);
+	cr_assert_eq(context("{\"explain\":true}", &c, &p), -1);
+	cr_assert_str_eq(p.param, "explain");
+	cr_assert_eq(context("{\"explain\":null}", &c, &p), 0);
+	cr_assert_eq(context("[]", &c, &p), -1);
+	cr_assert_eq(query_from_context(NULL, ~0u, &c, &p), 0);
+}

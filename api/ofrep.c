@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "ofrep.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decide.h"
+#include "decimal.h"
+#include "jsonin.h"
+#include "names.h"
+#include "quote.h"
+
+/* The flags, in the order a bulk answer lists them. */
+enum flag { FLAG_NUM_SPLITS, FLAG_WORKSPACE_SLOTS, FLAG_WORKSPACE_BYTES, FLAG_POLICY,
+	    FLAG_POLICY_SOURCE, FLAG_COUNT };
+
+static const char *const flag_keys[FLAG_COUNT] = {
+	[FLAG_NUM_SPLITS] = "num_splits",
+	[FLAG_WORKSPACE_SLOTS] = "workspace_slots",
+	[FLAG_WORKSPACE_BYTES] = "workspace_bytes",
+	[FLAG_POLICY] = "policy",
+	[FLAG_POLICY_SOURCE] = "policy_source",
+};
+
+#define FLAG_LIST "num_splits, workspace_slots, workspace_bytes, policy, policy_source"
+
+/* What a context carries: the inputs of GET /v1/splits, less explain. */
+#define OFREP_FIELDS (DECIDE_FIELDS & ~QUERY_BIT(QF_EXPLAIN))
+
+/* The largest integer a JSON number carries exactly (2^53 - 1): JavaScript
+ * and Go's float64 round any larger one without a word. */
+#define JSON_SAFE_MAX UINT64_C(9007199254740991)
+
+/* The decision's warnings, then the context's, each with "; " before it. */
+#define WARNINGS_MAX                                                   \
+	(DECIDE_MAX_WARNINGS * (sizeof(((struct decision *)0)->warnings[0]) + 2) + \
+	 QUERY_MAX_NEAR * (sizeof(((struct query_context *)0)->warnings[0]) + 2))
+
+/* One evaluation of a context: the decision, or the problem that stopped
+ * it. The decision points into the context (its spellings), so both live
+ * here together. */
+struct evaluation {
+	bool decided;
+	struct problem problem; /* when !decided */
+	struct query_context context;
+	struct decision d; /* when decided */
+	char label[SPLITK_LABEL_MAX];
+	char warnings[WARNINGS_MAX];
+};
+
+/* One flag's answer from a decision: a value, or the error in its place. */
+struct flag_answer {
+	const char *error_code; /* NULL: a value */
+	char details[320];
+	const char *text; /* a string value; NULL: the number */
+	uint64_t number;
+};
+
+static const char configuration[] =
+	"{\"name\":\"splitkd\",\"capabilities\":{\"cacheInvalidation\":{\"polling\":"
+	"{\"enabled\":true,\"minPollingIntervalMs\":1000}},"
+	"\"flagEvaluation\":{\"supportedTypes\":[\"int\",\"string\"]}}}";
+
+void ofrep_configuration(struct handler_call *c)
+{
+	/* constant for a build; the router tags it like any GET answer */
+	c->body = (struct slice){configuration, sizeof(configuration) - 1};
+}
+
+/* ------------------------------------------------------------ answers */
+
+/* What refused a request's inputs, in OFREP's two words for it. */
+static const char *error_code_of(const struct problem *p)
+{
+	return p->kind == PROBLEM_MALFORMED_JSON ? "PARSE_ERROR" : "INVALID_CONTEXT";
+}
+
+/* {"key"?,"errorCode","errorDetails", then the caller's metadata and "}". */
+static void failure_begin(struct jsonw *w, const struct slice *key, const char *code,
+			  const char *details)
+{
+	jsonw_object_begin(w);
+	if (key != NULL) {
+		jsonw_key(w, "key");
+		jsonw_strn(w, key->p, key->len);
+	}
+	jsonw_kv_str(w, "errorCode", code);
+	jsonw_kv_str(w, "errorDetails", details);
+	jsonw_key(w, "metadata");
+	jsonw_object_begin(w);
+}
+
+static void failure_end(struct jsonw *w)
+{
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+}
+
+/* A failure from a problem: its detail, and in metadata its type, param
+ * and suggestion, as GET /v1/splits would answer them. */
+static void write_problem_failure(struct jsonw *w, const struct slice *key, const struct problem *p,
+				  const struct catalog *cat)
+{
+	char type[64];
+
+	failure_begin(w, key, error_code_of(p), p->detail);
+	jsonw_kv_str(w, "catalog", cat->digest);
+	snprintf(type, sizeof(type), "/problems/%s", problem_slug(p->kind));
+	jsonw_kv_str(w, "problem", type);
+	if (p->param[0] != '\0') {
+		jsonw_kv_str(w, "param", p->param);
+	}
+	if (p->suggestion[0] != '\0') {
+		jsonw_kv_str(w, "suggestion", p->suggestion);
+	}
+	failure_end(w);
+}
+
+/* The members of a decided flag's metadata (inside the object). */
+static void write_decision_metadata(struct jsonw *w, const struct evaluation *e,
+				    const struct catalog *cat)
+{
+	jsonw_kv_str(w, "source", e->d.res.resolved.from_override ? "override" : "declared");
+	jsonw_kv_str(w, "catalog", cat->digest);
+	if (e->d.target != NULL) {
+		jsonw_kv_str(w, "target", e->d.target->names.name);
+	}
+	if (e->d.model != NULL) {
+		jsonw_kv_str(w, "model", e->d.model->names.name);
+	}
+	jsonw_kv_str(w, "warnings", e->warnings);
+}
+
+/* workspace_bytes, exactly, or the error that says why there is no
+ * number a JSON reader would take exactly. */
+static void bytes_answer(const struct evaluation *e, struct flag_answer *a)
+{
+	struct decide_bytes b = e->d.workspace_bytes;
+	char digits[DECIMAL_U128_MAX];
+
+	if (!b.known) {
+		a->error_code = "INVALID_CONTEXT";
+		decide_why_no_bytes(&e->d, a->details, sizeof(a->details));
+	} else if (b.hi != 0 || b.lo > JSON_SAFE_MAX) {
+		decimal_format_u128(b.hi, b.lo, digits);
+		a->error_code = "GENERAL";
+		snprintf(a->details, sizeof(a->details),
+			 "workspace_bytes is %s, over %llu (2^53 - 1), the largest integer a JSON "
+			 "number carries exactly; GET /v1/splits gives it exactly",
+			 digits, (unsigned long long)JSON_SAFE_MAX);
+	} else {
+		a->number = b.lo;
+	}
+}
+
+static void answer_flag(enum flag f, const struct evaluation *e, struct flag_answer *a)
+{
+	a->error_code = NULL;
+	a->details[0] = '\0';
+	a->text = NULL;
+	a->number = 0;
+	switch (f) {
+	case FLAG_NUM_SPLITS:
+		a->number = e->d.num_splits;
+		break;
+	case FLAG_WORKSPACE_SLOTS:
+		a->number = e->d.workspace_slots;
+		break;
+	case FLAG_WORKSPACE_BYTES:
+		bytes_answer(e, a);
+		break;
+	case FLAG_POLICY:
+		a->text = e->label;
+		break;
+	case FLAG_POLICY_SOURCE:
+		a->text = e->d.res.resolved.from_override ? "override" : "declared";
+		break;
+	case FLAG_COUNT:
+		break;
+	}
+}
+
+/* One flag of an evaluation, as a success or a failure object. Returns
+ * whether it is a success. */
+static bool write_flag(struct jsonw *w, enum flag f, const struct evaluation *e,
+		       const struct catalog *cat)
+{
+	struct slice key = {flag_keys[f], strlen(flag_keys[f])};
+	struct flag_answer a;
+
+	if (!e->decided) {
+		write_problem_failure(w, &key, &e->problem, cat);
+		return false;
+	}
+	answer_flag(f, e, &a);
+	if (a.error_code != NULL) {
+		/* after a decision: the decision's metadata, not a problem's */
+		failure_begin(w, &key, a.error_code, a.details);
+		write_decision_metadata(w, e, cat);
+		failure_end(w);
+		return false;
+	}
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "key", key.p);
+	jsonw_key(w, "value");
+	if (a.text != NULL) {
+		jsonw_str(w, a.text);
+	} else {
+		jsonw_u64(w, a.number);
+	}
+	jsonw_kv_str(w, "reason", "TARGETING_MATCH");
+	jsonw_kv_str(w, "variant", e->label);
+	jsonw_key(w, "metadata");
+	jsonw_object_begin(w);
+	write_decision_metadata(w, e, cat);
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+	return true;
+}
+
+/* ------------------------------------------------------------ requests */
+
+/* The refusals POST /v1/splits makes too, as problem+json: a body over the
+ * limit, a body that is not application/json (an empty body needs no
+ * type: it is an empty context). Returns 0, or -1 with the call failed. */
+static int check_http(struct handler_call *c, const char *route)
+{
+	const char *ct = c->req->content_type;
+
+	if (c->req->body_len > c->limits->max_body) {
+		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
+			    "the body is over %zu bytes", c->limits->max_body);
+		return handler_fail(c);
+	}
+	if (c->req->body_len > 0 && !handler_is_json(ct)) {
+		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
+			    "%s takes Content-Type: application/json, not %s", route,
+			    ct != NULL ? ct : "no content type");
+		return handler_fail(c);
+	}
+	return 0;
+}
+
+/* The context of {"context": {...}}; *context NULL for an empty body or
+ * none given. Members other than context are ignored (a later protocol
+ * may add some). Returns 0, or -1 with the problem that fails the whole
+ * request: the body is not strict JSON, not an object, or its context is
+ * repeated or not an object. */
+static int read_body(const struct handler_call *c, struct jsonin_arena *arena,
+		     const cJSON **context, struct problem *p)
+{
+	char why[160];
+	const cJSON *root, *m;
+	int seen = 0;
+
+	*context = NULL;
+	if (c->req->body_len == 0) {
+		return 0;
+	}
+	root = jsonin_parse_in(arena, c->req->body, c->req->body_len, why, sizeof(why));
+	if (root == NULL) {
+		return problem_set(p, PROBLEM_MALFORMED_JSON, NULL, NULL, "%s", why);
+	}
+	if (!cJSON_IsObject(root)) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, NULL, NULL,
+				   "the body must be a JSON object {\"context\": {...}}, not %s",
+				   jsonin_type_name(root));
+	}
+	cJSON_ArrayForEach(m, root) {
+		if (strcmp(m->string, "context") == 0 && seen++ == 0) {
+			*context = m;
+		}
+	}
+	if (seen > 1) {
+		return problem_set(p, PROBLEM_REPEATED_PARAMETER, "context", NULL,
+				   "context is given more than once");
+	}
+	if (*context != NULL && !cJSON_IsNull(*context) && !cJSON_IsObject(*context)) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "context", NULL,
+				   "context must be a JSON object, not %s", jsonin_type_name(*context));
+	}
+	return 0;
+}
+
+/* Appends "; " (unless first) and s to out[0..*n), within cap. */
+static void append_warning(char *out, size_t cap, size_t *n, const char *s)
+{
+	int wrote = snprintf(out + *n, cap - *n, "%s%s", *n > 0 ? "; " : "", s);
+
+	if (wrote > 0) {
+		*n += (size_t)wrote < cap - *n ? (size_t)wrote : cap - *n - 1;
+	}
+}
+
+/* The context into a query, and the decision: the same decide_run as
+ * GET /v1/splits. A decision is counted once, whatever is answered. */
+static void evaluate(const struct handler_call *c, const cJSON *context, struct evaluation *e)
+{
+	size_t n = 0;
+
+	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
+		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0;
+	if (!e->decided) {
+		return;
+	}
+	handler_count_decision(c, &e->d);
+	splitk_label(e->d.res.resolved.policy, e->label);
+	e->warnings[0] = '\0';
+	for (size_t i = 0; i < e->d.num_warnings; i++) {
+		append_warning(e->warnings, sizeof(e->warnings), &n, e->d.warnings[i]);
+	}
+	for (size_t i = 0; i < e->context.num_warnings; i++) {
+		append_warning(e->warnings, sizeof(e->warnings), &n, e->context.warnings[i]);
+	}
+}
+
+/* The flag a key names, exactly (keys are case-sensitive), or -1 with a
+ * 404 FLAG_NOT_FOUND written, with a did-you-mean for a near miss. */
+static int find_flag(struct handler_call *c)
+{
+	const char *near = NULL;
+	char quoted[QUOTE_MAX], details[320];
+
+	for (int f = 0; f < FLAG_COUNT; f++) {
+		if (strlen(flag_keys[f]) == c->name.len &&
+		    memcmp(flag_keys[f], c->name.p, c->name.len) == 0) {
+			return f;
+		}
+	}
+	for (int f = 0; f < FLAG_COUNT && near == NULL; f++) {
+		if (names_equal_folded(c->name.p, c->name.len, flag_keys[f]) ||
+		    names_is_near(c->name.p, c->name.len, flag_keys[f])) {
+			near = flag_keys[f];
+		}
+	}
+	quote_excerpt(c->name.p, c->name.len, quoted, sizeof(quoted));
+	snprintf(details, sizeof(details), "no flag named \"%s\"%s%s%s (flags: " FLAG_LIST ")",
+		 quoted, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+	c->status = 404;
+	failure_begin(&c->w, &c->name, "FLAG_NOT_FOUND", details);
+	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	if (near != NULL) {
+		jsonw_kv_str(&c->w, "suggestion", near);
+	}
+	failure_end(&c->w);
+	return -1;
+}
+
+void ofrep_evaluate(struct handler_call *c)
+{
+	struct jsonin_arena arena = {0};
+	struct evaluation e;
+	const cJSON *context;
+	int f = find_flag(c); /* before the body: an unknown flag is 404 whatever it holds */
+
+	if (f < 0 || check_http(c, "POST /ofrep/v1/evaluate/flags/{key}") != 0) {
+		return;
+	}
+	if (read_body(c, &arena, &context, &e.problem) != 0) {
+		c->status = 400;
+		write_problem_failure(&c->w, &c->name, &e.problem, c->ctx->catalog);
+	} else {
+		evaluate(c, context, &e);
+		c->status = write_flag(&c->w, (enum flag)f, &e, c->ctx->catalog) ? 200 : 400;
+	}
+	jsonin_arena_cleanup(&arena);
+}
+
+void ofrep_evaluate_all(struct handler_call *c)
+{
+	struct jsonin_arena arena = {0};
+	struct evaluation e;
+	const cJSON *context;
+
+	if (check_http(c, "POST /ofrep/v1/evaluate/flags") != 0) {
+		return;
+	}
+	if (read_body(c, &arena, &context, &e.problem) != 0) {
+		/* the body cannot be read: the one bulk 400, without a key */
+		c->status = 400;
+		write_problem_failure(&c->w, NULL, &e.problem, c->ctx->catalog);
+		jsonin_arena_cleanup(&arena);
+		return;
+	}
+	/* one decision for every flag; an input it refuses fails each flag
+	 * inside a 200 (docs/ofrep-design.md, section 6) */
+	evaluate(c, context, &e);
+	jsonw_object_begin(&c->w);
+	jsonw_key(&c->w, "flags");
+	jsonw_array_begin(&c->w);
+	for (int f = 0; f < FLAG_COUNT; f++) {
+		write_flag(&c->w, (enum flag)f, &e, c->ctx->catalog);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_key(&c->w, "metadata");
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	jsonw_object_end(&c->w);
+	jsonw_object_end(&c->w);
+	jsonin_arena_cleanup(&arena);
+}

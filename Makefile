@@ -5,8 +5,10 @@
 #   run        build and serve the embedded catalog on 127.0.0.1:8080
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
-#   check-all  test, then check-extra: sanitize, valgrind, fuzz (short), soak, fleet, browser-test,
-#              ofrep-test and the rest its rule lists
+#   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
+#              conformance, prometheus-check, image-test, browser-test, overload,
+#              ofrep-test (CI runs it after test)
+#   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each

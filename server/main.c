@@ -148,7 +148,11 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		log_event(log, "error", "out of memory");
 		return 1;
 	}
-	metrics_init(&metrics);
+	if (metrics_init(&metrics) != 0) {
+		log_event(log, "error", "more routes than METRICS_MAX_ROUTES rows: raise it");
+		holder_cleanup(&holder);
+		return 1;
+	}
 	metrics_catalog_loaded(&metrics);
 	if (server_start(&server, cfg, &holder, log, &metrics, err, sizeof(err)) != 0) {
 		log_event(log, "error", "%s", err);

@@ -26,7 +26,7 @@ static const char *const reason_label[CONNTAB_REASON_COUNT] = {
 	[CONNTAB_REFUSED_PER_CLIENT] = "refused_per_client",
 };
 
-void metrics_init(struct metrics *m)
+int metrics_init(struct metrics *m)
 {
 	struct timespec ts;
 
@@ -35,6 +35,7 @@ void metrics_init(struct metrics *m)
 	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	pthread_mutex_init(&m->insert_lock, NULL);
 	snprintf(m->targets[METRICS_MAX_TARGETS].name, sizeof(m->targets[0].name), "(other)");
+	return api_route_count() + 2 <= METRICS_MAX_ROUTES ? 0 : -1;
 }
 
 void metrics_cleanup(struct metrics *m)

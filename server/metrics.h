@@ -21,7 +21,7 @@
 #include "conntab.h"
 #include "splitk.h"
 
-#define METRICS_MAX_ROUTES 24 /* the router's routes, /metrics, and "other" */
+#define METRICS_MAX_ROUTES 32 /* the router's routes, /metrics, and "other" */
 #define METRICS_NUM_STATUS 14
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128
@@ -56,7 +56,10 @@ struct metrics_info {
 	size_t body_buffered, body_budget;
 };
 
-void metrics_init(struct metrics *m);
+/* Returns 0, or -1 when the router has more routes than the table has
+ * rows (a route would be counted as "other": a build error, caught at
+ * start). */
+int metrics_init(struct metrics *m);
 void metrics_cleanup(struct metrics *m);
 
 /* `route` is the router's index (api_route_of), METRICS_ROUTE_NONE or

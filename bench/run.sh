@@ -172,6 +172,32 @@ batch_med=$(printf '%s\n' "${batch[@]}" | median)
 batch_min=$(printf '%s\n' "${batch[@]}" | sort -g | head -1)
 batch_met=$(awk -v m="$batch_min" 'BEGIN {print (m >= 1200000) ? "met" : "MISSED"}')
 
+# ---------------------------------------------------------------- OFREP
+# The same decision through the OpenFeature Remote Evaluation Protocol:
+# one flag and all five flags (bulk), 16 connections, beside GET
+# /v1/splits. (Not the bulk poll's 304: wrk waits for the body its
+# Content-Length announces, which RFC 9112 6.3 says a 304 never has.)
+CTX='{"context":{"target":"h100","model":"qwen3.8-27b","max_batch_size":16}}'
+curl -sf -H 'Content-Type: application/json' -d "$CTX" "http://127.0.0.1:$sk_port/ofrep/v1/evaluate/flags/num_splits" \
+	| grep -q '"value":11,' || { echo "OFREP does not give the seed's 11" >&2; exit 1; }
+cat > "$TMP/ofrep.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$CTX'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+declare -A O
+for r in $(seq "$ROUNDS"); do
+	for kind in get single bulk; do
+		case $kind in
+		get) res=$(run_wrk "http://127.0.0.1:$sk_port$QUERY" 16) ;;
+		single) res=$(wrk -t2 -c16 -d"${DURATION}s" -s "$TMP/ofrep.lua" "http://127.0.0.1:$sk_port/ofrep/v1/evaluate/flags/num_splits" | awk '/^Requests\/sec:/ {print $2}') ;;
+		bulk) res=$(wrk -t2 -c16 -d"${DURATION}s" -s "$TMP/ofrep.lua" "http://127.0.0.1:$sk_port/ofrep/v1/evaluate/flags" | awk '/^Requests\/sec:/ {print $2}') ;;
+		esac
+		O[$kind,$r]=$(echo "$res" | cut -d' ' -f1)
+		echo "ofrep round=$r $kind: ${O[$kind,$r]}"
+	done
+done
+
 # ---------------------------------------------------------------- startup
 startup=$(python3 bench/startup.py "$BUILD/splitkd" 15)
 echo "startup ms (median min max): $startup"
@@ -212,6 +238,7 @@ ratio() { # conns peer -> median over rounds of splitkd / peer, each round again
 	echo
 	echo "| measure | result |"
 	echo "|---|---:|"
+	echo "| decision path, 16 connections (requests/s, median of $ROUNDS) | GET /v1/splits $(for r in $(seq "$ROUNDS"); do echo "${O[get,$r]}"; done | median | xargs printf '%.0f'); OFREP single flag $(for r in $(seq "$ROUNDS"); do echo "${O[single,$r]}"; done | median | xargs printf '%.0f'); OFREP bulk (5 flags) $(for r in $(seq "$ROUNDS"); do echo "${O[bulk,$r]}"; done | median | xargs printf '%.0f') |"
 	echo "| batch: decisions/s through \`POST /v1/splits\` (1024 queries a request, 16 connections), $BATCH_RUNS consecutive runs | $(printf '%s ' "${batch[@]}") |"
 	echo "| batch: lowest of the $BATCH_RUNS runs, against 1.2 million | $batch_min ($batch_met) |"
 	echo "| resident memory, idle | $((idle_rss / 1024)).$(( (idle_rss % 1024) * 10 / 1024 )) MiB |"

@@ -37,8 +37,38 @@ static void fail_at(char *err, size_t err_cap, const char *what, const char *tex
 }
 
 /* One pass over the text, outside cJSON: what it would let through. */
+/* The bytes the scan must look at: outside a string (OUT), NUL and the
+ * brackets; inside one (IN), NUL and the other controls, the quote and the
+ * backslash. Everything else is skipped with one table look-up a byte (this
+ * scan was a tenth of a batch request's instructions). */
+enum { OUT = 1, IN = 2 };
+
+#define CONTROLS(x) [x] = IN, [x + 1] = IN, [x + 2] = IN, [x + 3] = IN
+static const unsigned char byte_class[256] = {
+	[0x00] = IN | OUT, [0x01] = IN, [0x02] = IN, [0x03] = IN, CONTROLS(0x04), CONTROLS(0x08), CONTROLS(0x0C),
+	CONTROLS(0x10), CONTROLS(0x14), CONTROLS(0x18), CONTROLS(0x1C),
+	['"'] = IN | OUT, ['\\'] = IN, ['['] = OUT, ['{'] = OUT, [']'] = OUT, ['}'] = OUT,
+};
+#undef CONTROLS
+
+/* At text[*i], a backslash in a string: refuses \u0000, else steps over
+ * the escaped character (which cannot end the string). */
+static bool escape_ok(const char *text, size_t len, size_t *i, char *err, size_t err_cap)
+{
+	if (*i + 1 >= len) {
+		return true; /* cJSON refuses the unfinished string */
+	}
+	if (text[*i + 1] == 'u' && *i + 5 < len && memcmp(text + *i + 2, "0000", 4) == 0) {
+		fail_at(err, err_cap, "\\u0000 in a string", text, *i);
+		return false;
+	}
+	(*i)++;
+	return true;
+}
+
 static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 {
+	const unsigned char *u = (const unsigned char *)text;
 	bool in_string = false;
 	int depth = 0;
 
@@ -47,8 +77,15 @@ static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 		return false;
 	}
 	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
+		unsigned char look = in_string ? IN : OUT, c;
 
+		while (i < len && (byte_class[u[i]] & look) == 0) {
+			i++;
+		}
+		if (i == len) {
+			break;
+		}
+		c = u[i];
 		if (c == '\0') {
 			fail_at(err, err_cap, "NUL byte", text, i);
 			return false;
@@ -58,18 +95,11 @@ static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 				fail_at(err, err_cap, "unescaped control character in a string", text, i);
 				return false;
 			}
-			if (c == '\\' && i + 1 < len) {
-				if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0) {
-					fail_at(err, err_cap, "\\u0000 in a string", text, i);
-					return false;
-				}
-				i++; /* the escaped character cannot end the string */
-			} else if (c == '"') {
-				in_string = false;
+			if (c == '\\' && !escape_ok(text, len, &i, err, err_cap)) {
+				return false;
 			}
-			continue;
-		}
-		if (c == '"') {
+			in_string = c != '"';
+		} else if (c == '"') {
 			in_string = true;
 		} else if (c == '[' || c == '{') {
 			if (++depth > JSONIN_MAX_DEPTH) {
@@ -79,7 +109,7 @@ static bool prescan(const char *text, size_t len, char *err, size_t err_cap)
 				fail_at(err, err_cap, what, text, i);
 				return false;
 			}
-		} else if (c == ']' || c == '}') {
+		} else {
 			depth--;
 		}
 	}

@@ -244,9 +244,9 @@ size_t jsonw_escape(char *out, size_t cap, const char *s, size_t len)
 	return n;
 }
 
-void jsonw_key(struct jsonw *w, const char *key)
+void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
 {
-	size_t n = strlen(key), at = 0;
+	size_t at = 0;
 	bool comma = !w->after_key && !w->first[w->depth];
 	char *out = reserve(w, n + 4);
 
@@ -291,23 +291,22 @@ void jsonw_str(struct jsonw *w, const char *s)
 
 void jsonw_u64(struct jsonw *w, uint64_t v)
 {
-	char *out;
+	char digits[20], *out;
 	size_t n = 0;
-	uint64_t rest = v;
 
 	separate(w);
+	/* one pass of divisions into a small buffer, then one copy: the
+	 * numbers here are short (a count, an SM count), so this is cheaper
+	 * than counting the digits first */
 	do {
-		n++;
-		rest /= 10u;
-	} while (rest != 0);
+		digits[sizeof(digits) - ++n] = (char)('0' + v % 10u);
+		v /= 10u;
+	} while (v != 0);
 	out = reserve(w, n);
 	if (out == NULL) {
 		return;
 	}
-	for (size_t i = n; i > 0; i--) {
-		out[i - 1] = (char)('0' + v % 10u);
-		v /= 10u;
-	}
+	memcpy(out, digits + sizeof(digits) - n, n);
 	w->len += n;
 }
 
@@ -352,27 +351,8 @@ void jsonw_raw(struct jsonw *w, const char *json, size_t len)
 	put(w, json, len);
 }
 
-void jsonw_kv_str(struct jsonw *w, const char *key, const char *s)
+void jsonw_strs(struct jsonw *w, const char *const *s, size_t n)
 {
-	jsonw_key(w, key);
-	jsonw_str(w, s);
-}
-
-void jsonw_kv_u64(struct jsonw *w, const char *key, uint64_t v)
-{
-	jsonw_key(w, key);
-	jsonw_u64(w, v);
-}
-
-void jsonw_kv_bool(struct jsonw *w, const char *key, bool v)
-{
-	jsonw_key(w, key);
-	jsonw_bool(w, v);
-}
-
-void jsonw_kv_strs(struct jsonw *w, const char *key, const char *const *s, size_t n)
-{
-	jsonw_key(w, key);
 	jsonw_array_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		jsonw_str(w, s[i]);
@@ -380,9 +360,8 @@ void jsonw_kv_strs(struct jsonw *w, const char *key, const char *const *s, size_
 	jsonw_array_end(w);
 }
 
-void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s)
+void jsonw_str_or_null(struct jsonw *w, const char *s)
 {
-	jsonw_key(w, key);
 	if (s == NULL) {
 		jsonw_null(w);
 	} else {
@@ -390,9 +369,8 @@ void jsonw_kv_str_or_null(struct jsonw *w, const char *key, const char *s)
 	}
 }
 
-void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64_t v)
+void jsonw_u64_or_null(struct jsonw *w, uint64_t v)
 {
-	jsonw_key(w, key);
 	if (v == 0) {
 		jsonw_null(w);
 	} else {

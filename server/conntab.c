@@ -86,6 +86,27 @@ static void client_drop(struct conntab *t, unsigned index)
 	}
 }
 
+const char *conntab_reason_name(enum conntab_reason why)
+{
+	switch (why) {
+	case CONNTAB_HEADER_TIMEOUT:
+		return "header_timeout";
+	case CONNTAB_BODY_TIMEOUT:
+		return "body_timeout";
+	case CONNTAB_RECLAIMED_IDLE:
+		return "reclaimed_idle";
+	case CONNTAB_RECLAIMED_UNFINISHED:
+		return "reclaimed_unfinished";
+	case CONNTAB_REFUSED_FULL:
+		return "refused_full";
+	case CONNTAB_REFUSED_PER_CLIENT:
+		return "refused_per_client";
+	case CONNTAB_REASON_COUNT:
+		break;
+	}
+	return "other";
+}
+
 int conntab_init(struct conntab *t, const struct conntab_limits *limits)
 {
 	memset(t, 0, sizeof(*t));

@@ -63,6 +63,9 @@ enum conntab_reason {
 	CONNTAB_REASON_COUNT
 };
 
+/* The reason's name, as /metrics labels it ("header_timeout", ...). */
+const char *conntab_reason_name(enum conntab_reason why);
+
 struct conntab_conn {
 	/* guarded by the table lock */
 	int fd;

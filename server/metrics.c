@@ -17,14 +17,6 @@ static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 40
 static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
 							    2500, 5000, 10000, 25000, 100000};
 static const char *const kind_label[3] = {"legacy", "auto", "pinned"};
-static const char *const reason_label[CONNTAB_REASON_COUNT] = {
-	[CONNTAB_HEADER_TIMEOUT] = "header_timeout",
-	[CONNTAB_BODY_TIMEOUT] = "body_timeout",
-	[CONNTAB_RECLAIMED_IDLE] = "reclaimed_idle",
-	[CONNTAB_RECLAIMED_UNFINISHED] = "reclaimed_unfinished",
-	[CONNTAB_REFUSED_FULL] = "refused_full",
-	[CONNTAB_REFUSED_PER_CLIENT] = "refused_per_client",
-};
 
 int metrics_init(struct metrics *m)
 {
@@ -287,7 +279,7 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 	put(o, "# HELP splitkd_connections_closed_total Connections splitkd closed or refused, by reason.\n"
 	       "# TYPE splitkd_connections_closed_total counter\n");
 	for (int r = 0; r < CONNTAB_REASON_COUNT; r++) {
-		put(o, "splitkd_connections_closed_total{reason=\"%s\"} %llu\n", reason_label[r],
+		put(o, "splitkd_connections_closed_total{reason=\"%s\"} %llu\n", conntab_reason_name((enum conntab_reason)r),
 		    (unsigned long long)info->closed[r]);
 	}
 	put(o, "# HELP splitkd_requests_shed_total Requests answered 503 because the body budget was full.\n"

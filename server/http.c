@@ -44,6 +44,7 @@ struct request {
 	const char *uri;
 	size_t uri_len;
 	char *uri_heap; /* when the target is longer than uri_inline */
+	const char *content_type, *if_none_match, *accept; /* MHD's, for the request */
 	struct body body;
 };
 
@@ -325,13 +326,51 @@ static enum MHD_Result over_limit(struct MHD_Connection *conn, struct session *s
 	return refuse(conn, ss, method, kind, detail);
 }
 
-/* What the headers say about size and framing, gathered in one pass. */
+/* What the headers say about size and framing, and the few values the
+ * answer needs, gathered in one pass (a lookup each cost as much). */
 struct framing {
 	size_t bytes;  /* request line and headers, as sent */
 	size_t fields; /* header fields, query parameters and cookies: MHD keeps a record of each */
 	unsigned hosts, lengths, encodings, expects;
-	const char *encoding, *expect;
+	const char *length, *encoding, *expect;
+	const char *content_type, *if_none_match, *accept;
 };
+
+/* Cookies: MHD copies the header and keeps a record per cookie. */
+static void count_cookies(struct framing *f, const char *value, size_t value_len)
+{
+	f->bytes += value_len + 1;
+	for (const char *c = value; c != NULL && *c != '\0'; c++) {
+		f->fields += *c == ';';
+	}
+	f->fields++;
+}
+
+/* Notes one header. A header counted twice is a framing problem; one that
+ * is given twice otherwise keeps its first value, as MHD's lookup did. */
+static void note_header(struct framing *f, const char *key, const char *value, size_t value_len)
+{
+	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+		f->hosts++;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->lengths++;
+		f->length = f->length != NULL ? f->length : value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0) {
+		f->content_type = f->content_type != NULL ? f->content_type : value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->encodings++;
+		f->encoding = value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0) {
+		f->expects++;
+		f->expect = value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0) {
+		f->accept = f->accept != NULL ? f->accept : value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_IF_NONE_MATCH) == 0) {
+		f->if_none_match = f->if_none_match != NULL ? f->if_none_match : value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_COOKIE) == 0) {
+		count_cookies(f, value, value_len);
+	}
+}
 
 static enum MHD_Result inspect_header(void *cls, enum MHD_ValueKind kind, const char *key,
 				      const char *value)
@@ -342,24 +381,7 @@ static enum MHD_Result inspect_header(void *cls, enum MHD_ValueKind kind, const 
 	(void)kind;
 	f->bytes += strlen(key) + value_len + 4; /* ": " and CRLF */
 	f->fields++;
-	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
-		f->hosts++;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-		f->lengths++;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
-		f->encodings++;
-		f->encoding = value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0) {
-		f->expects++;
-		f->expect = value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_COOKIE) == 0) {
-		/* MHD copies the cookie header and keeps a record per cookie */
-		f->bytes += value_len + 1;
-		for (const char *c = value; c != NULL && *c != '\0'; c++) {
-			f->fields += *c == ';';
-		}
-		f->fields++;
-	}
+	note_header(f, key, value, value_len);
 	return MHD_YES;
 }
 
@@ -401,14 +423,14 @@ static size_t count_params(const struct request *r)
  * Returns true when the request may go on; otherwise a refusal is queued
  * (or written) and *ret is what to return to MHD. */
 static bool framing_ok(struct MHD_Connection *conn, struct session *ss, const char *method,
-		       const char *version, enum MHD_Result *ret)
+		       const char *version, struct framing *out, enum MHD_Result *ret)
 {
 	const struct server_config *cfg = ss->server->cfg;
 	size_t pool = cfg->max_header + POOL_EXTRA;
 	/* a target has at most uri_len / 2 + 1 parameters: count them only
 	 * when that bound would not fit */
-	struct framing f = {ss->req.uri_len + strlen(method) + 12, ss->req.uri_len / 2 + 1, 0, 0, 0, 0,
-			    NULL, NULL};
+	struct framing f = {.bytes = ss->req.uri_len + strlen(method) + 12,
+			    .fields = ss->req.uri_len / 2 + 1};
 	const char *problem;
 
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, inspect_header, &f);
@@ -442,6 +464,7 @@ static bool framing_ok(struct MHD_Connection *conn, struct session *ss, const ch
 			      "the only expectation met is 100-continue");
 		return false;
 	}
+	*out = f;
 	return true;
 }
 
@@ -452,15 +475,18 @@ static bool on_headers(struct MHD_Connection *conn, struct session *ss, const ch
 {
 	const struct server_config *cfg = ss->server->cfg;
 	struct request *r = &ss->req;
-	const char *cl, *te;
+	struct framing f;
+	const char *cl;
 
 	r->headers_seen = true;
 	r->draining = atomic_load(&ss->server->draining);
-	if (!framing_ok(conn, ss, method, version, ret)) {
+	if (!framing_ok(conn, ss, method, version, &f, ret)) {
 		return false;
 	}
-	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	cl = f.length;
+	r->content_type = f.content_type;
+	r->if_none_match = f.if_none_match;
+	r->accept = f.accept;
 	r->keep_body = strcmp(method, "POST") == 0;
 	if (cl != NULL) {
 		unsigned long long declared = strtoull(cl, NULL, 10);
@@ -476,7 +502,7 @@ static bool on_headers(struct MHD_Connection *conn, struct session *ss, const ch
 			return false;
 		}
 	}
-	if ((cl != NULL && strcmp(cl, "0") != 0) || te != NULL) {
+	if ((cl != NULL && strcmp(cl, "0") != 0) || f.encoding != NULL) {
 		mark(ss, CONNTAB_BODY); /* a GET goes straight on to its answer */
 	}
 	*ret = MHD_YES;
@@ -601,11 +627,9 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	req.method = method;
 	req.uri = r->uri;
 	req.uri_len = r->uri_len;
-	req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						       MHD_HTTP_HEADER_CONTENT_TYPE);
-	req.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-							MHD_HTTP_HEADER_IF_NONE_MATCH);
-	req.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	req.content_type = r->content_type;
+	req.if_none_match = r->if_none_match;
+	req.accept = r->accept;
 	req.body = r->body.buf ? r->body.buf : "";
 	req.body_len = r->body.len;
 	api_handle(&ctx, &req, &resp);

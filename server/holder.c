@@ -37,6 +37,7 @@ int holder_init(struct holder *h, struct catalog *cat)
 		return -1;
 	}
 	pthread_mutex_init(&h->lock, NULL);
+	atomic_init(&h->generation, 0);
 	return 0;
 }
 
@@ -75,9 +76,35 @@ int holder_swap(struct holder *h, struct catalog *cat)
 	pthread_mutex_lock(&h->lock);
 	old = h->current;
 	h->current = fresh;
+	atomic_fetch_add_explicit(&h->generation, 1, memory_order_release);
 	/* the free of the old catalog, if this was its last reference, happens
 	 * under the lock: rare (one per reload) and short */
 	ref_drop(old);
 	pthread_mutex_unlock(&h->lock);
 	return 0;
+}
+
+const struct catalog *holder_read(struct holder *h, struct holder_reader *r)
+{
+	unsigned now = atomic_load_explicit(&h->generation, memory_order_acquire);
+
+	if (r->ref == NULL || r->generation != now) {
+		pthread_mutex_lock(&h->lock);
+		if (r->ref != NULL) {
+			ref_drop(r->ref);
+		}
+		r->ref = h->current;
+		r->ref->refs++;
+		r->generation = atomic_load_explicit(&h->generation, memory_order_relaxed);
+		pthread_mutex_unlock(&h->lock);
+	}
+	return r->ref->cat;
+}
+
+void holder_reader_cleanup(struct holder *h, struct holder_reader *r)
+{
+	if (r->ref != NULL) {
+		holder_release(h, r->ref);
+		r->ref = NULL;
+	}
 }

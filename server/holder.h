@@ -12,6 +12,7 @@
 #define SPLITKD_HOLDER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "catalog.h"
 
@@ -20,6 +21,16 @@ struct holder_ref; /* a counted catalog */
 struct holder {
 	pthread_mutex_t lock;
 	struct holder_ref *current;
+	atomic_uint generation; /* one more at each swap */
+};
+
+/* A reader that keeps its reference from one request to the next, and
+ * takes the lock only when a reload has made it stale: one per worker
+ * thread, used by that thread alone (two locked calls a request, on a lock
+ * both threads shared, were the cost otherwise). */
+struct holder_reader {
+	struct holder_ref *ref; /* NULL: none yet */
+	unsigned generation;
 };
 
 /* Takes ownership of `cat`. Returns 0, or -1 when out of memory (cat is
@@ -31,6 +42,13 @@ void holder_cleanup(struct holder *h);
 /* The current catalog, referenced: pass the returned ref to holder_release. */
 const struct catalog *holder_acquire(struct holder *h, struct holder_ref **ref);
 void holder_release(struct holder *h, struct holder_ref *ref);
+
+/* The current catalog through a reader: its own reference while no reload
+ * has happened, a fresh one (and the old one let go) after. Valid until the
+ * reader's next call or holder_reader_cleanup. */
+const struct catalog *holder_read(struct holder *h, struct holder_reader *r);
+/* Lets go of a reader's reference; the reader can be used again. */
+void holder_reader_cleanup(struct holder *h, struct holder_reader *r);
 
 /* Makes `cat` current (taking ownership). Returns 0, or -1 when out of
  * memory, in which case cat is freed and the old catalog stays. */

@@ -540,6 +540,27 @@ static enum MHD_Result on_upload(struct session *ss, const char *data, size_t n)
 	return MHD_NO;
 }
 
+/* The catalog for a request: through its worker thread's reader (no lock
+ * unless a reload came), or referenced for this request alone when the
+ * connection is not in the table (*ref set: release it). */
+static const struct catalog *catalog_for(struct session *ss, struct holder_ref **ref)
+{
+	struct server *s = ss->server;
+
+	*ref = NULL;
+	if (ss->conn != NULL) {
+		return holder_read(s->holder, &s->readers[ss->conn->engine]);
+	}
+	return holder_acquire(s->holder, ref);
+}
+
+static void catalog_done(struct session *ss, struct holder_ref *ref)
+{
+	if (ref != NULL) {
+		holder_release(ss->server->holder, ref);
+	}
+}
+
 static void on_decision(void *cls, const char *target, enum splitk_kind kind)
 {
 	metrics_decision(cls, target, kind);
@@ -580,9 +601,9 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct session
 		return refuse(conn, ss, method, PROBLEM_URI_TOO_LONG, "the request target is too long");
 	}
 	fill_info(s, &info);
-	info.digest = holder_acquire(s->holder, &ref)->digest;
+	info.digest = catalog_for(ss, &ref)->digest;
 	text = metrics_render(s->metrics, &info, &a.body_len);
-	holder_release(s->holder, ref);
+	catalog_done(ss, ref);
 	if (text == NULL) {
 		return MHD_NO;
 	}
@@ -617,7 +638,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 		return serve_metrics(conn, ss, method);
 	}
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.catalog = holder_acquire(s->holder, &ref);
+	ctx.catalog = catalog_for(ss, &ref);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
 	ctx.draining = r->draining;
@@ -633,7 +654,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	req.body = r->body.buf ? r->body.buf : "";
 	req.body_len = r->body.len;
 	api_handle(&ctx, &req, &resp);
-	holder_release(s->holder, ref);
+	catalog_done(ss, ref);
 	ret = queue(conn, ss, method, &resp);
 	api_response_cleanup(&resp);
 	return ret;
@@ -774,7 +795,8 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 			 MHD_USE_TURBO;
 
 	s->daemons = calloc(cfg->threads, sizeof(*s->daemons));
-	if (s->daemons == NULL) {
+	s->readers = calloc(cfg->threads, sizeof(*s->readers));
+	if (s->daemons == NULL || s->readers == NULL) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
@@ -871,6 +893,12 @@ void server_stop(struct server *s)
 	for (unsigned i = 0; i < s->num_daemons; i++) {
 		MHD_stop_daemon(s->daemons[i]);
 	}
+	/* the daemons' threads are gone: their readers let go */
+	for (unsigned i = 0; s->readers != NULL && i < s->cfg->threads; i++) {
+		holder_reader_cleanup(s->holder, &s->readers[i]);
+	}
+	free(s->readers);
+	s->readers = NULL;
 	free(s->daemons);
 	s->daemons = NULL;
 	s->num_daemons = 0;

@@ -42,6 +42,7 @@ struct MHD_Daemon;
 
 struct server {
 	struct MHD_Daemon **daemons; /* cfg->threads of them */
+	struct holder_reader *readers; /* one per daemon: its thread's view of the catalog */
 	unsigned num_daemons;
 	const struct server_config *cfg;
 	struct holder *holder;

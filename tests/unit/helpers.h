@@ -121,4 +121,30 @@ static inline void assert_problem(const struct answer *a, int status, const char
 	}
 }
 
+
+/* A whole file as a NUL-terminated string (free it), its length in *len
+ * when len is not NULL; NULL when it cannot be opened. */
+static inline char *read_whole_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (f == NULL) {
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len != NULL) {
+		*len = (size_t)n;
+	}
+	return buf;
+}
+
 #endif

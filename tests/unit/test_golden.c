@@ -103,26 +103,6 @@ static char *render(const struct golden *g)
 	return out;
 }
 
-static char *read_whole(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (f == NULL) {
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 Test(golden, answers_match_the_committed_bytes)
 {
 	bool write = getenv("SPLITKD_GOLDEN_WRITE") != NULL;
@@ -138,7 +118,7 @@ Test(golden, answers_match_the_committed_bytes)
 			fputs(got, f);
 			fclose(f);
 		}
-		want = read_whole(path);
+		want = read_whole_file(path, NULL);
 		cr_assert_not_null(want, "%s is missing (run from the top of the tree)", path);
 		cr_expect_str_eq(got, want, "%s differs:\n got: %s\nwant: %s", path, got, want);
 		free(got);

@@ -43,25 +43,6 @@ static const char *header(const struct api_response *r, const char *name)
 	return NULL;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	cr_assert_not_null(f, "cannot open %s (run from the top of the tree)", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 /* ---------------------------------------------------------- negotiation */
 
 struct accept_case {
@@ -299,10 +280,11 @@ Test(ui, files_are_served_as_on_disk_with_their_types)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		const struct file_case *f = &files[i];
 		size_t len;
-		char *want = read_file(f->disk, &len);
+		char *want = read_whole_file(f->disk, &len);
 		struct api_response r = ask("GET", f->uri, "*/*", NULL);
 		struct api_response head = ask("HEAD", f->uri, "*/*", NULL);
 
+		cr_assert_not_null(want, "cannot open %s (run from the top of the tree)", f->disk);
 		cr_assert_eq(r.status, 200, "%s", f->uri);
 		cr_assert_str_eq(r.content_type, f->type, "%s", f->uri);
 		cr_assert_eq(r.body_len, len, "%s: %zu bytes, %s has %zu: rebuild", f->uri, r.body_len,

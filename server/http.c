@@ -66,8 +66,8 @@ static uint64_t now_ns(void)
 }
 
 /* The connection table's clock: coarse (a few ms), which deadlines in
- * seconds can afford, and a quarter of the cost of a precise read on every
- * phase change. The listener ticks on the same clock. */
+ * seconds can afford, and cheaper than a precise read on every phase
+ * change. The listener ticks on the same clock. */
 static void mark(struct session *ss, enum conntab_phase phase)
 {
 	if (ss->conn != NULL) {

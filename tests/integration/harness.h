@@ -42,7 +42,9 @@ struct reply {
 	char etag[80];
 	char connection[32];
 	cJSON *json;
-	long connects; /* CURLINFO_NUM_CONNECTS */
+	long connects;  /* CURLINFO_NUM_CONNECTS */
+	char head[4096]; /* the whole header block, as far as it fits */
+	size_t head_len;
 };
 
 static inline void sleep_ms(long ms)
@@ -224,6 +226,11 @@ static inline size_t on_header(char *data, size_t size, size_t n, void *user)
 {
 	struct reply *r = user;
 
+	if (r->head_len + size * n < sizeof(r->head)) {
+		memcpy(r->head + r->head_len, data, size * n);
+		r->head_len += size * n;
+		r->head[r->head_len] = '\0';
+	}
 	copy_header(data, size * n, "Content-Type: ", r->content_type, sizeof(r->content_type));
 	copy_header(data, size * n, "Allow: ", r->allow, sizeof(r->allow));
 	copy_header(data, size * n, "ETag: ", r->etag, sizeof(r->etag));

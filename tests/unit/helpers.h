@@ -40,19 +40,14 @@ static inline void free_default_catalog(void)
 	test_catalog = NULL;
 }
 
-static inline struct answer call_cond(const char *method, const char *uri, const char *ct,
-				      const char *body, size_t body_len, bool draining,
-				      const char *if_none_match)
+/* One request through api_handle with the given context; the answer is
+ * copied out (the body NUL-terminated) and the response cleaned up. */
+static inline struct answer call_ctx(const struct api_context *ctx, const struct api_request *req)
 {
-	struct api_context ctx = {.catalog = test_catalog, .draining = draining, .version = "test",
-				  .build = "test"};
-	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
-				  .content_type = ct, .if_none_match = if_none_match,
-				  .body = body ? body : "", .body_len = body_len};
 	struct api_response resp;
 	struct answer a;
 
-	api_handle(&ctx, &req, &resp);
+	api_handle(ctx, req, &resp);
 	a.status = resp.status;
 	a.content_type = resp.content_type;
 	a.allow = resp.allow;
@@ -62,6 +57,19 @@ static inline struct answer call_cond(const char *method, const char *uri, const
 	a.json = cJSON_ParseWithLength(resp.body, resp.body_len);
 	api_response_cleanup(&resp);
 	return a;
+}
+
+static inline struct answer call_cond(const char *method, const char *uri, const char *ct,
+				      const char *body, size_t body_len, bool draining,
+				      const char *if_none_match)
+{
+	struct api_context ctx = {.catalog = test_catalog, .draining = draining, .version = "test",
+				  .build = "test"};
+	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
+				  .content_type = ct, .if_none_match = if_none_match,
+				  .body = body ? body : "", .body_len = body_len};
+
+	return call_ctx(&ctx, &req);
 }
 
 static inline struct answer call_full(const char *method, const char *uri, const char *ct,

@@ -899,18 +899,8 @@ static struct answer call_limited(const struct api_limits *limits, const char *m
 	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
 				  .content_type = "application/json", .body = body ? body : "",
 				  .body_len = body_len};
-	struct api_response resp;
-	struct answer a;
 
-	api_handle(&ctx, &req, &resp);
-	a.status = resp.status;
-	a.content_type = resp.content_type;
-	a.allow = resp.allow;
-	memcpy(a.etag, resp.etag, sizeof(a.etag));
-	a.body = strndup(resp.body, resp.body_len);
-	a.json = cJSON_ParseWithLength(resp.body, resp.body_len);
-	api_response_cleanup(&resp);
-	return a;
+	return call_ctx(&ctx, &req);
 }
 
 Test(api, body_limit_is_the_servers_raised_or_lowered)

@@ -183,11 +183,9 @@ void listener_stop_accepting(struct listener *l)
 	 * refused at once instead of waiting in a backlog nobody accepts
 	 * from. The descriptor stays open until listener_close. */
 	if (l->fd >= 0) {
+		/* also wakes the thread: a shut socket polls readable, its
+		 * accept fails, and the thread stops watching it */
 		shutdown(l->fd, SHUT_RDWR);
-	}
-	if (l->wake[1] >= 0) {
-		/* nudge the thread out of a poll that includes the socket */
-		(void)!write(l->wake[1], "", 0);
 	}
 }
 

@@ -16,7 +16,9 @@
  * Conditional requests (etag.c): a 200 answer to GET or HEAD (and to POST
  * on a route that opts in) carries a strong ETag, a hash of its body
  * bytes, the same on every replica with the same catalog and version;
- * If-None-Match with a matching tag (or "*") answers 304, no body.
+ * If-None-Match with a matching tag (or "*") answers 304, no body;
+ * If-Match (RFC 9110 13.1.1) that names neither "*" nor the answer's tag
+ * (compared strongly) turns the 200 into a 412 problem, evaluated first.
  *
  * Thread-safe: api_handle reads the context and writes only the response.
  * The response body is owned by the response (api_response_cleanup).
@@ -65,8 +67,15 @@ struct api_header {
  * name or NULL for an sm_count-only query. May be NULL. */
 typedef void api_decision_fn(void *cls, const char *target, enum splitk_kind kind);
 
+struct revision; /* revision.h */
+
 struct api_context {
 	const struct catalog *catalog;
+	/* Every catalog revision the server still holds, newest first; the
+	 * first is `catalog`. NULL (0): `catalog` alone (unit tests, fuzzers).
+	 * Immutable for the request. */
+	const struct revision *revisions;
+	size_t num_revisions;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
 	bool draining;       /* /readyz answers 503 */
@@ -81,6 +90,7 @@ struct api_request {
 	size_t uri_len;
 	const char *content_type;  /* NULL when absent */
 	const char *if_none_match; /* NULL when absent */
+	const char *if_match;      /* NULL when absent */
 	const char *accept;        /* NULL when absent; GET / negotiates on it */
 	const char *body;
 	size_t body_len;

@@ -33,6 +33,7 @@ struct handler_call {
 	struct slice body;
 	const char *content_type; /* static; NULL: application/json */
 	int status;               /* 200 unless the handler says otherwise */
+	struct api_context pinned; /* ctx with a pinned revision's catalog (revision_pin) */
 	bool failed;              /* problem holds the answer */
 	/* last: set whole by problem_set before it is read, so the router
 	 * clears the call only up to here */
@@ -58,6 +59,8 @@ bool handler_is_json(const char *content_type);
 #define HANDLER_MATRIX_FIELDS                                                         \
 	(QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) | \
 	 QUERY_BIT(QF_OVERRIDE))
+/* ... and what GET /v1/matrix and /v1/splits take beside theirs */
+#define HANDLER_PIN_FIELD QUERY_BIT(QF_REVISION)
 
 handler_fn handler_splits_get;  /* GET /v1/splits: one decision */
 handler_fn handler_splits_post; /* POST /v1/splits: one decision, or a batch */

@@ -45,6 +45,7 @@ struct request {
 	size_t uri_len;
 	char *uri_heap; /* when the target is longer than uri_inline */
 	const char *content_type, *if_none_match, *accept; /* MHD's, for the request */
+	const char *if_match;
 	struct body body;
 };
 
@@ -334,6 +335,7 @@ struct framing {
 	unsigned hosts, lengths, encodings, expects;
 	const char *length, *encoding, *expect;
 	const char *content_type, *if_none_match, *accept;
+	const char *if_match;
 };
 
 /* Cookies: MHD copies the header and keeps a record per cookie. */
@@ -367,6 +369,8 @@ static void note_header(struct framing *f, const char *key, const char *value, s
 		f->accept = f->accept != NULL ? f->accept : value;
 	} else if (strcasecmp(key, MHD_HTTP_HEADER_IF_NONE_MATCH) == 0) {
 		f->if_none_match = f->if_none_match != NULL ? f->if_none_match : value;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_IF_MATCH) == 0) {
+		f->if_match = f->if_match != NULL ? f->if_match : value;
 	} else if (strcasecmp(key, MHD_HTTP_HEADER_COOKIE) == 0) {
 		count_cookies(f, value, value_len);
 	}
@@ -486,6 +490,7 @@ static bool on_headers(struct MHD_Connection *conn, struct session *ss, const ch
 	cl = f.length;
 	r->content_type = f.content_type;
 	r->if_none_match = f.if_none_match;
+	r->if_match = f.if_match;
 	r->accept = f.accept;
 	r->keep_body = strcmp(method, "POST") == 0;
 	if (cl != NULL) {
@@ -552,6 +557,16 @@ static const struct catalog *catalog_for(struct session *ss, struct holder_ref *
 		return holder_read(s->holder, &s->readers[ss->conn->engine]);
 	}
 	return holder_acquire(s->holder, ref);
+}
+
+/* The revisions held with the catalog catalog_for gave (the same ref). */
+static const struct revision *revisions_for(struct session *ss, const struct holder_ref *ref,
+					    size_t *n)
+{
+	if (ref != NULL) {
+		return holder_revisions(ref, n);
+	}
+	return holder_reader_revisions(&ss->server->readers[ss->conn->engine], n);
 }
 
 static void catalog_done(struct session *ss, struct holder_ref *ref)
@@ -639,6 +654,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
+	ctx.revisions = revisions_for(ss, ref, &ctx.num_revisions);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
 	ctx.draining = r->draining;
@@ -650,6 +666,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	req.uri_len = r->uri_len;
 	req.content_type = r->content_type;
 	req.if_none_match = r->if_none_match;
+	req.if_match = r->if_match;
 	req.accept = r->accept;
 	req.body = r->body.buf ? r->body.buf : "";
 	req.body_len = r->body.len;

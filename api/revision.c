@@ -155,16 +155,10 @@ void revision_diff(struct handler_call *c)
 		if (from < 0) {
 			return;
 		}
-	} else if ((size_t)to + 1 < n) {
-		from = to + 1; /* the one before it */
 	} else {
-		revision_unavailable(c->ctx, &c->problem,
-				     "no revision before \"%s\" is held here: give from= (held: GET "
-				     "/v1/revisions)",
-				     (struct slice){revs[to].catalog->digest,
-						    strlen(revs[to].catalog->digest)});
-		handler_fail(c);
-		return;
+		/* the one before it; none held before it (no reload yet, or the
+		 * oldest named): itself, and nothing changed */
+		from = (size_t)to + 1 < n ? to + 1 : to;
 	}
 	diff_write(&c->w, revs[from].catalog, revs[to].catalog, decide_shape_of(&c->q),
 		   c->q.override);

@@ -57,7 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	{
-		/* an older revision: b200 at 150 SMs */
+		/* an older revision: b200 at 140 SMs */
 		const char *at = strstr(embedded_catalog_json, "\"sm_count\": 148");
 		char *text = at != NULL ? malloc(embedded_catalog_json_len + 1) : NULL;
 
@@ -289,6 +289,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req.uri_len = strlen(uri);
 	req.content_type = ct[0] ? ct : NULL;
 	req.accept = req.content_type;
+	/* the third string is If-Match or If-None-Match, as the first byte says */
+	req.if_none_match = inm[0] && !if_match ? inm : NULL;
+	req.if_match = inm[0] && if_match ? inm : NULL;
 	req.body = (const char *)data;
 	req.body_len = size;
 

@@ -88,7 +88,8 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # ---------------------------------------------------------------- server
-SERVER_SRC := server/body.c server/cli.c server/conntab.c server/holder.c server/http.c server/listener.c \
+SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
+	      server/http.c server/listener.c \
 	      server/log.c server/main.c server/metrics.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd

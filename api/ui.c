@@ -212,7 +212,6 @@ static void write_index(struct handler_call *c)
 
 		write_route(&c->w, path, methods);
 	}
-	write_route(&c->w, "/metrics", "GET, HEAD");
 	jsonw_array_end(&c->w);
 	jsonw_object_end(&c->w);
 }

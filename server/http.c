@@ -568,7 +568,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/* The listener admitted a connection: the table chose its daemon. */
+/* The listener admitted a connection: the table chose its engine. */
 static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct server *s = cls;
@@ -581,7 +581,7 @@ static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t l
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (MHD_add_connection(s->daemons[c->engine], fd, addr, len) != MHD_YES) {
+	if (MHD_add_connection(s->engines[c->engine], fd, addr, len) != MHD_YES) {
 		conntab_release(&s->table, c); /* MHD closed the socket */
 		return -1;
 	}
@@ -598,7 +598,7 @@ static void tick(void *cls, uint64_t now)
 	body_budget_trim(&s->budget, 8u << 20);
 }
 
-static int start_daemons(struct server *s, char *err, size_t err_cap)
+static int start_engines(struct server *s, char *err, size_t err_cap)
 {
 	const struct server_config *cfg = s->cfg;
 	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
@@ -610,14 +610,14 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
 			 MHD_USE_TURBO;
 
-	s->daemons = calloc(cfg->threads, sizeof(*s->daemons));
+	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
-	if (s->daemons == NULL || s->readers == NULL) {
+	if (s->engines == NULL || s->readers == NULL) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
 	for (unsigned i = 0; i < cfg->threads; i++) {
-		s->daemons[i] = MHD_start_daemon(
+		s->engines[i] = MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
 			on_connection, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->table.cap,
@@ -628,11 +628,11 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 			 * request (a 48 KiB pool was 15% of the time under load). */
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + FRAMING_POOL_EXTRA),
 			MHD_OPTION_END);
-		if (s->daemons[i] == NULL) {
+		if (s->engines[i] == NULL) {
 			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
 			return -1;
 		}
-		s->num_daemons = i + 1;
+		s->num_engines = i + 1;
 	}
 	return 0;
 }
@@ -665,7 +665,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		return -1;
 	}
 	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
-	    start_daemons(s, err, err_cap) != 0 ||
+	    start_engines(s, err, err_cap) != 0 ||
 	    listener_start(&s->listener, hand_over, tick, s, err, err_cap) != 0) {
 		return -1;
 	}
@@ -706,18 +706,18 @@ unsigned server_drain(struct server *s)
 void server_stop(struct server *s)
 {
 	listener_close(&s->listener);
-	for (unsigned i = 0; i < s->num_daemons; i++) {
-		MHD_stop_daemon(s->daemons[i]);
+	for (unsigned i = 0; i < s->num_engines; i++) {
+		MHD_stop_daemon(s->engines[i]);
 	}
-	/* the daemons' threads are gone: their readers let go */
+	/* the engines' threads are gone: their readers let go */
 	for (unsigned i = 0; s->readers != NULL && i < s->cfg->threads; i++) {
 		holder_reader_cleanup(s->holder, &s->readers[i]);
 	}
 	free(s->readers);
 	s->readers = NULL;
-	free(s->daemons);
-	s->daemons = NULL;
-	s->num_daemons = 0;
+	free(s->engines);
+	s->engines = NULL;
+	s->num_engines = 0;
 	if (s->table.conns != NULL) {
 		conntab_cleanup(&s->table);
 	}

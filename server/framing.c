@@ -4,16 +4,6 @@
 #include <string.h>
 #include <strings.h>
 
-void framing_init(struct framing *f, const char *method, size_t uri_len)
-{
-	memset(f, 0, sizeof(*f));
-	/* "<method> <target> HTTP/1.1\r\n": two spaces, 8 of version, CRLF */
-	f->bytes = uri_len + strlen(method) + 12;
-	/* a target has at most uri_len / 2 + 1 parameters: counted exactly
-	 * only when that bound would not fit (framing_fits) */
-	f->fields = uri_len / 2 + 1;
-}
-
 /* Cookies: the engine copies the header and keeps a record per cookie. */
 static void count_cookies(struct framing *f, const char *value, size_t value_len)
 {
@@ -71,7 +61,8 @@ static bool fits(const struct framing *f, size_t pool)
 	return f->bytes + FRAMING_FIELD_RECORD * (f->fields + 1) + FRAMING_ANSWER_RESERVE <= pool;
 }
 
-bool framing_fits(struct framing *f, const char *uri, size_t uri_len, size_t pool)
+/* inline in framing_judge, every request's call: a call each cost more than the checks */
+static inline __attribute__((always_inline)) bool fits_counted(struct framing *f, const char *uri, size_t uri_len, size_t pool)
 {
 	if (!fits(f, pool) && !f->params_counted) {
 		f->fields -= uri_len / 2 + 1 - count_params(uri, uri_len);
@@ -80,7 +71,12 @@ bool framing_fits(struct framing *f, const char *uri, size_t uri_len, size_t poo
 	return fits(f, pool);
 }
 
-enum problem_kind framing_check(const struct framing *f, bool http_1_1, const char **detail)
+bool framing_fits(struct framing *f, const char *uri, size_t uri_len, size_t pool)
+{
+	return fits_counted(f, uri, uri_len, pool);
+}
+
+static inline __attribute__((always_inline)) enum problem_kind check(const struct framing *f, bool http_1_1, const char **detail)
 {
 	*detail = NULL;
 	if (f->hosts > 1 || (f->hosts == 0 && http_1_1)) {
@@ -107,6 +103,11 @@ enum problem_kind framing_check(const struct framing *f, bool http_1_1, const ch
 	return PROBLEM_NONE;
 }
 
+enum problem_kind framing_check(const struct framing *f, bool http_1_1, const char **detail)
+{
+	return check(f, http_1_1, detail);
+}
+
 int framing_content_length(const char *value, uint64_t *out)
 {
 	uint64_t n = 0;
@@ -128,4 +129,19 @@ int framing_content_length(const char *value, uint64_t *out)
 	}
 	*out = n;
 	return 0;
+}
+
+enum framing_verdict framing_judge(struct framing *f, const char *uri, size_t uri_len,
+				   size_t pool, size_t max_header, const char *version,
+				   enum problem_kind *fault, const char **detail)
+{
+	if (!fits_counted(f, uri, uri_len, pool)) {
+		return FRAMING_NO_ROOM;
+	}
+	if (f->bytes > max_header) {
+		return FRAMING_TOO_LARGE;
+	}
+	/* the version matters only to a request without Host */
+	*fault = check(f, f->hosts == 0 && strcmp(version, "HTTP/1.1") == 0, detail);
+	return *fault == PROBLEM_NONE ? FRAMING_OK : FRAMING_FAULT;
 }

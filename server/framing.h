@@ -40,8 +40,16 @@ struct framing {
 
 /* Starts the tally of a request: its request line ("GET <target>
  * HTTP/1.1\r\n"). The target's query parameters are counted by their bound
- * (uri_len / 2 + 1) until framing_fits needs them exactly. */
-void framing_init(struct framing *f, const char *method, size_t uri_len);
+ * (uri_len / 2 + 1) until framing_fits needs them exactly. Inline: it is
+ * on every request's path and smaller than a call. */
+static inline void framing_init(struct framing *f, const char *method, size_t uri_len)
+{
+	*f = (struct framing){
+		/* "<method> <target> HTTP/1.1\r\n": two spaces, 8 of version, CRLF */
+		.bytes = uri_len + __builtin_strlen(method) + 12,
+		.fields = uri_len / 2 + 1,
+	};
+}
 
 /* Notes one header field, as the engine parsed it (value may be NULL). */
 void framing_note(struct framing *f, const char *key, const char *value);
@@ -50,6 +58,22 @@ void framing_note(struct framing *f, const char *key, const char *value);
  * the answer's headers fit a connection's memory of `pool` bytes. Counts
  * the target's parameters exactly when their bound would not fit. */
 bool framing_fits(struct framing *f, const char *uri, size_t uri_len, size_t pool);
+
+/* What a header block comes to, in the order splitkd judges it. */
+enum framing_verdict {
+	FRAMING_OK,
+	FRAMING_NO_ROOM,   /* no room left for any answer (framing_fits) */
+	FRAMING_TOO_LARGE, /* over max_header: 431 */
+	FRAMING_FAULT,     /* framing_check's fault */
+};
+
+/* framing_fits, then the max_header limit, then framing_check, as one
+ * call (each request takes it). `version` is the request's ("HTTP/1.1"),
+ * compared only when there is no Host. On FRAMING_FAULT, *fault and
+ * *detail say what. */
+enum framing_verdict framing_judge(struct framing *f, const char *uri, size_t uri_len,
+				   size_t pool, size_t max_header, const char *version,
+				   enum problem_kind *fault, const char **detail);
 
 /* The framing fault splitkd refuses, or PROBLEM_NONE: RFC 9112 where
  * libmicrohttpd 0.9.75 is lenient and leniency is how requests get smuggled

@@ -113,8 +113,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	finish_request(ss); /* one MHD ended without a word and without a close (answer_on_socket) */
 	r = &ss->req;
 	/* RFC 9112 3.2.2: a server must accept the absolute form
-	 * (GET http://host/path); the route is the path */
-	if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
+	 * (GET http://host/path); the route is the path. The usual origin
+	 * form starts with '/', so one byte decides before any compare. */
+	if ((uri[0] == 'h' || uri[0] == 'H') &&
+	    (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0)) {
 		const char *path = strchr(strstr(uri, "//") + 2, '/');
 
 		uri = path != NULL ? path : "/";
@@ -309,24 +311,25 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	const struct server_config *cfg = ss->server->cfg;
 	struct request *r = &ss->req;
 	struct framing f;
-	const char *detail;
-	enum problem_kind fault;
+	const char *detail = NULL;
+	enum problem_kind fault = PROBLEM_NONE;
 	uint64_t declared = 0;
 
 	r->draining = atomic_load(&ss->server->draining);
 	framing_init(&f, method, r->uri_len);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, tally_header, &f);
-	if (!framing_fits(&f, r->uri, r->uri_len, cfg->max_header + FRAMING_POOL_EXTRA)) {
+	switch (framing_judge(&f, r->uri, r->uri_len, cfg->max_header + FRAMING_POOL_EXTRA,
+			      cfg->max_header, version, &fault, &detail)) {
+	case FRAMING_OK:
+		break;
+	case FRAMING_NO_ROOM:
 		answer_on_socket(ss, method, PROBLEM_HEADER_TOO_LARGE,
 				 "the request line and headers, with 64 bytes for each header field, "
 				 "query parameter and cookie, do not fit this connection's memory");
 		return MHD_NO;
-	}
-	if (f.bytes > cfg->max_header) {
+	case FRAMING_TOO_LARGE:
 		return over_limit(conn, ss, method, PROBLEM_HEADER_TOO_LARGE);
-	}
-	fault = framing_check(&f, strcmp(version, MHD_HTTP_VERSION_1_1) == 0, &detail);
-	if (fault != PROBLEM_NONE) {
+	case FRAMING_FAULT:
 		return refuse(conn, ss, method, fault, detail);
 	}
 	/* MHD 0.9.75 answers a Content-Length that is not a number itself

@@ -168,3 +168,33 @@ Test(framing, memory_fit_over_a_sweep)
 		}
 	}
 }
+
+/* framing_judge's order: no room for an answer, then the size limit, then
+ * the framing; the version only matters to a request without Host. */
+Test(framing, judge_order)
+{
+	const struct field no_host[] = {{"Accept", "a"}};
+	const struct field hosted[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip"}};
+	enum problem_kind fault = PROBLEM_NONE;
+	const char *detail = NULL;
+	struct framing f = tally("GET", "/", no_host, 1);
+
+	cr_assert_eq(framing_judge(&f, "/", 1, 1u << 16, 4096, "HTTP/1.0", &fault, &detail),
+		     FRAMING_OK);
+	f = tally("GET", "/", no_host, 1);
+	cr_assert_eq(framing_judge(&f, "/", 1, 1u << 16, 4096, "HTTP/1.1", &fault, &detail),
+		     FRAMING_FAULT);
+	cr_assert_eq(fault, PROBLEM_BAD_REQUEST);
+	f = tally("GET", "/", hosted, 2);
+	cr_assert_eq(framing_judge(&f, "/", 1, 1u << 16, 4096, "HTTP/1.1", &fault, &detail),
+		     FRAMING_FAULT);
+	cr_assert_eq(fault, PROBLEM_NOT_IMPLEMENTED);
+	/* the same faulty request over the size limit: 431 comes first */
+	f = tally("GET", "/", hosted, 2);
+	cr_assert_eq(framing_judge(&f, "/", 1, 1u << 16, f.bytes - 1, "HTTP/1.1", &fault, &detail),
+		     FRAMING_TOO_LARGE);
+	/* and with no room for an answer, that comes before either */
+	f = tally("GET", "/", hosted, 2);
+	cr_assert_eq(framing_judge(&f, "/", 1, 1024, f.bytes - 1, "HTTP/1.1", &fault, &detail),
+		     FRAMING_NO_ROOM);
+}

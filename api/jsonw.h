@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "splitk.h"
+
 #define JSONW_MAX_DEPTH 16
 
 struct jsonw {
@@ -131,5 +133,9 @@ static inline void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64
 	jsonw_key(w, key);
 	jsonw_u64_or_null(w, v);
 }
+
+/* `key` and an exact byte count (splitk_workspace_bytes), or null when it
+ * is not known. */
+void jsonw_kv_bytes(struct jsonw *w, const char *key, struct splitk_bytes b);
 
 #endif /* SPLITKD_JSONW_H */

@@ -16,7 +16,6 @@ static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 40
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
 							    2500, 5000, 10000, 25000, 100000};
-static const char *const kind_label[3] = {"legacy", "auto", "pinned"};
 
 int metrics_init(struct metrics *m)
 {
@@ -253,7 +252,7 @@ static void render_decisions(struct metrics *m, struct out *o)
 
 			if (v != 0) {
 				put(o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
-				    m->targets[i].name, kind_label[k], (unsigned long long)v);
+				    m->targets[i].name, splitk_kind_name((enum splitk_kind)k), (unsigned long long)v);
 			}
 		}
 	}

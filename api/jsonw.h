@@ -24,14 +24,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "buf.h"
 #include "splitk.h"
 
 #define JSONW_MAX_DEPTH 16
 
 struct jsonw {
-	char *buf;
-	size_t len, cap;
-	bool failed; /* allocation failed or nesting too deep */
+	/* the text, in the one growable buffer (buf.h): w.out for buf_* calls;
+	 * w.buf, w.len and w.failed (allocation failed or nesting too deep)
+	 * are the same members by the names callers read */
+	BUF_MEMBER(out);
 	int depth;
 	bool after_key; /* a key was written; its value needs no comma */
 	bool first[JSONW_MAX_DEPTH]; /* no member written yet at this depth */

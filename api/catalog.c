@@ -512,24 +512,19 @@ const char *catalog_suggest(const struct catalog *cat, enum catalog_kind kind, c
 			    size_t len)
 {
 	size_t count = catalog_count(cat, kind);
-	const char *best = NULL;
-	unsigned best_d = 3;
+	struct names_near near;
 
+	names_near_init(&near, name, len, 0);
 	for (size_t i = 0; i < count; i++) {
 		const struct catalog_names *n = catalog_names_of(cat, kind, i);
 
-		for (size_t j = 0; j <= n->num_aliases; j++) {
-			size_t candidate_len;
-			const char *candidate = nth_name(n, j, &candidate_len);
-			unsigned d = names_distance(name, len, candidate, candidate_len, 3);
-
-			if (d < best_d && names_is_near(name, len, candidate)) {
-				best = candidate; /* the spelling that was nearly typed */
-				best_d = d;
-			}
+		/* the spelling that was nearly typed: the name or an alias */
+		names_near_offer(&near, n->name);
+		for (size_t a = 0; a < n->num_aliases; a++) {
+			names_near_offer(&near, n->aliases[a]);
 		}
 	}
-	return best;
+	return near.best;
 }
 
 static void write_field(struct jsonw *w, const struct field *f, const char *entry)

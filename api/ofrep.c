@@ -321,7 +321,8 @@ static void evaluate(const struct handler_call *c, const cJSON *context, struct 
  * 404 FLAG_NOT_FOUND written, with a did-you-mean for a near miss. */
 static int find_flag(struct handler_call *c)
 {
-	const char *near = NULL;
+	struct names_near nearest;
+	const char *near;
 	char quoted[QUOTE_MAX], details[320];
 
 	for (int f = 0; f < FLAG_COUNT; f++) {
@@ -330,12 +331,11 @@ static int find_flag(struct handler_call *c)
 			return f;
 		}
 	}
-	for (int f = 0; f < FLAG_COUNT && near == NULL; f++) {
-		if (names_equal_folded(c->name.p, c->name.len, flag_keys[f]) ||
-		    names_is_near(c->name.p, c->name.len, flag_keys[f])) {
-			near = flag_keys[f];
-		}
+	names_near_init(&nearest, c->name.p, c->name.len, NAMES_FOLDED);
+	for (int f = 0; f < FLAG_COUNT; f++) {
+		names_near_offer(&nearest, flag_keys[f]);
 	}
+	near = nearest.best;
 	quote_excerpt(c->name.p, c->name.len, quoted, sizeof(quoted));
 	snprintf(details, sizeof(details), "no flag named \"%s\"%s%s%s (flags: " FLAG_LIST ")",
 		 quoted, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");

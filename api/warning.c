@@ -20,7 +20,7 @@ const char *warning_suggest_spelling(struct slice spelling)
 {
 	static const char *const words[] = {"legacy", "auto", "off", "false"};
 
-	return names_first_near(spelling.p, spelling.len, words, sizeof(words) / sizeof(words[0]));
+	return names_nearest(spelling.p, spelling.len, words, sizeof(words) / sizeof(words[0]));
 }
 
 void warning_clamped(char *out, size_t cap, uint32_t requested, uint32_t clamped)

@@ -8,10 +8,10 @@
  * The types it takes and gives are in exchange.h, which handlers include
  * instead of this file, so the router and its handlers form no circle.
  *
- * One table (api.c) maps method + path to a handler (handler.c; the page
- * in ui.c; the OFREP adapter in ofrep.c); a path that exists answers 405
- * with Allow for other methods, anything else 404. A route takes GET and HEAD, GET, HEAD
- * and POST, or POST only. HEAD is answered as GET (the server drops the
+ * One table (api.c) maps method + path to a handler (handler_*.c by job;
+ * the page in ui.c; the OFREP adapter in ofrep.c); a path that exists
+ * answers 405 with Allow for other methods, anything else 404. A route
+ * takes GET and HEAD, GET, HEAD and POST, or POST only. HEAD is answered as GET (the server drops the
  * body). Every error is RFC 9457 application/problem+json, except what the
  * OFREP routes answer to their body (OFREP's own application/json shapes).
  *

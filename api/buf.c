@@ -7,33 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void buf_init(struct buf *b, size_t hint)
-{
-	memset(b, 0, sizeof(*b));
-	if (hint != 0) {
-		(void)buf_grow_to(b, hint);
-	}
-}
-
-void buf_free(struct buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
-char *buf_take(struct buf *b, size_t *len)
-{
-	char *out = b->failed ? NULL : b->p;
-
-	buf_terminate(b);
-	*len = b->failed ? 0 : b->len;
-	if (b->failed) {
-		free(b->p);
-	}
-	memset(b, 0, sizeof(*b));
-	return out;
-}
-
 size_t buf_cap_for(const struct buf *b, size_t n)
 {
 	size_t cap = b->cap != 0 ? b->cap : BUF_FIRST_CAP;
@@ -48,6 +21,17 @@ size_t buf_cap_for(const struct buf *b, size_t n)
 		cap *= 2;
 	}
 	return cap;
+}
+
+bool buf_grow(struct buf *b, size_t n)
+{
+	size_t cap = buf_cap_for(b, n);
+
+	if (cap == 0) {
+		b->failed = true;
+		return false;
+	}
+	return buf_grow_to(b, cap);
 }
 
 bool buf_grow_to(struct buf *b, size_t cap)
@@ -113,11 +97,4 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vprintf(b, fmt, ap);
 	va_end(ap);
-}
-
-void buf_terminate(struct buf *b)
-{
-	if (!b->failed && b->p != NULL && b->len < b->cap) {
-		b->p[b->len] = '\0';
-	}
 }

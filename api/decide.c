@@ -48,11 +48,6 @@ struct decide_shape decide_shape_of(const struct query *q)
 	return s;
 }
 
-const char *decide_source(const struct decision *d)
-{
-	return d->res.resolved.from_override ? "override" : "declared";
-}
-
 /* A warning for a spelling that does not parse, with its did-you-mean. */
 static void warn_unparsed(struct decision *d, const char *what, struct slice spelling,
 			  const char *so)

@@ -75,7 +75,11 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 struct decide_shape decide_shape_of(const struct query *q);
 
 /* Where the policy came from: "override" when the override parsed and won,
- * else "declared" (a static string; every answer says it with this). */
-const char *decide_source(const struct decision *d);
+ * else "declared" (a static string; every answer says it with this).
+ * Inline: it is on every answer's path. */
+static inline const char *decide_source(const struct decision *d)
+{
+	return d->res.resolved.from_override ? "override" : "declared";
+}
 
 #endif /* SPLITKD_DECIDE_H */

@@ -10,14 +10,6 @@ int handler_fail(struct handler_call *c)
 	return -1;
 }
 
-void handler_count_decision(const struct handler_call *c, const char *target,
-			    enum splitk_kind kind)
-{
-	if (c->ctx->on_decision != NULL) {
-		c->ctx->on_decision(c->ctx->on_decision_cls, target, kind);
-	}
-}
-
 bool handler_is_json(const char *ct)
 {
 	static const char want[] = "application/json";

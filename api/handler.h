@@ -61,9 +61,14 @@ int handler_fail(struct handler_call *c);
 
 /* Reports one decision answered to the context's on_decision, if any:
  * the target's catalog name (NULL for an sm_count alone) and the kind of
- * policy it resolved to. */
-void handler_count_decision(const struct handler_call *c, const char *target,
-			    enum splitk_kind kind);
+ * policy it resolved to. Inline: every decision takes it. */
+static inline void handler_count_decision(const struct handler_call *c, const char *target,
+					  enum splitk_kind kind)
+{
+	if (c->ctx->on_decision != NULL) {
+		c->ctx->on_decision(c->ctx->on_decision_cls, target, kind);
+	}
+}
 
 /* Whether a Content-Type is application/json, parameters allowed
  * ("application/json; charset=utf-8"), case-insensitive. */

@@ -336,13 +336,3 @@ void jsonw_u64_or_null(struct jsonw *w, uint64_t v)
 		jsonw_u64(w, v);
 	}
 }
-
-void jsonw_kv_bytes(struct jsonw *w, const char *key, struct splitk_bytes b)
-{
-	jsonw_key(w, key);
-	if (b.known) {
-		jsonw_u128(w, b.hi, b.lo);
-	} else {
-		jsonw_null(w);
-	}
-}

@@ -138,6 +138,14 @@ static inline void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64
 
 /* `key` and an exact byte count (splitk_workspace_bytes), or null when it
  * is not known. */
-void jsonw_kv_bytes(struct jsonw *w, const char *key, struct splitk_bytes b);
+static inline void jsonw_kv_bytes(struct jsonw *w, const char *key, struct splitk_bytes b)
+{
+	jsonw_key(w, key);
+	if (b.known) {
+		jsonw_u128(w, b.hi, b.lo);
+	} else {
+		jsonw_null(w);
+	}
+}
 
 #endif /* SPLITKD_JSONW_H */

@@ -25,11 +25,32 @@
 long lookup_find(const struct catalog *cat, enum catalog_kind kind, const char *param,
 		 struct slice name, struct problem *p);
 
+/* The query parameter that names a kind: "target" or "model" (also the
+ * word lookup's messages use for it). */
+static inline const char *lookup_param(enum catalog_kind kind)
+{
+	return kind == CATALOG_TARGETS ? "target" : "model";
+}
+
+/* Sets p to the 400 for a query that names no entry of a kind and gives
+ * no number in its place. Returns -1. */
+int lookup_missing(enum catalog_kind kind, struct problem *p);
+
 /* The entry a query names (name.p not NULL), or none when a number stands
  * in for it (`number_given`: sm_count for a target, num_q_heads for a
  * model). Returns 0 with *index set (-1 for none), or -1 with p set when
- * the name is unknown (404) or neither is given (400). */
-int lookup_entry(const struct catalog *cat, enum catalog_kind kind, struct slice name,
-		 bool number_given, long *index, struct problem *p);
+ * the name is unknown (404) or neither is given (400). Inline: every
+ * decision takes it twice. */
+static inline int lookup_entry(const struct catalog *cat, enum catalog_kind kind,
+			       struct slice name, bool number_given, long *index,
+			       struct problem *p)
+{
+	*index = -1;
+	if (name.p != NULL) {
+		*index = lookup_find(cat, kind, lookup_param(kind), name, p);
+		return *index < 0 ? -1 : 0;
+	}
+	return number_given ? 0 : lookup_missing(kind, p);
+}
 
 #endif /* SPLITKD_LOOKUP_H */

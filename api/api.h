@@ -32,11 +32,18 @@
 #include "catalog.h"
 #include "etag.h"
 #include "exchange.h"
+#include "problem.h"
 
 /* Answers one request. Never fails: out of memory is a 500 with a static
  * body. */
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp);
+
+/* A problem answer for a request refused before the router saw it (a
+ * limit, HTTP framing): `detail` under the kind's type, title and status,
+ * written by the same problem writer as every other error. Never fails:
+ * out of memory is the static 500. The response owns its body. */
+void api_problem_answer(struct api_response *resp, enum problem_kind kind, const char *detail);
 
 /* Frees what the response owns; safe to call twice. */
 void api_response_cleanup(struct api_response *resp);

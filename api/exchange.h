@@ -42,6 +42,7 @@ struct api_limits {
 #define API_CT_HTML "text/html; charset=utf-8"
 #define API_CT_CSS "text/css; charset=utf-8"
 #define API_CT_JS "text/javascript; charset=utf-8"
+#define API_CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
 
 /* Extra response headers a route may set: a few static name/value pairs. */
 #define API_MAX_HEADERS 4
@@ -56,6 +57,11 @@ struct api_header {
  * name or NULL for an sm_count-only query. May be NULL. */
 typedef void api_decision_fn(void *cls, const char *target, enum splitk_kind kind);
 
+/* Renders GET /metrics: the server's counters, which only the server knows
+ * (the api routes the request, the server writes the text). Returns a
+ * buffer the api frees, with its length, or NULL when out of memory. */
+typedef char *api_metrics_fn(void *cls, const struct catalog *catalog, size_t *len);
+
 struct api_context {
 	const struct catalog *catalog;
 	api_decision_fn *on_decision;
@@ -64,6 +70,8 @@ struct api_context {
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */
 	const struct api_limits *limits; /* the server's; NULL: API_DEFAULT_* */
+	api_metrics_fn *metrics; /* NULL: /metrics answers 404 (unit tests, fuzzers) */
+	void *metrics_cls;
 };
 
 struct api_request {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "warning.h"
 
 /* The index of the entry of a kind named `name` exactly (case aside), or
  * -1. By name alone: an alias that moved to another entry is a change of
@@ -130,7 +131,7 @@ static void write_side(struct jsonw *w, const char *key, const struct diff_side 
 	jsonw_kv_str(w, "policy", s->policy);
 	jsonw_kv_u64(w, "num_splits", s->num_splits);
 	jsonw_kv_u64(w, "workspace_slots", s->workspace_slots);
-	decide_write_bytes(w, "workspace_bytes", s->workspace_bytes);
+	jsonw_kv_bytes(w, "workspace_bytes", s->workspace_bytes);
 	jsonw_object_end(w);
 }
 
@@ -361,9 +362,9 @@ void diff_write(struct jsonw *w, const struct catalog *from, const struct catalo
 	if (override.p != NULL && !splitk_parse(override.p, override.len, &ignored)) {
 		char msg[320];
 
-		decide_unparsed(msg, sizeof(msg), "override", override,
+		warning_unparsed(msg, sizeof(msg), "override", override,
 				"it is ignored and each target's declared policy stands",
-				decide_suggest_spelling(override));
+				warning_suggest_spelling(override));
 		jsonw_str(w, msg);
 	}
 	jsonw_array_end(w);

@@ -34,7 +34,7 @@ struct diff_side {
 	bool present; /* false: this side's catalog lacks the target or the model */
 	char policy[SPLITK_LABEL_MAX];
 	uint32_t num_splits, workspace_slots;
-	struct decide_bytes workspace_bytes;
+	struct splitk_bytes workspace_bytes;
 };
 
 struct diff_cell {

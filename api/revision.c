@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "api.h"
+#include "exchange.h"
 #include "decide.h"
 #include "diff.h"
 #include "handler.h"

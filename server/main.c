@@ -15,6 +15,8 @@
 #include "build_info.h"
 #include "catalog.h"
 #include "cli.h"
+#include "decide.h"
+#include "diff.h"
 #include "embedded.h"
 #include "holder.h"
 #include "http.h"
@@ -97,6 +99,49 @@ static int dump_catalog(const struct catalog *cat)
 	return ret;
 }
 
+/* --diff OLD NEW: the answer of POST /v1/catalog/diff on stdout; 0 when
+ * no decision changes, 1 when some do, 2 when a file is invalid. */
+static int diff_files(const struct server_config *cfg)
+{
+	char err[640];
+	struct catalog *old = NULL, *new = NULL;
+	struct query q;
+	struct decide_shape shape;
+	struct slice override = {cfg->diff_override,
+				 cfg->diff_override ? strlen(cfg->diff_override) : 0};
+	struct jsonw w;
+	int ret = 2;
+
+	old = load_catalog(cfg->diff_old, err, sizeof(err));
+	if (old == NULL) {
+		fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
+		goto done;
+	}
+	new = load_catalog(cfg->diff_new, err, sizeof(err));
+	if (new == NULL) {
+		fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
+		goto done;
+	}
+	memset(&q, 0, sizeof(q));
+	q.max_batch_size = (struct query_u32){cfg->diff_max_batch_size != 0, cfg->diff_max_batch_size};
+	q.num_seqs = (struct query_u32){cfg->diff_num_seqs != 0, cfg->diff_num_seqs};
+	q.max_rows = (struct query_u32){cfg->diff_max_rows != 0, cfg->diff_max_rows};
+	shape = decide_shape_of(&q);
+	jsonw_init(&w, 65536);
+	diff_write(&w, old, new, shape, override);
+	if (w.failed || fwrite(w.buf, 1, w.len, stdout) != w.len || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) != 0) {
+		fprintf(stderr, "splitkd: --diff: cannot write the answer\n");
+	} else {
+		ret = diff_any_cell(old, new, shape, override) ? 1 : 0;
+	}
+	jsonw_cleanup(&w);
+done:
+	catalog_free(old);
+	catalog_free(new);
+	return ret;
+}
+
 static void reload(struct holder *holder, const struct server_config *cfg, const struct log *log,
 		   struct metrics *metrics)
 {
@@ -128,6 +173,7 @@ static void reload(struct holder *holder, const struct server_config *cfg, const
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct log *log)
 {
 	struct holder holder;
+	struct holder_options ho = {cfg->revisions, 0, cfg->catalog_path};
 	struct server server;
 	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
 	sigset_t set;
@@ -144,7 +190,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (holder_init(&holder, cat) != 0) {
+	if (holder_init_with(&holder, cat, &ho) != 0) {
 		log_event(log, "error", "out of memory");
 		return 1;
 	}
@@ -217,6 +263,8 @@ int main(int argc, char **argv)
 		       cat->num_models, cat->digest);
 		catalog_free(cat);
 		return 0;
+	case CLI_DIFF:
+		return diff_files(&cfg);
 	case CLI_DUMP_CATALOG:
 	case CLI_SERVE:
 		break;

@@ -89,7 +89,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/holder.c server/http.c server/listener.c \
-	      server/log.c server/main.c server/metrics.c
+	      server/log.c server/main.c server/metrics.c server/stream.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 

@@ -12,6 +12,7 @@
 
 #include "decide.h"
 #include "etag.h"
+#include "events.h"
 #include "handler.h"
 #include "ofrep.h"
 #include "ui.h"
@@ -36,6 +37,7 @@ static const struct route routes[] = {
 	{.path = "/v1/catalog", .get = handler_catalog},
 	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
 	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS, .get = handler_matrix},
+	{.path = "/v1/events", .get = events_get}, /* the change stream (events.c) */
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},
@@ -224,7 +226,7 @@ static void finish(struct handler_call *c, bool conditional)
 			return;
 		}
 	}
-	if (resp->status == 200 && conditional) {
+	if (resp->status == 200 && conditional && !resp->stream) {
 		answer_conditionally(c->req, resp);
 	}
 }

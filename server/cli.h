@@ -33,6 +33,8 @@ struct server_config {
 	bool reuse_port;                 /* share the port with other processes (SO_REUSEPORT) */
 	enum cli_log_format log_format;
 	bool access_log;
+	unsigned max_streams;      /* GET /v1/events held open at once */
+	unsigned stream_heartbeat; /* seconds between comments on an idle stream */
 };
 
 /* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage

@@ -22,6 +22,7 @@ struct route {
 	const char *path;     /* an exact path, or the prefix of a {name} route ('/' last) */
 	const char *template; /* a {name} route's path as OpenAPI writes it; NULL: exact */
 	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
+	unsigned post_fields; /* query parameters POST takes (OFREP's refetch hints) */
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
@@ -51,7 +52,8 @@ static const struct route routes[] = {
 	/* OFREP (ofrep.c) */
 	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
 	 .post = ofrep_evaluate},
-	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true},
+	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true,
+	 .post_fields = QUERY_BIT(QF_FLAG_CONFIG_ETAG) | QUERY_BIT(QF_FLAG_CONFIG_LAST_MODIFIED)},
 	{.path = "/ofrep/v1/configuration", .get = ofrep_configuration},
 };
 
@@ -183,7 +185,7 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
 			    template, c->resp->allow);
 		handler_fail(c);
-	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : 0, &c->q,
+	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : route->post_fields, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
 	} else {

@@ -37,6 +37,9 @@ static const struct field_info fields[QF_COUNT] = {
 	FIELD(QF_OVERRIDE, KIND_SPELLING, override), FIELD(QF_EXPLAIN, KIND_BOOL, explain),
 	/* GET /v1/policy */
 	FIELD(QF_SPELLING, KIND_SPELLING, spelling),
+	/* POST /ofrep/v1/evaluate/flags, from an OFREP provider's refetch */
+	FIELD(QF_FLAG_CONFIG_ETAG, KIND_SPELLING, flagConfigEtag),
+	FIELD(QF_FLAG_CONFIG_LAST_MODIFIED, KIND_SPELLING, flagConfigLastModified),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an

@@ -26,6 +26,7 @@ struct route {
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
+	bool page_query;       /* for a browser the query is the page's state, read by its script */
 };
 
 static const struct route routes[] = {
@@ -45,7 +46,7 @@ static const struct route routes[] = {
 	{.path = "/openapi.json", .get = handler_openapi},
 	{.path = "/problems/", .template = "/problems/{type}", .get = handler_problem_type},
 	/* the page (ui.c); "/ui/" is no route: the page's URLs are relative */
-	{.path = "/", .get = ui_root},
+	{.path = "/", .get = ui_root, .page_query = true},
 	{.path = "/ui", .get = ui_page},
 	{.path = "/ui/app.js", .get = ui_app_js},
 	{.path = "/ui/style.css", .get = ui_style_css},
@@ -185,8 +186,9 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
 			    template, c->resp->allow);
 		handler_fail(c);
-	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : route->post_fields, &c->q,
-			       &c->problem) != 0) {
+	} else if (!(route->page_query && is_get && ui_prefers_html(req->accept)) &&
+		   query_parse(query.p, query.len, scratch, is_get ? route->get_fields : route->post_fields,
+			       &c->q, &c->problem) != 0) {
 		handler_fail(c);
 	} else {
 		(is_get ? route->get : route->post)(c);

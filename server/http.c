@@ -847,7 +847,8 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 		s->daemons[i] = MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-			on_connection, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->table.cap + cfg->max_streams),
+			on_connection, s, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)(s->table.cap + cfg->max_streams), /* streams are not in the table */
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
 			/* The pool holds the request line, the headers, MHD's records
 			 * of them and the answer's headers (framing_ok keeps room for

@@ -222,9 +222,14 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	struct stream_change *c;
 	struct events_revision was, now;
 
-	pthread_mutex_lock(&h->lock);
-	was = current(h);
 	(void)before; /* the hub's own record of it is what its clients were told */
+	pthread_mutex_lock(&h->lock);
+	if (strcmp(h->digest, after->digest) == 0) {
+		/* a reload of the same catalog is no change: no event, no refetch */
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
+	was = current(h);
 	now = (struct events_revision){h->revision + 1, after->digest, unix_now()};
 	c = &h->history[now.revision % EVENTS_HISTORY];
 	c->revision = now.revision;

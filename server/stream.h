@@ -87,8 +87,8 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 
 /*
  * A catalog change (reload_listener_fn's shape: cls is the hub): the next
- * revision, told to every stream. Call after the swap, from one thread at
- * a time (main's reload).
+ * revision, told to every stream; a reload of the same digest is none.
+ * Call after the swap, from one thread at a time (main's reload).
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);
 

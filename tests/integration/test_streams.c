@@ -172,6 +172,21 @@ Test(streams, a_reload_is_an_event_within_a_second_naming_the_new_revision)
 	cr_assert_str_eq(jstr(data, "digest"), before);
 	cJSON_Delete(data);
 
+	/* a reload of the same file is no change: no event */
+	kill(d.pid, SIGHUP);
+	for (int i = 0; i < 200; i++) {
+		char *log = daemon_log(&d);
+		bool done = strstr(log, "reload ok") != NULL;
+
+		free(log);
+		if (done) {
+			break;
+		}
+		sleep_ms(10);
+	}
+	cr_assert_null(stream_until(&s, 0, "event: catalog", 300), "an unchanged reload is an event: %s",
+		       s.buf);
+
 	write_text(path, catalog_b);
 	sent = now_ms();
 	kill(d.pid, SIGHUP);

@@ -14,7 +14,7 @@ void events_get(struct handler_call *c)
 	c->body = (struct slice){"", 0};
 	c->resp->stream = true;
 	/* nginx buffers a proxied answer unless told not to */
-	api_response_add_header(c->resp, "X-Accel-Buffering", "no");
+	(void)exchange_add_header(c->resp, "X-Accel-Buffering", "no");
 }
 
 /* snprintf that reports a cut as 0: a part of an event is no event. */

@@ -90,7 +90,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c \
-	      server/log.c server/main.c server/metrics.c
+	      server/log.c server/main.c server/metrics.c server/stream.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -120,11 +120,12 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 
 # The connection table's tests see it alone: no socket, no libmicrohttpd.
 # The server's modules, each tested through its own API by one rule: linked
-# with the server's objects but the libmicrohttpd glue (http.c) and main.c,
-# so no engine is linked in; the api is there for what metrics and holder
-# use of it (route labels, catalogs).
+# with the server's objects but the libmicrohttpd glue (http.c, stream.c)
+# and main.c, so no engine is linked in; the api is there for what metrics
+# and holder use of it (route labels, catalogs).
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics)
-SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o,$(SERVER_OBJ))
+SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/stream.o,\
+		     $(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -429,7 +430,7 @@ image-test:
 # $(SPLITKD) on 127.0.0.1 port 0 and stops it, also on failure. About 10 s
 # plus `npm ci` (a few seconds); see docs/ofrep-design.md for the contract.
 OFREP_DIR   := tests/ofrep
-OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs
+OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs $(OFREP_DIR)/web-sse.test.mjs
 
 .PHONY: ofrep-test
 ofrep-test: all

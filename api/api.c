@@ -12,6 +12,7 @@
 
 #include "decide.h"
 #include "etag.h"
+#include "events.h"
 #include "handler.h"
 #include "handler_catalog.h"
 #include "handler_policy.h"
@@ -30,6 +31,7 @@ struct route {
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
+	bool page_query;       /* for a browser the query is the page's state, read by its script */
 	/* the server renders it (api_context.metrics): no query fields read,
 	 * none refused, and no ETag (every scrape differs) */
 	bool server_rendered;
@@ -55,20 +57,22 @@ static const struct route routes[] = {
 	 .get = revision_diff},
 	{.path = "/v1/catalog/diff", .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM),
 	 .post = revision_diff_candidate},
+	{.path = "/v1/events", .get = events_get}, /* the change stream (events.c) */
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},
 	{.path = "/openapi.json", .get = handler_openapi},
 	{.path = "/problems/", .template = "/problems/{type}", .get = handler_problem_type},
 	/* the page (ui.c); "/ui/" is no route: the page's URLs are relative */
-	{.path = "/", .get = ui_root},
+	{.path = "/", .get = ui_root, .page_query = true},
 	{.path = "/ui", .get = ui_page},
 	{.path = "/ui/app.js", .get = ui_app_js},
 	{.path = "/ui/style.css", .get = ui_style_css},
 	/* OFREP (ofrep.c) */
 	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
 	 .post = ofrep_evaluate},
-	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true},
+	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true,
+	 .post_fields = QUERY_BIT(QF_FLAG_CONFIG_ETAG) | QUERY_BIT(QF_FLAG_CONFIG_LAST_MODIFIED)},
 	{.path = "/ofrep/v1/configuration", .get = ofrep_configuration},
 	/* last, so the index at / lists it last and its metrics row stays last */
 	{.path = "/metrics", .get = serve_metrics, .server_rendered = true},
@@ -225,7 +229,8 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		handler_fail(c);
 	} else if (route->server_rendered) {
 		route->get(c);
-	} else if (query_parse(query.p, query.len, scratch,
+	} else if (!(route->page_query && is_get && ui_prefers_html(req->accept)) &&
+		   query_parse(query.p, query.len, scratch,
 			       is_get ? route->get_fields : route->post_fields, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
@@ -299,7 +304,7 @@ static void finish(struct handler_call *c, bool conditional)
 			return;
 		}
 	}
-	if (resp->status == 200 && conditional) {
+	if (resp->status == 200 && conditional && !resp->stream) {
 		answer_conditionally(c);
 	}
 }

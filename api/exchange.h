@@ -43,6 +43,7 @@ struct api_limits {
 #define API_CT_CSS "text/css; charset=utf-8"
 #define API_CT_JS "text/javascript; charset=utf-8"
 #define API_CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
+#define API_CT_EVENT_STREAM "text/event-stream; charset=utf-8"
 
 /* Extra response headers a route may set: a few static name/value pairs. */
 #define API_MAX_HEADERS 4
@@ -108,6 +109,7 @@ struct api_response {
 	struct api_header headers[API_MAX_HEADERS];
 	size_t num_headers;
 	bool close; /* the server must close the connection after it */
+	bool stream; /* GET /v1/events: the server holds a change stream open (events.h) */
 	int route;  /* the route answered (see api_route_path), or -1 */
 	const char *body;
 	size_t body_len;

@@ -375,6 +375,11 @@ void ofrep_evaluate(struct handler_call *c)
 	jsonin_arena_cleanup(&arena);
 }
 
+/* No origin: a provider resolves the path against its own base URL, so a
+ * proxy in front keeps working. 120 s is the ADR's default inactivity. */
+#define OFREP_EVENT_STREAMS \
+	"[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":\"/v1/events\"},\"inactivityDelaySec\":120}]"
+
 void ofrep_evaluate_all(struct handler_call *c)
 {
 	struct jsonin_arena arena = {0};
@@ -405,6 +410,9 @@ void ofrep_evaluate_all(struct handler_call *c)
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
 	jsonw_object_end(&c->w);
+	/* ADR-0008: the change stream, which sends refetchEvaluation (events.h) */
+	jsonw_key(&c->w, "eventStreams");
+	jsonw_raw(&c->w, OFREP_EVENT_STREAMS, sizeof(OFREP_EVENT_STREAMS) - 1);
 	jsonw_object_end(&c->w);
 	jsonin_arena_cleanup(&arena);
 }

@@ -40,6 +40,9 @@ static const struct field_info fields[QF_COUNT] = {
 	/* catalog revisions (revision.c) */
 	FIELD(QF_REVISION, KIND_NAME, revision), FIELD(QF_FROM, KIND_NAME, from),
 	FIELD(QF_TO, KIND_NAME, to),
+	/* POST /ofrep/v1/evaluate/flags, from an OFREP provider's refetch */
+	FIELD(QF_FLAG_CONFIG_ETAG, KIND_SPELLING, flagConfigEtag),
+	FIELD(QF_FLAG_CONFIG_LAST_MODIFIED, KIND_SPELLING, flagConfigLastModified),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an

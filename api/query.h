@@ -43,6 +43,8 @@ enum query_field {
 	QF_REVISION, /* a pinned catalog revision (revision.c) */
 	QF_FROM,     /* GET /v1/diff's two revisions */
 	QF_TO,
+	QF_FLAG_CONFIG_ETAG,          /* POST /ofrep/v1/evaluate/flags after an SSE refetch */
+	QF_FLAG_CONFIG_LAST_MODIFIED, /* (ADR-0008); accepted, not needed */
 	QF_COUNT
 };
 
@@ -56,6 +58,8 @@ struct query {
 	struct slice revision, from, to;                          /* p NULL: absent */
 	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
 	bool explain;
+	/* named as OFREP's query parameters are (a member's name is its parameter's) */
+	struct slice flagConfigEtag, flagConfigLastModified;
 };
 
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */

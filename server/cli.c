@@ -43,6 +43,10 @@ static const char usage[] =
 	"                            together (default 67108864); over it: 503\n"
 	"  --max-header BYTES        request line + headers limit (default 4096)\n"
 	"  --drain-timeout SECONDS   on SIGTERM, wait this long for requests (default 10)\n"
+	"  --max-streams N           change streams (GET /v1/events) open at once\n"
+	"                            (default 128); over it: 503\n"
+	"  --stream-heartbeat SECONDS  a comment on an idle stream this often (1-15,\n"
+	"                            default 15)\n"
 	"  --log-format text|json    log line format on stderr (default text)\n"
 	"  --access-log on|off       one line per request (default on)\n"
 	"  --version                 print the version and exit\n"
@@ -83,6 +87,8 @@ static const struct number_flag numbers[] = {
 	UNSIGNED_FLAG("max-batch-size", 1, 4294967295u, diff_max_batch_size),
 	UNSIGNED_FLAG("num-seqs", 1, 4294967295u, diff_num_seqs),
 	UNSIGNED_FLAG("max-rows", 1, 4294967295u, diff_max_rows),
+	UNSIGNED_FLAG("max-streams", 1, 100000, max_streams),
+	UNSIGNED_FLAG("stream-heartbeat", 1, 15, stream_heartbeat),
 };
 
 #define NUM_NUMBERS (sizeof(numbers) / sizeof(numbers[0]))
@@ -207,6 +213,8 @@ static void set_defaults(struct server_config *cfg)
 	cfg->log_format = CLI_LOG_TEXT;
 	cfg->access_log = true;
 	cfg->revisions = 8;
+	cfg->max_streams = 128;
+	cfg->stream_heartbeat = 15;
 }
 
 /* Flags that choose what splitkd does instead of serving. */

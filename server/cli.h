@@ -38,6 +38,8 @@ struct server_config {
 	const char *diff_old, *diff_new;
 	unsigned diff_max_batch_size, diff_num_seqs, diff_max_rows;
 	const char *diff_override;
+	unsigned max_streams;      /* GET /v1/events held open at once */
+	unsigned stream_heartbeat; /* seconds between comments on an idle stream */
 };
 
 /* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage

@@ -192,6 +192,23 @@ static void account(struct session *ss, const char *method, int route, unsigned 
 	log_access(ss->server->log, method, ss->req.uri, ss->req.uri_len, status, bytes, micros);
 }
 
+/* Queues a response made for the answer `a` (its headers added here) and
+ * lets go of it: the request is answered. */
+static enum MHD_Result send_response(struct MHD_Connection *conn, struct session *ss,
+				     const char *method, const struct api_response *a,
+				     struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	add_headers(resp, ss, a);
+	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
+	MHD_destroy_response(resp);
+	ss->req.state = REQ_ANSWERED;
+	mark(ss, CONNTAB_REPLY);
+	account(ss, method, a->route, (unsigned)a->status, a->body_len);
+	return ret;
+}
+
 /* Queues an answer. A body the response owns is handed to MHD (which
  * free()s it), a static one is lent; neither is copied. For a 304 MHD
  * sends no body but announces the 200's length, which the api kept. */
@@ -199,7 +216,6 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 			     struct api_response *a)
 {
 	struct MHD_Response *resp;
-	enum MHD_Result ret;
 
 	if (a->owned != NULL && a->body == a->owned) {
 		resp = MHD_create_response_from_buffer(a->body_len, a->owned, MHD_RESPMEM_MUST_FREE);
@@ -214,13 +230,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 	if (resp == NULL) {
 		return MHD_NO;
 	}
-	add_headers(resp, ss, a);
-	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
-	MHD_destroy_response(resp);
-	ss->req.state = REQ_ANSWERED;
-	mark(ss, CONNTAB_REPLY);
-	account(ss, method, a->route, (unsigned)a->status, a->body_len);
-	return ret;
+	return send_response(conn, ss, method, a, resp);
 }
 
 /*
@@ -448,7 +458,41 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	info.shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
 	info.body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
 	info.body_budget = s->budget.cap;
+	info.streams = atomic_load(&s->streams.open);
+	info.max_streams = s->cfg->max_streams;
+	info.stream_events = atomic_load_explicit(&s->streams.events_sent, memory_order_relaxed);
 	return metrics_render(s->metrics, &info, len);
+}
+
+/* GET /v1/events: the api said "a stream"; the stream module holds it
+ * open, outside the connection table (stream.h), or it is 503. */
+static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *ss,
+				   const char *method, struct api_response *a)
+{
+	struct server *s = ss->server;
+	const char *last_id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+	enum stream_open_status why = STREAM_CLOSING;
+	struct MHD_Response *resp = NULL;
+	enum MHD_Result ret;
+	char detail[160];
+
+	if (!ss->req.draining) {
+		resp = stream_open(&s->streams, conn, last_id, &why);
+	}
+	if (resp == NULL) {
+		snprintf(detail, sizeof(detail), "%s; retry",
+			 why == STREAM_FULL ? "every change stream this server keeps (--max-streams) is open"
+			 : why == STREAM_CLOSING ? "the server is draining" : "out of memory");
+		return refuse(conn, ss, method, PROBLEM_OVERLOADED, detail);
+	}
+	/* the stream's end is the connection's: a drain closes both */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = send_response(conn, ss, method, a, resp);
+	if (ss->conn != NULL) {
+		conntab_release(&s->table, ss->conn);
+		ss->conn = NULL;
+	}
+	return ret;
 }
 
 /* The whole request is in: the api answers it. */
@@ -487,7 +531,11 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	req.body_len = r->body.len;
 	api_handle(&ctx, &req, &resp);
 	catalog_done(ss, ref);
-	ret = queue(conn, ss, method, &resp);
+	if (resp.stream && strcmp(method, "GET") == 0) {
+		ret = open_stream(conn, ss, method, &resp);
+	} else {
+		ret = queue(conn, ss, method, &resp);
+	}
 	api_response_cleanup(&resp);
 	return ret;
 }
@@ -610,6 +658,7 @@ static void tick(void *cls, uint64_t now)
 	struct server *s = cls;
 
 	conntab_sweep(&s->table, now, listener_received_bytes);
+	stream_tick(&s->streams, now);
 	/* after a burst of large bodies, give the memory back (8 MiB: well
 	 * above what a quiet server holds, so this stays rare) */
 	body_budget_trim(&s->budget, 8u << 20);
@@ -625,7 +674,7 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 	 * TURBO: MHD does not shut a socket down before it reports the close,
 	 * so splitkd can still answer a request MHD gave up on (session_end). */
 	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
-			 MHD_USE_TURBO;
+			 MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME; /* idle streams (stream.h) */
 
 	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
@@ -637,7 +686,8 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 		s->engines[i] = MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-			on_connection, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->table.cap,
+			on_connection, s, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)(s->table.cap + cfg->max_streams), /* streams are not in the table */
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
 			/* The pool holds the request line, the headers, MHD's records
 			 * of them and the answer's headers (framing_fits keeps room
@@ -652,6 +702,18 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 		s->num_engines = i + 1;
 	}
 	return 0;
+}
+
+/* The change streams' hub, at the catalog served now. */
+static int stream_start(struct server *s)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = holder_acquire(s->holder, &ref);
+	int rc = stream_hub_init(&s->streams, cat, s->cfg->max_streams, s->cfg->stream_heartbeat);
+
+	holder_release(s->holder, ref);
+	s->streams_up = rc == 0;
+	return rc;
 }
 
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
@@ -681,6 +743,10 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
+	if (stream_start(s) != 0) {
+		snprintf(err, err_cap, "out of memory");
+		return -1;
+	}
 	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
 	    start_engines(s, err, err_cap) != 0 ||
 	    listener_start(&s->listener, hand_over, tick, s, err, err_cap) != 0) {
@@ -699,6 +765,9 @@ unsigned server_drain(struct server *s)
 
 	atomic_store(&s->draining, true);
 	listener_stop_accepting(&s->listener);
+	if (s->streams_up) {
+		stream_close_all(&s->streams); /* each ends, and is no longer in flight */
+	}
 	while (now < deadline) {
 		left = atomic_load(&s->in_flight);
 		if (left == 0 && conntab_count(&s->table) == 0) {
@@ -723,6 +792,10 @@ unsigned server_drain(struct server *s)
 void server_stop(struct server *s)
 {
 	listener_close(&s->listener);
+	if (s->streams_up) {
+		/* MHD must not stop with a connection suspended (microhttpd.h) */
+		stream_close_all(&s->streams);
+	}
 	for (unsigned i = 0; i < s->num_engines; i++) {
 		MHD_stop_daemon(s->engines[i]);
 	}
@@ -737,5 +810,9 @@ void server_stop(struct server *s)
 	s->num_engines = 0;
 	if (s->table.conns != NULL) {
 		conntab_cleanup(&s->table);
+	}
+	if (s->streams_up) {
+		stream_hub_cleanup(&s->streams);
+		s->streams_up = false;
 	}
 }

@@ -61,6 +61,7 @@
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
+#include "stream.h"
 
 struct MHD_Daemon;
 
@@ -76,6 +77,8 @@ struct server {
 	struct body_budget budget;
 	struct api_limits limits; /* from cfg, for every request */
 	struct listener listener;
+	struct stream_hub streams; /* GET /v1/events (stream.c) */
+	bool streams_up;           /* streams is initialised */
 	unsigned port; /* the bound port, after server_start */
 	atomic_bool draining;
 	atomic_uint in_flight; /* requests begun and not yet over */

@@ -143,10 +143,12 @@ done:
 }
 
 static void reload(struct holder *holder, const struct server_config *cfg, const struct log *log,
-		   struct metrics *metrics)
+		   struct metrics *metrics, struct stream_hub *streams)
 {
 	char err[640];
 	struct catalog *cat;
+	struct holder_ref *before_ref, *after_ref;
+	const struct catalog *before;
 	char digest[CATALOG_DIGEST_LEN + 1];
 
 	if (cfg->catalog_path == NULL) {
@@ -160,11 +162,17 @@ static void reload(struct holder *holder, const struct server_config *cfg, const
 		return;
 	}
 	memcpy(digest, cat->digest, sizeof(digest));
+	before = holder_acquire(holder, &before_ref); /* kept alive past the swap */
 	if (holder_swap(holder, cat) != 0) {
+		holder_release(holder, before_ref);
 		metrics_reload(metrics, false);
 		log_event(log, "reload", "refused: out of memory");
 		return;
 	}
+	/* the listeners hear of it (issue 19 registers them; until then, here) */
+	stream_catalog_changed(streams, before, holder_acquire(holder, &after_ref));
+	holder_release(holder, after_ref);
+	holder_release(holder, before_ref);
 	metrics_reload(metrics, true);
 	metrics_catalog_loaded(metrics);
 	log_event(log, "reload", "ok: %s, catalog %s", cfg->catalog_path, digest);
@@ -219,7 +227,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 			continue;
 		}
 		if (sig == SIGHUP) {
-			reload(&holder, cfg, log, &metrics);
+			reload(&holder, cfg, log, &metrics, &server.streams);
 			continue;
 		}
 		break;

@@ -277,6 +277,16 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	render_requests(m, &o, rows);
 	render_decisions(m, &o);
 	render_connections(&o, info);
+	put(&o, "# HELP splitkd_streams Open change streams (GET /v1/events).\n"
+		"# TYPE splitkd_streams gauge\n"
+		"splitkd_streams %u\n"
+		"# HELP splitkd_streams_max The --max-streams limit.\n"
+		"# TYPE splitkd_streams_max gauge\n"
+		"splitkd_streams_max %u\n"
+		"# HELP splitkd_stream_events_total Events sent on change streams, heartbeats not counted.\n"
+		"# TYPE splitkd_stream_events_total counter\n"
+		"splitkd_stream_events_total %llu\n",
+	    info->streams, info->max_streams, (unsigned long long)info->stream_events);
 	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
 		"# TYPE splitkd_catalog_info gauge\n"
 		"splitkd_catalog_info{digest=\"%s\"} 1\n"

@@ -53,6 +53,8 @@ struct metrics_info {
 	uint64_t closed[CONNTAB_REASON_COUNT]; /* connections splitkd closed or refused */
 	uint64_t shed;                         /* requests refused for the body budget */
 	size_t body_buffered, body_budget;
+	unsigned streams, max_streams; /* open change streams (GET /v1/events), --max-streams */
+	uint64_t stream_events;        /* events sent on them, heartbeats not counted */
 };
 
 /* Returns 0, or -1 when the router has more routes than the table has

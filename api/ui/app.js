@@ -3,6 +3,8 @@
 // /v1/models, /v1/splits?explain=1, /version) and nothing else. Catalog
 // names and notes are data: they reach the DOM through textContent and
 // attributes only, never as markup. State lives in the URL fragment.
+// Changes are pushed by the change stream (v1/events); where it cannot be
+// had, the page polls.
 'use strict';
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -10,6 +12,8 @@
   const POLL_DEFAULT = 5;        // seconds; #poll=N in the URL changes it
   const CACHE_MAX = 16;          // remembered ETags (one per URL)
   const BINS = [1, 3, 5, 8, 12]; // upper bounds of colour classes s1..s5; s6 above
+  const STREAM_POLL = 60;        // seconds between safety polls while the stream is open
+  const REOPEN_MS = [3000, 60000]; // a refused stream is tried again, backing off between these
 
   const state = {max_batch_size: '', num_seqs: '', max_rows: '', override: '',
     changes: false, target: '', model: '', poll: POLL_DEFAULT};
@@ -18,7 +22,7 @@
   const live = {matrix: null, base: null, view: null, explainKey: '', digestSeenAt: null,
     prevDigest: null, digestChangedAt: null, checkedAt: null, changedAt: null,
     downSince: null, failures: 0, retryAt: 0, generation: 0, inflight: false,
-    rerun: false, timer: 0};
+    rerun: false, timer: 0, stream: 'none', reopenMs: REOPEN_MS[0]};
   const cache = new Map();
 
   // ---------------------------------------------------------------- text
@@ -57,6 +61,16 @@
   }
 
   // ---------------------------------------------------------------- URL state
+  // `/?max_batch_size=16`: a query string, where the page keeps its state in
+  // the fragment. Its values join the fragment (the fragment's win) and the
+  // query leaves the address bar.
+  function adoptSearch() {
+    if (!location.search) { return; }
+    const p = new URLSearchParams(location.hash.slice(1));
+    for (const [k, v] of new URLSearchParams(location.search)) { if (!p.has(k)) { p.set(k, v); } }
+    const s = p.toString();
+    history.replaceState(null, '', location.pathname + (s ? '#' + s : ''));
+  }
   function readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
     for (const k of SHAPE.concat(['override', 'target', 'model'])) { state[k] = p.get(k) || ''; }
@@ -177,7 +191,7 @@
     if (document.hidden) { return; } // visibilitychange resumes
     live.inflight = true;
     live.rerun = false;
-    let delay = state.poll * 1000;
+    let delay = pollMs();
     try {
       await tick(live.generation);
       live.failures = 0;
@@ -202,12 +216,50 @@
     if (live.inflight) { live.rerun = true; } else { run(); }
   }
 
+  // ---------------------------------------------------------------- stream
+  // While the stream is open a change arrives at once and the page polls
+  // only as a safety net; while it is not (no EventSource, refused, lost),
+  // it polls every state.poll seconds, and an EventSource reconnects by
+  // itself (the stream's retry: hint). Losing an open stream polls at once,
+  // and a reconnect that fails shows "stale" (an answer from a connection
+  // kept alive through a drain would not), whatever the poll interval.
+  function pollMs() {
+    return (live.stream === 'open' ? Math.max(state.poll, STREAM_POLL) : state.poll) * 1000;
+  }
+  function openStream() {
+    if (typeof EventSource === 'undefined') { live.stream = 'none'; return; }
+    const es = new EventSource('v1/events');
+    live.stream = 'connecting';
+    es.addEventListener('open', () => {
+      live.stream = 'open';
+      live.reopenMs = REOPEN_MS[0];
+      kick(); // whatever changed while it was closed
+    });
+    for (const name of ['catalog', 'reset']) { es.addEventListener(name, kick); }
+    es.addEventListener('error', () => {
+      const was = live.stream;
+      if (es.readyState === EventSource.CLOSED) { // refused (a 503 at the cap): not retried by itself
+        live.stream = 'closed';
+        setTimeout(openStream, live.reopenMs);
+        live.reopenMs = Math.min(2 * live.reopenMs, REOPEN_MS[1]);
+      } else {
+        live.stream = 'connecting';
+      }
+      if (was === 'open') { kick(); return; }
+      if (es.readyState !== EventSource.CLOSED && live.downSince === null) {
+        live.downSince = Date.now(); // a reconnect failed: splitkd is unreachable (a poll clears it)
+      }
+      showStatus();
+    });
+  }
+
   // ---------------------------------------------------------------- status
   function showStatus() {
     const stale = live.downSince !== null;
     const refused = !stale && !$('problem').hidden;
     document.body.dataset.state = stale ? 'stale' : refused ? 'refused' : live.checkedAt ? 'live' : 'loading';
     document.body.dataset.pollMs = String(state.poll * 1000);
+    document.body.dataset.stream = live.stream;
     $('live').textContent = document.body.dataset.state;
     $('stale').hidden = !stale;
     $('stale').dataset.retryMs = stale ? String(live.delay) : '';
@@ -222,7 +274,7 @@
       : meta.digest ? 'no reload seen since ' + clock(live.digestSeenAt) : '';
     setTime($('checked'), live.checkedAt);
     setTime($('changed'), live.changedAt);
-    $('every').textContent = '(every ' + state.poll + ' s)';
+    $('every').textContent = live.stream === 'open' ? '(changes pushed)' : '(every ' + state.poll + ' s)';
     const v = meta.version;
     $('version').textContent = v ? v.version + ' (' + v.build + ')' : '';
     $('matrix-link').href = 'v1/matrix' + query(true);
@@ -595,9 +647,11 @@
     setInterval(() => { if (live.downSince !== null) { showStatus(); } }, 1000);
   }
 
+  adoptSearch();
   readHash();
   syncControls();
   wire();
   grid.active = state.target ? key(state.target, state.model) : '';
   kick();
+  openStream();
 })();

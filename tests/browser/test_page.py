@@ -6,9 +6,11 @@ chromium, chromium-driver and python3-selenium; run with /usr/bin/python3).
 Starts splitkd on a loopback port with --catalog FILE, opens the page it
 serves at / (and at /ui), and checks what issue 11 asks:
 the headers, one cell per target x model equal to /v1/matrix, the what-if
-controls, the changes view, the explain panel, state in the URL, 304s while
-idle, a SIGHUP reload shown in place, the stale state while splitkd is down
-and its recovery, and an XSS catalog rendered as text. Saves screenshots
+controls, the changes view, the explain panel, state in the URL, no polls
+while the change stream is open and 304s where there is none, a SIGHUP
+reload pushed within 3 s with polling at 60 s (issue 21), the stale state
+while splitkd is down and its recovery, a query string taken as the page's
+state, and an XSS catalog rendered as text. Saves screenshots
 under build/. Everything it starts is stopped on exit, also on failure; the
 whole run is bounded by a watchdog. Prints "browser: N passed, N failed".
 
@@ -172,7 +174,9 @@ class Run:
             .map((b) => [b.dataset.target, b.dataset.model, b.dataset.numSplits, b.dataset.changed,
                          b.querySelector('.n').textContent]);""")
 
-    def open(self, fragment, path="/"):
+    def open(self, fragment, path="/", fresh=False):
+        if fresh:  # a new document, not a fragment change of the same one
+            self.driver.get("about:blank")
         self.driver.get(self.api + path + "#" + fragment)
         wait(lambda: self.js("return document.body.dataset.state") == "live", 10, "the page goes live")
 
@@ -514,19 +518,56 @@ def check_screens(r):
     print("     screenshots: " + ", ".join(shots))
 
 
+def wait_stream(r, want="open"):
+    wait(lambda: r.js("return document.body.dataset.stream") == want, 5 + MARGIN, f"the change stream is {want}")
+
+
 def check_idle(r):
-    """An idle page costs 304s: no 200 from /v1/matrix while nothing changes."""
+    """An idle page with its change stream open asks nothing: no /v1/matrix at all."""
     r.open(f"poll={POLL:g}&max_batch_size=16")
-    time.sleep(POLL)  # let the first poll after load settle
+    wait_stream(r)
+    time.sleep(POLL)  # let the poll the stream's opening asked for settle
     ok200 = 'splitkd_requests_total{route="/v1/matrix",status="200"}'
     before, nm_before = metric(r.api, ok200), metric(r.api, "splitkd_not_modified_total")
     time.sleep(3.5 * POLL)
     after, nm_after = metric(r.api, ok200), metric(r.api, "splitkd_not_modified_total")
-    expect(after == before, f"an idle page fetched /v1/matrix whole {after - before:g} times")
-    expect(nm_after - nm_before >= 2, f"an idle page earned {nm_after - nm_before:g} 304s in {3.5 * POLL:g} s")
+    expect(after == before and nm_after == nm_before,
+           f"an idle page with the stream open polled: {after - before:g} 200s, {nm_after - nm_before:g} 304s")
+
+
+def check_fallback(r):
+    """Without EventSource the page polls, and an idle one costs 304s."""
+    hide = r.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                    {"source": "delete window.EventSource;"})
+    try:
+        r.open(f"poll={POLL:g}&max_batch_size=16", fresh=True)
+        expect(r.js("return typeof EventSource") == "undefined", "EventSource is hidden")
+        expect(r.js("return document.body.dataset.stream") == "none", "the page knows it has no stream")
+        time.sleep(POLL)  # let the first poll after load settle
+        ok200 = 'splitkd_requests_total{route="/v1/matrix",status="200"}'
+        before, nm_before = metric(r.api, ok200), metric(r.api, "splitkd_not_modified_total")
+        time.sleep(3.5 * POLL)
+        after, nm_after = metric(r.api, ok200), metric(r.api, "splitkd_not_modified_total")
+        expect(after == before, f"an idle page fetched /v1/matrix whole {after - before:g} times")
+        expect(nm_after - nm_before >= 2, f"an idle page earned {nm_after - nm_before:g} 304s in {3.5 * POLL:g} s")
+    finally:
+        r.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", hide)
+
+
+def check_query_string(r):
+    """/?max_batch_size=16 (a query where the page keeps its state in the fragment) is the page with 16 set."""
+    r.driver.get(r.api + "/?max_batch_size=16")
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 10, "the page goes live")
+    expect(r.js("return document.getElementById('max_batch_size').value") == "16", "16 is in the control")
+    expect(r.js("return location.search") == "", "the query left the address bar")
+    expect("max_batch_size=16" in r.js("return location.hash"), "and joined the fragment")
+    r.wait_matrix("?max_batch_size=16", 3, "the grid equals /v1/matrix?max_batch_size=16")
 
 
 def check_reload(r):
+    # polling every 60 s: a change shown within 3 s came by the stream
+    r.open("poll=60&max_batch_size=16", fresh=True)
+    wait_stream(r)
     r.js("window.__same_page = 'yes'")
     cat = json.load(open(r.catalog))
     cat["targets"].append(target("zz-hup-target", 96, "auto", "added by test_page.py"))
@@ -534,9 +575,9 @@ def check_reload(r):
     t0 = time.monotonic()
     os.kill(r.daemon.pid, signal.SIGHUP)
     sel = '.cell[data-target="zz-hup-target"]'
-    # the issue's bound is two poll intervals; MARGIN covers this machine's stalls
+    # the bound is the behaviour: issue 21 asks for the change within 3 s
     wait(lambda: r.js(f"return document.querySelectorAll('{sel}').length") > 0,
-         2 * POLL + MARGIN, "the new target appears")
+         3, "the new target appears within 3 s, polling at 60 s")
     took = time.monotonic() - t0
     r.wait_matrix("?max_batch_size=16", 3, "the grid equals the new /v1/matrix")
     expect(r.js("return window.__same_page") == "yes", "updated in place, not by reloading the page")
@@ -544,7 +585,27 @@ def check_reload(r):
     expect(r.js("return document.getElementById('digest').textContent") == digest, "the new digest is shown")
     changed = r.driver.find_element(By.ID, "digest-changed").text
     expect(changed.startswith("changed "), f"the page says when the digest changed: {changed!r}")
-    print(f"     new target shown {took:.1f} s after SIGHUP (poll {POLL:g} s)")
+    print(f"     new target shown {took:.2f} s after SIGHUP (poll 60 s, by the stream)")
+
+
+def check_stale_stream(r):
+    """Polling at 60 s, the stream says at once when splitkd is gone and when it is back."""
+    r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED|v1/events"
+    r.open("poll=60&max_batch_size=16", fresh=True)
+    wait_stream(r)
+    state = lambda: r.js("return document.body.dataset.state")
+    r.stop_daemon()
+    try:
+        wait(lambda: state() == "stale", 1 + MARGIN, "the stale state shows (polling at 60 s)")
+        r.start_daemon()
+        up = time.monotonic()
+        # the stream reconnects after its retry: 1000 and the page fetches at once
+        wait(lambda: state() == "live", 2 + MARGIN, "a restart clears it (polling at 60 s)")
+        wait_stream(r)
+        print(f"     live {time.monotonic() - up:.1f} s after restart, polling at 60 s")
+    finally:
+        if r.daemon.poll() is not None:
+            r.start_daemon()
 
 
 def check_revisions(r):
@@ -579,7 +640,8 @@ def check_revisions(r):
 
 
 def check_stale(r):
-    r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED"
+    r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED|v1/events"
+    r.open(f"poll={POLL:g}&max_batch_size=16", fresh=True)
     r.stop_daemon()
     try:
         stale_and_back(r)
@@ -662,9 +724,12 @@ def main():
                          ("explain: click and keyboard, equal to /v1/splits?explain=1; state in the URL",
                           check_explain),
                          ("screenshots at 1280x800, dark, phone width", check_screens),
-                         ("idle: polls cost 304s", check_idle),
-                         ("SIGHUP: a new target shows in place within two polls", check_reload),
+                         ("idle with the change stream open: no polls", check_idle),
+                         ("no EventSource: the page polls, idle polls cost 304s", check_fallback),
+                         ("/?max_batch_size=16: the page, with 16 in its control", check_query_string),
+                         ("SIGHUP: pushed in place within 3 s, polling at 60 s", check_reload),
                          ("revisions: the held list and the last reload's cells, old → new", check_revisions),
+                         ("stale and back by the stream, polling at 60 s", check_stale_stream),
                          ("stale while splitkd is down, with backoff; recovers on restart", check_stale),
                          ("XSS catalog: notes and odd names are text, nothing runs", check_xss)]:
             r.step(name, lambda fn=fn: fn(r))

@@ -33,6 +33,9 @@
 // Prism where a proxy carries it, 405/framing/parse errors straight, and
 // requests their schemas forbid both ways; their own checks compare each
 // failure's errorDetails with the problem GET /v1/splits answers.
+// The change stream (GET /v1/events) never ends, so no proxy case waits for
+// it: it is read straight, its header block and first event judged by ajv,
+// and with --max-streams taken the next one is a described 503.
 // Finally a SIGTERM: /readyz answers 503 on a kept-alive connection.
 //
 // usage: node tests/conformance/conformance.js [path/to/splitkd]
@@ -41,6 +44,7 @@
 'use strict';
 
 const fs = require('fs');
+const net = require('net');
 const http = require('http');
 const path = require('path');
 const procs = require('./procs');
@@ -258,8 +262,11 @@ const SAMPLE = {
 	'/ui': '/ui',
 	'/ui/app.js': '/ui/app.js',
 	'/ui/style.css': '/ui/style.css',
+	'/v1/events': '/v1/events',
 };
 const API_ROUTES = Object.keys(SAMPLE).filter(r => r !== '/metrics');
+// Routes whose 200 is a stream that stays open (streamCases reads them).
+const STREAMS = ['/v1/events'];
 // The POST-only routes (OFREP evaluation), each with a request that answers 200.
 const OFREP = '/ofrep/v1/evaluate/flags';
 const SEED_CONTEXT = { target: 'h100', model: 'qwen3.8-27b', max_batch_size: 16 };
@@ -314,7 +321,9 @@ function batchOf(n, item) {
 function prismCases() {
 	const cases = [];
 	for (const r of Object.keys(SAMPLE)) {
-		cases.push({ path: SAMPLE[r], expect: 200 });
+		if (!STREAMS.includes(r)) {
+			cases.push({ path: SAMPLE[r], expect: 200 });
+		}
 		// over 8192 bytes of request target, under --max-header
 		cases.push({ name: `${r} 9000-byte target`, path: `${SAMPLE[r]}${SAMPLE[r].includes('?') ? '&' : '?'}pad=${'a'.repeat(9000)}`,
 			expect: 414, slug: 'uri-too-long' });
@@ -752,7 +761,7 @@ async function ofrepCases() {
 
 // 304 for every GET route, through Prism and straight, GET and HEAD.
 async function conditionalCases() {
-	for (const r of API_ROUTES) {
+	for (const r of API_ROUTES.filter(x => !STREAMS.includes(x))) {
 		const p = SAMPLE[r];
 		let first;
 		try {
@@ -790,6 +799,87 @@ async function conditionalCases() {
 		await directCase({ name: `${r} If-Match stale`, method: 'HEAD', path: p, headers: [['If-Match', '"x"']], expect: 412 });
 	}
 	await conditionalPage();
+}
+
+// Opens GET /v1/events on a raw socket and resolves, once the header block
+// and the first whole event have arrived, with the socket and what came
+// (the complete chunks, de-chunked).
+function openStream() {
+	return new Promise((resolve, reject) => {
+		const sock = net.connect({ host: '127.0.0.1', port: serverPort });
+		let buf = Buffer.alloc(0);
+		const timer = setTimeout(() => { sock.destroy(); reject(new Error('no first event within 5 s')); }, 5000);
+		sock.on('error', (e) => { clearTimeout(timer); reject(e); });
+		sock.on('connect', () => sock.write(request('GET', '/v1/events', [['Accept', 'text/event-stream']])));
+		sock.on('data', (d) => {
+			buf = Buffer.concat([buf, d]);
+			const text = buf.toString('latin1');
+			const end = text.indexOf('\r\n\r\n');
+			const hello = end < 0 ? -1 : text.indexOf('event: hello', end);
+			if (hello < 0 || text.indexOf('\n\n', hello) < 0) {
+				return; // a refusal has no event: the caller's timeout says so
+			}
+			clearTimeout(timer);
+			const lines = text.slice(0, end).split('\r\n');
+			const headers = {};
+			for (const l of lines.slice(1)) {
+				const i = l.indexOf(':');
+				headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+			}
+			const parts = [];
+			for (let pos = end + 4; ;) {
+				const eol = text.indexOf('\r\n', pos);
+				const size = eol < 0 ? NaN : parseInt(text.slice(pos, eol), 16);
+				if (!(size > 0) || eol + 2 + size > text.length) {
+					break;
+				}
+				parts.push(text.slice(eol + 2, eol + 2 + size));
+				pos = eol + 2 + size + 2;
+			}
+			resolve({ sock, status: Number(lines[0].split(' ')[1]), headers, body: Buffer.from(parts.join(''), 'latin1') });
+		});
+	});
+}
+
+async function streamCases() {
+	const name = 'direct GET /v1/events (the stream)';
+	const version = JSON.parse((await raw.once(serverPort, request('GET', '/version'))).body.toString('utf8'));
+	let a;
+	try {
+		a = await openStream();
+	} catch (e) {
+		record(name, [e.message]);
+		return;
+	}
+	const text = a.body.toString('utf8');
+	const hello = /^retry: 1000\n\nid: (1@[0-9a-f]{8})\nevent: hello\ndata: (.*)\n\n/.exec(text);
+	let data = null;
+	try {
+		data = hello ? JSON.parse(hello[2]) : null;
+	} catch (e) {
+		data = null;
+	}
+	const judged = desc.check('GET', '/v1/events', a);
+	record(name, [...judged.map(x => `description: ${x}`),
+		...(a.status === 200 ? [] : [`status ${a.status}`]),
+		...(a.headers.etag === undefined ? [] : ['a stream carries an ETag']),
+		...(hello ? [] : [`not retry then hello: ${JSON.stringify(text.slice(0, 120))}`]),
+		...(data && data.revision === 1 && data.digest === version.catalog ? []
+			: [`hello data ${hello && hello[2]}, /version's catalog ${version.catalog}`])], judged.length);
+	count('GET', '/v1/events', 'direct');
+	// --max-streams 2 for this run: the second fills it, the third is the 503
+	let second = null;
+	try {
+		second = await openStream();
+	} catch (e) {
+		record('direct GET /v1/events (the second)', [e.message]);
+	}
+	await directCase({ name: '/v1/events past --max-streams', path: '/v1/events', expect: 503, slug: 'overloaded',
+		check: x => (/^\d+$/.test(x.headers['retry-after'] || '') ? [] : [`Retry-After: ${x.headers['retry-after']}`]) });
+	a.sock.destroy();
+	if (second) {
+		second.sock.destroy();
+	}
 }
 
 // GET / as a browser: the page's own tag answers 304 (with Vary), and
@@ -965,7 +1055,7 @@ async function main() {
 	fs.writeFileSync(catalogPath, catalogText);
 	const { child: server, match } = await procs.start('splitkd', BIN,
 		['--listen', '127.0.0.1:0', '--catalog', catalogPath, '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
-			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off'],
+			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off', '--max-streams', '2'],
 		{ logFile: path.join(LOGS, 'splitkd.log'), ready: /listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 10000 });
 	serverPort = Number(match[1]);
 	// Node's own header limit (16 KiB) would answer the 431 cases itself
@@ -1001,6 +1091,7 @@ async function main() {
 		await refusedCase(c);
 	}
 	await prismSelfTest();
+	await streamCases();
 	await drainCase(server);
 }
 

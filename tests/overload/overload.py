@@ -13,6 +13,10 @@ not answered correctly within PROBE_TIMEOUT seconds counts as unanswered.
   slowhttptest -H (slowloris), -B (slow body), -X (slow read), 400 connections:
       >= 99% of probes answered correctly, p99 latency <= 100 ms
   wrk -c 1000: >= 95% answered (latency printed, not judged)
+  change streams (GET /v1/events) opened from one address up to and past
+      --max-streams (128, the default), held, and refused ones retried:
+      >= 99% of probes answered, p99 <= 100 ms; the cap holds (never more
+      open) and every refusal is a 503 with Retry-After
   250 connections each sending a 999,999-byte body (all but its last
   byte, so that it stays buffered) and holding the connection: resident memory stays under --body-budget + 32 MiB, and is
   back under 32 MiB within 5 s after they close
@@ -166,6 +170,75 @@ def attack(name, argv, port, min_ratio, judge_latency):
     return ok
 
 
+STREAM_CAP = 128  # the default --max-streams
+
+
+def open_stream(port):
+    """A change stream from 127.0.0.1: ("open", socket) or ("503", None)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=PROBE_TIMEOUT)
+    s.sendall(b"GET /v1/events HTTP/1.1\r\nHost: a\r\nAccept: text/event-stream\r\n\r\n")
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(4096)
+        if not chunk:
+            s.close()
+            raise ConnectionError("closed before an answer")
+        buf += chunk
+    if buf.startswith(b"HTTP/1.1 200 "):
+        return "open", s
+    s.close()
+    ok = buf.startswith(b"HTTP/1.1 503 ") and re.search(rb"(?i)\r\nretry-after: \d+", buf)
+    return "503" if ok else "other", None
+
+
+def stream_attack(port):
+    """Opens streams past the cap from one address, holds them and keeps
+    retrying the refused ones, while the probes run from 127.0.0.2."""
+    held, tally, peak = [], {"open": 0, "503": 0, "other": 0, "error": 0}, [0]
+    stop = threading.Event()
+
+    def attacker():
+        while not stop.is_set():
+            try:
+                kind, s = open_stream(port)
+                tally[kind] += 1
+                if s is not None:
+                    held.append(s)
+            except OSError:
+                tally["error"] += 1
+            stop.wait(0.005)  # ~200 attempts a second
+
+    def watcher():
+        while not stop.is_set():
+            try:
+                peak[0] = max(peak[0], int(metrics(port).get(b"splitkd_streams", 0)))
+            except OSError:
+                pass
+            stop.wait(0.5)
+    prober = Prober(port)
+    prober.start()
+    time.sleep(1)
+    threads = [threading.Thread(target=attacker, daemon=True), threading.Thread(target=watcher, daemon=True)]
+    for t in threads:
+        t.start()
+    time.sleep(ATTACK_SECONDS)
+    stop.set()
+    for t in threads:
+        t.join()
+    prober.stop.set()
+    prober.join()
+    for s in held:
+        s.close()
+    got, n, p50, p99 = summary(prober.results)
+    ok = (got >= 0.99 * n and p99 <= 100.0 and tally["open"] == STREAM_CAP and tally["503"] > 0
+          and tally["other"] == 0 and peak[0] == STREAM_CAP)
+    print(f"{'streams past --max-streams 128':<34} probes {got}/{n} answered ({100.0 * got / max(n, 1):.1f}%, "
+          f"need 99%), p50 {p50:.1f} ms, p99 {p99:.1f} ms (need <= 100)  streams: {tally['open']} open "
+          f"(peak {peak[0]} in /metrics), {tally['503']} refused 503, {tally['other']} other, "
+          f"{tally['error']} errors  {'ok' if ok else 'FAILED'}")
+    return ok
+
+
 def hold_bodies(port, n, size):
     """n connections, each sending a size-byte POST body but its last byte,
     then holding: what splitkd takes in stays buffered until they go."""
@@ -255,6 +328,7 @@ def main():
                port, 0.99, True),
         attack("wrk -c 1000", ["wrk", "-t", "2", "-c", "1000", "-d", f"{ATTACK_SECONDS}s", url],
                port, 0.95, False),
+        stream_attack(port),
         memory(port, daemon.pid),
     ]
     daemon.send_signal(signal.SIGTERM)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * events — GET /v1/events, the change stream, in words: the route's
+ * handler and the text of every Server-Sent Event splitkd sends. Holding
+ * streams open is the server's (server/stream.c); what they say is here,
+ * so a unit test reads it without a socket.
+ *
+ * An event id is "<revision>@<boot>": the catalog revision (1 for the
+ * catalog splitkd started with, one more at each change) and an id of
+ * this process, so that a Last-Event-ID from another process or an
+ * earlier run is recognised as foreign rather than misread. Events
+ * (text/event-stream, WHATWG HTML 9.2):
+ *   hello    on connect without Last-Event-ID: the current revision
+ *   catalog  a change: the new revision and the one before it
+ *   reset    a Last-Event-ID the held history does not reach (foreign,
+ *            older than EVENTS_HISTORY changes, malformed): the current
+ *            revision, and the client fetches afresh
+ * Each catalog and reset event is preceded by an unnamed message
+ * {"type":"refetchEvaluation","etag","lastModified"} for OpenFeature's
+ * OFREP web provider (ADR-0008), which listens to unnamed messages only;
+ * it carries no id, so a replay from the named event's id resends both.
+ *
+ * No allocation, no state: output goes into the caller's buffer.
+ * Thread-safe.
+ */
+#ifndef SPLITKD_EVENTS_H
+#define SPLITKD_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "handler.h"
+
+/* Changes a stream can replay after a reconnect: the depth of the
+ * revision history (issue 20's --revisions default). */
+#define EVENTS_HISTORY 8
+/* Room for the longest event text this module writes. */
+#define EVENTS_TEXT_MAX 1024
+/* Room for an id: 20 digits, '@', EVENTS_BOOT_LEN, NUL. */
+#define EVENTS_BOOT_LEN 8
+#define EVENTS_ID_MAX 32
+/* The reconnection delay the stream asks for (the retry: field). */
+#define EVENTS_RETRY_MS 1000u
+
+/* One catalog revision as the events name it. */
+struct events_revision {
+	uint64_t revision;
+	const char *digest; /* "fnv1a64:..." */
+	int64_t loaded_at;  /* unix seconds */
+};
+
+/* GET /v1/events: a 200 text/event-stream with no body, marked
+ * resp->stream; the server holds the stream open (HEAD gets the headers). */
+handler_fn events_get;
+
+/* The opening of every stream: the retry: hint. Returns the length, or 0
+ * when cap is too small. Each writer below does the same. */
+size_t events_preamble(char *out, size_t cap);
+/* A heartbeat: one comment line. */
+size_t events_heartbeat(char *out, size_t cap);
+/* hello: the current revision, for a client without a Last-Event-ID. */
+size_t events_hello(char *out, size_t cap, const char *boot, const struct events_revision *now);
+/* The refetchEvaluation message and the catalog event of a change from
+ * `before` to `now`. */
+size_t events_change(char *out, size_t cap, const char *boot, const struct events_revision *now,
+		     const struct events_revision *before);
+/* The refetchEvaluation message and a reset event: `last_id` (as sent,
+ * shown at most 64 bytes) is out of reach, `now` is current. */
+size_t events_reset(char *out, size_t cap, const char *boot, const struct events_revision *now,
+		    const char *last_id);
+
+/* Reads a Last-Event-ID: 0 with *revision set when it is "<n>@<boot>" for
+ * this boot, -1 otherwise (absent, malformed, another process's). */
+int events_parse_id(const char *last_id, const char *boot, uint64_t *revision);
+
+#endif /* SPLITKD_EVENTS_H */

@@ -271,6 +271,14 @@ $(BUILD)/bench/mhd_static: bench/mhd_static.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(MHD_CFLAGS) $< $(MHD_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
+# What cJSON alone costs for the batch body (bench/instructions.sh batch).
+$(BUILD)/bench/cjson_roundtrip: bench/cjson_roundtrip.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CJSON_CFLAGS) $< $(CJSON_LIBS) $(LDFLAGS_ALL) -o $@
+
+.PHONY: bench-tools
+bench-tools: all $(BUILD)/bench/mhd_static $(BUILD)/bench/cjson_roundtrip
+
 # splitkd beside the engine's limit and nginx, same bytes; writes bench/results.md.
 bench: deps
 	@sh scripts/deps.sh bench

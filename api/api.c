@@ -12,6 +12,7 @@
 
 #include "decide.h"
 #include "etag.h"
+#include "fields.h"
 #include "handler.h"
 #include "ofrep.h"
 #include "ui.h"
@@ -27,7 +28,7 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS, .get = handler_splits_get,
+	{.path = "/v1/splits", .get_fields = FIELDS_SPLITS_PARAMS, .get = handler_splits_get,
 	 .post = handler_splits_post},
 	{.path = "/v1/targets", .get = handler_targets},
 	{.path = "/v1/targets/", .template = "/v1/targets/{name}", .get = handler_target},

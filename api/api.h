@@ -73,6 +73,10 @@ struct api_context {
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */
 	const struct api_limits *limits; /* the server's; NULL: API_DEFAULT_* */
+	/* read every batch body through cJSON, never batchfast.c's reader:
+	 * the reference the fuzzer and the tests hold the fast reader to;
+	 * false in the server */
+	bool batch_tree_only;
 };
 
 struct api_request {

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "batchfast.h"
 #include "decide.h"
 #include "embedded.h"
+#include "fields.h"
 #include "jsonin.h"
 #include "quote.h"
 
@@ -28,13 +30,19 @@ void handler_count_decision(const struct handler_call *c, const struct decision 
 static void answer_one(struct handler_call *c, const struct query *q)
 {
 	struct decision d;
+	unsigned mask = FIELDS_ALL;
 
-	if (decide_run(c->ctx->catalog, q, &d, &c->problem) != 0) {
+	if ((q->fields.p != NULL && fields_parse(q->fields, "fields", &mask, &c->problem) != 0) ||
+	    decide_run(c->ctx->catalog, q, &d, &c->problem) != 0) {
 		handler_fail(c);
 		return;
 	}
 	handler_count_decision(c, &d);
-	decide_write(&c->w, &d, c->ctx->catalog);
+	if (mask == FIELDS_ALL) {
+		decide_write(&c->w, &d, c->ctx->catalog);
+	} else {
+		fields_write(&c->w, &d, c->ctx->catalog, mask);
+	}
 }
 
 void handler_splits_get(struct handler_call *c)
@@ -58,7 +66,7 @@ bool handler_is_json(const char *ct)
 	return *ct == '\0' || *ct == ';';
 }
 
-static void write_batch(struct handler_call *c, const cJSON *queries)
+static void write_batch(struct handler_call *c, const cJSON *queries, unsigned mask)
 {
 	size_t count = (size_t)cJSON_GetArraySize(queries), failures = 0;
 	const cJSON *item;
@@ -84,7 +92,11 @@ static void write_batch(struct handler_call *c, const cJSON *queries)
 			continue;
 		}
 		handler_count_decision(c, &d);
-		decide_write(&c->w, &d, c->ctx->catalog);
+		if (mask == FIELDS_ALL) {
+			decide_write(&c->w, &d, c->ctx->catalog);
+		} else {
+			fields_write(&c->w, &d, c->ctx->catalog, mask);
+		}
 	}
 	jsonw_array_end(&c->w);
 	jsonw_kv_u64(&c->w, "failures", failures);
@@ -92,16 +104,29 @@ static void write_batch(struct handler_call *c, const cJSON *queries)
 	jsonw_object_end(&c->w);
 }
 
-/* {"queries": [...]}: nothing else beside it, 1..max_batch queries. */
+/* {"queries": [...]}: 1..max_batch queries, and beside them only "fields"
+ * (a string: which members each answer keeps). */
 static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *queries)
 {
-	static const char *const batch_fields[] = {"queries"};
+	static const char *const batch_fields[] = {"queries", "fields"};
 	const char *bad;
 	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
+	const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
+	unsigned mask = FIELDS_ALL;
 
-	if (jsonin_check_keys(root, batch_fields, 1, &bad) != JSONIN_KEYS_OK) {
+	if (jsonin_check_keys(root, batch_fields, 2, &bad) != JSONIN_KEYS_OK) {
 		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
-			    "a batch body has only \"queries\"; \"%s\" is not allowed beside it", bad);
+			    "a batch body has only \"queries\" and \"fields\"; \"%s\" is not allowed "
+			    "beside them",
+			    bad);
+		handler_fail(c);
+	} else if (fields != NULL && !cJSON_IsString(fields)) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "fields", NULL,
+			    "fields must be a string, not %s", jsonin_type_name(fields));
+		handler_fail(c);
+	} else if (fields != NULL &&
+		   fields_parse((struct slice){fields->valuestring, strlen(fields->valuestring)},
+				"fields", &mask, &c->problem) != 0) {
 		handler_fail(c);
 	} else if (n < 1) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
@@ -112,7 +137,7 @@ static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *q
 			    "%d queries; a batch holds at most %zu", n, c->limits->max_batch);
 		handler_fail(c);
 	} else {
-		write_batch(c, queries);
+		write_batch(c, queries, mask);
 	}
 }
 
@@ -136,6 +161,10 @@ void handler_splits_post(struct handler_call *c)
 		handler_fail(c);
 		return;
 	}
+	/* the common shape without a tree; anything else through cJSON */
+	if (!c->ctx->batch_tree_only && batchfast_answer(c)) {
+		return;
+	}
 	root = jsonin_parse_in(&arena, c->req->body, c->req->body_len, why, sizeof(why));
 	queries = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "queries") : NULL;
 	if (root == NULL) {
@@ -143,7 +172,7 @@ void handler_splits_post(struct handler_call *c)
 		handler_fail(c);
 	} else if (queries != NULL) {
 		post_batch(c, root, queries);
-	} else if (query_from_json(root, DECIDE_FIELDS, &q, &c->problem) != 0) {
+	} else if (query_from_json(root, FIELDS_SPLITS_PARAMS, &q, &c->problem) != 0) {
 		handler_fail(c); /* one decision, with the same fields as the query string */
 	} else {
 		answer_one(c, &q);

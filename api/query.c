@@ -37,6 +37,8 @@ static const struct field_info fields[QF_COUNT] = {
 	FIELD(QF_OVERRIDE, KIND_SPELLING, override), FIELD(QF_EXPLAIN, KIND_BOOL, explain),
 	/* GET /v1/policy */
 	FIELD(QF_SPELLING, KIND_SPELLING, spelling),
+	/* which members of the answer (fields.c reads the list) */
+	FIELD(QF_FIELDS, KIND_NAME, fields),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an

@@ -40,6 +40,7 @@ enum query_field {
 	QF_OVERRIDE,
 	QF_EXPLAIN,
 	QF_SPELLING,
+	QF_FIELDS, /* the answer members asked for (fields.h) */
 	QF_COUNT
 };
 
@@ -49,7 +50,7 @@ struct query_u32 {
 };
 
 struct query {
-	struct slice target, declared, model, override, spelling; /* p NULL: absent */
+	struct slice target, declared, model, override, spelling, fields; /* p NULL: absent */
 	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
 	bool explain;
 };

@@ -215,3 +215,18 @@ Test(batchfast, a_full_batch_over_the_catalog_is_the_same_bytes)
 	answer_free(&b);
 	free(body);
 }
+
+/* Every byte inside a string: the plain ones (printable ASCII and DEL but
+ * '"' and '\\') keep the fast path, every other is declined; the answer is
+ * the tree path's either way. */
+Test(batchfast, every_byte_in_a_string_is_judged_as_the_tree_path_would)
+{
+	for (int b = 1; b < 256; b++) {
+		char body[128];
+		bool plain = b >= 0x20 && b <= 0x7f && b != '"' && b != '\\';
+
+		snprintf(body, sizeof(body),
+			 "{\"queries\":[{\"target\":\"h100\",\"model\":\"qwen3-8b\",\"override\":\"a%cb\"}]}", b);
+		same_both_ways(body, plain);
+	}
+}

@@ -49,8 +49,18 @@ static int member_of(const char *name, size_t len)
 static int unknown(struct slice name, const char *param, struct problem *p)
 {
 	char quoted[QUOTE_MAX];
-	const char *near = names_first_near(name.p, name.len, member_names, FM_COUNT);
+	const char *near = NULL;
 
+	/* the same word in other letter case first: names_is_near never
+	 * suggests a word for itself */
+	for (int m = 0; m < FM_COUNT && near == NULL; m++) {
+		if (names_equal(name.p, name.len, member_names[m])) {
+			near = member_names[m];
+		}
+	}
+	if (near == NULL) {
+		near = names_first_near(name.p, name.len, member_names, FM_COUNT);
+	}
 	quote_excerpt(name.p, name.len, quoted, sizeof(quoted));
 	if (near != NULL) {
 		return problem_set(p, PROBLEM_INVALID_PARAMETER, param, near,
@@ -58,7 +68,7 @@ static int unknown(struct slice name, const char *param, struct problem *p)
 				   quoted, near);
 	}
 	return problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
-			   "%s: \"%s\" is no member of the answer (see /openapi.json, SplitDecision)",
+			   "%s: \"%s\" is no member of the answer (see /openapi.json, Decision)",
 			   param, quoted);
 }
 

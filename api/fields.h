@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * fields — the members of a decision's answer a caller asks for:
- * `fields=num_splits,workspace_bytes` (GET /v1/splits, a POST body's
- * "fields", a batch body's top-level "fields") answers only those members,
+ * `fields=num_splits,workspace_bytes` (GET /v1/splits, and a batch body's
+ * top-level "fields", for each of its answers) answers only those members,
  * in the answer's own order, whatever the order asked. A name that is no
  * member of the answer is an invalid-parameter problem with a "did you
  * mean"; an empty list, an empty name or a name given twice is one too.
@@ -50,8 +50,8 @@ enum fields_member {
 #define FIELDS_BIT(m) (1u << (m))
 #define FIELDS_ALL ((1u << FM_COUNT) - 1u)
 
-/* What GET /v1/splits and a one-decision POST body take: the decision's
- * inputs and fields (a batch's queries take the inputs alone). */
+/* What GET /v1/splits takes: the decision's inputs and fields (a POST
+ * body's query takes the inputs alone). */
 #define FIELDS_SPLITS_PARAMS (DECIDE_FIELDS | QUERY_BIT(QF_FIELDS))
 
 /* The member's name as the answer spells it ("num_splits"); NULL past the

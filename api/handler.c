@@ -172,7 +172,7 @@ void handler_splits_post(struct handler_call *c)
 		handler_fail(c);
 	} else if (queries != NULL) {
 		post_batch(c, root, queries);
-	} else if (query_from_json(root, FIELDS_SPLITS_PARAMS, &q, &c->problem) != 0) {
+	} else if (query_from_json(root, DECIDE_FIELDS, &q, &c->problem) != 0) {
 		handler_fail(c); /* one decision, with the same fields as the query string */
 	} else {
 		answer_one(c, &q);

@@ -11,8 +11,9 @@
  * (application/x-www-form-urlencoded), so all of its parsing is in one
  * place; the router borrows the decoder for a {name} path segment.
  *
- * Slices in a struct query point into the caller's buffers (the decoded
- * query scratch, or the cJSON tree): they live as long as those do.
+ * Slices in a struct query point into the caller's buffers (the raw query
+ * string and its decoded scratch, or the cJSON tree): they live as long as
+ * those do.
  * No allocation; thread-safe.
  */
 #ifndef SPLITKD_QUERY_H
@@ -77,7 +78,9 @@ enum query_split_status {
  * rules ('+' is a space, %XX a byte) into `scratch`, which must hold at
  * least `len` bytes. Empty pairs ("a=1&&b=2") are skipped; a pair without
  * '=' has an empty value. On QUERY_SPLIT_BAD_ESCAPE, *bad_index is the pair
- * at fault. The slices point into scratch.
+ * at fault. A key or value with nothing to decode (no '%', no '+') points
+ * into `query` itself, any other into scratch: the slices live as long as
+ * both do.
  */
 enum query_split_status query_split(const char *query, size_t len, char *scratch,
 				    struct query_param params[QUERY_MAX_PARAMS], size_t *num_params,
@@ -90,7 +93,7 @@ long query_percent_decode(const char *in, size_t len, char *out);
 
 /* Splits, decodes and reads a raw query string (len bytes; `raw` may be
  * NULL when len is 0) for an endpoint that takes the fields in `allowed`.
- * `scratch` holds at least len bytes; q's slices point into it.
+ * `scratch` holds at least len bytes; q's slices point into it or raw.
  * Returns 0, or -1 with the problem filled in. */
 int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, struct query *q,
 		struct problem *p);

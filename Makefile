@@ -89,7 +89,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/holder.c server/http.c server/listener.c \
-	      server/log.c server/main.c server/metrics.c
+	      server/log.c server/main.c server/metrics.c server/respcache.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -122,6 +122,12 @@ $(BUILD)/tests/unit/test_conntab: tests/unit/test_conntab.c $(BUILD)/server/conn
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Iserver $(CRITERION_CFLAGS) $< $(BUILD)/server/conntab.o $(CRITERION_LIBS) \
 		-pthread $(LDFLAGS_ALL) -o $@
+
+# The response cache's tests see it and libmicrohttpd's responses: no daemon, no socket.
+$(BUILD)/tests/unit/test_respcache: tests/unit/test_respcache.c $(BUILD)/server/respcache.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) $(CRITERION_CFLAGS) $< \
+		$(BUILD)/server/respcache.o $(MHD_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 $(BUILD)/tests/unit/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answer.h"
 #include "explain.h"
 #include "names.h"
 #include "quote.h"
@@ -264,6 +265,13 @@ void decide_write(struct jsonw *w, const struct decision *d, const struct catalo
 {
 	char label[SPLITK_LABEL_MAX];
 
+	/* the common answer from literal fragments (answer.c), the same bytes */
+	if (!d->explain && answer_bound(d, cat) <= ANSWER_STACK) {
+		char text[ANSWER_STACK];
+
+		jsonw_raw(w, text, answer_write(text, d, cat));
+		return;
+	}
 	jsonw_object_begin(w);
 	jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
 	jsonw_kv_u64(w, "sm_count", d->sm_count);

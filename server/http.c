@@ -19,6 +19,7 @@
 #include "build_info.h"
 #include "jsonw.h"
 #include "problem.h"
+#include "respcache.h"
 
 /* Room kept in a connection's memory for the answer's status line and
  * headers (ours and libmicrohttpd's: the largest set is about 550 bytes). */
@@ -192,31 +193,60 @@ static void account(struct session *ss, const char *method, int route, unsigned 
 	log_access(ss->server->log, method, ss->req.uri, ss->req.uri_len, status, bytes, micros);
 }
 
-/* Queues an answer. A body the response owns is handed to MHD (which
- * free()s it), a static one is lent; neither is copied. For a 304 MHD
- * sends no body but announces the 200's length, which the api kept. */
-static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
-			     struct api_response *a)
+/* A response for an answer. A body the response owns is handed to MHD
+ * (which free()s it), a static one is lent; neither is copied. *body is
+ * the bytes the response sends when they stay put for its life (handed
+ * over or static), else NULL. */
+static struct MHD_Response *build(struct api_response *a, const char **body)
 {
 	struct MHD_Response *resp;
-	enum MHD_Result ret;
 
+	*body = NULL;
 	if (a->owned != NULL && a->body == a->owned) {
 		resp = MHD_create_response_from_buffer(a->body_len, a->owned, MHD_RESPMEM_MUST_FREE);
 		if (resp != NULL) {
+			*body = a->owned;
 			a->owned = NULL; /* MHD's now */
 		}
+		return resp;
+	}
+	resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body,
+					       a->owned == NULL ? MHD_RESPMEM_PERSISTENT
+								: MHD_RESPMEM_MUST_COPY);
+	if (resp != NULL && a->owned == NULL) {
+		*body = a->body;
+	}
+	return resp;
+}
+
+/* Queues an answer: a response the worker kept with the same bytes
+ * (respcache.h), else a new one, kept in turn when it may be. For a 304
+ * MHD sends no body but announces the 200's length, which the api kept. */
+static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
+			     struct api_response *a)
+{
+	struct respcache *rc = ss->conn != NULL ? &ss->server->caches[ss->conn->engine] : NULL;
+	bool keep = rc != NULL && respcache_eligible(a, ss->req.draining);
+	struct MHD_Response *resp = keep ? respcache_find(rc, a) : NULL;
+	enum MHD_Result ret;
+
+	if (resp != NULL) {
+		ret = MHD_queue_response(conn, (unsigned)a->status, resp); /* the cache keeps it */
 	} else {
-		resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body,
-						       a->owned == NULL ? MHD_RESPMEM_PERSISTENT
-									: MHD_RESPMEM_MUST_COPY);
+		const char *body;
+
+		resp = build(a, &body);
+		if (resp == NULL) {
+			return MHD_NO;
+		}
+		add_headers(resp, ss, a);
+		ret = MHD_queue_response(conn, (unsigned)a->status, resp);
+		if (keep && body != NULL && ret == MHD_YES) {
+			respcache_keep(rc, a, resp, body); /* the cache's reference now */
+		} else {
+			MHD_destroy_response(resp);
+		}
 	}
-	if (resp == NULL) {
-		return MHD_NO;
-	}
-	add_headers(resp, ss, a);
-	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
-	MHD_destroy_response(resp);
 	ss->req.answered = true;
 	mark(ss, CONNTAB_REPLY);
 	account(ss, method, a->route, (unsigned)a->status, a->body_len);
@@ -796,7 +826,8 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 
 	s->daemons = calloc(cfg->threads, sizeof(*s->daemons));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
-	if (s->daemons == NULL || s->readers == NULL) {
+	s->caches = calloc(cfg->threads, sizeof(*s->caches)); /* zeroed: empty caches */
+	if (s->daemons == NULL || s->readers == NULL || s->caches == NULL) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
@@ -899,6 +930,12 @@ void server_stop(struct server *s)
 	}
 	free(s->readers);
 	s->readers = NULL;
+	/* ...and their kept responses go (MHD frees each once unused) */
+	for (unsigned i = 0; s->caches != NULL && i < s->cfg->threads; i++) {
+		respcache_cleanup(&s->caches[i]);
+	}
+	free(s->caches);
+	s->caches = NULL;
 	free(s->daemons);
 	s->daemons = NULL;
 	s->num_daemons = 0;

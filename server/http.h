@@ -43,6 +43,7 @@ struct MHD_Daemon;
 struct server {
 	struct MHD_Daemon **daemons; /* cfg->threads of them */
 	struct holder_reader *readers; /* one per daemon: its thread's view of the catalog */
+	struct respcache *caches;      /* one per daemon: its thread's finished responses */
 	unsigned num_daemons;
 	const struct server_config *cfg;
 	struct holder *holder;

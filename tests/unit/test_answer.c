@@ -118,3 +118,24 @@ Test(answer, echoed_input_is_escaped_as_the_writer_escapes_it)
 		same_as_decide_write(&q);
 	}
 }
+
+/* The head_dim warning, put together without snprintf, is snprintf's text
+ * for every model and none, and is cut where snprintf cuts it. */
+Test(answer, the_head_dim_warning_is_the_snprintf_text)
+{
+	for (size_t m = 0; m <= test_catalog->num_models; m++) {
+		struct decision d;
+
+		memset(&d, 0, sizeof(d));
+		d.model = m < test_catalog->num_models ? &test_catalog->models[m] : NULL;
+		for (size_t cap = 1; cap <= 120; cap++) {
+			char got[128], want[128];
+
+			memset(got, 'x', sizeof(got));
+			decide_why_no_bytes(&d, got, cap);
+			snprintf(want, cap, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
+				 d.model ? " for " : "", d.model ? d.model->names.name : "");
+			cr_assert_str_eq(got, want, "cap %zu", cap);
+		}
+	}
+}

@@ -11,6 +11,7 @@
 #                 beside cJSON's own parse + print of the same body (needs
 #                 build/.../bench/cjson_roundtrip, made by `make bench-tools`)
 #   batch-fields  the batch with "fields":"num_splits,workspace_bytes"
+# CG_KEEP=path keeps the callgrind profile of the counted requests.
 set -euo pipefail
 bin=$1
 mode=${3:-get}
@@ -72,7 +73,8 @@ pid=
 # the dump taken right after the N requests (…-1 or .1): shutdown excluded
 dump=$(ls "$tmp"/cg.out.* 2>/dev/null | sort | head -1)
 [ -n "$dump" ] || { echo "no callgrind dump" >&2; exit 1; }
-cp "$dump" /tmp/last.cg 2>/dev/null || true
+# CG_KEEP=path keeps the profile (a fixed /tmp name is shared with whoever else runs this)
+[ -n "${CG_KEEP:-}" ] && cp "$dump" "$CG_KEEP"
 total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')
 case $mode in
 get | get-fields)

@@ -21,19 +21,30 @@ static uint64_t less_lanes(uint64_t x, unsigned char n)
 	return (x - ONES * n) & ~x & HIGHS;
 }
 
+/* Whether any of the eight bytes at s is not plain. */
+static inline bool any_special(const char *s, bool ascii_only)
+{
+	uint64_t x;
+
+	memcpy(&x, s, 8);
+	return (less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) | zero_lanes(x ^ (ONES * '\\')) |
+		(ascii_only ? (x & HIGHS) : 0)) != 0;
+}
+
 size_t jsonscan_plain_run(const char *s, size_t len, bool ascii_only)
 {
 	size_t i = 0;
 
 	for (; i + 8 <= len; i += 8) {
-		uint64_t x, hit;
-
-		memcpy(&x, s + i, 8);
-		hit = less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) |
-		      zero_lanes(x ^ (ONES * '\\')) | (ascii_only ? (x & HIGHS) : 0);
-		if (hit != 0) {
+		if (any_special(s + i, ascii_only)) {
 			break; /* the byte-wise loop below finds which lane */
 		}
+	}
+	/* the last few bytes of a longer string in one more step, the word
+	 * ending at the end (it overlaps bytes already seen, which are plain):
+	 * most strings are wholly plain, and the tail was half the cost */
+	if (i < len && len >= 8 && i + 8 > len && !any_special(s + len - 8, ascii_only)) {
+		return len;
 	}
 	for (; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];

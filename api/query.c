@@ -106,13 +106,6 @@ long query_percent_decode(const char *in, size_t len, char *out)
 	return decode(in, len, out, false);
 }
 
-/* What query_split looks for in a pair: where it ends, where its key
- * ends, and a byte that needs decoding. */
-enum { SPLIT_AMP = 1, SPLIT_EQ = 2, SPLIT_CODED = 4 };
-static const unsigned char split_class[256] = {
-	['&'] = SPLIT_AMP, ['='] = SPLIT_EQ, ['%'] = SPLIT_CODED, ['+'] = SPLIT_CODED,
-};
-
 /* One key or value: in place when nothing in it needs decoding (most of
  * them: a copy of every byte was a twentieth of a request), else decoded
  * into scratch. Returns false on a bad escape. */
@@ -138,55 +131,45 @@ enum query_split_status query_split(const char *query, size_t len, char *scratch
 				    struct query_param params[QUERY_MAX_PARAMS], size_t *num_params,
 				    size_t *bad_index)
 {
-	const unsigned char *u = (const unsigned char *)query;
 	size_t pos = 0, used = 0;
 
 	*num_params = 0;
 	while (pos < len) {
-		size_t start = pos, key_len = 0;
-		bool have_eq = false, key_coded = false, value_coded = false;
+		const char *pair = query + pos;
+		const char *amp = memchr(pair, '&', len - pos);
+		size_t pair_len = amp ? (size_t)(amp - pair) : len - pos;
+		const char *eq = memchr(pair, '=', pair_len);
+		size_t key_len = eq ? (size_t)(eq - pair) : pair_len;
+		/* a '%' or '+' anywhere in the pair: decode the part holding it
+		 * (memchr, not a byte loop: the pairs are short, the calls cheap) */
+		const char *pct = memchr(pair, '%', pair_len), *plus = memchr(pair, '+', pair_len);
+		const char *key_end = pair + key_len;
+		bool key_coded = (pct != NULL && pct < key_end) || (plus != NULL && plus < key_end);
 		struct query_param *param = &params[*num_params];
 
-		/* one pass over the pair: its end, its first '=', and whether key
-		 * or value holds a '%' or a '+' */
-		for (; pos < len; pos++) {
-			unsigned char c = split_class[u[pos]];
-
-			if (c == 0) {
-				continue;
-			}
-			if (c == SPLIT_AMP) {
-				break;
-			}
-			if (c == SPLIT_EQ && !have_eq) {
-				have_eq = true;
-				key_len = pos - start;
-			} else if (c == SPLIT_CODED) {
-				*(have_eq ? &value_coded : &key_coded) = true;
-			}
-		}
-		if (!have_eq) {
-			key_len = pos - start;
-		}
-		if (pos == start) {
-			pos++; /* an empty pair */
+		pos += pair_len + (amp ? 1 : 0);
+		if (pair_len == 0) {
 			continue;
 		}
 		if (*num_params == QUERY_MAX_PARAMS) {
 			return QUERY_SPLIT_TOO_MANY;
 		}
-		if (!split_part(query + start, key_len, key_coded, scratch, &used, &param->key)) {
+		if (!split_part(pair, key_len, key_coded, scratch, &used, &param->key)) {
 			*bad_index = *num_params;
 			return QUERY_SPLIT_BAD_ESCAPE;
 		}
-		param->value = (struct slice){query + pos, 0};
-		if (have_eq && !split_part(query + start + key_len + 1, pos - start - key_len - 1,
-					   value_coded, scratch, &used, &param->value)) {
-			*bad_index = *num_params;
-			return QUERY_SPLIT_BAD_ESCAPE;
+		param->value = (struct slice){pair + pair_len, 0};
+		if (eq != NULL) {
+			size_t value_len = pair_len - key_len - 1;
+			bool value_coded = (pct != NULL && memchr(eq + 1, '%', value_len) != NULL) ||
+					   (plus != NULL && memchr(eq + 1, '+', value_len) != NULL);
+
+			if (!split_part(eq + 1, value_len, value_coded, scratch, &used, &param->value)) {
+				*bad_index = *num_params;
+				return QUERY_SPLIT_BAD_ESCAPE;
+			}
 		}
 		(*num_params)++;
-		pos++; /* the '&', or past the end */
 	}
 	return QUERY_SPLIT_OK;
 }
@@ -211,9 +194,54 @@ int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, st
 	return query_from_params(params, n, allowed, q, p);
 }
 
-/* An allowed field by exact name, or QF_COUNT. */
+/* The field a name can only be, by its length and a letter or two: one
+ * guess, checked by the caller (QF_COUNT: no guess). */
+static enum query_field guess_field(const char *name, size_t len)
+{
+	switch (len) {
+	case 5:
+		return QF_MODEL;
+	case 6:
+		return name[0] == 't' ? QF_TARGET : QF_FIELDS;
+	case 7:
+		return QF_EXPLAIN;
+	case 8:
+		switch (name[0]) {
+		case 's':
+			return name[1] == 'm' ? QF_SM_COUNT : QF_SPELLING;
+		case 'd':
+			return QF_DECLARED;
+		case 'h':
+			return QF_HEAD_DIM;
+		case 'n':
+			return QF_NUM_SEQS;
+		case 'm':
+			return QF_MAX_ROWS;
+		case 'o':
+			return QF_OVERRIDE;
+		default:
+			return QF_COUNT;
+		}
+	case 11:
+		return QF_NUM_Q_HEADS;
+	case 14:
+		return QF_MAX_BATCH_SIZE;
+	default:
+		return QF_COUNT;
+	}
+}
+
+/* An allowed field by exact name, or QF_COUNT. The guess settles nearly
+ * every lookup in one compare (the loop was most of reading a query); the
+ * loop stays for anything the guess does not name. */
 static enum query_field find_field(const char *name, size_t len, unsigned allowed)
 {
+	enum query_field g = guess_field(name, len);
+
+	if (g != QF_COUNT && (allowed & QUERY_BIT(g)) && fields[g].name_len == len &&
+	    memcmp(fields[g].name, name, len) == 0) {
+		return g;
+	}
 	for (int f = 0; f < QF_COUNT; f++) {
 		if ((allowed & QUERY_BIT(f)) && fields[f].name_len == len &&
 		    memcmp(fields[f].name, name, len) == 0) {

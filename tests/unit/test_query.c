@@ -253,3 +253,24 @@ Test(query, context_keys_by_kind)
 	cr_assert_eq(context("[]", &c, &p), -1);
 	cr_assert_eq(query_from_context(NULL, ~0u, &c, &p), 0);
 }
+
+/* Every field is found by its own name, allowed alone, and refused when
+ * not allowed: the lookup's shortcut by length names each one right. */
+Test(query, every_field_is_found_by_its_name)
+{
+	static const char *const names[QF_COUNT] = {
+		"target", "sm_count", "declared", "model", "num_q_heads", "head_dim", "max_batch_size",
+		"num_seqs", "max_rows", "override", "explain", "spelling", "fields"};
+
+	for (int f = 0; f < QF_COUNT; f++) {
+		char raw[64], scratch[64];
+		struct query q;
+		struct problem p;
+
+		snprintf(raw, sizeof(raw), "%s=%s", names[f], f == QF_EXPLAIN ? "1" : "7");
+		cr_assert_eq(query_parse(raw, strlen(raw), scratch, QUERY_BIT(f), &q, &p), 0, "%s: %s", raw,
+			     p.detail);
+		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~0u & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);
+		cr_assert_eq(p.kind, PROBLEM_UNKNOWN_PARAMETER, "%s", raw);
+	}
+}

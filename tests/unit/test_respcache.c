@@ -79,7 +79,7 @@ Test(respcache, only_the_same_bytes_and_headers_find_a_kept_response)
 Test(respcache, the_oldest_entry_goes_first)
 {
 	struct respcache rc;
-	char bodies[RESPCACHE_ENTRIES + 1][16];
+	char bodies[RESPCACHE_ENTRIES + 1][24];
 	struct api_response a[RESPCACHE_ENTRIES + 1];
 
 	respcache_init(&rc);

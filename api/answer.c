@@ -97,6 +97,7 @@ size_t answer_bound(const struct decision *d, const struct catalog *cat)
 size_t answer_write(char *out, const struct decision *d, const struct catalog *cat)
 {
 	char *p = out;
+	size_t n;
 
 	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
 	 * name_len is the strlen decide_write takes */
@@ -151,8 +152,11 @@ size_t answer_write(char *out, const struct decision *d, const struct catalog *c
 		}
 		p = put_string(p, d->warnings[i], strlen(d->warnings[i]));
 	}
-	LIT(p, "],\"catalog\":");
-	p = put_string(p, cat->digest, strlen(cat->digest));
-	*p++ = '}';
+	/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
+	LIT(p, "],\"catalog\":\"");
+	n = strlen(cat->digest);
+	memcpy(p, cat->digest, n);
+	p += n;
+	LIT(p, "\"}");
 	return (size_t)(p - out);
 }

@@ -21,14 +21,21 @@ static uint64_t less_lanes(uint64_t x, unsigned char n)
 	return (x - ONES * n) & ~x & HIGHS;
 }
 
-/* Whether any of the eight bytes at s is not plain. */
+/* Whether any of the eight bytes at s is not plain. With ascii_only a
+ * lane with its high bit set is a hit anyway, so the "& ~x" that keeps
+ * such a lane from posing as zero or small can go: a lane below 0x20
+ * borrows into its high bit, one equal to '"' or '\\' does once XORed to
+ * zero, and a borrow only ever climbs from a lane that is itself a hit. */
 static inline bool any_special(const char *s, bool ascii_only)
 {
 	uint64_t x;
 
 	memcpy(&x, s, 8);
-	return (less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) | zero_lanes(x ^ (ONES * '\\')) |
-		(ascii_only ? (x & HIGHS) : 0)) != 0;
+	if (ascii_only) {
+		return ((x | (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES)) &
+			HIGHS) != 0;
+	}
+	return (less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) | zero_lanes(x ^ (ONES * '\\'))) != 0;
 }
 
 size_t jsonscan_plain_run(const char *s, size_t len, bool ascii_only)

@@ -53,8 +53,13 @@ void etag_of(const char *body, size_t len, char out[ETAG_MAX])
 	uint64_t h = body_hash(body, len);
 
 	out[0] = '"';
-	for (int i = 0; i < 16; i++) {
-		out[1 + i] = hex[(h >> (60 - 4 * i)) & 0xF];
+	/* two digits a step, from the low byte up */
+	for (int i = 7; i >= 0; i--) {
+		unsigned b = (unsigned)(h & 0xFF);
+
+		out[1 + 2 * i] = hex[b >> 4];
+		out[2 + 2 * i] = hex[b & 0xF];
+		h >>= 8;
 	}
 	out[17] = '"';
 	out[18] = '\0';

@@ -1,37 +1,27 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * answer — a decision's answer object written in one go from literal
- * fragments: the same bytes as decide_write (without "explain"), for the
- * GET and batch hot paths. Every key, colon and comma is part of a
- * literal whose length the compiler knows; numbers go straight into the
- * output; a string is copied whole when it needs no escaping and passed
- * through jsonw_escape (the writer's own rules) when it does. decide_write
- * made a writer call per key and per value, a tenth of a GET's
- * instructions.
+ * answer — a decision (decide.c) as the JSON object /v1/splits answers:
+ * fixed key order, the resolved names, the policy and its source, the
+ * counts, the exact workspace bytes (or null), the warnings, the catalog
+ * digest, and the "explain" member (explain.c) when the query asked.
  *
- * tests/unit/test_answer.c holds answer_write to decide_write byte for
- * byte over a sweep of decisions and hostile echoed input. No allocation
- * (the caller provides answer_bound bytes); thread-safe (no state).
+ * Writes into the caller's JSON writer and nothing else: no other
+ * allocation, no state, thread-safe.
  */
 #ifndef SPLITKD_ANSWER_H
 #define SPLITKD_ANSWER_H
 
-#include <stddef.h>
-
 #include "catalog.h"
 #include "decide.h"
+#include "jsonw.h"
 
-/* What a caller keeps on its stack for answer_write: an answer whose bound
- * is larger (long warnings or echoed input to escape) takes the writer's
- * member-by-member path. */
-#define ANSWER_STACK 2048
+/* Writes the answer object (with "explain" when d->explain). Without
+ * explain, and short enough, from literal fragments (fragment.h). */
+void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat);
 
-/* The most bytes answer_write can write for d: a bound, not the length. */
-size_t answer_bound(const struct decision *d, const struct catalog *cat);
-
-/* Writes d's answer object (d->explain is ignored: an answer with explain
- * goes through decide_write) into out, which holds answer_bound(d, cat)
- * bytes. Returns the bytes written; no NUL. */
-size_t answer_write(char *out, const struct decision *d, const struct catalog *cat);
+/* The same object a writer call per key and per value: what answer_write
+ * does with explain, and the reference tests/unit/test_fragment.c holds
+ * the fragments to. */
+void answer_write_members(struct jsonw *w, const struct decision *d, const struct catalog *cat);
 
 #endif /* SPLITKD_ANSWER_H */

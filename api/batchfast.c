@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "answer.h"
 #include "decide.h"
 #include "fields.h"
 
@@ -291,7 +292,7 @@ bool batchfast_answer(struct handler_call *c)
 	    (sh.fields.p != NULL && fields_parse(sh.fields, "fields", &mask, &ignored) != 0)) {
 		return false;
 	}
-	/* from here on, the answer of the cJSON path (handler.c write_batch),
+	/* from here on, the answer of the cJSON path (handler_splits.c write_batch),
 	 * from queries read the second time round, known good */
 	cur = (struct cursor){c->req->body, c->req->body_len, sh.queries_at};
 	jsonw_reserve(&c->w, sh.count * (mask == FIELDS_ALL ? 640 : 160));
@@ -314,9 +315,9 @@ bool batchfast_answer(struct handler_call *c)
 			jsonw_object_end(&c->w);
 			continue;
 		}
-		handler_count_decision(c, &d);
+		handler_count_decision(c, d.target ? d.target->names.name : NULL, d.res.resolved.policy.kind);
 		if (mask == FIELDS_ALL) {
-			decide_write(&c->w, &d, c->ctx->catalog);
+			answer_write(&c->w, &d, c->ctx->catalog);
 		} else {
 			fields_write(&c->w, &d, c->ctx->catalog, mask);
 		}

@@ -49,18 +49,15 @@ static int member_of(const char *name, size_t len)
 static int unknown(struct slice name, const char *param, struct problem *p)
 {
 	char quoted[QUOTE_MAX];
-	const char *near = NULL;
+	struct names_near nn;
+	const char *near;
 
-	/* the same word in other letter case first: names_is_near never
-	 * suggests a word for itself */
-	for (int m = 0; m < FM_COUNT && near == NULL; m++) {
-		if (names_equal(name.p, name.len, member_names[m])) {
-			near = member_names[m];
-		}
+	/* the one "did you mean" search, an exact match but for case included */
+	names_near_init(&nn, name.p, name.len, NAMES_SAME);
+	for (int m = 0; m < FM_COUNT; m++) {
+		names_near_offer(&nn, member_names[m]);
 	}
-	if (near == NULL) {
-		near = names_first_near(name.p, name.len, member_names, FM_COUNT);
-	}
+	near = nn.best;
 	quote_excerpt(name.p, name.len, quoted, sizeof(quoted));
 	if (near != NULL) {
 		return problem_set(p, PROBLEM_INVALID_PARAMETER, param, near,
@@ -109,7 +106,7 @@ int fields_parse(struct slice list, const char *param, unsigned *mask, struct pr
 	return 0;
 }
 
-/* The members as decide_write writes them, each behind its bit. */
+/* The members as answer_write writes them, each behind its bit. */
 void fields_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
 		  unsigned mask)
 {
@@ -157,7 +154,7 @@ void fields_write(struct jsonw *w, const struct decision *d, const struct catalo
 		jsonw_kv_str(w, "policy", label);
 	}
 	if (mask & FIELDS_BIT(FM_SOURCE)) {
-		jsonw_kv_str(w, "source", d->res.resolved.from_override ? "override" : "declared");
+		jsonw_kv_str(w, "source", decide_source(d));
 	}
 	if (mask & FIELDS_BIT(FM_NUM_SPLITS)) {
 		jsonw_kv_u64(w, "num_splits", d->num_splits);
@@ -166,7 +163,7 @@ void fields_write(struct jsonw *w, const struct decision *d, const struct catalo
 		jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
 	}
 	if (mask & FIELDS_BIT(FM_WORKSPACE_BYTES)) {
-		decide_write_bytes(w, "workspace_bytes", d->workspace_bytes);
+		jsonw_kv_bytes(w, "workspace_bytes", d->workspace_bytes);
 	}
 	if (mask & FIELDS_BIT(FM_WARNINGS)) {
 		jsonw_key(w, "warnings");

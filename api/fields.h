@@ -7,7 +7,7 @@
  * member of the answer is an invalid-parameter problem with a "did you
  * mean"; an empty list, an empty name or a name given twice is one too.
  *
- * Every member is written by fields_write exactly as decide_write writes
+ * Every member is written by fields_write exactly as answer_write writes
  * it, so an answer cut down by fields is the full answer with members left
  * out, byte for byte (tests/unit/test_fields.c holds it to that).
  * No allocation; thread-safe (no state).
@@ -23,7 +23,7 @@
 #include "problem.h"
 #include "slice.h"
 
-/* The members of an answer, in the order decide_write writes them. */
+/* The members of an answer, in the order answer_write writes them. */
 enum fields_member {
 	FM_TARGET,
 	FM_SM_COUNT,
@@ -67,7 +67,7 @@ const char *fields_name(enum fields_member m);
 int fields_parse(struct slice list, const char *param, unsigned *mask, struct problem *p);
 
 /* Writes the answer object with only the members in mask (FIELDS_ALL: the
- * same bytes as decide_write). */
+ * same bytes as answer_write). */
 void fields_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
 		  unsigned mask);
 

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * fields: an answer cut down to some members is the whole answer with the
- * others left out — every member exactly as decide_write writes it, in its
+ * others left out — every member exactly as answer_write writes it, in its
  * order — over a sweep of decisions; and every way to get the list wrong
  * is a 400 with the reason (and a "did you mean" for a near miss).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "answer.h"
 #include "decide.h"
 #include "fields.h"
 #include "helpers.h"
@@ -40,7 +41,7 @@ static char *written(const char *params, unsigned mask, bool whole)
 	cr_assert_eq(decide_run(test_catalog, &q, &d, &p), 0, "%s: %s", params, p.detail);
 	jsonw_init(&w, 0);
 	if (whole) {
-		decide_write(&w, &d, test_catalog);
+		answer_write_members(&w, &d, test_catalog);
 	} else {
 		fields_write(&w, &d, test_catalog, mask);
 	}

@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * answer_write against decide_write, byte for byte: every catalog pair
+ * fragment_write against answer_write, byte for byte: every catalog pair
  * under several shapes and overrides, numbers alone up to the 128-bit
  * workspace, and echoed input that must be escaped (quotes, controls,
  * bytes that are not UTF-8, a 256-byte override). Also: it never writes
- * past answer_bound.
+ * past fragment_bound.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "answer.h"
+#include "fragment.h"
+#include "warning.h"
 #include "decide.h"
 #include "helpers.h"
 
-TestSuite(answer, .init = load_default_catalog, .fini = free_default_catalog);
+TestSuite(fragment, .init = load_default_catalog, .fini = free_default_catalog);
 
-static void same_as_decide_write(const struct query *q)
+static void same_as_the_members(const struct query *q)
 {
 	struct decision d;
 	struct problem p;
@@ -28,16 +30,16 @@ static void same_as_decide_write(const struct query *q)
 	}
 	d.explain = false;
 	jsonw_init(&w, 0);
-	decide_write(&w, &d, test_catalog);
+	answer_write_members(&w, &d, test_catalog);
 	jsonw_terminate(&w);
-	bound = answer_bound(&d, test_catalog);
+	bound = fragment_bound(&d, test_catalog);
 	out = malloc(bound + 64);
 	cr_assert_not_null(out);
 	memset(out, 0x5a, bound + 64);
-	n = answer_write(out, &d, test_catalog);
+	n = fragment_write(out, &d, test_catalog);
 	cr_assert_leq(n, bound);
 	for (size_t i = n; i < bound + 64; i++) {
-		cr_assert_eq(out[i], 0x5a, "answer_write wrote past its %zu bytes", n);
+		cr_assert_eq(out[i], 0x5a, "fragment_write wrote past its %zu bytes", n);
 	}
 	cr_assert_eq(n, w.len, "\n  answer: %.*s\n  decide: %s", (int)n, out, w.buf);
 	cr_assert(memcmp(out, w.buf, n) == 0, "\n  answer: %.*s\n  decide: %s", (int)n, out, w.buf);
@@ -50,7 +52,7 @@ static struct slice sl(const char *s)
 	return (struct slice){s, s != NULL ? strlen(s) : 0};
 }
 
-Test(answer, every_catalog_pair_under_every_shape_and_override)
+Test(fragment, every_catalog_pair_under_every_shape_and_override)
 {
 	static const char *const overrides[] = {NULL, "", "auto", "legacy", "4", "99", "atuo", " AUTO ",
 						"0", "off"};
@@ -69,7 +71,7 @@ Test(answer, every_catalog_pair_under_every_shape_and_override)
 					q.max_batch_size = (struct query_u32){true, sizes[s]};
 					q.num_seqs = (struct query_u32){s % 2 == 1, sizes[s] > 2 ? sizes[s] / 2 : 1};
 					q.max_rows = (struct query_u32){s == 3, 8};
-					same_as_decide_write(&q);
+					same_as_the_members(&q);
 					checked++;
 				}
 			}
@@ -78,7 +80,7 @@ Test(answer, every_catalog_pair_under_every_shape_and_override)
 	cr_assert_gt(checked, 100);
 }
 
-Test(answer, numbers_alone_up_to_a_128_bit_workspace)
+Test(fragment, numbers_alone_up_to_a_128_bit_workspace)
 {
 	static const uint32_t values[] = {1, 2, 9, 10, 99, 100, 132, 65535, 1000000000u, 4294967295u};
 
@@ -92,12 +94,12 @@ Test(answer, numbers_alone_up_to_a_128_bit_workspace)
 			q.max_batch_size = (struct query_u32){true, values[9 - a]};
 			q.max_rows = (struct query_u32){a % 2 == 0, values[9 - b]};
 			q.declared = sl(a % 3 == 0 ? "auto" : a % 3 == 1 ? "8" : "legacy");
-			same_as_decide_write(&q);
+			same_as_the_members(&q);
 		}
 	}
 }
 
-Test(answer, echoed_input_is_escaped_as_the_writer_escapes_it)
+Test(fragment, echoed_input_is_escaped_as_the_writer_escapes_it)
 {
 	char long_one[257];
 	const char *const hostile[] = {"a\"b", "back\\slash", "\x01\x1f\t\n\r", "\xff\xfe", "caf\xc3\xa9",
@@ -112,16 +114,16 @@ Test(answer, echoed_input_is_escaped_as_the_writer_escapes_it)
 		q.target = sl("h100");
 		q.model = sl("qwen3.8-27b");
 		q.override = sl(hostile[i]);
-		same_as_decide_write(&q);
+		same_as_the_members(&q);
 		q.override = sl(NULL);
 		q.declared = sl(hostile[i]);
-		same_as_decide_write(&q);
+		same_as_the_members(&q);
 	}
 }
 
 /* The head_dim warning, put together without snprintf, is snprintf's text
  * for every model and none, and is cut where snprintf cuts it. */
-Test(answer, the_head_dim_warning_is_the_snprintf_text)
+Test(fragment, the_head_dim_warning_is_the_snprintf_text)
 {
 	for (size_t m = 0; m <= test_catalog->num_models; m++) {
 		struct decision d;
@@ -132,7 +134,7 @@ Test(answer, the_head_dim_warning_is_the_snprintf_text)
 			char got[128], want[128];
 
 			memset(got, 'x', sizeof(got));
-			decide_why_no_bytes(&d, got, cap);
+			warning_no_bytes(got, cap, d.model ? d.model->names.name : NULL);
 			snprintf(want, cap, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
 				 d.model ? " for " : "", d.model ? d.model->names.name : "");
 			cr_assert_str_eq(got, want, "cap %zu", cap);

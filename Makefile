@@ -90,7 +90,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c \
-	      server/log.c server/main.c server/metrics.c server/stream.c
+	      server/log.c server/main.c server/metrics.c server/respcache.c server/stream.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -124,13 +124,19 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # and main.c, so no engine is linked in; the api is there for what metrics
 # and holder use of it (route labels, catalogs).
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics)
-SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/stream.o,\
-		     $(SERVER_OBJ))
+SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
+		       $(BUILD)/server/stream.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(SERVER_UNIT_OBJ) \
 		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+# The response cache's tests see it and libmicrohttpd's responses: no daemon, no socket.
+$(BUILD)/tests/unit/test_respcache: tests/unit/test_respcache.c $(BUILD)/server/respcache.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) $(CRITERION_CFLAGS) $< \
+		$(BUILD)/server/respcache.o $(MHD_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 $(BUILD)/tests/unit/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -287,6 +293,14 @@ $(BUILD)/bench/mhd_static: bench/mhd_static.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(MHD_CFLAGS) $< $(MHD_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
+# What cJSON alone costs for the batch body (bench/instructions.sh batch).
+$(BUILD)/bench/cjson_roundtrip: bench/cjson_roundtrip.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CJSON_CFLAGS) $< $(CJSON_LIBS) $(LDFLAGS_ALL) -o $@
+
+.PHONY: bench-tools
+bench-tools: all $(BUILD)/bench/mhd_static $(BUILD)/bench/cjson_roundtrip
+
 # splitkd beside the engine's limit and nginx, same bytes; writes bench/results.md.
 bench: deps
 	@sh scripts/deps.sh bench
@@ -299,7 +313,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
-FUZZERS      := api catalog parse
+FUZZERS      := api batch catalog parse
 
 $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 	@mkdir -p $(@D)

@@ -2,8 +2,21 @@
 #include "answer.h"
 
 #include "explain.h"
+#include "fragment.h"
 
 void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat)
+{
+	/* the common answer from literal fragments (fragment.c), the same bytes */
+	if (!d->explain && fragment_bound(d, cat) <= FRAGMENT_STACK) {
+		char text[FRAGMENT_STACK];
+
+		jsonw_raw(w, text, fragment_write(text, d, cat));
+		return;
+	}
+	answer_write_members(w, d, cat);
+}
+
+void answer_write_members(struct jsonw *w, const struct decision *d, const struct catalog *cat)
 {
 	char label[SPLITK_LABEL_MAX];
 

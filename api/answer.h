@@ -15,7 +15,13 @@
 #include "decide.h"
 #include "jsonw.h"
 
-/* Writes the answer object (with "explain" when d->explain). */
+/* Writes the answer object (with "explain" when d->explain). Without
+ * explain, and short enough, from literal fragments (fragment.h). */
 void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat);
+
+/* The same object a writer call per key and per value: what answer_write
+ * does with explain, and the reference tests/unit/test_fragment.c holds
+ * the fragments to. */
+void answer_write_members(struct jsonw *w, const struct decision *d, const struct catalog *cat);
 
 #endif /* SPLITKD_ANSWER_H */

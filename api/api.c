@@ -13,6 +13,7 @@
 #include "decide.h"
 #include "etag.h"
 #include "events.h"
+#include "fields.h"
 #include "handler.h"
 #include "handler_catalog.h"
 #include "handler_policy.h"
@@ -40,7 +41,7 @@ struct route {
 static handler_fn serve_metrics;
 
 static const struct route routes[] = {
-	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS | HANDLER_PIN_FIELD,
+	{.path = "/v1/splits", .get_fields = FIELDS_SPLITS_PARAMS | HANDLER_PIN_FIELD,
 	 .get = handler_splits_get, .post = handler_splits_post},
 	{.path = "/v1/targets", .get = handler_targets},
 	{.path = "/v1/targets/", .template = "/v1/targets/{name}", .get = handler_target},

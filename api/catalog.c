@@ -483,13 +483,22 @@ void catalog_free(struct catalog *cat)
 }
 
 /* Same length first: most names differ there, and it costs one compare. */
+/* The first bytes alike but for ASCII case: most other names of the same
+ * length differ there, and this is cheaper than the call. */
+static bool same_first(const char *a, const char *b)
+{
+	return ((unsigned char)*a | 0x20u) == ((unsigned char)*b | 0x20u);
+}
+
 static bool is_named(const struct catalog_names *n, const char *name, size_t len)
 {
-	if (n->name_len == len && names_equal(name, len, n->name)) {
+	if (n->name_len == len && (len == 0 || same_first(name, n->name)) &&
+	    names_equal(name, len, n->name)) {
 		return true;
 	}
 	for (size_t a = 0; a < n->num_aliases; a++) {
-		if (n->alias_lens[a] == len && names_equal(name, len, n->aliases[a])) {
+		if (n->alias_lens[a] == len && (len == 0 || same_first(name, n->aliases[a])) &&
+		    names_equal(name, len, n->aliases[a])) {
 			return true;
 		}
 	}

@@ -5,12 +5,21 @@
 #include <string.h>
 
 /* Eight bytes as a little-endian number on any host, so replicas on
- * different hardware agree on tags; compilers turn it into one load. */
-static uint64_t load_le64(const unsigned char *p)
+ * different hardware agree on tags. On a little-endian host that is one
+ * load: GCC left the shifts as a call per step (850 instructions of a
+ * 400-byte answer's tag). */
+static inline uint64_t load_le64(const unsigned char *p)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+#else
 	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
 	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
 	       (uint64_t)p[7] << 56;
+#endif
 }
 
 /* A 64-bit hash of the body, eight bytes a step (byte-at-a-time FNV-1a was
@@ -44,8 +53,13 @@ void etag_of(const char *body, size_t len, char out[ETAG_MAX])
 	uint64_t h = body_hash(body, len);
 
 	out[0] = '"';
-	for (int i = 0; i < 16; i++) {
-		out[1 + i] = hex[(h >> (60 - 4 * i)) & 0xF];
+	/* two digits a step, from the low byte up */
+	for (int i = 7; i >= 0; i--) {
+		unsigned b = (unsigned)(h & 0xFF);
+
+		out[1 + 2 * i] = hex[b >> 4];
+		out[2 + 2 * i] = hex[b & 0xF];
+		h >>= 8;
 	}
 	out[17] = '"';
 	out[18] = '\0';

@@ -80,6 +80,10 @@ struct api_context {
 	const struct api_limits *limits; /* the server's; NULL: API_DEFAULT_* */
 	api_metrics_fn *metrics; /* NULL: /metrics answers 404 (unit tests, fuzzers) */
 	void *metrics_cls;
+	/* read every batch body through cJSON, never batchfast.c's reader:
+	 * the reference the fuzzer and the tests hold the fast reader to;
+	 * false in the server */
+	bool batch_tree_only;
 };
 
 struct api_request {

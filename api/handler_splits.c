@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "answer.h"
+#include "batchfast.h"
 #include "decide.h"
+#include "fields.h"
 #include "jsonin.h"
 #include "revision.h"
 
@@ -20,13 +22,19 @@ static void count_decision(const struct handler_call *c, const struct decision *
 static void answer_one(struct handler_call *c, const struct query *q)
 {
 	struct decision d;
+	unsigned mask = FIELDS_ALL;
 
-	if (decide_run(c->ctx->catalog, q, &d, &c->problem) != 0) {
+	if ((q->fields.p != NULL && fields_parse(q->fields, "fields", &mask, &c->problem) != 0) ||
+	    decide_run(c->ctx->catalog, q, &d, &c->problem) != 0) {
 		handler_fail(c);
 		return;
 	}
 	count_decision(c, &d);
-	answer_write(&c->w, &d, c->ctx->catalog);
+	if (mask == FIELDS_ALL) {
+		answer_write(&c->w, &d, c->ctx->catalog);
+	} else {
+		fields_write(&c->w, &d, c->ctx->catalog, mask);
+	}
 }
 
 void handler_splits_get(struct handler_call *c)
@@ -34,7 +42,7 @@ void handler_splits_get(struct handler_call *c)
 	answer_one(c, &c->q);
 }
 
-static void write_batch(struct handler_call *c, const cJSON *queries)
+static void write_batch(struct handler_call *c, const cJSON *queries, unsigned mask)
 {
 	size_t count = (size_t)cJSON_GetArraySize(queries), failures = 0;
 	const cJSON *item;
@@ -60,7 +68,11 @@ static void write_batch(struct handler_call *c, const cJSON *queries)
 			continue;
 		}
 		count_decision(c, &d);
-		answer_write(&c->w, &d, c->ctx->catalog);
+		if (mask == FIELDS_ALL) {
+			answer_write(&c->w, &d, c->ctx->catalog);
+		} else {
+			fields_write(&c->w, &d, c->ctx->catalog, mask);
+		}
 	}
 	jsonw_array_end(&c->w);
 	jsonw_kv_u64(&c->w, "failures", failures);
@@ -86,14 +98,17 @@ static int batch_revision(const cJSON *root, struct slice *out, struct problem *
 	return 0;
 }
 
-/* {"queries": [...]}: nothing beside it but a "revision" to pin, 1..max_batch queries. */
+/* {"queries": [...]}: 1..max_batch queries, and beside them only a
+ * "revision" to pin and "fields" (a string: which members each answer keeps). */
 static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *queries)
 {
-	static const char *const batch_fields[] = {"queries", "revision"};
+	static const char *const batch_fields[] = {"queries", "revision", "fields"};
 	const char *bad;
 	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
+	const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
+	unsigned mask = FIELDS_ALL;
 	struct slice revision;
-	enum jsonin_keys keys = jsonin_check_keys(root, batch_fields, 2, &bad);
+	enum jsonin_keys keys = jsonin_check_keys(root, batch_fields, 3, &bad);
 
 	if (keys == JSONIN_KEYS_DUPLICATE) {
 		problem_set(&c->problem, PROBLEM_REPEATED_PARAMETER, bad, NULL,
@@ -101,11 +116,20 @@ static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *q
 		handler_fail(c);
 	} else if (keys != JSONIN_KEYS_OK) {
 		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
-			    "a batch body has only \"queries\" and \"revision\"; \"%s\" is not allowed beside them",
+			    "a batch body has only \"queries\", \"revision\" and \"fields\"; \"%s\" is not "
+			    "allowed beside them",
 			    bad);
 		handler_fail(c);
 	} else if (batch_revision(root, &revision, &c->problem) != 0 ||
 		   revision_pin(c, revision, &c->problem) != 0) {
+		handler_fail(c);
+	} else if (fields != NULL && !cJSON_IsString(fields)) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "fields", NULL,
+			    "fields must be a string, not %s", jsonin_type_name(fields));
+		handler_fail(c);
+	} else if (fields != NULL &&
+		   fields_parse((struct slice){fields->valuestring, strlen(fields->valuestring)},
+				"fields", &mask, &c->problem) != 0) {
 		handler_fail(c);
 	} else if (n < 1) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
@@ -116,7 +140,7 @@ static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *q
 			    "%d queries; a batch holds at most %zu", n, c->limits->max_batch);
 		handler_fail(c);
 	} else {
-		write_batch(c, queries);
+		write_batch(c, queries, mask);
 	}
 }
 
@@ -138,6 +162,10 @@ void handler_splits_post(struct handler_call *c)
 		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
 			    "the body is over %zu bytes", c->limits->max_body);
 		handler_fail(c);
+		return;
+	}
+	/* the common shape without a tree; anything else through cJSON */
+	if (!c->ctx->batch_tree_only && batchfast_answer(c)) {
 		return;
 	}
 	root = jsonin_parse_in(&arena, c->req->body, c->req->body_len, why, sizeof(why));

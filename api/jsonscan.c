@@ -21,19 +21,37 @@ static uint64_t less_lanes(uint64_t x, unsigned char n)
 	return (x - ONES * n) & ~x & HIGHS;
 }
 
+/* Whether any of the eight bytes at s is not plain. With ascii_only a
+ * lane with its high bit set is a hit anyway, so the "& ~x" that keeps
+ * such a lane from posing as zero or small can go: a lane below 0x20
+ * borrows into its high bit, one equal to '"' or '\\' does once XORed to
+ * zero, and a borrow only ever climbs from a lane that is itself a hit. */
+static inline bool any_special(const char *s, bool ascii_only)
+{
+	uint64_t x;
+
+	memcpy(&x, s, 8);
+	if (ascii_only) {
+		return ((x | (x - ONES * 0x20) | ((x ^ (ONES * '"')) - ONES) | ((x ^ (ONES * '\\')) - ONES)) &
+			HIGHS) != 0;
+	}
+	return (less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) | zero_lanes(x ^ (ONES * '\\'))) != 0;
+}
+
 size_t jsonscan_plain_run(const char *s, size_t len, bool ascii_only)
 {
 	size_t i = 0;
 
 	for (; i + 8 <= len; i += 8) {
-		uint64_t x, hit;
-
-		memcpy(&x, s + i, 8);
-		hit = less_lanes(x, 0x20) | zero_lanes(x ^ (ONES * '"')) |
-		      zero_lanes(x ^ (ONES * '\\')) | (ascii_only ? (x & HIGHS) : 0);
-		if (hit != 0) {
+		if (any_special(s + i, ascii_only)) {
 			break; /* the byte-wise loop below finds which lane */
 		}
+	}
+	/* the last few bytes of a longer string in one more step, the word
+	 * ending at the end (it overlaps bytes already seen, which are plain):
+	 * most strings are wholly plain, and the tail was half the cost */
+	if (i < len && len >= 8 && i + 8 > len && !any_special(s + len - 8, ascii_only)) {
+		return len;
 	}
 	for (; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];

@@ -43,6 +43,8 @@ static const struct field_info fields[QF_COUNT] = {
 	/* POST /ofrep/v1/evaluate/flags, from an OFREP provider's refetch */
 	FIELD(QF_FLAG_CONFIG_ETAG, KIND_SPELLING, flagConfigEtag),
 	FIELD(QF_FLAG_CONFIG_LAST_MODIFIED, KIND_SPELLING, flagConfigLastModified),
+	/* which members of the answer (fields.c reads the list) */
+	FIELD(QF_FIELDS, KIND_NAME, fields),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an
@@ -110,6 +112,27 @@ long query_percent_decode(const char *in, size_t len, char *out)
 	return decode(in, len, out, false);
 }
 
+/* One key or value: in place when nothing in it needs decoding (most of
+ * them: a copy of every byte was a twentieth of a request), else decoded
+ * into scratch. Returns false on a bad escape. */
+static bool split_part(const char *p, size_t len, bool coded, char *scratch, size_t *used,
+		       struct slice *out)
+{
+	long n;
+
+	if (!coded) {
+		*out = (struct slice){p, len};
+		return true;
+	}
+	n = decode(p, len, scratch + *used, true);
+	if (n < 0) {
+		return false;
+	}
+	*out = (struct slice){scratch + *used, (size_t)n};
+	*used += (size_t)n;
+	return true;
+}
+
 enum query_split_status query_split(const char *query, size_t len, char *scratch,
 				    struct query_param params[QUERY_MAX_PARAMS], size_t *num_params,
 				    size_t *bad_index)
@@ -123,7 +146,12 @@ enum query_split_status query_split(const char *query, size_t len, char *scratch
 		size_t pair_len = amp ? (size_t)(amp - pair) : len - pos;
 		const char *eq = memchr(pair, '=', pair_len);
 		size_t key_len = eq ? (size_t)(eq - pair) : pair_len;
-		long k, v;
+		/* a '%' or '+' anywhere in the pair: decode the part holding it
+		 * (memchr, not a byte loop: the pairs are short, the calls cheap) */
+		const char *pct = memchr(pair, '%', pair_len), *plus = memchr(pair, '+', pair_len);
+		const char *key_end = pair + key_len;
+		bool key_coded = (pct != NULL && pct < key_end) || (plus != NULL && plus < key_end);
+		struct query_param *param = &params[*num_params];
 
 		pos += pair_len + (amp ? 1 : 0);
 		if (pair_len == 0) {
@@ -132,23 +160,21 @@ enum query_split_status query_split(const char *query, size_t len, char *scratch
 		if (*num_params == QUERY_MAX_PARAMS) {
 			return QUERY_SPLIT_TOO_MANY;
 		}
-		k = decode(pair, key_len, scratch + used, true);
-		if (k < 0) {
+		if (!split_part(pair, key_len, key_coded, scratch, &used, &param->key)) {
 			*bad_index = *num_params;
 			return QUERY_SPLIT_BAD_ESCAPE;
 		}
-		params[*num_params].key = (struct slice){scratch + used, (size_t)k};
-		used += (size_t)k;
-		v = 0;
+		param->value = (struct slice){pair + pair_len, 0};
 		if (eq != NULL) {
-			v = decode(eq + 1, pair_len - key_len - 1, scratch + used, true);
-			if (v < 0) {
+			size_t value_len = pair_len - key_len - 1;
+			bool value_coded = (pct != NULL && memchr(eq + 1, '%', value_len) != NULL) ||
+					   (plus != NULL && memchr(eq + 1, '+', value_len) != NULL);
+
+			if (!split_part(eq + 1, value_len, value_coded, scratch, &used, &param->value)) {
 				*bad_index = *num_params;
 				return QUERY_SPLIT_BAD_ESCAPE;
 			}
 		}
-		params[*num_params].value = (struct slice){scratch + used, (size_t)v};
-		used += (size_t)v;
 		(*num_params)++;
 	}
 	return QUERY_SPLIT_OK;
@@ -174,9 +200,54 @@ int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, st
 	return query_from_params(params, n, allowed, q, p);
 }
 
-/* An allowed field by exact name, or QF_COUNT. */
+/* The field a name can only be, by its length and a letter or two: one
+ * guess, checked by the caller (QF_COUNT: no guess). */
+static enum query_field guess_field(const char *name, size_t len)
+{
+	switch (len) {
+	case 5:
+		return QF_MODEL;
+	case 6:
+		return name[0] == 't' ? QF_TARGET : QF_FIELDS;
+	case 7:
+		return QF_EXPLAIN;
+	case 8:
+		switch (name[0]) {
+		case 's':
+			return name[1] == 'm' ? QF_SM_COUNT : QF_SPELLING;
+		case 'd':
+			return QF_DECLARED;
+		case 'h':
+			return QF_HEAD_DIM;
+		case 'n':
+			return QF_NUM_SEQS;
+		case 'm':
+			return QF_MAX_ROWS;
+		case 'o':
+			return QF_OVERRIDE;
+		default:
+			return QF_COUNT;
+		}
+	case 11:
+		return QF_NUM_Q_HEADS;
+	case 14:
+		return QF_MAX_BATCH_SIZE;
+	default:
+		return QF_COUNT;
+	}
+}
+
+/* An allowed field by exact name, or QF_COUNT. The guess settles nearly
+ * every lookup in one compare (the loop was most of reading a query); the
+ * loop stays for anything the guess does not name. */
 static enum query_field find_field(const char *name, size_t len, unsigned allowed)
 {
+	enum query_field g = guess_field(name, len);
+
+	if (g != QF_COUNT && (allowed & QUERY_BIT(g)) && fields[g].name_len == len &&
+	    memcmp(fields[g].name, name, len) == 0) {
+		return g;
+	}
 	for (int f = 0; f < QF_COUNT; f++) {
 		if ((allowed & QUERY_BIT(f)) && fields[f].name_len == len &&
 		    memcmp(fields[f].name, name, len) == 0) {

@@ -11,8 +11,9 @@
  * (application/x-www-form-urlencoded), so all of its parsing is in one
  * place; the router borrows the decoder for a {name} path segment.
  *
- * Slices in a struct query point into the caller's buffers (the decoded
- * query scratch, or the cJSON tree): they live as long as those do.
+ * Slices in a struct query point into the caller's buffers (the raw query
+ * string and its decoded scratch, or the cJSON tree): they live as long as
+ * those do.
  * No allocation; thread-safe.
  */
 #ifndef SPLITKD_QUERY_H
@@ -45,6 +46,7 @@ enum query_field {
 	QF_TO,
 	QF_FLAG_CONFIG_ETAG,          /* POST /ofrep/v1/evaluate/flags after an SSE refetch */
 	QF_FLAG_CONFIG_LAST_MODIFIED, /* (ADR-0008); accepted, not needed */
+	QF_FIELDS, /* the answer members asked for (fields.h) */
 	QF_COUNT
 };
 
@@ -54,8 +56,8 @@ struct query_u32 {
 };
 
 struct query {
-	struct slice target, declared, model, override, spelling; /* p NULL: absent */
-	struct slice revision, from, to;                          /* p NULL: absent */
+	struct slice target, declared, model, override, spelling, fields; /* p NULL: absent */
+	struct slice revision, from, to;                                  /* p NULL: absent */
 	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
 	bool explain;
 	/* named as OFREP's query parameters are (a member's name is its parameter's) */
@@ -84,7 +86,9 @@ enum query_split_status {
  * rules ('+' is a space, %XX a byte) into `scratch`, which must hold at
  * least `len` bytes. Empty pairs ("a=1&&b=2") are skipped; a pair without
  * '=' has an empty value. On QUERY_SPLIT_BAD_ESCAPE, *bad_index is the pair
- * at fault. The slices point into scratch.
+ * at fault. A key or value with nothing to decode (no '%', no '+') points
+ * into `query` itself, any other into scratch: the slices live as long as
+ * both do.
  */
 enum query_split_status query_split(const char *query, size_t len, char *scratch,
 				    struct query_param params[QUERY_MAX_PARAMS], size_t *num_params,
@@ -97,7 +101,7 @@ long query_percent_decode(const char *in, size_t len, char *out);
 
 /* Splits, decodes and reads a raw query string (len bytes; `raw` may be
  * NULL when len is 0) for an endpoint that takes the fields in `allowed`.
- * `scratch` holds at least len bytes; q's slices point into it.
+ * `scratch` holds at least len bytes; q's slices point into it or raw.
  * Returns 0, or -1 with the problem filled in. */
 int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, struct query *q,
 		struct problem *p);

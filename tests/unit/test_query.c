@@ -26,6 +26,106 @@ Test(query, query_parse_decodes_and_splits)
 	cr_assert_eq(p[4].key.len, 0);
 }
 
+/* Nothing to decode: the slices are the input's own bytes, not a copy. */
+Test(query, plain_pairs_are_not_copied)
+{
+	const char *q = "target=h100&model=qwen3.8-27b&override=x+y&k%41=1";
+	char scratch[64];
+	struct query_param p[QUERY_MAX_PARAMS];
+	size_t n, bad;
+
+	cr_assert_eq(query_split(q, strlen(q), scratch, p, &n, &bad), QUERY_SPLIT_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(p[0].key.p, q);
+	cr_assert_eq(p[0].value.p, q + 7);
+	cr_assert_eq(p[1].value.p, q + 18);
+	cr_assert_eq(p[2].key.p, q + 30);
+	cr_assert(p[2].value.p >= scratch && p[2].value.p < scratch + sizeof(scratch));
+	cr_assert(memcmp(p[2].value.p, "x y", 3) == 0);
+	cr_assert(p[3].key.p >= scratch && p[3].key.p < scratch + sizeof(scratch));
+	cr_assert(memcmp(p[3].key.p, "kA", 2) == 0 && p[3].value.p == q + 48);
+}
+
+/* The splitter as the form-encoding rule states it, one pair at a time,
+ * every byte decoded into a copy: what query_split must agree with. */
+static int ref_split(const char *q, size_t len, char out[][2][32], size_t lens[][2])
+{
+	int n = 0;
+	size_t pos = 0;
+
+	while (pos <= len) {
+		const char *amp = memchr(q + pos, '&', len - pos);
+		size_t end = amp ? (size_t)(amp - q) : len, eq = end;
+
+		for (size_t i = pos; i < end; i++) {
+			if (q[i] == '=') {
+				eq = i;
+				break;
+			}
+		}
+		if (end > pos) {
+			for (int part = 0; part < 2; part++) {
+				size_t from = part ? (eq < end ? eq + 1 : end) : pos, to = part ? end : eq, k = 0;
+
+				for (size_t i = from; i < to; i++) {
+					if (q[i] == '%') {
+						unsigned v;
+
+						if (i + 2 >= to || sscanf(q + i + 1, "%2x", &v) != 1 ||
+						    !strchr("0123456789abcdefABCDEF", q[i + 1]) ||
+						    !strchr("0123456789abcdefABCDEF", q[i + 2])) {
+							return -1;
+						}
+						out[n][part][k++] = (char)v;
+						i += 2;
+					} else {
+						out[n][part][k++] = q[i] == '+' ? ' ' : q[i];
+					}
+				}
+				lens[n][part] = k;
+			}
+			n++;
+		}
+		pos = end + 1;
+	}
+	return n;
+}
+
+Test(query, split_agrees_with_the_rule_over_random_queries)
+{
+	static const char alphabet[] = "ab=&%+2F0";
+	uint32_t seed = 22;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		char q[16], scratch[16], want[16][2][32];
+		size_t len = (seed >> 8) % 14, wlens[16][2], n = 0, bad = 0;
+		struct query_param p[QUERY_MAX_PARAMS];
+		int wn;
+		enum query_split_status st;
+
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			q[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+		}
+		seed = seed * 1103515245u + 12345u;
+		wn = ref_split(q, len, want, wlens);
+		st = query_split(q, len, scratch, p, &n, &bad);
+		cr_assert_eq(st == QUERY_SPLIT_BAD_ESCAPE, wn < 0, "%.*s", (int)len, q);
+		if (wn < 0) {
+			continue;
+		}
+		cr_assert_eq(st, QUERY_SPLIT_OK);
+		cr_assert_eq(n, (size_t)wn, "%.*s", (int)len, q);
+		for (size_t i = 0; i < n; i++) {
+			cr_assert_eq(p[i].key.len, wlens[i][0], "%.*s pair %zu", (int)len, q, i);
+			cr_assert_eq(p[i].value.len, wlens[i][1], "%.*s pair %zu", (int)len, q, i);
+			cr_assert(memcmp(p[i].key.p, want[i][0], wlens[i][0]) == 0, "%.*s", (int)len, q);
+			cr_assert(memcmp(p[i].value.p, want[i][1], wlens[i][1]) == 0, "%.*s", (int)len, q);
+			cr_assert_not_null(p[i].value.p);
+		}
+	}
+}
+
 Test(query, query_parse_refuses_bad_escapes)
 {
 	static const char *const bad_queries[] = {"a=%", "a=%4", "a=%zz", "a=1&b%=2", "x=%g0"};
@@ -152,4 +252,26 @@ Test(query, context_keys_by_kind)
 	cr_assert_eq(context("{\"explain\":null}", &c, &p), 0);
 	cr_assert_eq(context("[]", &c, &p), -1);
 	cr_assert_eq(query_from_context(NULL, ~0u, &c, &p), 0);
+}
+
+/* Every field is found by its own name, allowed alone, and refused when
+ * not allowed: the lookup's shortcut by length names each one right. */
+Test(query, every_field_is_found_by_its_name)
+{
+	static const char *const names[QF_COUNT] = {
+		"target", "sm_count", "declared", "model", "num_q_heads", "head_dim", "max_batch_size",
+		"num_seqs", "max_rows", "override", "explain", "spelling", "revision", "from", "to",
+		"flagConfigEtag", "flagConfigLastModified", "fields"};
+
+	for (int f = 0; f < QF_COUNT; f++) {
+		char raw[64], scratch[64];
+		struct query q;
+		struct problem p;
+
+		snprintf(raw, sizeof(raw), "%s=%s", names[f], f == QF_EXPLAIN ? "1" : "7");
+		cr_assert_eq(query_parse(raw, strlen(raw), scratch, QUERY_BIT(f), &q, &p), 0, "%s: %s", raw,
+			     p.detail);
+		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~0u & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);
+		cr_assert_eq(p.kind, PROBLEM_UNKNOWN_PARAMETER, "%s", raw);
+	}
 }

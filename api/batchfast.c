@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "batchfast.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "answer.h"
+#include "decide.h"
+#include "fields.h"
+
+/* A position in the body. */
+struct cursor {
+	const char *s;
+	size_t n, i;
+};
+
+/* RFC 8259 whitespace only: cJSON skips every byte up to 0x20, but such a
+ * body is not the common shape. */
+static inline void skip_ws(struct cursor *c)
+{
+	while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\n' || c->s[c->i] == '\r' ||
+			       c->s[c->i] == '\t')) {
+		c->i++;
+	}
+}
+
+/* The punctuation `ch` next (after whitespace): steps over it. */
+static inline bool punct(struct cursor *c, char ch)
+{
+	skip_ws(c);
+	if (c->i < c->n && c->s[c->i] == ch) {
+		c->i++;
+		return true;
+	}
+	return false;
+}
+
+/* The bytes a plain string holds as they are: printable ASCII and DEL,
+ * not '"' (0x22) or '\\' (0x5C). One look-up a byte: the strings of a
+ * batch are short, too short for jsonscan's eight-byte steps to pay. */
+#define R8 1, 1, 1, 1, 1, 1, 1, 1
+static const unsigned char plain_byte[256] = {
+	[0x20] = 1, 1, 0, 1, 1, 1, 1, 1, /* ' ' '!' '"' ... */
+	R8, R8, R8, R8, R8, R8,          /* 0x28 to 0x57 */
+	1, 1, 1, 1, 0, 1, 1, 1,          /* 'X' 'Y' 'Z' '[' '\\' ... */
+	R8, R8, R8, R8,                  /* 0x60 to 0x7F */
+};
+#undef R8
+
+/* A string of plain ASCII, no escape: its content in place. */
+static bool plain_string(struct cursor *c, struct slice *out)
+{
+	const unsigned char *u = (const unsigned char *)c->s;
+	size_t start, i;
+
+	skip_ws(c);
+	if (c->i >= c->n || c->s[c->i] != '"') {
+		return false;
+	}
+	start = i = c->i + 1;
+	while (i < c->n && plain_byte[u[i]]) {
+		i++;
+	}
+	if (i >= c->n || c->s[i] != '"') {
+		return false; /* an escape, a control or non-ASCII byte, or the end */
+	}
+	*out = (struct slice){c->s + start, i - start};
+	c->i = i + 1;
+	return true;
+}
+
+/* An integer from 1 to 4294967295 with no sign, fraction or exponent
+ * (what follows must be ',' or '}', which the caller checks). */
+static bool plain_u32(struct cursor *c, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t digits = 0;
+
+	skip_ws(c);
+	if (c->i >= c->n || c->s[c->i] < '1' || c->s[c->i] > '9') {
+		return false;
+	}
+	while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') {
+		if (++digits > 10) {
+			return false;
+		}
+		v = v * 10 + (uint64_t)(c->s[c->i] - '0');
+		c->i++;
+	}
+	if (v > UINT32_MAX || (c->i < c->n && (c->s[c->i] == '.' || c->s[c->i] == 'e' ||
+						 c->s[c->i] == 'E'))) {
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+static bool plain_bool(struct cursor *c, bool *out)
+{
+	skip_ws(c);
+	if (c->n - c->i >= 4 && memcmp(c->s + c->i, "true", 4) == 0) {
+		c->i += 4;
+		*out = true;
+		return true;
+	}
+	if (c->n - c->i >= 5 && memcmp(c->s + c->i, "false", 5) == 0) {
+		c->i += 5;
+		*out = false;
+		return true;
+	}
+	return false;
+}
+
+enum kind { STRING, NUMBER, BOOLEAN };
+
+/* The inputs a batch query takes (DECIDE_FIELDS), named as query.c names
+ * them, with where each goes in struct query. */
+struct input {
+	const char *name;
+	size_t len;
+	enum query_field field;
+	enum kind kind;
+	size_t offset;
+};
+
+#define INPUT(f, k, member) {#member, sizeof(#member) - 1, f, k, offsetof(struct query, member)}
+
+static const struct input inputs[] = {
+	INPUT(QF_TARGET, STRING, target),
+	INPUT(QF_MODEL, STRING, model),
+	INPUT(QF_MAX_BATCH_SIZE, NUMBER, max_batch_size),
+	INPUT(QF_NUM_SEQS, NUMBER, num_seqs),
+	INPUT(QF_MAX_ROWS, NUMBER, max_rows),
+	INPUT(QF_HEAD_DIM, NUMBER, head_dim),
+	INPUT(QF_OVERRIDE, STRING, override),
+	INPUT(QF_SM_COUNT, NUMBER, sm_count),
+	INPUT(QF_DECLARED, STRING, declared),
+	INPUT(QF_NUM_Q_HEADS, NUMBER, num_q_heads),
+	INPUT(QF_EXPLAIN, BOOLEAN, explain),
+};
+
+#define NUM_INPUTS (sizeof(inputs) / sizeof(inputs[0]))
+
+/* One row per input a batch query takes (tests/unit/test_batchfast.c
+ * checks the rows name exactly DECIDE_FIELDS). */
+_Static_assert(NUM_INPUTS == (size_t)__builtin_popcount(DECIDE_FIELDS),
+	       "batchfast: one row per DECIDE_FIELDS member");
+
+/* The input whose name is the key at the cursor (at its opening quote),
+ * stepping over the key and its closing quote; NULL for any other key.
+ * Compared in place: a key needs no scan of its own. */
+static const struct input *input_at(struct cursor *c)
+{
+	const char *at = c->s + c->i + 1;
+	size_t room = c->n - c->i - 1;
+
+	for (size_t i = 0; i < NUM_INPUTS; i++) {
+		const struct input *in = &inputs[i];
+
+		if (in->len < room && at[0] == in->name[0] && at[in->len] == '"' &&
+		    memcmp(at, in->name, in->len) == 0) {
+			c->i += in->len + 2;
+			return in;
+		}
+	}
+	return NULL;
+}
+
+/* One member's value, by the input's kind, into q. */
+static bool read_value(struct cursor *c, const struct input *in, struct query *q)
+{
+	char *member = (char *)q + in->offset;
+
+	switch (in->kind) {
+	case STRING: {
+		struct slice *s = (struct slice *)(void *)member;
+
+		return plain_string(c, s) && s->len <= BATCHFAST_MAX_STRING;
+	}
+	case NUMBER: {
+		struct query_u32 *u = (struct query_u32 *)(void *)member;
+
+		u->set = plain_u32(c, &u->v);
+		return u->set;
+	}
+	case BOOLEAN:
+		break;
+	}
+	return plain_bool(c, &q->explain);
+}
+
+/* One query object, as query_from_json would read it. */
+static bool read_query(struct cursor *c, struct query *q)
+{
+	unsigned seen = 0;
+
+	memset(q, 0, sizeof(*q));
+	if (!punct(c, '{')) {
+		return false;
+	}
+	if (punct(c, '}')) {
+		return true;
+	}
+	do {
+		const struct input *in;
+
+		skip_ws(c);
+		if (c->i >= c->n || c->s[c->i] != '"') {
+			return false;
+		}
+		in = input_at(c);
+		if (in == NULL || !punct(c, ':') || (seen & QUERY_BIT(in->field))) {
+			return false;
+		}
+		seen |= QUERY_BIT(in->field);
+		if (!read_value(c, in, q)) {
+			return false;
+		}
+	} while (punct(c, ','));
+	return punct(c, '}');
+}
+
+static bool key_is(struct slice key, const char *word)
+{
+	return key.len == strlen(word) && memcmp(key.p, word, key.len) == 0;
+}
+
+/* The whole body checked: where the queries start, how many, the fields
+ * list (p NULL: none). */
+struct shape {
+	size_t queries_at, count;
+	struct slice fields;
+};
+
+static bool read_shape(const char *text, size_t len, size_t max_batch, struct shape *sh)
+{
+	struct cursor c = {text, len, 0};
+	bool have_queries = false;
+
+	sh->fields = (struct slice){NULL, 0};
+	if (!punct(&c, '{')) {
+		return false;
+	}
+	do {
+		struct slice key;
+
+		if (!plain_string(&c, &key) || !punct(&c, ':')) {
+			return false;
+		}
+		if (key_is(key, "queries") && !have_queries) {
+			struct query q;
+
+			have_queries = true;
+			if (!punct(&c, '[')) {
+				return false;
+			}
+			sh->queries_at = c.i;
+			sh->count = 0;
+			do {
+				if (!read_query(&c, &q) || ++sh->count > max_batch) {
+					return false;
+				}
+			} while (punct(&c, ','));
+			if (!punct(&c, ']')) {
+				return false;
+			}
+		} else if (key_is(key, "fields") && sh->fields.p == NULL) {
+			if (!plain_string(&c, &sh->fields)) {
+				return false;
+			}
+		} else {
+			return false;
+		}
+	} while (punct(&c, ','));
+	if (!punct(&c, '}')) {
+		return false;
+	}
+	skip_ws(&c);
+	return c.i == c.n && have_queries;
+}
+
+bool batchfast_answer(struct handler_call *c)
+{
+	struct shape sh;
+	struct cursor cur;
+	unsigned mask = FIELDS_ALL;
+	size_t failures = 0;
+	struct problem ignored;
+
+	if (!read_shape(c->req->body, c->req->body_len, c->limits->max_batch, &sh) ||
+	    (sh.fields.p != NULL && fields_parse(sh.fields, "fields", &mask, &ignored) != 0)) {
+		return false;
+	}
+	/* from here on, the answer of the cJSON path (handler_splits.c write_batch),
+	 * from queries read the second time round, known good */
+	cur = (struct cursor){c->req->body, c->req->body_len, sh.queries_at};
+	jsonw_reserve(&c->w, sh.count * (mask == FIELDS_ALL ? 640 : 160));
+	jsonw_object_begin(&c->w);
+	jsonw_kv_u64(&c->w, "count", sh.count);
+	jsonw_key(&c->w, "results");
+	jsonw_array_begin(&c->w);
+	for (size_t i = 0; i < sh.count; i++) {
+		struct query q;
+		struct decision d;
+		struct problem p;
+
+		read_query(&cur, &q);
+		punct(&cur, ',');
+		if (decide_run(c->ctx->catalog, &q, &d, &p) != 0) {
+			failures++;
+			jsonw_object_begin(&c->w);
+			jsonw_key(&c->w, "error");
+			problem_write(&c->w, &p);
+			jsonw_object_end(&c->w);
+			continue;
+		}
+		handler_count_decision(c, d.target ? d.target->names.name : NULL, d.res.resolved.policy.kind);
+		if (mask == FIELDS_ALL) {
+			answer_write(&c->w, &d, c->ctx->catalog);
+		} else {
+			fields_write(&c->w, &d, c->ctx->catalog, mask);
+		}
+	}
+	jsonw_array_end(&c->w);
+	jsonw_kv_u64(&c->w, "failures", failures);
+	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	jsonw_object_end(&c->w);
+	return true;
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "fields.h"
+
+#include <string.h>
+
+#include "explain.h"
+#include "names.h"
+#include "quote.h"
+#include "splitk.h"
+
+static const char *const member_names[FM_COUNT] = {
+	[FM_TARGET] = "target",
+	[FM_SM_COUNT] = "sm_count",
+	[FM_DECLARED] = "declared",
+	[FM_MODEL] = "model",
+	[FM_NUM_Q_HEADS] = "num_q_heads",
+	[FM_HEAD_DIM] = "head_dim",
+	[FM_MAX_BATCH_SIZE] = "max_batch_size",
+	[FM_NUM_SEQS] = "num_seqs",
+	[FM_MAX_ROWS] = "max_rows",
+	[FM_OVERRIDE] = "override",
+	[FM_POLICY] = "policy",
+	[FM_SOURCE] = "source",
+	[FM_NUM_SPLITS] = "num_splits",
+	[FM_WORKSPACE_SLOTS] = "workspace_slots",
+	[FM_WORKSPACE_BYTES] = "workspace_bytes",
+	[FM_WARNINGS] = "warnings",
+	[FM_CATALOG] = "catalog",
+	[FM_EXPLAIN] = "explain",
+};
+
+const char *fields_name(enum fields_member m)
+{
+	return (unsigned)m < FM_COUNT ? member_names[m] : NULL;
+}
+
+static int member_of(const char *name, size_t len)
+{
+	for (int m = 0; m < FM_COUNT; m++) {
+		if (strlen(member_names[m]) == len && memcmp(member_names[m], name, len) == 0) {
+			return m;
+		}
+	}
+	return -1;
+}
+
+/* One name of the list that is no member: a problem, with the nearest
+ * member (by the same rule as every other "did you mean") when there is one. */
+static int unknown(struct slice name, const char *param, struct problem *p)
+{
+	char quoted[QUOTE_MAX];
+	struct names_near nn;
+	const char *near;
+
+	/* the one "did you mean" search, an exact match but for case included */
+	names_near_init(&nn, name.p, name.len, NAMES_SAME);
+	for (int m = 0; m < FM_COUNT; m++) {
+		names_near_offer(&nn, member_names[m]);
+	}
+	near = nn.best;
+	quote_excerpt(name.p, name.len, quoted, sizeof(quoted));
+	if (near != NULL) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, param, near,
+				   "%s: \"%s\" is no member of the answer; did you mean \"%s\"?", param,
+				   quoted, near);
+	}
+	return problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
+			   "%s: \"%s\" is no member of the answer (see /openapi.json, Decision)",
+			   param, quoted);
+}
+
+int fields_parse(struct slice list, const char *param, unsigned *mask, struct problem *p)
+{
+	size_t pos = 0;
+
+	*mask = 0;
+	if (list.len == 0) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
+				   "%s must name at least one member of the answer, e.g. "
+				   "num_splits,workspace_bytes",
+				   param);
+	}
+	while (pos <= list.len) {
+		const char *start = list.p + pos;
+		const char *comma = memchr(start, ',', list.len - pos);
+		struct slice name = {start, comma != NULL ? (size_t)(comma - start) : list.len - pos};
+		int m;
+
+		if (name.len == 0) {
+			return problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
+					   "%s has an empty name: members are separated by one comma, "
+					   "e.g. num_splits,workspace_bytes",
+					   param);
+		}
+		m = member_of(name.p, name.len);
+		if (m < 0) {
+			return unknown(name, param, p);
+		}
+		if (*mask & FIELDS_BIT(m)) {
+			return problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
+					   "%s names \"%s\" more than once", param, member_names[m]);
+		}
+		*mask |= FIELDS_BIT(m);
+		pos += name.len + 1;
+	}
+	return 0;
+}
+
+/* The members as answer_write writes them, each behind its bit. */
+void fields_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
+		  unsigned mask)
+{
+	char label[SPLITK_LABEL_MAX];
+
+	jsonw_object_begin(w);
+	if (mask & FIELDS_BIT(FM_TARGET)) {
+		jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
+	}
+	if (mask & FIELDS_BIT(FM_SM_COUNT)) {
+		jsonw_kv_u64(w, "sm_count", d->sm_count);
+	}
+	if (mask & FIELDS_BIT(FM_DECLARED)) {
+		splitk_label(d->res.declared, label);
+		jsonw_kv_str(w, "declared", label);
+	}
+	if (mask & FIELDS_BIT(FM_MODEL)) {
+		jsonw_kv_str_or_null(w, "model", d->model ? d->model->names.name : NULL);
+	}
+	if (mask & FIELDS_BIT(FM_NUM_Q_HEADS)) {
+		jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
+	}
+	if (mask & FIELDS_BIT(FM_HEAD_DIM)) {
+		jsonw_kv_u64_or_null(w, "head_dim", d->head_dim);
+	}
+	if (mask & FIELDS_BIT(FM_MAX_BATCH_SIZE)) {
+		jsonw_kv_u64(w, "max_batch_size", d->shape.max_batch_size);
+	}
+	if (mask & FIELDS_BIT(FM_NUM_SEQS)) {
+		jsonw_kv_u64(w, "num_seqs", d->shape.num_seqs);
+	}
+	if (mask & FIELDS_BIT(FM_MAX_ROWS)) {
+		jsonw_kv_u64(w, "max_rows", d->shape.max_rows);
+	}
+	if (mask & FIELDS_BIT(FM_OVERRIDE)) {
+		jsonw_key(w, "override");
+		if (d->override.p != NULL) {
+			jsonw_strn(w, d->override.p, d->override.len);
+		} else {
+			jsonw_null(w);
+		}
+	}
+	if (mask & FIELDS_BIT(FM_POLICY)) {
+		splitk_label(d->res.resolved.policy, label);
+		jsonw_kv_str(w, "policy", label);
+	}
+	if (mask & FIELDS_BIT(FM_SOURCE)) {
+		jsonw_kv_str(w, "source", decide_source(d));
+	}
+	if (mask & FIELDS_BIT(FM_NUM_SPLITS)) {
+		jsonw_kv_u64(w, "num_splits", d->num_splits);
+	}
+	if (mask & FIELDS_BIT(FM_WORKSPACE_SLOTS)) {
+		jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
+	}
+	if (mask & FIELDS_BIT(FM_WORKSPACE_BYTES)) {
+		jsonw_kv_bytes(w, "workspace_bytes", d->workspace_bytes);
+	}
+	if (mask & FIELDS_BIT(FM_WARNINGS)) {
+		jsonw_key(w, "warnings");
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < d->num_warnings; i++) {
+			jsonw_str(w, d->warnings[i]);
+		}
+		jsonw_array_end(w);
+	}
+	if (mask & FIELDS_BIT(FM_CATALOG)) {
+		jsonw_kv_str(w, "catalog", cat->digest);
+	}
+	if ((mask & FIELDS_BIT(FM_EXPLAIN)) && d->explain) {
+		explain_write(w, d);
+	}
+	jsonw_object_end(w);
+}

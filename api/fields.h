@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * fields — the members of a decision's answer a caller asks for:
+ * `fields=num_splits,workspace_bytes` (GET /v1/splits, and a batch body's
+ * top-level "fields", for each of its answers) answers only those members,
+ * in the answer's own order, whatever the order asked. A name that is no
+ * member of the answer is an invalid-parameter problem with a "did you
+ * mean"; an empty list, an empty name or a name given twice is one too.
+ *
+ * Every member is written by fields_write exactly as answer_write writes
+ * it, so an answer cut down by fields is the full answer with members left
+ * out, byte for byte (tests/unit/test_fields.c holds it to that).
+ * No allocation; thread-safe (no state).
+ */
+#ifndef SPLITKD_FIELDS_H
+#define SPLITKD_FIELDS_H
+
+#include <stddef.h>
+
+#include "catalog.h"
+#include "decide.h"
+#include "jsonw.h"
+#include "problem.h"
+#include "slice.h"
+
+/* The members of an answer, in the order answer_write writes them. */
+enum fields_member {
+	FM_TARGET,
+	FM_SM_COUNT,
+	FM_DECLARED,
+	FM_MODEL,
+	FM_NUM_Q_HEADS,
+	FM_HEAD_DIM,
+	FM_MAX_BATCH_SIZE,
+	FM_NUM_SEQS,
+	FM_MAX_ROWS,
+	FM_OVERRIDE,
+	FM_POLICY,
+	FM_SOURCE,
+	FM_NUM_SPLITS,
+	FM_WORKSPACE_SLOTS,
+	FM_WORKSPACE_BYTES,
+	FM_WARNINGS,
+	FM_CATALOG,
+	FM_EXPLAIN, /* written only when the query asks for explain */
+	FM_COUNT
+};
+
+/* A set of members, as a bit mask; FIELDS_ALL is the whole answer. */
+#define FIELDS_BIT(m) (1u << (m))
+#define FIELDS_ALL ((1u << FM_COUNT) - 1u)
+
+/* What GET /v1/splits takes: the decision's inputs and fields (a POST
+ * body's query takes the inputs alone). */
+#define FIELDS_SPLITS_PARAMS (DECIDE_FIELDS | QUERY_BIT(QF_FIELDS))
+
+/* The member's name as the answer spells it ("num_splits"); NULL past the
+ * end. */
+const char *fields_name(enum fields_member m);
+
+/*
+ * Reads a comma-separated list of member names (no spaces; a query
+ * string's value is decoded first, so %2C is a comma too). `param` names
+ * where it came from in a problem ("fields"). Returns 0 with *mask set, or
+ * -1 with the problem filled in.
+ */
+int fields_parse(struct slice list, const char *param, unsigned *mask, struct problem *p);
+
+/* Writes the answer object with only the members in mask (FIELDS_ALL: the
+ * same bytes as answer_write). */
+void fields_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
+		  unsigned mask);
+
+#endif /* SPLITKD_FIELDS_H */

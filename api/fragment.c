@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "fragment.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "decimal.h"
+#include "jsonscan.h"
+#include "jsonw.h"
+#include "splitk.h"
+
+/* Appends a string literal: its length is a constant, so the copy is a
+ * few moves. */
+#define LIT(p, s)                                   \
+	do {                                        \
+		memcpy((p), (s), sizeof(s) - 1);    \
+		(p) += sizeof(s) - 1;               \
+	} while (0)
+
+/* The escaped form of a byte is at most 6 bytes ("\u00XX"; a bad byte's
+ * U+FFFD is 3), plus the two quotes. */
+static size_t string_bound(size_t len)
+{
+	return 6 * len + 2;
+}
+
+static char *put_string(char *p, const char *s, size_t len)
+{
+	*p++ = '"';
+	if (jsonscan_plain_run(s, len, true) == len) {
+		memcpy(p, s, len);
+		p += len;
+	} else {
+		p += jsonw_escape(p, string_bound(len), s, len);
+	}
+	*p++ = '"';
+	return p;
+}
+
+static char *put_string_or_null(char *p, const char *s, size_t len)
+{
+	if (s == NULL) {
+		LIT(p, "null");
+		return p;
+	}
+	return put_string(p, s, len);
+}
+
+/* Decimal digits, most significant first, with no buffer between. */
+static char *put_u64(char *p, uint64_t v)
+{
+	size_t n = 1;
+
+	for (uint64_t t = v; t >= 10u; t /= 10u) {
+		n++;
+	}
+	for (size_t i = n; i > 0; i--) {
+		p[i - 1] = (char)('0' + v % 10u);
+		v /= 10u;
+	}
+	return p + n;
+}
+
+static char *put_label(char *p, struct splitk_policy pol)
+{
+	char label[SPLITK_LABEL_MAX];
+	size_t n = splitk_label(pol, label);
+
+	*p++ = '"';
+	memcpy(p, label, n);
+	p += n;
+	*p++ = '"';
+	return p;
+}
+
+
+size_t fragment_bound(const struct decision *d, const struct catalog *cat)
+{
+	/* keys, punctuation, labels and numbers: well under 512 bytes */
+	size_t n = 512 + DECIMAL_U128_MAX;
+
+	if (d->target != NULL) {
+		n += string_bound(d->target->names.name_len);
+	}
+	if (d->model != NULL) {
+		n += string_bound(d->model->names.name_len);
+	}
+	if (d->override.p != NULL) {
+		n += string_bound(d->override.len);
+	}
+	for (size_t i = 0; i < d->num_warnings; i++) {
+		n += string_bound(strlen(d->warnings[i])) + 1;
+	}
+	return n + string_bound(strlen(cat->digest));
+}
+
+size_t fragment_write(char *out, const struct decision *d, const struct catalog *cat)
+{
+	char *p = out;
+	size_t n;
+
+	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
+	 * name_len is the strlen answer_write takes */
+	LIT(p, "{\"target\":");
+	p = put_string_or_null(p, d->target ? d->target->names.name : NULL,
+			       d->target ? d->target->names.name_len : 0);
+	LIT(p, ",\"sm_count\":");
+	p = put_u64(p, d->sm_count);
+	LIT(p, ",\"declared\":");
+	p = put_label(p, d->res.declared);
+	LIT(p, ",\"model\":");
+	p = put_string_or_null(p, d->model ? d->model->names.name : NULL,
+			       d->model ? d->model->names.name_len : 0);
+	LIT(p, ",\"num_q_heads\":");
+	p = put_u64(p, d->num_q_heads);
+	LIT(p, ",\"head_dim\":");
+	if (d->head_dim == 0) {
+		LIT(p, "null");
+	} else {
+		p = put_u64(p, d->head_dim);
+	}
+	LIT(p, ",\"max_batch_size\":");
+	p = put_u64(p, d->shape.max_batch_size);
+	LIT(p, ",\"num_seqs\":");
+	p = put_u64(p, d->shape.num_seqs);
+	LIT(p, ",\"max_rows\":");
+	p = put_u64(p, d->shape.max_rows);
+	LIT(p, ",\"override\":");
+	p = put_string_or_null(p, d->override.p, d->override.len);
+	LIT(p, ",\"policy\":");
+	p = put_label(p, d->res.resolved.policy);
+	if (d->res.resolved.from_override) {
+		LIT(p, ",\"source\":\"override\",\"num_splits\":");
+	} else {
+		LIT(p, ",\"source\":\"declared\",\"num_splits\":");
+	}
+	p = put_u64(p, d->num_splits);
+	LIT(p, ",\"workspace_slots\":");
+	p = put_u64(p, d->workspace_slots);
+	LIT(p, ",\"workspace_bytes\":");
+	if (!d->workspace_bytes.known) {
+		LIT(p, "null");
+	} else if (d->workspace_bytes.hi == 0) {
+		p = put_u64(p, d->workspace_bytes.lo);
+	} else {
+		p += decimal_format_u128(d->workspace_bytes.hi, d->workspace_bytes.lo, p);
+	}
+	LIT(p, ",\"warnings\":[");
+	for (size_t i = 0; i < d->num_warnings; i++) {
+		if (i > 0) {
+			*p++ = ',';
+		}
+		p = put_string(p, d->warnings[i], strlen(d->warnings[i]));
+	}
+	/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
+	LIT(p, "],\"catalog\":\"");
+	n = strlen(cat->digest);
+	memcpy(p, cat->digest, n);
+	p += n;
+	LIT(p, "\"}");
+	return (size_t)(p - out);
+}

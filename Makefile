@@ -89,6 +89,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/holder.c server/http.c server/listener.c \
+	      server/reload.c server/watch.c \
 	      server/log.c server/main.c server/metrics.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd

@@ -14,6 +14,7 @@
 #include "etag.h"
 #include "handler.h"
 #include "ofrep.h"
+#include "status.h"
 #include "ui.h"
 
 /* Unset members are 0: no {name}, no query parameters, no POST. */
@@ -36,6 +37,7 @@ static const struct route routes[] = {
 	{.path = "/v1/catalog", .get = handler_catalog},
 	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
 	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS, .get = handler_matrix},
+	{.path = "/v1/status", .get = status_handler},
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},

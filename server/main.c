@@ -20,49 +20,15 @@
 #include "http.h"
 #include "jsonin.h"
 #include "log.h"
+#include "reload.h"
 
 
-/* Reads a whole file of at most CATALOG_MAX_BYTES. Returns a heap buffer
- * (free it) or NULL with a message in err. */
-static char *read_file(const char *path, size_t *len, char *err, size_t cap)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n;
-
-	if (f == NULL) {
-		snprintf(err, cap, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc((size_t)CATALOG_MAX_BYTES + 1);
-	if (buf == NULL) {
-		snprintf(err, cap, "%s: out of memory", path);
-		goto done;
-	}
-	n = fread(buf, 1, (size_t)CATALOG_MAX_BYTES + 1, f);
-	if (ferror(f)) {
-		snprintf(err, cap, "%s: read error", path);
-		free(buf);
-		buf = NULL;
-	} else if (n > CATALOG_MAX_BYTES) {
-		snprintf(err, cap, "%s: larger than %u bytes", path, CATALOG_MAX_BYTES);
-		free(buf);
-		buf = NULL;
-	} else {
-		*len = n;
-	}
-done:
-	fclose(f);
-	return buf;
-}
-
-/* The catalog from a file, or the embedded one when path is NULL. */
-static struct catalog *load_catalog(const char *path, char *err, size_t cap)
+/* The catalog from a file (read as every reload reads it; *rd says what
+ * was found), or the embedded one when path is NULL. */
+static struct catalog *load_catalog(const char *path, struct reload_read *rd, char *err, size_t cap)
 {
 	char why[512];
 	struct catalog *cat;
-	size_t len = 0;
-	char *text;
 
 	if (path == NULL) {
 		cat = catalog_load(embedded_catalog_json, embedded_catalog_json_len, why, sizeof(why));
@@ -71,15 +37,10 @@ static struct catalog *load_catalog(const char *path, char *err, size_t cap)
 		}
 		return cat;
 	}
-	text = read_file(path, &len, err, cap);
-	if (text == NULL) {
-		return NULL;
-	}
-	cat = catalog_load(text, len, why, sizeof(why));
+	cat = reload_read_file(path, rd);
 	if (cat == NULL) {
-		snprintf(err, cap, "%s: %s", path, why);
+		snprintf(err, cap, "%s", rd->error);
 	}
-	free(text);
 	return cat;
 }
 
@@ -97,37 +58,12 @@ static int dump_catalog(const struct catalog *cat)
 	return ret;
 }
 
-static void reload(struct holder *holder, const struct server_config *cfg, const struct log *log,
-		   struct metrics *metrics)
-{
-	char err[640];
-	struct catalog *cat;
-	char digest[CATALOG_DIGEST_LEN + 1];
-
-	if (cfg->catalog_path == NULL) {
-		log_event(log, "reload", "skipped: serving the embedded catalog (no --catalog FILE)");
-		return;
-	}
-	cat = load_catalog(cfg->catalog_path, err, sizeof(err));
-	if (cat == NULL) {
-		metrics_reload(metrics, false);
-		log_event(log, "reload", "refused, the old catalog keeps serving: %s", err);
-		return;
-	}
-	memcpy(digest, cat->digest, sizeof(digest));
-	if (holder_swap(holder, cat) != 0) {
-		metrics_reload(metrics, false);
-		log_event(log, "reload", "refused: out of memory");
-		return;
-	}
-	metrics_reload(metrics, true);
-	metrics_catalog_loaded(metrics);
-	log_event(log, "reload", "ok: %s, catalog %s", cfg->catalog_path, digest);
-}
-
-static int serve(const struct server_config *cfg, struct catalog *cat, const struct log *log)
+static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
+		 const struct log *log)
 {
 	struct holder holder;
+	struct reload reload;
+	struct server_hooks hooks = {reload_status, &reload};
 	struct server server;
 	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
 	sigset_t set;
@@ -154,9 +90,20 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		return 1;
 	}
 	metrics_catalog_loaded(&metrics);
-	if (server_start(&server, cfg, &holder, log, &metrics, err, sizeof(err)) != 0) {
+	reload_init(&reload, &holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log, &metrics);
+	/* the watch before the server, so a request's status never sees it
+	 * half set; after the signal mask, which its thread inherits */
+	if (reload_watch_start(&reload, cfg->catalog_check, err, sizeof(err)) != 0) {
+		log_event(log, "error", "%s", err);
+		reload_cleanup(&reload);
+		holder_cleanup(&holder);
+		metrics_cleanup(&metrics);
+		return 1;
+	}
+	if (server_start(&server, cfg, &holder, log, &metrics, &hooks, err, sizeof(err)) != 0) {
 		log_event(log, "error", "%s", err);
 		server_stop(&server);
+		reload_cleanup(&reload);
 		holder_cleanup(&holder);
 		metrics_cleanup(&metrics);
 		return 1;
@@ -173,7 +120,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 			continue;
 		}
 		if (sig == SIGHUP) {
-			reload(&holder, cfg, log, &metrics);
+			reload_now(&reload);
 			continue;
 		}
 		break;
@@ -181,6 +128,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&server);
 	server_stop(&server);
+	reload_cleanup(&reload);
 	holder_cleanup(&holder);
 	metrics_cleanup(&metrics);
 	log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
@@ -192,6 +140,7 @@ int main(int argc, char **argv)
 	struct server_config cfg;
 	struct log log;
 	struct catalog *cat;
+	struct reload_read rd;
 	char err[640];
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
@@ -208,7 +157,7 @@ int main(int argc, char **argv)
 		printf("splitkd %s (%s)\n", SPLITKD_VERSION, SPLITKD_BUILD);
 		return 0;
 	case CLI_CHECK_CATALOG:
-		cat = load_catalog(cfg.check_path, err, sizeof(err));
+		cat = load_catalog(cfg.check_path, &rd, err, sizeof(err));
 		if (cat == NULL) {
 			fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
 			return 1;
@@ -221,7 +170,7 @@ int main(int argc, char **argv)
 	case CLI_SERVE:
 		break;
 	}
-	cat = load_catalog(cfg.catalog_path, err, sizeof(err));
+	cat = load_catalog(cfg.catalog_path, &rd, err, sizeof(err));
 	if (cat == NULL) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 1;
@@ -232,5 +181,5 @@ int main(int argc, char **argv)
 		catalog_free(cat);
 		return rc;
 	}
-	return serve(&cfg, cat, &log);
+	return serve(&cfg, cat, &rd, &log);
 }

@@ -124,6 +124,15 @@ $(BUILD)/tests/unit/test_conntab: tests/unit/test_conntab.c $(BUILD)/server/conn
 	$(CC) $(CFLAGS_ALL) -Iserver $(CRITERION_CFLAGS) $< $(BUILD)/server/conntab.o $(CRITERION_LIBS) \
 		-pthread $(LDFLAGS_ALL) -o $@
 
+# The reload and the watch see the server modules they use: no socket, no
+# libmicrohttpd.
+RELOAD_TEST_OBJ := $(BUILD)/server/reload.o $(BUILD)/server/watch.o $(BUILD)/server/holder.o \
+		   $(BUILD)/server/metrics.o $(BUILD)/server/log.o $(BUILD)/server/conntab.o
+$(BUILD)/tests/unit/test_reload: tests/unit/test_reload.c $(RELOAD_TEST_OBJ) $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(RELOAD_TEST_OBJ) \
+		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
 $(BUILD)/tests/unit/test_%: tests/unit/test_%.c tests/unit/helpers.h $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(API_OBJ) $(LIBSPLITK) \

@@ -62,6 +62,20 @@ static void teardown(void)
 	rm_tree(dir);
 }
 
+/* Under valgrind (`make valgrind` points SPLITKD_BIN at a wrapper and sets
+ * SPLITKD_REAL_BIN) the daemon runs many times slower: the time bounds are
+ * the real binary's, so there they are five times wider and the CPU bound
+ * is not measured. */
+static bool under_a_tool(void)
+{
+	return getenv("SPLITKD_REAL_BIN") != NULL;
+}
+
+static long bound(long ms)
+{
+	return under_a_tool() ? 5 * ms : ms;
+}
+
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -262,7 +276,7 @@ Test(watch, kubelet_atomic_update_served_within_2s, .init = setup, .fini = teard
 	/* The issue's bound: served within 2 s of the swap (splitkd needs
 	 * about half a second: a 200 ms debounce and a 250 ms second read).
 	 * A time bound is the behaviour here; 2 s leaves a wide margin. */
-	took = wait_served(rev1, 2000);
+	took = wait_served(rev1, bound(2000));
 	cr_assert_geq(took, 0, "the swapped catalog was not served within 2 s");
 	r = http(&d, "GET", "/v1/splits?target=t1&num_q_heads=2", NULL, NULL);
 	cr_assert_eq(r.status, 200, "%s", r.body);
@@ -298,7 +312,7 @@ Test(watch, invalid_swaps_keep_the_last_good, .init = setup, .fini = teardown, .
 
 	/* not JSON at all */
 	kube_write("{\"targets\":[{\"name\":\"x\",", 1);
-	cr_assert(wait_status("invalid", "error", 3000), "the broken file was not reported");
+	cr_assert(wait_status("invalid", "error", bound(3000)), "the broken file was not reported");
 	r = status_now();
 	cr_assert_str_eq(status_field(&r, NULL, "revision"), rev0);
 	cr_assert_not_null(strstr(status_field(&r, "disk", "error"), path), "%s", r.body);
@@ -314,7 +328,7 @@ Test(watch, invalid_swaps_keep_the_last_good, .init = setup, .fini = teardown, .
 	kube_write("{\"targets\":[{\"name\":\"x\",\"sm_count\":0,\"attn_decode_splitk\":\"auto\"}],"
 		   "\"models\":[]}",
 		   2);
-	for (int i = 0; i < 150; i++) {
+	for (long i = 0; i < bound(150); i++) {
 		r = status_now();
 		if (strstr(r.body, "sm_count") != NULL) {
 			break;
@@ -334,7 +348,7 @@ Test(watch, invalid_swaps_keep_the_last_good, .init = setup, .fini = teardown, .
 
 	/* the periodic check sees the same bad bytes again and again: logged
 	 * and counted once */
-	sleep_ms(2500);
+	sleep_ms(bound(2500));
 	cr_assert_eq(count_in_log("reload refused"), 2, "a failure logged more than once");
 	cr_assert_eq(metric("splitkd_reloads_total{result=\"error\"}"), 2);
 
@@ -342,7 +356,7 @@ Test(watch, invalid_swaps_keep_the_last_good, .init = setup, .fini = teardown, .
 	catalog_text(text, sizeof(text), 3);
 	revision_of(text, rev2);
 	kube_write(text, 3);
-	cr_assert_geq(wait_served(rev2, 3000), 0, "the next valid catalog was not loaded");
+	cr_assert_geq(wait_served(rev2, bound(3000)), 0, "the next valid catalog was not loaded");
 	cr_assert_eq(metric("splitkd_catalog_last_reload_successful"), 1);
 	cr_assert_gt(metric("splitkd_catalog_last_reload_success_timestamp_seconds"), 1e9);
 	r = status_now();
@@ -368,7 +382,7 @@ Test(watch, editor_write_temp_and_rename, .init = setup, .fini = teardown, .time
 	catalog_text(text, sizeof(text), 1);
 	revision_of(text, rev1);
 	write_rename(path, text);
-	cr_assert_geq(wait_served(rev1, 3000), 0, "the renamed-over file was not loaded");
+	cr_assert_geq(wait_served(rev1, bound(3000)), 0, "the renamed-over file was not loaded");
 	daemon_finish(&d);
 }
 
@@ -467,7 +481,7 @@ Test(watch, in_place_rewrite_in_three_chunks, .init = setup, .fini = teardown, .
 		}
 	}
 	cr_assert_eq(fclose(f), 0);
-	cr_assert_geq(wait_served(rev1, 3000), 0, "the completed file was not loaded");
+	cr_assert_geq(wait_served(rev1, bound(3000)), 0, "the completed file was not loaded");
 	sleep_ms(200);
 	atomic_store(&w.stop, true);
 	pthread_join(th, NULL);
@@ -489,7 +503,7 @@ Test(watch, delete_keeps_last_good_recreate_loads, .init = setup, .fini = teardo
 	write_plain(path, text);
 	daemon_start(&d, args);
 	cr_assert_eq(unlink(path), 0);
-	cr_assert(wait_status("missing", "error", 3000), "the delete was not reported");
+	cr_assert(wait_status("missing", "error", bound(3000)), "the delete was not reported");
 	served(now);
 	cr_assert_str_eq(now, rev0, "the last good catalog is gone with its file");
 	r = status_now();
@@ -500,8 +514,8 @@ Test(watch, delete_keeps_last_good_recreate_loads, .init = setup, .fini = teardo
 	catalog_text(text, sizeof(text), 1);
 	revision_of(text, rev1);
 	write_plain(path, text);
-	cr_assert_geq(wait_served(rev1, 3000), 0, "the re-created file was not loaded");
-	cr_assert(wait_status("same", "ok", 1000));
+	cr_assert_geq(wait_served(rev1, bound(3000)), 0, "the re-created file was not loaded");
+	cr_assert(wait_status("same", "ok", bound(1000)));
 	cr_assert_eq(metric("splitkd_catalog_last_reload_successful"), 1);
 	daemon_finish(&d);
 }
@@ -522,7 +536,7 @@ Test(watch, twenty_swaps_in_a_second_end_on_the_last, .init = setup, .fini = tea
 		sleep_ms(45);
 	}
 	revision_of(text, last);
-	cr_assert_geq(wait_served(last, 3000), 0, "the last of 20 swaps was not loaded");
+	cr_assert_geq(wait_served(last, bound(3000)), 0, "the last of 20 swaps was not loaded");
 	sleep_ms(1000); /* and nothing older comes after it */
 	served(now);
 	cr_assert_str_eq(now, last);
@@ -595,7 +609,7 @@ Test(watch, ten_swaps_under_four_clients, .init = setup, .fini = teardown, .time
 		kube_write(text, i);
 		sleep_ms(i % 2 ? 100 : 700); /* some swaps faster than a reload settles, some slower */
 	}
-	cr_assert_geq(wait_served(l.written[10], 3000), 0, "the last swap was not loaded");
+	cr_assert_geq(wait_served(l.written[10], bound(3000)), 0, "the last swap was not loaded");
 	atomic_store(&l.stop, true);
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
@@ -603,7 +617,8 @@ Test(watch, ten_swaps_under_four_clients, .init = setup, .fini = teardown, .time
 	for (int i = 0; i <= 10; i++) {
 		distinct += atomic_load(&l.seen[i]) ? 1 : 0;
 	}
-	cr_assert_gt(atomic_load(&l.answers), 100, "only %ld answers", atomic_load(&l.answers));
+	cr_assert_gt(atomic_load(&l.answers), under_a_tool() ? 10 : 100, "only %ld answers",
+		     atomic_load(&l.answers));
 	cr_assert_eq(atomic_load(&l.bad), 0, "%ld bad answers, e.g. %s", atomic_load(&l.bad), l.last_bad);
 	cr_assert_geq(distinct, 3, "answers named only %d revisions: no swap happened under load",
 		      distinct);
@@ -634,7 +649,7 @@ Test(watch, periodic_check_finds_what_inotify_cannot, .init = setup, .fini = tea
 	catalog_text(text, sizeof(text), 1);
 	revision_of(text, rev1);
 	write_rename(real, text);
-	took = wait_served(rev1, 4000);
+	took = wait_served(rev1, bound(4000));
 	cr_assert_geq(took, 0, "the periodic check did not find the change within 4 s");
 	daemon_finish(&d);
 }
@@ -660,7 +675,7 @@ Test(watch, check_zero_is_sighup_only, .init = setup, .fini = teardown, .timeout
 	served(now);
 	cr_assert_str_eq(now, rev0, "--catalog-check 0 still followed the file");
 	kill(d.pid, SIGHUP);
-	cr_assert_geq(wait_served(rev1, 3000), 0, "SIGHUP did not load the file");
+	cr_assert_geq(wait_served(rev1, bound(3000)), 0, "SIGHUP did not load the file");
 	r = status_now();
 	cr_assert_str_eq(status_field(&r, "last_attempt", "trigger"), "signal");
 	reply_free(&r);
@@ -718,6 +733,9 @@ Test(watch, idle_watch_costs_under_one_percent, .init = setup, .fini = teardown,
 	double before, used;
 	struct reply r;
 
+	if (under_a_tool()) {
+		cr_skip_test("the CPU bound is the real binary's, not valgrind's");
+	}
 	catalog_path(path, sizeof(path));
 	catalog_text(text, sizeof(text), 0);
 	write_plain(path, text);

@@ -247,6 +247,7 @@ const SAMPLE = {
 	'/healthz': '/healthz',
 	'/readyz': '/readyz',
 	'/version': '/version',
+	'/v1/status': '/v1/status',
 	'/openapi.json': '/openapi.json',
 	'/problems/{type}': '/problems/unknown-target',
 	'/ofrep/v1/configuration': '/ofrep/v1/configuration',
@@ -944,7 +945,9 @@ async function main() {
 	}
 	const { child: server, match } = await procs.start('splitkd', BIN,
 		['--listen', '127.0.0.1:0', '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
-			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off'],
+			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off',
+			// the embedded catalog's own file, so GET /v1/status describes a followed file
+			'--catalog', path.resolve('api/catalog.json')],
 		{ logFile: path.join(LOGS, 'splitkd.log'), ready: /listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 10000 });
 	serverPort = Number(match[1]);
 	// Node's own header limit (16 KiB) would answer the 431 cases itself

@@ -25,7 +25,12 @@ struct route {
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
+	/* the server renders it (api_context.metrics): no query fields read,
+	 * none refused, and no ETag (every scrape differs) */
+	bool server_rendered;
 };
+
+static handler_fn serve_metrics;
 
 static const struct route routes[] = {
 	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS, .get = handler_splits_get,
@@ -53,6 +58,8 @@ static const struct route routes[] = {
 	 .post = ofrep_evaluate},
 	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true},
 	{.path = "/ofrep/v1/configuration", .get = ofrep_configuration},
+	/* last, so the index at / lists it last and its metrics row stays last */
+	{.path = "/metrics", .get = serve_metrics, .server_rendered = true},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -121,6 +128,27 @@ int api_route_of(const char *uri, size_t uri_len)
 	return -1;
 }
 
+/* GET /metrics: the server's text, copied into the call's body. */
+static void serve_metrics(struct handler_call *c)
+{
+	char *text;
+	size_t len = 0;
+
+	if (c->ctx->metrics == NULL) {
+		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL, "this server keeps no metrics");
+		handler_fail(c);
+		return;
+	}
+	text = c->ctx->metrics(c->ctx->metrics_cls, c->ctx->catalog, &len);
+	if (text == NULL) {
+		c->w.failed = true; /* out of memory: the static 500 */
+		return;
+	}
+	jsonw_raw(&c->w, text, len);
+	free(text);
+	c->content_type = API_CT_PROMETHEUS;
+}
+
 static void answer_problem(struct api_response *resp, struct jsonw *w, const struct problem *p)
 {
 	jsonw_cleanup(w);
@@ -176,13 +204,15 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 	is_get = route->get != NULL &&
 		 (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0);
 	is_post = !is_get && strcmp(req->method, "POST") == 0 && route->post != NULL;
-	*conditional = is_get || (is_post && route->conditional_post);
+	*conditional = !route->server_rendered && (is_get || (is_post && route->conditional_post));
 	if (!is_get && !is_post) {
 		const char *template = api_route_path((size_t)c->resp->route, &c->resp->allow);
 
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
 			    template, c->resp->allow);
 		handler_fail(c);
+	} else if (route->server_rendered) {
+		route->get(c);
 	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : 0, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
@@ -273,6 +303,25 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	finish(&c, conditional);
 	if (scratch != small) {
 		free(scratch);
+	}
+}
+
+void api_problem_answer(struct api_response *resp, enum problem_kind kind, const char *detail)
+{
+	struct problem p;
+	struct jsonw w;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->route = -1;
+	problem_set(&p, kind, NULL, NULL, "%s", detail);
+	jsonw_init(&w, 256);
+	problem_write(&w, &p);
+	resp->status = problem_status(kind);
+	resp->content_type = API_CT_PROBLEM;
+	resp->owned = jsonw_take(&w, &resp->body_len);
+	resp->body = resp->owned;
+	if (resp->owned == NULL) {
+		answer_oom(resp);
 	}
 }
 

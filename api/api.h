@@ -29,6 +29,7 @@
 
 #include "catalog.h"
 #include "etag.h"
+#include "problem.h"
 
 /* The limits a request is held to. The server fills them from its
  * configuration (--max-body ...), so each limit has the one value the
@@ -51,6 +52,7 @@ struct api_limits {
 #define API_CT_HTML "text/html; charset=utf-8"
 #define API_CT_CSS "text/css; charset=utf-8"
 #define API_CT_JS "text/javascript; charset=utf-8"
+#define API_CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
 
 /* Extra response headers a route may set: a few static name/value pairs. */
 #define API_MAX_HEADERS 4
@@ -70,6 +72,11 @@ typedef void api_decision_fn(void *cls, const char *target, enum splitk_kind kin
 struct api_status;
 typedef void api_status_fn(void *cls, struct api_status *out);
 
+/* Renders GET /metrics: the server's counters, which only the server knows
+ * (the api routes the request, the server writes the text). Returns a
+ * buffer the api frees, with its length, or NULL when out of memory. */
+typedef char *api_metrics_fn(void *cls, const struct catalog *catalog, size_t *len);
+
 struct api_context {
 	const struct catalog *catalog;
 	api_decision_fn *on_decision;
@@ -80,6 +87,8 @@ struct api_context {
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */
 	const struct api_limits *limits; /* the server's; NULL: API_DEFAULT_* */
+	api_metrics_fn *metrics; /* NULL: /metrics answers 404 (unit tests, fuzzers) */
+	void *metrics_cls;
 };
 
 struct api_request {
@@ -118,6 +127,12 @@ struct api_response {
  * body. */
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp);
+
+/* A problem answer for a request refused before the router saw it (a
+ * limit, HTTP framing): `detail` under the kind's type, title and status,
+ * written by the same problem writer as every other error. Never fails:
+ * out of memory is the static 500. The response owns its body. */
+void api_problem_answer(struct api_response *resp, enum problem_kind kind, const char *detail);
 
 /* Frees what the response owns; safe to call twice. */
 void api_response_cleanup(struct api_response *resp);

@@ -30,7 +30,7 @@ int metrics_init(struct metrics *m)
 	atomic_init(&m->last_reload_success, (int_fast64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 	pthread_mutex_init(&m->insert_lock, NULL);
 	snprintf(m->targets[METRICS_MAX_TARGETS].name, sizeof(m->targets[0].name), "(other)");
-	return api_route_count() + 2 <= METRICS_MAX_ROUTES ? 0 : -1;
+	return api_route_count() + 1 <= METRICS_MAX_ROUTES ? 0 : -1;
 }
 
 void metrics_cleanup(struct metrics *m)
@@ -38,16 +38,14 @@ void metrics_cleanup(struct metrics *m)
 	pthread_mutex_destroy(&m->insert_lock);
 }
 
-/* Index of the route label row: the router's routes, then /metrics, then other. */
+/* Index of the route label row: the router's routes (/metrics among them),
+ * then other. */
 static int route_row(int route)
 {
 	size_t count = api_route_count();
-	int n = count < METRICS_MAX_ROUTES - 2 ? (int)count : METRICS_MAX_ROUTES - 2;
+	int n = count < METRICS_MAX_ROUTES - 1 ? (int)count : METRICS_MAX_ROUTES - 1;
 
-	if (route == METRICS_ROUTE_METRICS) {
-		return n;
-	}
-	return route >= 0 && route < n ? route : n + 1;
+	return route >= 0 && route < n ? route : n;
 }
 
 const char *metrics_route_label(int row)
@@ -55,10 +53,7 @@ const char *metrics_route_label(int row)
 	const char *methods;
 	const char *path = api_route_path((size_t)row, &methods);
 
-	if (path != NULL) {
-		return path;
-	}
-	return row == route_row(METRICS_ROUTE_METRICS) ? "/metrics" : "other";
+	return path != NULL ? path : "other";
 }
 
 void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros)
@@ -307,7 +302,7 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
 {
 	struct out o = {malloc(16384), 0, 16384, false};
-	int rows = route_row(METRICS_ROUTE_METRICS) + 2;
+	int rows = route_row(METRICS_ROUTE_NONE) + 1;
 
 	if (o.buf == NULL) {
 		return NULL;

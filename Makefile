@@ -14,7 +14,7 @@
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
 #   clean
-.PHONY: all run test unit integration crosscheck contract purity docs sanitize check-extra \
+.PHONY: all run test unit integration crosscheck contract purity includes docs sanitize check-extra \
 	check-all valgrind soak fleet bench fuzz install clean deps deps-test browser-test
 
 # The first rule: plain `make` builds the library and the daemon.
@@ -184,6 +184,10 @@ contract: all
 purity: $(POLICY_OBJ)
 	@sh scripts/check-purity.sh $(POLICY_OBJ)
 
+# The api's layering from its source: no circle among its modules, no microhttpd.h.
+includes:
+	@sh scripts/check-includes.sh api
+
 # What a user reads (README, man page, OpenAPI, docker/) against the binary.
 docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
@@ -266,7 +270,7 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity docs contract unit integration crosscheck sweep
+	@$(MAKE) --no-print-directory all purity includes docs contract unit integration crosscheck sweep
 
 sanitize: deps-test
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * The router: one table of method + path -> handler (handler.c), the
- * 404/405 fallback, and the turn of what a handler left into a response,
- * with conditional GET (etag.c) for the routes that take it.
+ * The router: one table of method + path -> handler (handler_*.c, ui.c,
+ * ofrep.c), the 404/405 fallback, and the turn of what a handler left into
+ * a response, with conditional GET (etag.c) for the routes that take it.
  */
 #include "api.h"
 
@@ -13,6 +13,10 @@
 #include "decide.h"
 #include "etag.h"
 #include "handler.h"
+#include "handler_catalog.h"
+#include "handler_policy.h"
+#include "handler_service.h"
+#include "handler_splits.h"
 #include "ofrep.h"
 #include "status.h"
 #include "ui.h"
@@ -277,6 +281,7 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	resp->route = -1;
 	memset(&c, 0, offsetof(struct handler_call, problem));
 	c.ctx = ctx;
+	c.route_path = api_route_path;
 	c.req = req;
 	c.resp = resp;
 	c.limits = ctx->limits != NULL ? ctx->limits : &default_limits;
@@ -335,9 +340,5 @@ void api_response_cleanup(struct api_response *resp)
 
 int api_response_add_header(struct api_response *resp, const char *name, const char *value)
 {
-	if (resp->num_headers == API_MAX_HEADERS) {
-		return -1;
-	}
-	resp->headers[resp->num_headers++] = (struct api_header){name, value};
-	return 0;
+	return exchange_add_header(resp, name, value);
 }

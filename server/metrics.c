@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "buf.h"
 
 /* every status splitkd sends; anything else (MHD's own 505) is "other" */
 static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 413, 414,
@@ -16,7 +17,6 @@ static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 40
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
 							    2500, 5000, 10000, 25000, 100000};
-static const char *const kind_label[3] = {"legacy", "auto", "pinned"};
 
 int metrics_init(struct metrics *m)
 {
@@ -130,10 +130,9 @@ void metrics_catalog_loaded(struct metrics *m)
 	atomic_store(&m->catalog_loaded_at, (int_fast64_t)time(NULL));
 }
 
+/* The text grows in the one growable buffer (buf.h). */
 struct out {
-	char *buf;
-	size_t len, cap;
-	bool failed;
+	struct buf text;
 };
 
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -141,34 +140,10 @@ static void put(struct out *o, const char *fmt, ...) __attribute__((format(print
 static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (o->failed) {
-		return;
-	}
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			o->failed = true;
-			return;
-		}
-		if ((size_t)n < o->cap - o->len) {
-			o->len += (size_t)n;
-			return;
-		}
-		{
-			char *grown = realloc(o->buf, o->cap * 2 + (size_t)n);
-
-			if (grown == NULL) {
-				o->failed = true;
-				return;
-			}
-			o->buf = grown;
-			o->cap = o->cap * 2 + (size_t)n;
-		}
-	}
+	va_start(ap, fmt);
+	buf_vprintf(&o->text, fmt, ap);
+	va_end(ap);
 }
 
 static uint64_t load(atomic_uint_fast64_t *v)
@@ -258,7 +233,7 @@ static void render_decisions(struct metrics *m, struct out *o)
 
 			if (v != 0) {
 				put(o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
-				    m->targets[i].name, kind_label[k], (unsigned long long)v);
+				    m->targets[i].name, splitk_kind_name((enum splitk_kind)k), (unsigned long long)v);
 			}
 		}
 	}
@@ -301,10 +276,11 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 
 char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
 {
-	struct out o = {malloc(16384), 0, 16384, false};
+	struct out o;
 	int rows = route_row(METRICS_ROUTE_NONE) + 1;
 
-	if (o.buf == NULL) {
+	buf_init(&o.text, 16384);
+	if (o.text.failed) {
 		return NULL;
 	}
 	render_requests(m, &o, rows);
@@ -341,10 +317,5 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 		"# TYPE process_resident_memory_bytes gauge\n"
 		"process_resident_memory_bytes %ld\n",
 	    m->start_time, resident_bytes());
-	if (o.failed) {
-		free(o.buf);
-		return NULL;
-	}
-	*len = o.len;
-	return o.buf;
+	return buf_take(&o.text, len);
 }

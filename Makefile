@@ -218,10 +218,13 @@ soak: deps-test all $(BUILD)/tests/soak
 	@SPLITKD_BIN=$(SPLITKD) SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/tests/soak
 
 # Three replicas behind haproxy; one killed, one drained, both restarted.
+# Then a catalog rolled across them one at a time, under pinned clients.
 fleet: deps-test all
 	@sh scripts/deps.sh fleet
 	@echo "== fleet: 3 replicas behind haproxy"
 	@/usr/bin/python3 tests/fleet/fleet.py $(SPLITKD)
+	@echo "== fleet: a catalog rollout under pinned clients"
+	@/usr/bin/python3 tests/fleet/rollout.py $(SPLITKD)
 
 # Everything beyond `make test` (CI runs both): the sanitizer suite, the
 # valgrind suite, a short fuzz, the soak, the fleet, the OpenAPI lint and

@@ -18,6 +18,7 @@
 #include "handler_service.h"
 #include "handler_splits.h"
 #include "ofrep.h"
+#include "revision.h"
 #include "status.h"
 #include "ui.h"
 
@@ -26,6 +27,7 @@ struct route {
 	const char *path;     /* an exact path, or the prefix of a {name} route ('/' last) */
 	const char *template; /* a {name} route's path as OpenAPI writes it; NULL: exact */
 	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
+	unsigned post_fields; /* query parameters POST takes beside its body */
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
@@ -37,15 +39,23 @@ struct route {
 static handler_fn serve_metrics;
 
 static const struct route routes[] = {
-	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS, .get = handler_splits_get,
-	 .post = handler_splits_post},
+	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS | HANDLER_PIN_FIELD,
+	 .get = handler_splits_get, .post = handler_splits_post},
 	{.path = "/v1/targets", .get = handler_targets},
 	{.path = "/v1/targets/", .template = "/v1/targets/{name}", .get = handler_target},
 	{.path = "/v1/models", .get = handler_models},
 	{.path = "/v1/models/", .template = "/v1/models/{name}", .get = handler_model},
 	{.path = "/v1/catalog", .get = handler_catalog},
 	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
-	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS, .get = handler_matrix},
+	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS | HANDLER_PIN_FIELD,
+	 .get = handler_matrix},
+	/* revisions (revision.c) */
+	{.path = "/v1/revisions", .get = revision_list},
+	{.path = "/v1/diff",
+	 .get_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | QUERY_BIT(QF_TO),
+	 .get = revision_diff},
+	{.path = "/v1/catalog/diff", .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM),
+	 .post = revision_diff_candidate},
 	{.path = "/v1/status", .get = status_handler},
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
@@ -217,22 +227,53 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		handler_fail(c);
 	} else if (route->server_rendered) {
 		route->get(c);
-	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : 0, &c->q,
+	} else if (query_parse(query.p, query.len, scratch,
+			       is_get ? route->get_fields : route->post_fields, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
+	} else if (revision_pin(c, c->q.revision, &c->problem) != 0) {
+		handler_fail(c); /* revision=R names a catalog this replica let go */
 	} else {
 		(is_get ? route->get : route->post)(c);
 	}
 }
 
-/* A 200 carries its tag; If-None-Match with that tag (or "*") turns it
- * into a 304. The 304 keeps the 200's body: the server sends none, but
- * announces its length (RFC 9110 8.6: a 304's Content-Length, if any, is
- * the 200's). */
-static void answer_conditionally(const struct api_request *req, struct api_response *resp)
+/* If-Match named neither "*" nor this answer's tag: the 200 becomes a
+ * 412 problem, which carries no tag. */
+static void precondition_failed(struct handler_call *c)
 {
+	struct api_response *resp = c->resp;
+	char tag[ETAG_MAX];
+
+	memcpy(tag, resp->etag, sizeof(tag));
+	free(resp->owned);
+	resp->owned = NULL;
+	resp->etag[0] = '\0';
+	problem_set(&c->problem, PROBLEM_PRECONDITION_FAILED, NULL, NULL,
+		    "If-Match names no tag of the current answer, whose tag is %s", tag);
+	jsonw_init(&c->w, 512);
+	answer_problem(resp, &c->w, &c->problem);
+	resp->owned = jsonw_take(&c->w, &resp->body_len);
+	resp->body = resp->owned;
+	if (resp->owned == NULL) {
+		answer_oom(resp);
+	}
+}
+
+/* A 200 carries its tag. If-Match is evaluated first (RFC 9110 13.2.2):
+ * neither "*" nor the tag, 412. Then If-None-Match with that tag (or "*")
+ * turns it into a 304. The 304 keeps the 200's body: the server sends
+ * none, but announces its length (RFC 9110 8.6: a 304's Content-Length,
+ * if any, is the 200's). */
+static void answer_conditionally(struct handler_call *c)
+{
+	const struct api_request *req = c->req;
+	struct api_response *resp = c->resp;
+
 	etag_of(resp->body, resp->body_len, resp->etag);
-	if (req->if_none_match != NULL && etag_none_match(req->if_none_match, resp->etag)) {
+	if (req->if_match != NULL && !etag_match(req->if_match, resp->etag)) {
+		precondition_failed(c);
+	} else if (req->if_none_match != NULL && etag_none_match(req->if_none_match, resp->etag)) {
 		resp->status = 304;
 	}
 }
@@ -261,7 +302,7 @@ static void finish(struct handler_call *c, bool conditional)
 		}
 	}
 	if (resp->status == 200 && conditional) {
-		answer_conditionally(c->req, resp);
+		answer_conditionally(c);
 	}
 }
 

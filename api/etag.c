@@ -89,3 +89,42 @@ bool etag_none_match(const char *header, const char *etag)
 	}
 	return false;
 }
+
+bool etag_match(const char *header, const char *etag)
+{
+	const char *p = header;
+	size_t tag_len = strlen(etag);
+
+	p += strspn(p, " \t");
+	if (p[0] == '*') {
+		p++;
+		return p[strspn(p, " \t")] == '\0';
+	}
+	while (*p != '\0') {
+		bool weak = false;
+		const char *start, *end;
+
+		p += strspn(p, " \t,");
+		if (*p == '\0') {
+			break;
+		}
+		if (p[0] == 'W' && p[1] == '/') {
+			weak = true;
+			p += 2;
+		}
+		end = *p == '"' ? strchr(p + 1, '"') : NULL;
+		if (end == NULL) {
+			return false; /* not an entity-tag: malformed, nothing passes */
+		}
+		start = p;
+		p = end + 1;
+		if (!weak && (size_t)(p - start) == tag_len && memcmp(start, etag, tag_len) == 0) {
+			return true;
+		}
+		p += strspn(p, " \t");
+		if (*p != ',' && *p != '\0') {
+			return false;
+		}
+	}
+	return false;
+}

@@ -27,4 +27,9 @@ void etag_of(const char *body, size_t len, char out[ETAG_MAX]);
  * matches nothing, so the answer goes out in full. */
 bool etag_none_match(const char *header, const char *etag);
 
+/* Whether an If-Match header value passes for the tag (RFC 9110 13.1.1):
+ * "*", or a list holding the tag compared strongly (a W/ tag never
+ * matches). A malformed header passes nothing. */
+bool etag_match(const char *header, const char *etag);
+
 #endif /* SPLITKD_ETAG_H */

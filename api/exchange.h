@@ -67,8 +67,15 @@ typedef void api_status_fn(void *cls, struct api_status *out);
  * buffer the api frees, with its length, or NULL when out of memory. */
 typedef char *api_metrics_fn(void *cls, const struct catalog *catalog, size_t *len);
 
+struct revision; /* revision.h */
+
 struct api_context {
 	const struct catalog *catalog;
+	/* Every catalog revision the server still holds, newest first; the
+	 * first is `catalog`. NULL (0): `catalog` alone (unit tests, fuzzers).
+	 * Immutable for the request. */
+	const struct revision *revisions;
+	size_t num_revisions;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
 	api_status_fn *status; /* NULL: the status names the catalog alone */
@@ -87,6 +94,7 @@ struct api_request {
 	size_t uri_len;
 	const char *content_type;  /* NULL when absent */
 	const char *if_none_match; /* NULL when absent */
+	const char *if_match;      /* NULL when absent */
 	const char *accept;        /* NULL when absent; GET / negotiates on it */
 	const char *body;
 	size_t body_len;

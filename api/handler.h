@@ -47,6 +47,7 @@ struct handler_call {
 	struct slice body;
 	const char *content_type; /* static; NULL: application/json */
 	int status;               /* 200 unless the handler says otherwise */
+	struct api_context pinned; /* ctx with a pinned revision's catalog (revision_pin) */
 	bool failed;              /* problem holds the answer */
 	/* last: set whole by problem_set before it is read, so the router
 	 * clears the call only up to here */
@@ -73,5 +74,9 @@ static inline void handler_count_decision(const struct handler_call *c, const ch
 /* Whether a Content-Type is application/json, parameters allowed
  * ("application/json; charset=utf-8"), case-insensitive. */
 bool handler_is_json(const char *content_type);
+
+/* The field a request pins a catalog revision with (revision.c): GET
+ * /v1/splits and /v1/matrix, a POST /v1/splits body, an OFREP context. */
+#define HANDLER_PIN_FIELD QUERY_BIT(QF_REVISION)
 
 #endif /* SPLITKD_HANDLER_H */

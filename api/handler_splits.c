@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "handler_splits.h"
 
+#include <string.h>
+
 #include "answer.h"
 #include "decide.h"
 #include "jsonin.h"
+#include "revision.h"
 
 /* Reports a decision to the context's on_decision: by target name (NULL
  * for an sm_count alone) and the kind of policy it resolved to. */
@@ -65,16 +68,44 @@ static void write_batch(struct handler_call *c, const cJSON *queries)
 	jsonw_object_end(&c->w);
 }
 
-/* {"queries": [...]}: nothing else beside it, 1..max_batch queries. */
+/* A batch's "revision" beside its queries: absent, or a string to pin. */
+static int batch_revision(const cJSON *root, struct slice *out, struct problem *p)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "revision");
+
+	*out = (struct slice){NULL, 0};
+	if (r == NULL) {
+		return 0;
+	}
+	if (!cJSON_IsString(r) || strlen(r->valuestring) > CATALOG_DIGEST_LEN * 4) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "revision", NULL,
+				   "revision must be a catalog digest string, not %s",
+				   cJSON_IsString(r) ? "a string that long" : jsonin_type_name(r));
+	}
+	*out = (struct slice){r->valuestring, strlen(r->valuestring)};
+	return 0;
+}
+
+/* {"queries": [...]}: nothing beside it but a "revision" to pin, 1..max_batch queries. */
 static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *queries)
 {
-	static const char *const batch_fields[] = {"queries"};
+	static const char *const batch_fields[] = {"queries", "revision"};
 	const char *bad;
 	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
+	struct slice revision;
+	enum jsonin_keys keys = jsonin_check_keys(root, batch_fields, 2, &bad);
 
-	if (jsonin_check_keys(root, batch_fields, 1, &bad) != JSONIN_KEYS_OK) {
+	if (keys == JSONIN_KEYS_DUPLICATE) {
+		problem_set(&c->problem, PROBLEM_REPEATED_PARAMETER, bad, NULL,
+			    "%s is given more than once", bad);
+		handler_fail(c);
+	} else if (keys != JSONIN_KEYS_OK) {
 		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
-			    "a batch body has only \"queries\"; \"%s\" is not allowed beside it", bad);
+			    "a batch body has only \"queries\" and \"revision\"; \"%s\" is not allowed beside them",
+			    bad);
+		handler_fail(c);
+	} else if (batch_revision(root, &revision, &c->problem) != 0 ||
+		   revision_pin(c, revision, &c->problem) != 0) {
 		handler_fail(c);
 	} else if (n < 1) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "queries", NULL,
@@ -116,7 +147,8 @@ void handler_splits_post(struct handler_call *c)
 		handler_fail(c);
 	} else if (queries != NULL) {
 		post_batch(c, root, queries);
-	} else if (query_from_json(root, DECIDE_FIELDS, &q, &c->problem) != 0) {
+	} else if (query_from_json(root, DECIDE_FIELDS | HANDLER_PIN_FIELD, &q, &c->problem) != 0 ||
+		   revision_pin(c, q.revision, &c->problem) != 0) {
 		handler_fail(c); /* one decision, with the same fields as the query string */
 	} else {
 		answer_one(c, &q);

@@ -10,6 +10,7 @@
 #include "jsonin.h"
 #include "names.h"
 #include "quote.h"
+#include "revision.h"
 #include "warning.h"
 
 /* The flags, in the order a bulk answer lists them. */
@@ -27,7 +28,7 @@ static const char *const flag_keys[FLAG_COUNT] = {
 #define FLAG_LIST "num_splits, workspace_slots, workspace_bytes, policy, policy_source"
 
 /* What a context carries: the inputs of GET /v1/splits, less explain. */
-#define OFREP_FIELDS (DECIDE_FIELDS & ~QUERY_BIT(QF_EXPLAIN))
+#define OFREP_FIELDS ((DECIDE_FIELDS & ~QUERY_BIT(QF_EXPLAIN)) | HANDLER_PIN_FIELD)
 
 /* The largest integer a JSON number carries exactly (2^53 - 1): JavaScript
  * and Go's float64 round any larger one without a word. */
@@ -74,6 +75,9 @@ void ofrep_configuration(struct handler_call *c)
 /* What refused a request's inputs, in OFREP's two words for it. */
 static const char *error_code_of(const struct problem *p)
 {
+	if (p->kind == PROBLEM_REVISION_UNAVAILABLE) {
+		return "GENERAL"; /* the context is fine: this replica cannot serve it */
+	}
 	return p->kind == PROBLEM_MALFORMED_JSON ? "PARSE_ERROR" : "INVALID_CONTEXT";
 }
 
@@ -296,11 +300,13 @@ static void append_warning(char *out, size_t cap, size_t *n, const char *s)
 
 /* The context into a query, and the decision: the same decide_run as
  * GET /v1/splits. A decision is counted once, whatever is answered. */
-static void evaluate(const struct handler_call *c, const cJSON *context, struct evaluation *e)
+static void evaluate(struct handler_call *c, const cJSON *context, struct evaluation *e)
 {
 	size_t n = 0;
 
+	/* a pinned revision answers from its catalog, metadata included */
 	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
+		     revision_pin(c, e->context.q.revision, &e->problem) == 0 &&
 		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0;
 	if (!e->decided) {
 		return;

@@ -54,6 +54,12 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 		"The memory splitkd keeps for request bodies (--body-budget) is full. Nothing was done; retry after the Retry-After seconds, here or at another replica."},
 	[PROBLEM_INTERNAL] = {"internal", "Internal error", 500,
 		"splitkd could not answer (out of memory). Nothing was changed; retry."},
+	[PROBLEM_REVISION_UNAVAILABLE] = {"revision-unavailable", "Revision unavailable", 409,
+		"The request pins a catalog revision (a digest) this replica does not hold: it never served it, or has let it go (--revisions). `current` is this replica's revision and `held` every one it still answers for: try another replica, or wait for the rollout to reach this one."},
+	[PROBLEM_PRECONDITION_FAILED] = {"precondition-failed", "Precondition failed", 412,
+		"If-Match names no tag of the current answer (RFC 9110 13.1.1): what the client read has changed. Read it again (its ETag is the new tag), or pin the revision it planned with."},
+	[PROBLEM_INVALID_CATALOG] = {"invalid-catalog", "Invalid catalog", 400,
+		"The candidate catalog would be refused by a load (--catalog, SIGHUP): `detail` names the entry and the field, as splitkd --check-catalog does."},
 };
 
 int problem_set(struct problem *p, enum problem_kind kind, const char *param,
@@ -62,6 +68,8 @@ int problem_set(struct problem *p, enum problem_kind kind, const char *param,
 	va_list ap;
 
 	p->kind = kind;
+	p->extra = NULL;
+	p->extra_cls = NULL;
 	quote_excerpt(param ? param : "", param ? strlen(param) : 0, p->param, sizeof(p->param));
 	quote_excerpt(suggestion ? suggestion : "", suggestion ? strlen(suggestion) : 0,
 		   p->suggestion, sizeof(p->suggestion));
@@ -118,6 +126,9 @@ void problem_write(struct jsonw *w, const struct problem *p)
 	}
 	if (p->suggestion[0] != '\0') {
 		jsonw_kv_str(w, "suggestion", p->suggestion);
+	}
+	if (p->extra != NULL) {
+		p->extra(w, p->extra_cls);
 	}
 	jsonw_object_end(w);
 }

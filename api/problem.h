@@ -36,6 +36,9 @@ enum problem_kind {
 	PROBLEM_NOT_IMPLEMENTED,
 	PROBLEM_OVERLOADED,
 	PROBLEM_INTERNAL,
+	PROBLEM_REVISION_UNAVAILABLE, /* 409, with the extra members revision.c writes */
+	PROBLEM_PRECONDITION_FAILED,  /* 412 */
+	PROBLEM_INVALID_CATALOG,      /* 400: a candidate catalog a load would refuse */
 	PROBLEM_KIND_COUNT
 };
 
@@ -44,6 +47,11 @@ struct problem {
 	char detail[320];
 	char param[72];      /* the offending parameter or field; "" if none */
 	char suggestion[72]; /* "did you mean" candidate; "" if none */
+	/* Members of the kind's own, written after the rest by `extra` (NULL:
+	 * none) from `extra_cls`, which must outlive the problem. problem_set
+	 * clears both; the finder sets them after. */
+	void (*extra)(struct jsonw *w, const void *cls);
+	const void *extra_cls;
 };
 
 /* Fills a problem; `param` and `suggestion` may be NULL. The detail is a
@@ -59,15 +67,15 @@ int problem_unknown_name(struct problem *p, enum problem_kind kind, const char *
 			 const char *what, const char *name, size_t len, const char *near,
 			 const char *list);
 
-/* The HTTP status of a kind (400, 404, 405, 413, 414, 415, 417, 431, 500,
- * 501); 500 for a kind out of range. */
+/* The HTTP status of a kind (400, 404, 405, 409, 412, 413, 414, 415, 417,
+ * 431, 500, 501); 500 for a kind out of range. */
 int problem_status(enum problem_kind kind);
 
 /* The slug of a kind ("unknown-target"): its type is /problems/<slug>. */
 const char *problem_slug(enum problem_kind kind);
 
-/* Writes the problem object: type, title, status, detail, and param and
- * suggestion when set. */
+/* Writes the problem object: type, title, status, detail, param and
+ * suggestion when set, then the extra members. */
 void problem_write(struct jsonw *w, const struct problem *p);
 
 /* Looks up a /problems/<slug> page; writes its description and returns

@@ -37,6 +37,9 @@ static const struct field_info fields[QF_COUNT] = {
 	FIELD(QF_OVERRIDE, KIND_SPELLING, override), FIELD(QF_EXPLAIN, KIND_BOOL, explain),
 	/* GET /v1/policy */
 	FIELD(QF_SPELLING, KIND_SPELLING, spelling),
+	/* catalog revisions (revision.c) */
+	FIELD(QF_REVISION, KIND_NAME, revision), FIELD(QF_FROM, KIND_NAME, from),
+	FIELD(QF_TO, KIND_NAME, to),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an

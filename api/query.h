@@ -40,6 +40,9 @@ enum query_field {
 	QF_OVERRIDE,
 	QF_EXPLAIN,
 	QF_SPELLING,
+	QF_REVISION, /* a pinned catalog revision (revision.c) */
+	QF_FROM,     /* GET /v1/diff's two revisions */
+	QF_TO,
 	QF_COUNT
 };
 
@@ -50,6 +53,7 @@ struct query_u32 {
 
 struct query {
 	struct slice target, declared, model, override, spelling; /* p NULL: absent */
+	struct slice revision, from, to;                          /* p NULL: absent */
 	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
 	bool explain;
 };

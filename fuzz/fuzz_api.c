@@ -2,8 +2,9 @@
 /*
  * libFuzzer harness for the pure request handler, api_handle.
  *
- * Input: one byte choosing the method (and draining, and tight limits),
- * then the request target, the Content-Type and the If-None-Match value,
+ * Input: one byte choosing the method (and draining, tight limits, and
+ * whether the third string is If-Match rather than If-None-Match), then
+ * the request target, the Content-Type and the If-None-Match value,
  * each ended by a NUL (as libmicrohttpd hands them over: C strings), then
  * the body (any bytes). The Content-Type string is sent as Accept too: no
  * route reads both (POST /v1/splits reads one, GET / the other), and the
@@ -21,7 +22,9 @@
  * never capped) and the num_splits and workspace_slots the policy core
  * gives for the inputs the answer echoes; and every OFREP flag is a value
  * or a failure, its integer at most 2^53 - 1, its variant a policy label,
- * num_splits in 1..16 unless legacy.
+ * num_splits in 1..16 unless legacy. The context holds two revisions (the
+ * embedded catalog, current, and an older one with another SM count), so
+ * pins and diffs between them are reached.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,10 +38,12 @@
 #include "api.h"
 #include "catalog.h"
 #include "embedded.h"
+#include "revision.h"
 #include "splitk.h"
 #include "ui.h"
 
-static struct catalog *cat;
+static struct catalog *cat, *older;
+static struct revision revisions[2];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -51,6 +56,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "embedded catalog: %s\n", err);
 		abort();
 	}
+	{
+		/* an older revision: b200 at 140 SMs */
+		const char *at = strstr(embedded_catalog_json, "\"sm_count\": 148");
+		char *text = at != NULL ? malloc(embedded_catalog_json_len + 1) : NULL;
+
+		if (text == NULL) {
+			abort();
+		}
+		memcpy(text, embedded_catalog_json, embedded_catalog_json_len);
+		text[at - embedded_catalog_json + 14] = '0'; /* 148 -> 140 */
+		older = catalog_load(text, embedded_catalog_json_len, err, sizeof(err));
+		free(text);
+		if (older == NULL) {
+			fprintf(stderr, "older catalog: %s\n", err);
+			abort();
+		}
+	}
+	revisions[0] = (struct revision){cat, "2026-01-01T00:00:01Z", "embedded"};
+	revisions[1] = (struct revision){older, "2026-01-01T00:00:00Z", "older"};
 	return 0;
 }
 
@@ -235,10 +259,12 @@ static const char *take_cstring(const uint8_t **data, size_t *size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"};
-	struct api_context ctx = {.catalog = cat, .version = "fuzz", .build = "fuzz"};
+	struct api_context ctx = {.catalog = cat, .revisions = revisions, .num_revisions = 2,
+				  .version = "fuzz", .build = "fuzz"};
 	struct api_request req = {0};
 	struct api_response resp;
 	const char *uri, *ct, *inm, *allow;
+	bool if_match;
 	cJSON *json;
 
 	if (size < 1) {
@@ -250,6 +276,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx.draining = data[0] & 0x80;
 	/* the server's limits may be anything: sometimes very tight ones */
 	ctx.limits = (data[0] & 0x40) ? &tight : NULL;
+	if_match = data[0] & 0x20;
 	data++;
 	size--;
 	uri = take_cstring(&data, &size);
@@ -262,14 +289,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req.uri_len = strlen(uri);
 	req.content_type = ct[0] ? ct : NULL;
 	req.accept = req.content_type;
-	req.if_none_match = inm[0] ? inm : NULL;
+	/* the third string is If-Match or If-None-Match, as the first byte says */
+	req.if_none_match = inm[0] && !if_match ? inm : NULL;
+	req.if_match = inm[0] && if_match ? inm : NULL;
 	req.body = (const char *)data;
 	req.body_len = size;
 
 	api_handle(&ctx, &req, &resp);
 	CHECK(resp.status == 200 || resp.status == 304 || resp.status == 400 || resp.status == 404 ||
-	      resp.status == 405 || resp.status == 413 || resp.status == 414 || resp.status == 415 ||
-	      resp.status == 500 || resp.status == 503);
+	      resp.status == 405 || resp.status == 409 || resp.status == 412 || resp.status == 413 ||
+	      resp.status == 414 || resp.status == 415 || resp.status == 500 || resp.status == 503);
 	if ((resp.status == 200 || resp.status == 304) && strcmp(uri, "/") == 0) {
 		CHECK(header_of(&resp, "Vary") != NULL); /* GET / negotiates */
 	}

@@ -27,6 +27,12 @@ static const char usage[] =
 	"  --threads N               worker threads (default: the number of CPUs)\n"
 	"  --check-catalog FILE      validate FILE and exit 0 (valid) or 1 (not)\n"
 	"  --dump-catalog            print the catalog in use as JSON and exit\n"
+	"  --revisions N             catalogs held for revision=R and /v1/diff, the\n"
+	"                            current one included (1-64, default 8)\n"
+	"  --diff OLD NEW            print what NEW changes in the decisions of OLD and\n"
+	"                            exit 0 (none), 1 (some) or 2 (a file is invalid);\n"
+	"                            takes --max-batch-size N, --num-seqs N,\n"
+	"                            --max-rows N and --override S\n"
 	"  --max-connections N       open connections at most (default 1024)\n"
 	"  --max-client-connections N  per client address (default 0: no limit)\n"
 	"  --idle-timeout SECONDS    close idle connections (default 30)\n"
@@ -76,6 +82,11 @@ static const struct number_flag numbers[] = {
 	SIZE_FLAG("max-body", 1024, 64ull << 20, max_body),
 	SIZE_FLAG("max-header", 2048, 1ull << 20, max_header),
 	SIZE_FLAG("body-budget", 1ull << 20, 1ull << 40, body_budget),
+	UNSIGNED_FLAG("revisions", 1, 64, revisions),
+	/* --diff's, as /v1/matrix takes them */
+	UNSIGNED_FLAG("max-batch-size", 1, 4294967295u, diff_max_batch_size),
+	UNSIGNED_FLAG("num-seqs", 1, 4294967295u, diff_num_seqs),
+	UNSIGNED_FLAG("max-rows", 1, 4294967295u, diff_max_rows),
 };
 
 #define NUM_NUMBERS (sizeof(numbers) / sizeof(numbers[0]))
@@ -86,6 +97,8 @@ enum {
 	OPT_CATALOG,
 	OPT_CHECK,
 	OPT_DUMP,
+	OPT_DIFF,
+	OPT_OVERRIDE,
 	OPT_LOG_FORMAT,
 	OPT_ACCESS_LOG,
 	OPT_VERSION,
@@ -99,6 +112,8 @@ static const struct option words[] = {
 	{"catalog", required_argument, NULL, OPT_CATALOG},
 	{"check-catalog", required_argument, NULL, OPT_CHECK},
 	{"dump-catalog", no_argument, NULL, OPT_DUMP},
+	{"diff", required_argument, NULL, OPT_DIFF},
+	{"override", required_argument, NULL, OPT_OVERRIDE},
 	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
 	{"access-log", required_argument, NULL, OPT_ACCESS_LOG},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -196,6 +211,7 @@ static void set_defaults(struct server_config *cfg)
 	cfg->body_budget = 64u << 20;
 	cfg->log_format = CLI_LOG_TEXT;
 	cfg->access_log = true;
+	cfg->revisions = 8;
 }
 
 /* Flags that choose what splitkd does instead of serving. */
@@ -205,6 +221,7 @@ static const struct {
 } actions[] = {
 	{OPT_CHECK, CLI_CHECK_CATALOG},
 	{OPT_DUMP, CLI_DUMP_CATALOG},
+	{OPT_DIFF, CLI_DIFF},
 	{OPT_VERSION, CLI_VERSION},
 	{OPT_HELP, CLI_HELP},
 };
@@ -230,6 +247,7 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 		if (actions[i].opt == opt) {
 			cfg->action = actions[i].action;
 			cfg->check_path = opt == OPT_CHECK ? a : cfg->check_path;
+			cfg->diff_old = opt == OPT_DIFF ? a : cfg->diff_old;
 			return 0;
 		}
 	}
@@ -245,6 +263,9 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 		return 0;
 	case OPT_CATALOG:
 		cfg->catalog_path = a;
+		return 0;
+	case OPT_OVERRIDE:
+		cfg->diff_override = a;
 		return 0;
 	case OPT_LOG_FORMAT:
 		if (one_of_two("log-format", a, "text", "json", &json, err, cap) != 0) {
@@ -302,6 +323,19 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 		if (rc != 0) {
 			return -1;
 		}
+	}
+	if (cfg->action == CLI_DIFF) {
+		/* --diff OLD NEW: NEW is the one argument left (getopt moves it last) */
+		if (optind >= argc) {
+			snprintf(err, err_cap, "--diff takes two files: --diff OLD.json NEW.json");
+			return -1;
+		}
+		cfg->diff_new = argv[optind++];
+	} else if (cfg->diff_max_batch_size || cfg->diff_num_seqs || cfg->diff_max_rows ||
+		   cfg->diff_override) {
+		snprintf(err, err_cap, "--max-batch-size, --num-seqs, --max-rows and --override "
+			 "go with --diff (a request gives them to a server)");
+		return -1;
 	}
 	if (optind < argc) {
 		snprintf(err, err_cap, "unexpected argument \"%s\" (see --help)", argv[optind]);

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum cli_action { CLI_SERVE, CLI_CHECK_CATALOG, CLI_DUMP_CATALOG, CLI_VERSION, CLI_HELP };
+enum cli_action { CLI_SERVE, CLI_CHECK_CATALOG, CLI_DUMP_CATALOG, CLI_DIFF, CLI_VERSION, CLI_HELP };
 enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON };
 
 struct server_config {
@@ -34,6 +34,11 @@ struct server_config {
 	bool reuse_port;                 /* share the port with other processes (SO_REUSEPORT) */
 	enum cli_log_format log_format;
 	bool access_log;
+	unsigned revisions; /* --revisions: catalogs held for pinning and diffs */
+	/* --diff OLD NEW and the matrix inputs it takes (0 / NULL: unset) */
+	const char *diff_old, *diff_new;
+	unsigned diff_max_batch_size, diff_num_seqs, diff_max_rows;
+	const char *diff_override;
 };
 
 /* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage

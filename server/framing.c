@@ -39,6 +39,8 @@ void framing_note(struct framing *f, const char *key, const char *value)
 		f->accept = f->accept != NULL ? f->accept : value;
 	} else if (strcasecmp(key, "If-None-Match") == 0) {
 		f->if_none_match = f->if_none_match != NULL ? f->if_none_match : value;
+	} else if (strcasecmp(key, "If-Match") == 0) {
+		f->if_match = f->if_match != NULL ? f->if_match : value;
 	} else if (strcasecmp(key, "Cookie") == 0) {
 		count_cookies(f, value, value_len);
 	}

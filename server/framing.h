@@ -36,6 +36,7 @@ struct framing {
 	 * which may appear once only); NULL when absent */
 	const char *length, *encoding, *expect;
 	const char *content_type, *if_none_match, *accept;
+	const char *if_match;
 };
 
 /* Starts the tally of a request: its request line ("GET <target>

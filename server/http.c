@@ -42,6 +42,7 @@ struct request {
 	size_t uri_len;
 	char *uri_heap; /* when the target is longer than uri_inline */
 	const char *content_type, *if_none_match, *accept; /* the engine's, for the request */
+	const char *if_match;
 	struct body body;
 };
 
@@ -341,6 +342,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	}
 	r->content_type = f.content_type;
 	r->if_none_match = f.if_none_match;
+	r->if_match = f.if_match;
 	r->accept = f.accept;
 	r->state = strcmp(method, "POST") == 0 ? REQ_KEEP : REQ_DROP;
 	/* refuse a declared over-size body before reading any of it */
@@ -405,6 +407,16 @@ static const struct catalog *catalog_for(struct session *ss, struct holder_ref *
 	return holder_acquire(s->holder, ref);
 }
 
+/* The revisions held with the catalog catalog_for gave (the same ref). */
+static const struct revision *revisions_for(struct session *ss, const struct holder_ref *ref,
+					    size_t *n)
+{
+	if (ref != NULL) {
+		return holder_revisions(ref, n);
+	}
+	return holder_reader_revisions(&ss->server->readers[ss->conn->engine], n);
+}
+
 static void catalog_done(struct session *ss, struct holder_ref *ref)
 {
 	if (ref != NULL) {
@@ -455,6 +467,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
+	ctx.revisions = revisions_for(ss, ref, &ctx.num_revisions);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
 	ctx.status = s->hooks.status;
@@ -470,6 +483,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	req.uri_len = r->uri_len;
 	req.content_type = r->content_type;
 	req.if_none_match = r->if_none_match;
+	req.if_match = r->if_match;
 	req.accept = r->accept;
 	req.body = r->body.buf ? r->body.buf : "";
 	req.body_len = r->body.len;

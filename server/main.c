@@ -15,6 +15,8 @@
 #include "build_info.h"
 #include "catalog.h"
 #include "cli.h"
+#include "decide.h"
+#include "diff.h"
 #include "embedded.h"
 #include "holder.h"
 #include "http.h"
@@ -23,11 +25,13 @@
 #include "reload.h"
 
 
-/* The catalog from a file (read as every reload reads it; *rd says what
- * was found), or the embedded one when path is NULL. */
-static struct catalog *load_catalog(const char *path, struct reload_read *rd, char *err, size_t cap)
+/* The catalog from a file (read as every reload reads it; *rd, when not
+ * NULL, says what was found), or the embedded one when path is NULL. */
+static struct catalog *load_catalog_read(const char *path, struct reload_read *rd, char *err,
+					 size_t cap)
 {
 	char why[512];
+	struct reload_read mine;
 	struct catalog *cat;
 
 	if (path == NULL) {
@@ -37,11 +41,17 @@ static struct catalog *load_catalog(const char *path, struct reload_read *rd, ch
 		}
 		return cat;
 	}
+	rd = rd != NULL ? rd : &mine;
 	cat = reload_read_file(path, rd);
 	if (cat == NULL) {
 		snprintf(err, cap, "%s", rd->error);
 	}
 	return cat;
+}
+
+static struct catalog *load_catalog(const char *path, char *err, size_t cap)
+{
+	return load_catalog_read(path, NULL, err, cap);
 }
 
 static int dump_catalog(const struct catalog *cat)
@@ -58,10 +68,54 @@ static int dump_catalog(const struct catalog *cat)
 	return ret;
 }
 
+/* --diff OLD NEW: the answer of POST /v1/catalog/diff on stdout; 0 when
+ * no decision changes, 1 when some do, 2 when a file is invalid. */
+static int diff_files(const struct server_config *cfg)
+{
+	char err[640];
+	struct catalog *old = NULL, *new = NULL;
+	struct query q;
+	struct decide_shape shape;
+	struct slice override = {cfg->diff_override,
+				 cfg->diff_override ? strlen(cfg->diff_override) : 0};
+	struct jsonw w;
+	int ret = 2;
+
+	old = load_catalog(cfg->diff_old, err, sizeof(err));
+	if (old == NULL) {
+		fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
+		goto done;
+	}
+	new = load_catalog(cfg->diff_new, err, sizeof(err));
+	if (new == NULL) {
+		fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
+		goto done;
+	}
+	memset(&q, 0, sizeof(q));
+	q.max_batch_size = (struct query_u32){cfg->diff_max_batch_size != 0, cfg->diff_max_batch_size};
+	q.num_seqs = (struct query_u32){cfg->diff_num_seqs != 0, cfg->diff_num_seqs};
+	q.max_rows = (struct query_u32){cfg->diff_max_rows != 0, cfg->diff_max_rows};
+	shape = decide_shape_of(&q);
+	jsonw_init(&w, 65536);
+	diff_write(&w, old, new, shape, override);
+	if (w.failed || fwrite(w.buf, 1, w.len, stdout) != w.len || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) != 0) {
+		fprintf(stderr, "splitkd: --diff: cannot write the answer\n");
+	} else {
+		ret = diff_any_cell(old, new, shape, override) ? 1 : 0;
+	}
+	jsonw_cleanup(&w);
+done:
+	catalog_free(old);
+	catalog_free(new);
+	return ret;
+}
+
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
 	struct holder holder;
+	struct holder_options ho = {cfg->revisions, 0, cfg->catalog_path};
 	struct reload reload;
 	struct server_hooks hooks = {reload_status, &reload};
 	struct server server;
@@ -80,7 +134,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (holder_init(&holder, cat) != 0) {
+	if (holder_init_with(&holder, cat, &ho) != 0) {
 		log_event(log, "error", "out of memory");
 		return 1;
 	}
@@ -157,7 +211,7 @@ int main(int argc, char **argv)
 		printf("splitkd %s (%s)\n", SPLITKD_VERSION, SPLITKD_BUILD);
 		return 0;
 	case CLI_CHECK_CATALOG:
-		cat = load_catalog(cfg.check_path, &rd, err, sizeof(err));
+		cat = load_catalog(cfg.check_path, err, sizeof(err));
 		if (cat == NULL) {
 			fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
 			return 1;
@@ -166,11 +220,13 @@ int main(int argc, char **argv)
 		       cat->num_models, cat->digest);
 		catalog_free(cat);
 		return 0;
+	case CLI_DIFF:
+		return diff_files(&cfg);
 	case CLI_DUMP_CATALOG:
 	case CLI_SERVE:
 		break;
 	}
-	cat = load_catalog(cfg.catalog_path, &rd, err, sizeof(err));
+	cat = load_catalog_read(cfg.catalog_path, &rd, err, sizeof(err));
 	if (cat == NULL) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 1;

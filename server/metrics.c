@@ -12,8 +12,9 @@
 #include "buf.h"
 
 /* every status splitkd sends; anything else (MHD's own 505) is "other" */
-static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 413, 414,
-							  415, 417, 431, 500, 501, 503};
+static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 409, 412,
+							  413, 414, 415, 417, 431, 500, 501,
+							  503};
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
 							    2500, 5000, 10000, 25000, 100000};

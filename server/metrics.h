@@ -22,7 +22,7 @@
 #include "splitk.h"
 
 #define METRICS_MAX_ROUTES 32 /* the router's routes (/metrics among them) and "other" */
-#define METRICS_NUM_STATUS 14
+#define METRICS_NUM_STATUS 16
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128
 #define METRICS_ROUTE_NONE (-1) /* no route: a 404 */

@@ -156,6 +156,7 @@
       live.matrix = m.data;
       live.base = base;
       render();
+      await refreshRevisions(gen);
     }
     await refreshExplain(fresh, gen);
   }
@@ -375,6 +376,51 @@
     }
     $('catalog-body').replaceChildren(el('h3', '', 'Targets'), put(el('div', 'scroll'), tt),
       el('h3', '', 'Models'), put(el('div', 'scroll'), mt));
+  }
+
+  // ---------------------------------------------------------------- revisions
+  // What the replica holds, and what its last reload changed under the
+  // what-ifs: GET /v1/revisions and GET /v1/diff, as curl sees them.
+  async function refreshRevisions(gen) {
+    const [r, d] = await Promise.all([getJSON('v1/revisions'), getJSON('v1/diff' + query(true))]);
+    if (gen !== live.generation || !r.ok || !d.ok) { return; }
+    renderRevisions(r.data, d.data);
+  }
+
+  function side(s, k) { return s === null ? '—' : String(s[k]); }
+
+  function renderRevisions(r, d) {
+    $('revision-list').replaceChildren(...r.revisions.map((v) => put(el('li', v.revision === r.current ? 'current' : ''),
+      el('code', '', v.revision), ' ',
+      el('span', 'meta', (v.loaded_at ? 'loaded ' + v.loaded_at : 'loaded at an unknown time') +
+        (v.source ? ' from ' + v.source : '') + (v.revision === r.current ? ' · current' : '')))));
+    const t = $('reload-cells');
+    const cap = t.querySelector('caption');
+    if (d.from === d.to) {
+      $('reload-summary').textContent = '— none yet: one revision held';
+      t.replaceChildren(cap);
+      return;
+    }
+    $('reload-summary').textContent = d.from + ' → ' + d.to + ': ' + d.cells.length + ' cell' +
+      (d.cells.length === 1 ? '' : 's') + ' changed, ' + d.unchanged + ' unchanged' +
+      (d.targets.added.length ? '; targets added: ' + d.targets.added.join(', ') : '') +
+      (d.targets.removed.length ? '; targets removed: ' + d.targets.removed.join(', ') : '') +
+      (d.models.added.length ? '; models added: ' + d.models.added.join(', ') : '') +
+      (d.models.removed.length ? '; models removed: ' + d.models.removed.join(', ') : '');
+    const head = put(el('thead'), put(el('tr'), ...['target', 'model', 'policy', 'num_splits',
+      'workspace_slots', 'workspace_bytes'].map((h) => el('th', '', h))));
+    const body = el('tbody');
+    for (const c of d.cells) {
+      const row = put(el('tr'), el('th', '', c.target), el('th', '', c.model));
+      row.dataset.target = c.target;
+      row.dataset.model = c.model;
+      for (const k of ['policy', 'num_splits', 'workspace_slots', 'workspace_bytes']) {
+        const a = side(c.from, k), b = side(c.to, k);
+        row.append(el('td', a === b ? '' : 'moved', a === b ? a : a + ' → ' + b));
+      }
+      body.append(row);
+    }
+    t.replaceChildren(cap, head, body);
   }
 
   // ---------------------------------------------------------------- explain

@@ -547,6 +547,37 @@ def check_reload(r):
     print(f"     new target shown {took:.1f} s after SIGHUP (poll {POLL:g} s)")
 
 
+def check_revisions(r):
+    """The revisions listed and the last reload's cells, old -> new, as /v1/revisions and /v1/diff say."""
+    cat = json.load(open(r.catalog))
+    for t in cat["targets"]:
+        if t["name"] == "gb10":
+            t["attn_decode_splitk"] = "auto"  # a policy flip: every gb10 cell moves
+    write_catalog(r.catalog, cat)
+    before = get_json(r.api + "/v1/revisions")["current"]
+    os.kill(r.daemon.pid, signal.SIGHUP)
+    wait(lambda: get_json(r.api + "/v1/revisions")["current"] != before, MARGIN, "the reload lands")
+    revs = get_json(r.api + "/v1/revisions")
+    diff = get_json(r.api + "/v1/diff?max_batch_size=16")
+    expect(diff["from"] == before and diff["to"] == revs["current"], f"the diff is of the last reload: {diff['from']} -> {diff['to']}")
+    want = [[c["target"], c["model"], f"{c['from']['num_splits']} → {c['to']['num_splits']}"
+             if c["from"]["num_splits"] != c["to"]["num_splits"] else str(c["to"]["num_splits"])]
+            for c in diff["cells"]]
+    expect(len(want) > 0 and all(t == "gb10" for t, _, _ in want), f"the flip moves gb10's cells: {want[:3]}")
+    rows = lambda: r.js("""return [...document.querySelectorAll('#reload-cells tbody tr')]
+        .map((tr) => [tr.dataset.target, tr.dataset.model, tr.children[3].textContent]);""")
+    listed = lambda: r.js("return [...document.querySelectorAll('#revision-list code')].map((c) => c.textContent)")
+    wait(lambda: rows() == want, 2 * POLL + MARGIN, "the page shows the last reload's cells, old → new")
+    wait(lambda: listed() == [v["revision"] for v in revs["revisions"]], 2 * POLL + MARGIN,
+         "the page lists the held revisions, newest first")
+    summary = r.driver.find_element(By.ID, "reload-summary").text
+    expect(before in summary and revs["current"] in summary and f"{len(want)} cells changed" in summary,
+           f"the summary names both revisions and the count: {summary!r}")
+    policy = r.js("return document.querySelector('#reload-cells tbody tr').children[2].textContent")
+    expect(policy == "legacy → auto", f"a cell's policy shows old → new: {policy!r}")
+    r.driver.save_screenshot(os.path.join(r.args.out, "page-revisions.png"))
+
+
 def check_stale(r):
     r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED"
     r.stop_daemon()
@@ -633,6 +664,7 @@ def main():
                          ("screenshots at 1280x800, dark, phone width", check_screens),
                          ("idle: polls cost 304s", check_idle),
                          ("SIGHUP: a new target shows in place within two polls", check_reload),
+                         ("revisions: the held list and the last reload's cells, old → new", check_revisions),
                          ("stale while splitkd is down, with backoff; recovers on restart", check_stale),
                          ("XSS catalog: notes and odd names are text, nothing runs", check_xss)]:
             r.step(name, lambda fn=fn: fn(r))

@@ -46,6 +46,7 @@ const path = require('path');
 const procs = require('./procs');
 const raw = require('./rawhttp');
 const { Description } = require('./validate');
+const revisions = require('./revisions');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SPEC = path.join(ROOT, 'api', 'openapi.json');
@@ -244,6 +245,8 @@ const SAMPLE = {
 	'/v1/catalog': '/v1/catalog',
 	'/v1/policy': '/v1/policy?spelling=auto',
 	'/v1/matrix': '/v1/matrix?max_batch_size=16',
+	'/v1/revisions': '/v1/revisions',
+	'/v1/diff': '/v1/diff?max_batch_size=16',
 	'/healthz': '/healthz',
 	'/readyz': '/readyz',
 	'/version': '/version',
@@ -264,11 +267,13 @@ const SEED_CONTEXT = { target: 'h100', model: 'qwen3.8-27b', max_batch_size: 16 
 const POST_SAMPLE = {
 	'/ofrep/v1/evaluate/flags/{key}': `${OFREP}/num_splits`,
 	'/ofrep/v1/evaluate/flags': OFREP,
+	'/v1/catalog/diff': '/v1/catalog/diff',
 };
 const SLUGS = ['invalid-parameter', 'unknown-parameter', 'repeated-parameter', 'missing-parameter',
 	'malformed-query', 'malformed-json', 'unknown-target', 'unknown-model', 'not-found',
 	'method-not-allowed', 'unsupported-media-type', 'payload-too-large', 'uri-too-long',
-	'header-too-large', 'bad-request', 'expectation-failed', 'not-implemented', 'overloaded', 'internal'];
+	'header-too-large', 'bad-request', 'expectation-failed', 'not-implemented', 'overloaded', 'internal',
+	'revision-unavailable', 'precondition-failed', 'invalid-catalog'];
 const SPLITS = '/v1/splits';
 const JSON_CT = { 'Content-Type': 'application/json' };
 const JSON_CT_RAW = [['Content-Type', 'application/json']];
@@ -419,6 +424,10 @@ function prismCases() {
 				{ target: 'gb10', model: 'qwen9' }, { sm_count: 132, num_q_heads: 24, override: 'atuo', explain: true }] },
 			expect: 200, check: (a, j) => [...field(j, 'count', 4), ...field(j, 'failures', 2),
 				...(j && j.results && j.results[1].error && j.results[1].error.type === '/problems/unknown-target' ? [] : ['results[1] is not unknown-target'])] },
+		// items are answered in place, whatever they are: the description takes any (issue 20)
+		{ name: 'batch with invalid items', method: 'POST', path: SPLITS, headers: JSON_CT,
+			body: { queries: [{ sm_count: 1, num_q_heads: 1 }, {}, 5, { sm_count: 0, num_q_heads: 1 }] }, expect: 200,
+			check: (a, j) => [...field(j, 'count', 4), ...field(j, 'failures', 3)] },
 		{ name: 'batch of 1024', method: 'POST', path: SPLITS, headers: JSON_CT,
 			body: batchOf(1024, i => ({ sm_count: 1 + i, num_q_heads: 8 })), expect: 200,
 			check: (a, j) => [...field(j, 'count', 1024), ...field(j, 'failures', 0)] },
@@ -542,8 +551,6 @@ function refused() {
 		post('queries not an array', { queries: 5 }, 400, 'invalid-parameter'),
 		post('batch with a second member', { queries: [{ sm_count: 1, num_q_heads: 1 }], extra: 1 }, 400, 'unknown-parameter'),
 		post('batch of 1025', batchOf(1025, () => ({ sm_count: 1, num_q_heads: 1 })), 413, 'payload-too-large'),
-		{ ...post('batch with invalid items', { queries: [{ sm_count: 1, num_q_heads: 1 }, {}, 5, { sm_count: 0, num_q_heads: 1 }] }, 200),
-			check: (a, j) => [...field(j, 'count', 4), ...field(j, 'failures', 3)] },
 		post('text/plain', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'text/plain']]),
 		post('text/json', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'text/json']]),
 		post('application/jsonx', '{"target":"h100","model":"qwen3-8b"}', 415, 'unsupported-media-type', [['Content-Type', 'application/jsonx']]),
@@ -772,6 +779,16 @@ async function conditionalCases() {
 			expect: 200 });
 		await prismCase({ name: `${r} If-None-Match`, path: p, headers: { 'If-None-Match': etag }, expect: 304, check: noBody });
 		await prismCase({ name: `${r} If-None-Match *`, path: p, headers: { 'If-None-Match': '*' }, expect: 304 });
+		// If-Match (RFC 9110 13.1.1): the current tag or * passes, a stale or weak one is 412
+		await prismCase({ name: `${r} If-Match current`, path: p, headers: { 'If-Match': etag }, expect: 200 });
+		await prismCase({ name: `${r} If-Match *`, path: p, headers: { 'If-Match': '*' }, expect: 200 });
+		await prismCase({ name: `${r} If-Match stale`, path: p, headers: { 'If-Match': '"0000000000000000"' }, expect: 412,
+			slug: 'precondition-failed' });
+		await directCase({ name: `${r} If-Match weak`, path: p, headers: [['If-Match', `W/${etag}`]], expect: 412,
+			slug: 'precondition-failed' });
+		await directCase({ name: `${r} If-Match in a list`, method: 'HEAD', path: p,
+			headers: [['If-Match', `"0000000000000000", ${etag}`]], expect: 200 });
+		await directCase({ name: `${r} If-Match stale`, method: 'HEAD', path: p, headers: [['If-Match', '"x"']], expect: 412 });
 	}
 	await conditionalPage();
 }
@@ -943,11 +960,13 @@ async function main() {
 	if (!fs.existsSync(BIN)) {
 		throw new Error(`${BIN} does not exist: build it first (make all)`);
 	}
+	// a catalog file, so that a SIGHUP gives two revisions (revisions.js)
+	const catalogPath = path.join(LOGS, 'catalog.json');
+	const catalogText = require('child_process').execFileSync(BIN, ['--dump-catalog']).toString('utf8');
+	fs.writeFileSync(catalogPath, catalogText);
 	const { child: server, match } = await procs.start('splitkd', BIN,
-		['--listen', '127.0.0.1:0', '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
-			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off',
-			// the embedded catalog's own file, so GET /v1/status describes a followed file
-			'--catalog', path.resolve('api/catalog.json')],
+		['--listen', '127.0.0.1:0', '--catalog', catalogPath, '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
+			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off'],
 		{ logFile: path.join(LOGS, 'splitkd.log'), ready: /listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 10000 });
 	serverPort = Number(match[1]);
 	// Node's own header limit (16 KiB) would answer the 431 cases itself
@@ -959,6 +978,7 @@ async function main() {
 	console.log(`splitkd on 127.0.0.1:${serverPort}, Prism ${require('@stoplight/prism-cli/package.json').version} ` +
 		`proxy on 127.0.0.1:${prismPort} (logs in ${path.relative(ROOT, LOGS)}/)`);
 
+	const revs = await revisions.setup(serverPort, server, catalogPath, catalogText);
 	coverage();
 	validatorSelfTest();
 	for (const c of prismCases()) {
@@ -972,6 +992,15 @@ async function main() {
 		await refusedCase(c);
 	}
 	await ofrepCases();
+	for (const c of revisions.prismCases(revs)) {
+		await prismCase(c);
+	}
+	for (const c of revisions.directCases(revs)) {
+		await directCase(c);
+	}
+	for (const c of revisions.refusedCases(revs)) {
+		await refusedCase(c);
+	}
 	await prismSelfTest();
 	await drainCase(server);
 }

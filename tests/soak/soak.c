@@ -58,14 +58,14 @@ static void wrong(const char *what, const char *url, const char *body)
 	pthread_mutex_unlock(&report_lock);
 }
 
-struct buf {
+struct reply_buf {
 	char *p;
 	size_t n;
 };
 
 static size_t collect(char *d, size_t s, size_t n, void *u)
 {
-	struct buf *b = u;
+	struct reply_buf *b = u;
 	char *g = realloc(b->p, b->n + s * n + 1);
 
 	if (g == NULL) {
@@ -158,7 +158,7 @@ static void *worker(void *arg)
 	while (!atomic_load(&stop)) {
 		uint64_t r = rng_next(&seed);
 		int kind = (int)(r % 10);
-		struct buf b = {0};
+		struct reply_buf b = {0};
 		char url[512], body[8192];
 		long status = 0;
 		CURLcode rc;

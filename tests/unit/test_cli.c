@@ -133,3 +133,37 @@ Test(cli, usage_names_every_flag)
 		cr_assert_not_null(strstr(cli_usage(), flags[i]), "%s not in --help", flags[i]);
 	}
 }
+
+Test(cli, revisions_and_diff)
+{
+	struct server_config cfg;
+	char err[256] = "";
+
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "c.json"), 0, "%s", err);
+	cr_assert_eq(cfg.revisions, 8, "the documented default");
+	cr_assert_eq(PARSE(&cfg, err, "--revisions", "1"), 0, "%s", err);
+	cr_assert_eq(cfg.revisions, 1);
+	cr_assert_eq(PARSE(&cfg, err, "--revisions", "64"), 0, "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--revisions", "0"), -1);
+	cr_assert_eq(PARSE(&cfg, err, "--revisions", "65"), -1);
+	cr_assert(strstr(err, "--revisions") != NULL, "%s", err);
+	/* --diff OLD NEW, its inputs before or after the files */
+	cr_assert_eq(PARSE(&cfg, err, "--diff", "a.json", "b.json", "--max-batch-size", "16"), 0, "%s", err);
+	cr_assert_eq(cfg.action, CLI_DIFF);
+	cr_assert_str_eq(cfg.diff_old, "a.json");
+	cr_assert_str_eq(cfg.diff_new, "b.json");
+	cr_assert_eq(cfg.diff_max_batch_size, 16);
+	cr_assert_eq(PARSE(&cfg, err, "--num-seqs", "2", "--override", "auto", "--diff", "a.json", "b.json",
+			   "--max-rows", "4294967295"), 0, "%s", err);
+	cr_assert_eq(cfg.diff_num_seqs, 2);
+	cr_assert_eq(cfg.diff_max_rows, 4294967295u);
+	cr_assert_str_eq(cfg.diff_override, "auto");
+	cr_assert_eq(PARSE(&cfg, err, "--diff", "a.json"), -1, "one file is not a diff");
+	cr_assert(strstr(err, "two files") != NULL, "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--diff", "a.json", "b.json", "c.json"), -1);
+	cr_assert_eq(PARSE(&cfg, err, "--diff", "a.json", "b.json", "--max-batch-size", "0"), -1);
+	/* the matrix inputs mean nothing to a server */
+	cr_assert_eq(PARSE(&cfg, err, "--max-batch-size", "16"), -1);
+	cr_assert(strstr(err, "--diff") != NULL, "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--override", "4"), -1);
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "revision.h"
+
+#include <string.h>
+
+#include "exchange.h"
+#include "decide.h"
+#include "diff.h"
+#include "handler.h"
+#include "quote.h"
+
+/* The held revisions, newest first; a context without any holds its
+ * catalog alone, written into `one`. */
+static const struct revision *held(const struct api_context *ctx, struct revision *one, size_t *n)
+{
+	if (ctx->revisions != NULL && ctx->num_revisions > 0) {
+		*n = ctx->num_revisions;
+		return ctx->revisions;
+	}
+	*one = (struct revision){ctx->catalog, NULL, NULL};
+	*n = 1;
+	return one;
+}
+
+/* The index of the held revision `digest` names, or -1. */
+static long find_index(const struct api_context *ctx, struct slice digest)
+{
+	struct revision one;
+	size_t n;
+	const struct revision *revs = held(ctx, &one, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *d = revs[i].catalog->digest;
+
+		if (strlen(d) == digest.len && memcmp(d, digest.p, digest.len) == 0) {
+			return (long)i;
+		}
+	}
+	return -1;
+}
+
+const struct catalog *revision_find(const struct api_context *ctx, struct slice digest)
+{
+	struct revision one;
+	size_t n;
+	const struct revision *revs = held(ctx, &one, &n);
+	long i = find_index(ctx, digest);
+
+	return i < 0 || (size_t)i >= n ? NULL : revs[i].catalog;
+}
+
+/* The 409's own members: what this replica serves and still answers for. */
+static void write_held(struct jsonw *w, const void *cls)
+{
+	const struct api_context *ctx = cls;
+	struct revision one;
+	size_t n;
+	const struct revision *revs = held(ctx, &one, &n);
+
+	jsonw_kv_str(w, "current", revs[0].catalog->digest);
+	jsonw_key(w, "held");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jsonw_str(w, revs[i].catalog->digest);
+	}
+	jsonw_array_end(w);
+}
+
+int revision_unavailable(const struct api_context *ctx, struct problem *p, const char *fmt,
+			 struct slice digest)
+{
+	char quoted[QUOTE_MAX];
+
+	quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
+	problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL, fmt, quoted);
+	p->extra = write_held;
+	p->extra_cls = ctx;
+	return -1;
+}
+
+int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
+{
+	const struct catalog *cat;
+
+	if (digest.p == NULL) {
+		return 0;
+	}
+	cat = revision_find(c->ctx, digest);
+	if (cat == NULL) {
+		return revision_unavailable(c->ctx, p,
+					    "this replica does not hold revision \"%s\": "
+					    "try another replica, or wait for it here (held: GET /v1/revisions)",
+					    digest);
+	}
+	if (cat != c->ctx->catalog) {
+		c->pinned = *c->ctx;
+		c->pinned.catalog = cat;
+		c->ctx = &c->pinned;
+	}
+	return 0;
+}
+
+void revision_list(struct handler_call *c)
+{
+	struct revision one;
+	size_t n;
+	const struct revision *revs = held(c->ctx, &one, &n);
+
+	jsonw_object_begin(&c->w);
+	jsonw_kv_str(&c->w, "current", revs[0].catalog->digest);
+	jsonw_key(&c->w, "revisions");
+	jsonw_array_begin(&c->w);
+	for (size_t i = 0; i < n; i++) {
+		jsonw_object_begin(&c->w);
+		jsonw_kv_str(&c->w, "revision", revs[i].catalog->digest);
+		jsonw_kv_str_or_null(&c->w, "loaded_at", revs[i].loaded_at);
+		jsonw_kv_str_or_null(&c->w, "source", revs[i].source);
+		jsonw_kv_u64(&c->w, "targets", revs[i].catalog->num_targets);
+		jsonw_kv_u64(&c->w, "models", revs[i].catalog->num_models);
+		jsonw_object_end(&c->w);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_object_end(&c->w);
+}
+
+/* A held revision a diff parameter names, or -1 with the 409. */
+static long held_param(struct handler_call *c, const char *param, struct slice digest)
+{
+	long i = find_index(c->ctx, digest);
+
+	if (i < 0) {
+		revision_unavailable(c->ctx, &c->problem,
+				     param[0] == 'f' ? "from: this replica does not hold revision \"%s\" "
+						       "(held: GET /v1/revisions)"
+						     : "to: this replica does not hold revision \"%s\" "
+						       "(held: GET /v1/revisions)",
+				     digest);
+		handler_fail(c);
+	}
+	return i;
+}
+
+void revision_diff(struct handler_call *c)
+{
+	struct revision one;
+	size_t n;
+	const struct revision *revs = held(c->ctx, &one, &n);
+	long to = c->q.to.p != NULL ? held_param(c, "to", c->q.to) : 0, from = -1;
+
+	if (to < 0) {
+		return;
+	}
+	if (c->q.from.p != NULL) {
+		from = held_param(c, "from", c->q.from);
+		if (from < 0) {
+			return;
+		}
+	} else {
+		/* the one before it; none held before it (no reload yet, or the
+		 * oldest named): itself, and nothing changed */
+		from = (size_t)to + 1 < n ? to + 1 : to;
+	}
+	diff_write(&c->w, revs[from].catalog, revs[to].catalog, decide_shape_of(&c->q),
+		   c->q.override);
+}
+
+void revision_diff_candidate(struct handler_call *c)
+{
+	char why[640];
+	const struct catalog *base = c->ctx->catalog;
+	struct catalog *candidate;
+	long from;
+
+	if (!handler_is_json(c->req->content_type)) {
+		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
+			    "POST /v1/catalog/diff takes Content-Type: application/json, not %s",
+			    c->req->content_type ? c->req->content_type : "no content type");
+		handler_fail(c);
+		return;
+	}
+	if (c->req->body_len > c->limits->max_body) {
+		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
+			    "the body is over %zu bytes", c->limits->max_body);
+		handler_fail(c);
+		return;
+	}
+	if (c->q.from.p != NULL) {
+		struct revision one;
+		size_t n;
+
+		from = held_param(c, "from", c->q.from);
+		if (from < 0) {
+			return;
+		}
+		base = held(c->ctx, &one, &n)[from].catalog;
+	}
+	/* the loader a reload uses, so the same file gets the same verdict */
+	candidate = catalog_load(c->req->body, c->req->body_len, why, sizeof(why));
+	if (candidate == NULL) {
+		problem_set(&c->problem, PROBLEM_INVALID_CATALOG, NULL, NULL, "%s", why);
+		handler_fail(c);
+		return;
+	}
+	diff_write(&c->w, base, candidate, decide_shape_of(&c->q), c->q.override);
+	catalog_free(candidate);
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * revision.c and diff.c through their own API and api_handle: If-Match's
+ * strong comparison, the diff of catalogs changed one way at a time, and
+ * requests pinned against a context that holds several revisions.
+ */
+#include <stdio.h>
+
+#include "diff.h"
+#include "etag.h"
+#include "helpers.h"
+#include "revision.h"
+
+/* The embedded catalog with one edit: `from` replaced by `to`, once. */
+static struct catalog *edited(const char *from, const char *to)
+{
+	const char *base = embedded_catalog_json;
+	const char *at = strstr(base, from);
+	size_t n = embedded_catalog_json_len, fl = strlen(from), tl = strlen(to);
+	char *text = malloc(n - fl + tl + 1), err[512];
+	struct catalog *cat;
+
+	cr_assert_not_null(at, "the catalog has no %s", from);
+	memcpy(text, base, (size_t)(at - base));
+	memcpy(text + (at - base), to, tl);
+	memcpy(text + (at - base) + tl, at + fl, n - (size_t)(at - base) - fl);
+	text[n - fl + tl] = '\0';
+	cat = catalog_load(text, strlen(text), err, sizeof(err));
+	cr_assert_not_null(cat, "%s", err);
+	free(text);
+	return cat;
+}
+
+Test(etag, if_match_is_strong_and_strict)
+{
+	static const struct {
+		const char *header;
+		bool passes;
+	} cases[] = {
+		{"*", true},
+		{"  * ", true},
+		{"\"0123456789abcdef\"", true},
+		{"\"x\", \"0123456789abcdef\"", true},
+		{"\"x\",\"0123456789abcdef\" , \"y\"", true},
+		{"W/\"0123456789abcdef\"", false}, /* weak never passes If-Match */
+		{"\"0123456789abcdee\"", false},
+		{"\"nope\"", false},
+		{"", false},
+		{"0123456789abcdef", false}, /* not quoted: not an entity-tag */
+		{"\"0123456789abcdef", false},
+		{"*, \"0123456789abcdef\"", false}, /* "*" stands alone */
+		{"\"x\" \"0123456789abcdef\"", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(etag_match(cases[i].header, "\"0123456789abcdef\""), cases[i].passes,
+			     "If-Match: %s", cases[i].header);
+	}
+}
+
+static void count_cell(void *cls, const struct diff_cell *cell)
+{
+	(void)cell;
+	(*(size_t *)cls)++;
+}
+
+static cJSON *diff_json(const struct catalog *a, const struct catalog *b, uint32_t mbs)
+{
+	struct jsonw w;
+	struct decide_shape shape = {mbs, 1, mbs};
+	cJSON *j;
+
+	jsonw_init(&w, 4096);
+	diff_write(&w, a, b, shape, (struct slice){NULL, 0});
+	cr_assert(!w.failed);
+	j = cJSON_ParseWithLength(w.buf, w.len);
+	cr_assert_not_null(j);
+	jsonw_cleanup(&w);
+	return j;
+}
+
+Test(diff, same_catalog_changes_nothing)
+{
+	struct jsonw w;
+	cJSON *j;
+
+	load_default_catalog();
+	jsonw_init(&w, 4096);
+	cr_assert_eq(diff_cells(test_catalog, test_catalog, (struct decide_shape){16, 1, 16},
+				(struct slice){NULL, 0}, NULL, NULL),
+		     test_catalog->num_targets * test_catalog->num_models);
+	cr_assert(!diff_any_cell(test_catalog, test_catalog, (struct decide_shape){1, 1, 1},
+				 (struct slice){NULL, 0}));
+	jsonw_cleanup(&w);
+	j = diff_json(test_catalog, test_catalog, 16);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "cells")), 0);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "targets"), "changed")), 0);
+	cJSON_Delete(j);
+	free_default_catalog();
+}
+
+Test(diff, a_policy_flip_changes_one_row_field_by_field)
+{
+	struct catalog *b;
+	cJSON *j, *cell, *field;
+	size_t n = 0, unchanged;
+
+	load_default_catalog();
+	b = edited("\"sm_count\": 148", "\"sm_count\": 150");
+	j = diff_json(test_catalog, b, 16);
+	field = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(j, "targets"), "changed"), 0), "fields"), 0);
+	cr_assert_str_eq(str(field, "field"), "sm_count");
+	cr_assert_eq(num(field, "from"), 148);
+	cr_assert_eq(num(field, "to"), 150);
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItem(j, "cells")) {
+		cr_assert_str_eq(str(cell, "target"), "b200", "only b200 moved: %s", str(cell, "target"));
+		cr_assert(cJSON_IsObject(cJSON_GetObjectItem(cell, "from")));
+		cr_assert(cJSON_IsObject(cJSON_GetObjectItem(cell, "to")));
+		/* legacy at 148 vs 150 SMs: slots are the SM count */
+		cr_assert_eq(num(cJSON_GetObjectItem(cell, "from"), "workspace_slots"), 148);
+		cr_assert_eq(num(cJSON_GetObjectItem(cell, "to"), "workspace_slots"), 150);
+		n++;
+	}
+	cr_assert_eq(n, test_catalog->num_models, "every b200 cell's slots moved");
+	unchanged = diff_cells(test_catalog, b, (struct decide_shape){16, 1, 16}, (struct slice){NULL, 0},
+			       count_cell, &n);
+	cr_assert_eq(n, 2 * test_catalog->num_models, "the callback sees the cells the answer lists");
+	cr_assert_eq(unchanged + test_catalog->num_models,
+		     test_catalog->num_targets * test_catalog->num_models);
+	cr_assert_eq((size_t)num(j, "unchanged"), unchanged);
+	cJSON_Delete(j);
+	catalog_free(b);
+	free_default_catalog();
+}
+
+Test(diff, added_and_removed_entries_have_one_sided_cells)
+{
+	struct catalog *b;
+	cJSON *j, *cell;
+	size_t only_to = 0, only_from = 0;
+
+	load_default_catalog();
+	/* b200 renamed: one target removed, one added */
+	b = edited("\"name\": \"b200\"", "\"name\": \"b300\"");
+	j = diff_json(test_catalog, b, 4);
+	cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "targets"), "added"), 0)->valuestring, "b300");
+	cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "targets"), "removed"), 0)->valuestring, "b200");
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItem(j, "cells")) {
+		bool from_null = cJSON_IsNull(cJSON_GetObjectItem(cell, "from"));
+		bool to_null = cJSON_IsNull(cJSON_GetObjectItem(cell, "to"));
+
+		cr_assert(from_null != to_null, "a renamed target's cells are one-sided");
+		only_to += from_null && strcmp(str(cell, "target"), "b300") == 0;
+		only_from += to_null && strcmp(str(cell, "target"), "b200") == 0;
+	}
+	cr_assert_eq(only_to, test_catalog->num_models);
+	cr_assert_eq(only_from, test_catalog->num_models);
+	cJSON_Delete(j);
+	catalog_free(b);
+	free_default_catalog();
+}
+
+/* ------------------------------------------------ pinned through the api */
+
+static struct answer ask(const struct revision *revs, size_t n, const char *method, const char *uri,
+			 const char *body, const char *if_match)
+{
+	struct api_context ctx = {.catalog = revs[0].catalog, .revisions = revs, .num_revisions = n,
+				  .version = "test", .build = "test"};
+	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
+				  .content_type = "application/json", .if_match = if_match,
+				  .body = body ? body : "", .body_len = body ? strlen(body) : 0};
+
+	return call_ctx(&ctx, &req);
+}
+
+Test(revision, pinned_answers_equal_the_old_current_ones)
+{
+	struct catalog *b;
+	struct revision revs[2];
+	char uri[256], body[512];
+	const char *asks[][3] = {
+		{"GET", "/v1/splits?target=b200&model=qwen3-8b&max_batch_size=8", NULL},
+		{"GET", "/v1/matrix?max_batch_size=8", NULL},
+		{"POST", "/v1/splits", "{\"target\":\"b200\",\"model\":\"qwen3-8b\"%s}"},
+		{"POST", "/v1/splits", "{\"queries\":[{\"target\":\"b200\",\"model\":\"qwen3-8b\"},{\"target\":\"b200\"}]%s}"},
+		{"POST", "/ofrep/v1/evaluate/flags", "{\"context\":{\"target\":\"b200\",\"model\":\"qwen3-8b\"%s}}"},
+	};
+
+	load_default_catalog();
+	b = edited("\"sm_count\": 148", "\"sm_count\": 150");
+	revs[0] = (struct revision){b, "2026-01-01T00:00:01Z", "new.json"};
+	revs[1] = (struct revision){test_catalog, "2026-01-01T00:00:00Z", "old.json"};
+	for (size_t i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		struct answer then, now, pinned;
+		char extra[96];
+
+		/* then: the old catalog current and alone */
+		snprintf(body, sizeof(body), asks[i][2] ? asks[i][2] : "", "");
+		then = ask(&revs[1], 1, asks[i][0], asks[i][1], asks[i][2] ? body : NULL, NULL);
+		now = ask(revs, 2, asks[i][0], asks[i][1], asks[i][2] ? body : NULL, NULL);
+		snprintf(extra, sizeof(extra), ",\"revision\":\"%s\"", test_catalog->digest);
+		snprintf(body, sizeof(body), asks[i][2] ? asks[i][2] : "", extra);
+		snprintf(uri, sizeof(uri), "%s&revision=%s", asks[i][1], test_catalog->digest);
+		pinned = ask(revs, 2, asks[i][0], asks[i][2] ? asks[i][1] : uri, asks[i][2] ? body : NULL, NULL);
+		cr_assert_eq(then.status, 200, "%s", then.body);
+		cr_assert_str_eq(pinned.body, then.body, "%s %s", asks[i][0], asks[i][1]);
+		cr_assert_str_neq(now.body, then.body);
+		cr_assert_str_eq(pinned.etag, then.etag);
+		answer_free(&then);
+		answer_free(&now);
+		answer_free(&pinned);
+	}
+	catalog_free(b);
+	free_default_catalog();
+}
+
+Test(revision, unheld_is_409_with_current_and_held)
+{
+	struct catalog *b;
+	struct revision revs[2];
+	struct answer a;
+	const cJSON *held;
+
+	load_default_catalog();
+	b = edited("\"sm_count\": 148", "\"sm_count\": 150");
+	revs[0] = (struct revision){b, NULL, NULL};
+	revs[1] = (struct revision){test_catalog, NULL, NULL};
+	a = ask(revs, 2, "GET", "/v1/splits?target=b200&model=qwen3-8b&revision=fnv1a64:0000000000000000", NULL, NULL);
+	assert_problem(&a, 409, "revision-unavailable", NULL);
+	cr_assert_str_eq(str(a.json, "current"), b->digest);
+	held = cJSON_GetObjectItem(a.json, "held");
+	cr_assert_eq(cJSON_GetArraySize(held), 2);
+	cr_assert_str_eq(cJSON_GetArrayItem(held, 1)->valuestring, test_catalog->digest);
+	answer_free(&a);
+	a = ask(revs, 2, "POST", "/v1/splits", "{\"revision\":7,\"queries\":[{\"target\":\"b200\"}]}", NULL);
+	assert_problem(&a, 400, "invalid-parameter", "revision");
+	answer_free(&a);
+	a = ask(revs, 2, "POST", "/v1/splits", "{\"revision\":\"a\",\"revision\":\"b\",\"queries\":[{}]}", NULL);
+	assert_problem(&a, 400, "repeated-parameter", "revision");
+	answer_free(&a);
+	a = ask(revs, 2, "POST", "/v1/splits", "{\"queries\":[{\"target\":\"b200\",\"model\":\"qwen3-8b\",\"revision\":\"x\"}]}", NULL);
+	cr_assert_eq(a.status, 200, "a revision inside an item is that item's error: %s", a.body);
+	cr_assert_eq(num(a.json, "failures"), 1);
+	answer_free(&a);
+	a = ask(revs, 2, "GET", "/v1/diff?from=nope", NULL, NULL);
+	assert_problem(&a, 409, "revision-unavailable", NULL);
+	answer_free(&a);
+	catalog_free(b);
+	free_default_catalog();
+}
+
+Test(revision, candidate_diff_refuses_as_a_load_does)
+{
+	static const char bad[] = "{\"targets\":[{\"name\":\"x\",\"sm_count\":0}],\"models\":[]}";
+	struct revision revs[1];
+	struct answer a;
+	char err[512];
+
+	load_default_catalog();
+	revs[0] = (struct revision){test_catalog, NULL, NULL};
+	cr_assert_null(catalog_load(bad, strlen(bad), err, sizeof(err)));
+	a = ask(revs, 1, "POST", "/v1/catalog/diff", bad, NULL);
+	assert_problem(&a, 400, "invalid-catalog", NULL);
+	cr_assert_str_eq(str(a.json, "detail"), err);
+	answer_free(&a);
+	a = ask(revs, 1, "POST", "/v1/catalog/diff", "{", NULL);
+	assert_problem(&a, 400, "invalid-catalog", NULL);
+	answer_free(&a);
+	a = ask(revs, 1, "POST", "/v1/catalog/diff?max_batch_size=16&bogus=1", embedded_catalog_json, NULL);
+	assert_problem(&a, 400, "unknown-parameter", "bogus");
+	answer_free(&a);
+	a = ask(revs, 1, "GET", "/v1/diff?max_batch_size=16", NULL, NULL);
+	cr_assert_eq(a.status, 200, "with one revision held the diff is of it with itself");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a.json, "cells")), 0);
+	answer_free(&a);
+	free_default_catalog();
+}
+
+Test(revision, if_match_through_the_router)
+{
+	struct revision revs[1];
+	struct answer a, b;
+
+	load_default_catalog();
+	revs[0] = (struct revision){test_catalog, NULL, NULL};
+	a = ask(revs, 1, "GET", "/v1/revisions", NULL, NULL);
+	cr_assert_eq(a.status, 200);
+	b = ask(revs, 1, "GET", "/v1/revisions", NULL, a.etag);
+	cr_assert_eq(b.status, 200);
+	answer_free(&b);
+	b = ask(revs, 1, "HEAD", "/v1/revisions", NULL, "\"stale\"");
+	assert_problem(&b, 412, "precondition-failed", NULL);
+	cr_assert_str_eq(b.etag, "");
+	answer_free(&b);
+	/* POST /v1/splits sends no ETag: If-Match does not apply */
+	b = ask(revs, 1, "POST", "/v1/splits", "{\"target\":\"b200\",\"model\":\"qwen3-8b\"}", "\"stale\"");
+	cr_assert_eq(b.status, 200);
+	answer_free(&b);
+	answer_free(&a);
+	free_default_catalog();
+}

@@ -89,7 +89,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
-	      server/http.c server/listener.c \
+	      server/http.c server/listener.c server/reload.c server/watch.c \
 	      server/log.c server/main.c server/metrics.c server/respcache.c server/stream.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
@@ -123,7 +123,7 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # with the server's objects but the libmicrohttpd glue (http.c, stream.c)
 # and main.c, so no engine is linked in; the api is there for what metrics
 # and holder use of it (route labels, catalogs).
-SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics)
+SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics reload)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/stream.o,$(SERVER_OBJ))
 

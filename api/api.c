@@ -21,6 +21,7 @@
 #include "handler_splits.h"
 #include "ofrep.h"
 #include "revision.h"
+#include "status.h"
 #include "ui.h"
 
 /* Unset members are 0: no {name}, no query parameters, no POST. */
@@ -59,6 +60,7 @@ static const struct route routes[] = {
 	{.path = "/v1/catalog/diff", .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM),
 	 .post = revision_diff_candidate},
 	{.path = "/v1/events", .get = events_get}, /* the change stream (events.c) */
+	{.path = "/v1/status", .get = status_handler},
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},

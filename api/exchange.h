@@ -58,6 +58,11 @@ struct api_header {
  * name or NULL for an sm_count-only query. May be NULL. */
 typedef void api_decision_fn(void *cls, const char *target, enum splitk_kind kind);
 
+/* Fills *out (status.h) with a consistent copy of the server's catalog
+ * state, for GET /v1/status. May be NULL. */
+struct api_status;
+typedef void api_status_fn(void *cls, struct api_status *out);
+
 /* Renders GET /metrics: the server's counters, which only the server knows
  * (the api routes the request, the server writes the text). Returns a
  * buffer the api frees, with its length, or NULL when out of memory. */
@@ -74,6 +79,8 @@ struct api_context {
 	size_t num_revisions;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
+	api_status_fn *status; /* NULL: the status names the catalog alone */
+	void *status_cls;
 	bool draining;       /* /readyz answers 503 */
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */

@@ -28,7 +28,19 @@ import yaml
 kinds = [d["kind"] for d in yaml.safe_load_all(open("docker/kubernetes.yaml")) if d]
 assert kinds == ["ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"], kinds
 assert "splitkd" in yaml.safe_load(open("docker/compose.yaml"))["services"]
-print("yaml: kubernetes.yaml and compose.yaml parse;", ", ".join(kinds))
+# the catalog must be able to change under a running pod: a whole-volume
+# mount (a subPath mount never updates) and the watch not turned off
+dep = [d for d in yaml.safe_load_all(open("docker/kubernetes.yaml")) if d and d["kind"] == "Deployment"][0]
+pod = dep["spec"]["template"]["spec"]
+cm = {v["name"] for v in pod["volumes"] if "configMap" in v}
+for c in pod["containers"]:
+    for m in c.get("volumeMounts", []):
+        assert not (m["name"] in cm and "subPath" in m), f"the ConfigMap mount {m} uses subPath: it never updates"
+    args = c.get("args", [])
+    assert "--catalog-check" not in args or args[args.index("--catalog-check") + 1] != "0", \
+        "the Deployment turns the catalog watch off (--catalog-check 0)"
+
+print("yaml: kubernetes.yaml and compose.yaml parse;", ", ".join(kinds) + "; the ConfigMap mount follows edits")
 PY
 fi
 echo "manifests: ok"

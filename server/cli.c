@@ -20,7 +20,10 @@ static const char usage[] =
 	"                            port 0 picks a free port; [::1]:8080 for IPv6)\n"
 	"  --reuse-port              share the port with other processes (SO_REUSEPORT);\n"
 	"                            without it a port in use is an error\n"
-	"  --catalog FILE            targets and models (default: the embedded catalog)\n"
+	"  --catalog FILE            targets and models (default: the embedded catalog);\n"
+	"                            followed: a change is loaded when valid\n"
+	"  --catalog-check SECONDS   re-read FILE this often, besides watching its\n"
+	"                            directory (default 5; 0: only on SIGHUP)\n"
 	"  --threads N               worker threads (default: the number of CPUs)\n"
 	"  --check-catalog FILE      validate FILE and exit 0 (valid) or 1 (not)\n"
 	"  --dump-catalog            print the catalog in use as JSON and exit\n"
@@ -52,7 +55,7 @@ static const char usage[] =
 	"  --version                 print the version and exit\n"
 	"  --help                    print this help and exit\n"
 	"\n"
-	"Signals: SIGTERM/SIGINT drain and exit 0; SIGHUP reloads --catalog FILE.\n";
+	"Signals: SIGTERM/SIGINT drain and exit 0; SIGHUP reloads --catalog FILE now.\n";
 
 const char *cli_usage(void)
 {
@@ -72,6 +75,7 @@ struct number_flag {
 
 static const struct number_flag numbers[] = {
 	UNSIGNED_FLAG("threads", 1, 256, threads),
+	UNSIGNED_FLAG("catalog-check", 0, 86400, catalog_check),
 	UNSIGNED_FLAG("max-connections", 1, 1000000, max_connections),
 	UNSIGNED_FLAG("max-client-connections", 0, 1000000, per_client_connections),
 	UNSIGNED_FLAG("idle-timeout", 1, 3600, idle_timeout),
@@ -203,6 +207,7 @@ static void set_defaults(struct server_config *cfg)
 	cfg->threads = cpus > 0 && cpus < 256 ? (unsigned)cpus : 2;
 	cfg->max_connections = 1024;
 	cfg->idle_timeout = 30;
+	cfg->catalog_check = 5;
 	cfg->max_body = API_DEFAULT_MAX_BODY;
 	cfg->max_header = 4096;
 	cfg->drain_timeout = 10;

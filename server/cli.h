@@ -18,6 +18,7 @@ struct server_config {
 	char host[256];           /* "127.0.0.1", "::1", "0.0.0.0", "localhost" */
 	unsigned port;            /* 0: any free port */
 	const char *catalog_path; /* NULL: the embedded catalog */
+	unsigned catalog_check;   /* seconds between checks of the file (and inotify); 0: SIGHUP only */
 	const char *check_path;   /* --check-catalog FILE */
 	unsigned threads;
 	unsigned max_connections;

@@ -551,6 +551,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	ctx.revisions = revisions_for(ss, ref, &ctx.num_revisions);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
+	ctx.status = s->hooks.status;
+	ctx.status_cls = s->hooks.status_cls;
 	ctx.metrics = render_metrics;
 	ctx.metrics_cls = s;
 	ctx.draining = r->draining;
@@ -755,7 +757,8 @@ static int stream_start(struct server *s)
 }
 
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, struct metrics *metrics, char *err, size_t err_cap)
+		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
+		 char *err, size_t err_cap)
 {
 	struct conntab_limits limits = {
 		cfg->max_connections,
@@ -773,6 +776,9 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 	s->holder = holder;
 	s->log = log;
 	s->metrics = metrics;
+	if (hooks != NULL) {
+		s->hooks = *hooks;
+	}
 	atomic_init(&s->draining, false);
 	atomic_init(&s->in_flight, 0);
 	body_budget_init(&s->budget, cfg->body_budget);

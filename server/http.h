@@ -67,6 +67,13 @@ struct respcache;
 
 struct MHD_Daemon;
 
+/* What other server modules lend to every request: the status of the
+ * catalog's reloads (reload.c) for GET /v1/status. Members may be NULL. */
+struct server_hooks {
+	api_status_fn *status;
+	void *status_cls;
+};
+
 struct server {
 	struct MHD_Daemon **engines; /* cfg->threads of them */
 	struct holder_reader *readers; /* one per engine: its view of the catalog */
@@ -76,6 +83,7 @@ struct server {
 	struct holder *holder;
 	const struct log *log;
 	struct metrics *metrics;
+	struct server_hooks hooks;
 	struct conntab table;
 	struct body_budget budget;
 	struct api_limits limits; /* from cfg, for every request */
@@ -87,10 +95,12 @@ struct server {
 	atomic_uint in_flight; /* requests begun and not yet over */
 };
 
-/* Starts serving. Returns 0, or -1 with a message in err (the port is in
- * use, the address is not this host's, out of memory). */
+/* Starts serving. `hooks` (copied; NULL: none) must outlive server_stop.
+ * Returns 0, or -1 with a message in err (the port is in use, the address
+ * is not this host's, out of memory). */
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, struct metrics *metrics, char *err, size_t err_cap);
+		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
+		 char *err, size_t err_cap);
 
 /* SIGTERM: /readyz turns 503, no new connections are accepted, every answer
  * closes its connection, idle keep-alive connections are closed, and this

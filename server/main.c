@@ -22,49 +22,17 @@
 #include "http.h"
 #include "jsonin.h"
 #include "log.h"
+#include "reload.h"
 
 
-/* Reads a whole file of at most CATALOG_MAX_BYTES. Returns a heap buffer
- * (free it) or NULL with a message in err. */
-static char *read_file(const char *path, size_t *len, char *err, size_t cap)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n;
-
-	if (f == NULL) {
-		snprintf(err, cap, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc((size_t)CATALOG_MAX_BYTES + 1);
-	if (buf == NULL) {
-		snprintf(err, cap, "%s: out of memory", path);
-		goto done;
-	}
-	n = fread(buf, 1, (size_t)CATALOG_MAX_BYTES + 1, f);
-	if (ferror(f)) {
-		snprintf(err, cap, "%s: read error", path);
-		free(buf);
-		buf = NULL;
-	} else if (n > CATALOG_MAX_BYTES) {
-		snprintf(err, cap, "%s: larger than %u bytes", path, CATALOG_MAX_BYTES);
-		free(buf);
-		buf = NULL;
-	} else {
-		*len = n;
-	}
-done:
-	fclose(f);
-	return buf;
-}
-
-/* The catalog from a file, or the embedded one when path is NULL. */
-static struct catalog *load_catalog(const char *path, char *err, size_t cap)
+/* The catalog from a file (read as every reload reads it; *rd, when not
+ * NULL, says what was found), or the embedded one when path is NULL. */
+static struct catalog *load_catalog_read(const char *path, struct reload_read *rd, char *err,
+					 size_t cap)
 {
 	char why[512];
+	struct reload_read mine;
 	struct catalog *cat;
-	size_t len = 0;
-	char *text;
 
 	if (path == NULL) {
 		cat = catalog_load(embedded_catalog_json, embedded_catalog_json_len, why, sizeof(why));
@@ -73,16 +41,17 @@ static struct catalog *load_catalog(const char *path, char *err, size_t cap)
 		}
 		return cat;
 	}
-	text = read_file(path, &len, err, cap);
-	if (text == NULL) {
-		return NULL;
-	}
-	cat = catalog_load(text, len, why, sizeof(why));
+	rd = rd != NULL ? rd : &mine;
+	cat = reload_read_file(path, rd);
 	if (cat == NULL) {
-		snprintf(err, cap, "%s: %s", path, why);
+		snprintf(err, cap, "%s", rd->error);
 	}
-	free(text);
 	return cat;
+}
+
+static struct catalog *load_catalog(const char *path, char *err, size_t cap)
+{
+	return load_catalog_read(path, NULL, err, cap);
 }
 
 static int dump_catalog(const struct catalog *cat)
@@ -142,46 +111,13 @@ done:
 	return ret;
 }
 
-static void reload(struct holder *holder, const struct server_config *cfg, const struct log *log,
-		   struct metrics *metrics, struct stream_hub *streams)
-{
-	char err[640];
-	struct catalog *cat;
-	struct holder_ref *before_ref, *after_ref;
-	const struct catalog *before;
-	char digest[CATALOG_DIGEST_LEN + 1];
-
-	if (cfg->catalog_path == NULL) {
-		log_event(log, "reload", "skipped: serving the embedded catalog (no --catalog FILE)");
-		return;
-	}
-	cat = load_catalog(cfg->catalog_path, err, sizeof(err));
-	if (cat == NULL) {
-		metrics_reload(metrics, false);
-		log_event(log, "reload", "refused, the old catalog keeps serving: %s", err);
-		return;
-	}
-	memcpy(digest, cat->digest, sizeof(digest));
-	before = holder_acquire(holder, &before_ref); /* kept alive past the swap */
-	if (holder_swap(holder, cat) != 0) {
-		holder_release(holder, before_ref);
-		metrics_reload(metrics, false);
-		log_event(log, "reload", "refused: out of memory");
-		return;
-	}
-	/* the listeners hear of it (issue 19 registers them; until then, here) */
-	stream_catalog_changed(streams, before, holder_acquire(holder, &after_ref));
-	holder_release(holder, after_ref);
-	holder_release(holder, before_ref);
-	metrics_reload(metrics, true);
-	metrics_catalog_loaded(metrics);
-	log_event(log, "reload", "ok: %s, catalog %s", cfg->catalog_path, digest);
-}
-
-static int serve(const struct server_config *cfg, struct catalog *cat, const struct log *log)
+static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
+		 const struct log *log)
 {
 	struct holder holder;
 	struct holder_options ho = {cfg->revisions, 0, cfg->catalog_path};
+	struct reload reload;
+	struct server_hooks hooks = {reload_status, &reload};
 	struct server server;
 	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
 	sigset_t set;
@@ -208,9 +144,32 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		return 1;
 	}
 	metrics_catalog_loaded(&metrics);
-	if (server_start(&server, cfg, &holder, log, &metrics, err, sizeof(err)) != 0) {
+	reload_init(&reload, &holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log, &metrics);
+	/* the watch before the server, so a request's status never sees it
+	 * half set; after the signal mask, which its thread inherits */
+	if (reload_watch_start(&reload, cfg->catalog_check, err, sizeof(err)) != 0) {
+		log_event(log, "error", "%s", err);
+		reload_cleanup(&reload);
+		holder_cleanup(&holder);
+		metrics_cleanup(&metrics);
+		return 1;
+	}
+	if (server_start(&server, cfg, &holder, log, &metrics, &hooks, err, sizeof(err)) != 0) {
 		log_event(log, "error", "%s", err);
 		server_stop(&server);
+		reload_cleanup(&reload);
+		holder_cleanup(&holder);
+		metrics_cleanup(&metrics);
+		return 1;
+	}
+	/* change streams hear of every swap (the lock in reload_add_listener
+	 * makes this safe beside a running watch; a stream can only have
+	 * opened in the instant since server_start, and its hello names the
+	 * catalog then current) */
+	if (reload_add_listener(&reload, stream_catalog_changed, &server.streams) != 0) {
+		log_event(log, "error", "no room for the change streams' reload listener");
+		server_stop(&server);
+		reload_cleanup(&reload);
 		holder_cleanup(&holder);
 		metrics_cleanup(&metrics);
 		return 1;
@@ -227,7 +186,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 			continue;
 		}
 		if (sig == SIGHUP) {
-			reload(&holder, cfg, log, &metrics, &server.streams);
+			reload_now(&reload);
 			continue;
 		}
 		break;
@@ -235,6 +194,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&server);
 	server_stop(&server);
+	reload_cleanup(&reload);
 	holder_cleanup(&holder);
 	metrics_cleanup(&metrics);
 	log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
@@ -246,6 +206,7 @@ int main(int argc, char **argv)
 	struct server_config cfg;
 	struct log log;
 	struct catalog *cat;
+	struct reload_read rd;
 	char err[640];
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
@@ -277,7 +238,7 @@ int main(int argc, char **argv)
 	case CLI_SERVE:
 		break;
 	}
-	cat = load_catalog(cfg.catalog_path, err, sizeof(err));
+	cat = load_catalog_read(cfg.catalog_path, &rd, err, sizeof(err));
 	if (cat == NULL) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 1;
@@ -288,5 +249,5 @@ int main(int argc, char **argv)
 		catalog_free(cat);
 		return rc;
 	}
-	return serve(&cfg, cat, &log);
+	return serve(&cfg, cat, &rd, &log);
 }

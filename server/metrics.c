@@ -26,6 +26,9 @@ int metrics_init(struct metrics *m)
 	memset(m, 0, sizeof(*m));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	/* the start-up load is the first success, as Prometheus counts its own */
+	atomic_init(&m->last_reload_ok, true);
+	atomic_init(&m->last_reload_success, (int_fast64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 	pthread_mutex_init(&m->insert_lock, NULL);
 	snprintf(m->targets[METRICS_MAX_TARGETS].name, sizeof(m->targets[0].name), "(other)");
 	return api_route_count() + 1 <= METRICS_MAX_ROUTES ? 0 : -1;
@@ -113,7 +116,14 @@ void metrics_decision(struct metrics *m, const char *target, enum splitk_kind ki
 
 void metrics_reload(struct metrics *m, bool ok)
 {
+	struct timespec ts;
+
 	atomic_fetch_add_explicit(ok ? &m->reloads_ok : &m->reloads_failed, 1, memory_order_relaxed);
+	atomic_store(&m->last_reload_ok, ok);
+	if (ok) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		atomic_store(&m->last_reload_success, (int_fast64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	}
 }
 
 void metrics_catalog_loaded(struct metrics *m)
@@ -289,16 +299,24 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	    info->streams, info->max_streams, (unsigned long long)info->stream_events);
 	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
 		"# TYPE splitkd_catalog_info gauge\n"
-		"splitkd_catalog_info{digest=\"%s\"} 1\n"
+		"splitkd_catalog_info{digest=\"%s\",revision=\"%s\"} 1\n"
 		"# HELP splitkd_catalog_loaded_timestamp_seconds When the served catalog was loaded.\n"
 		"# TYPE splitkd_catalog_loaded_timestamp_seconds gauge\n"
 		"splitkd_catalog_loaded_timestamp_seconds %lld\n",
-	    info->digest, (long long)atomic_load(&m->catalog_loaded_at));
-	put(&o, "# HELP splitkd_reloads_total Catalog reloads on SIGHUP, by result.\n"
+	    info->digest, info->digest, (long long)atomic_load(&m->catalog_loaded_at));
+	put(&o, "# HELP splitkd_reloads_total Catalog reload attempts (SIGHUP or the file watch), by result.\n"
 		"# TYPE splitkd_reloads_total counter\n"
 		"splitkd_reloads_total{result=\"ok\"} %llu\n"
-		"splitkd_reloads_total{result=\"error\"} %llu\n",
-	    (unsigned long long)load(&m->reloads_ok), (unsigned long long)load(&m->reloads_failed));
+		"splitkd_reloads_total{result=\"error\"} %llu\n"
+		"# HELP splitkd_catalog_last_reload_successful Whether the last reload attempt succeeded.\n"
+		"# TYPE splitkd_catalog_last_reload_successful gauge\n"
+		"splitkd_catalog_last_reload_successful %d\n"
+		"# HELP splitkd_catalog_last_reload_success_timestamp_seconds When a reload (or the start-up load) last succeeded.\n"
+		"# TYPE splitkd_catalog_last_reload_success_timestamp_seconds gauge\n"
+		"splitkd_catalog_last_reload_success_timestamp_seconds %.3f\n",
+	    (unsigned long long)load(&m->reloads_ok), (unsigned long long)load(&m->reloads_failed),
+	    atomic_load(&m->last_reload_ok) ? 1 : 0,
+	    (double)atomic_load(&m->last_reload_success) / 1000.0);
 	put(&o, "# HELP splitkd_build_info The running build.\n"
 		"# TYPE splitkd_build_info gauge\n"
 		"splitkd_build_info{version=\"%s\",build=\"%s\"} 1\n",

@@ -39,6 +39,8 @@ struct metrics {
 	atomic_uint_fast64_t not_modified;
 	atomic_uint_fast64_t reloads_ok, reloads_failed;
 	atomic_int_fast64_t catalog_loaded_at; /* unix seconds */
+	atomic_bool last_reload_ok;              /* the last attempt (the start-up load at first) */
+	atomic_int_fast64_t last_reload_success; /* unix milliseconds */
 	double start_time;                     /* unix seconds, set once */
 	pthread_mutex_t insert_lock;
 	atomic_size_t num_targets;
@@ -67,6 +69,8 @@ void metrics_cleanup(struct metrics *m);
 void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros);
 /* `target` NULL: an sm_count-only decision. */
 void metrics_decision(struct metrics *m, const char *target, enum splitk_kind kind);
+/* A reload attempt (SIGHUP or the watch): counted by result; the last
+ * one's result and the time of the last success are kept. */
 void metrics_reload(struct metrics *m, bool ok);
 void metrics_catalog_loaded(struct metrics *m);
 

@@ -254,6 +254,7 @@ const SAMPLE = {
 	'/healthz': '/healthz',
 	'/readyz': '/readyz',
 	'/version': '/version',
+	'/v1/status': '/v1/status',
 	'/openapi.json': '/openapi.json',
 	'/problems/{type}': '/problems/unknown-target',
 	'/ofrep/v1/configuration': '/ofrep/v1/configuration',

@@ -12,7 +12,8 @@
 #     hangs), and `podman stop` draining an in-flight request with no SIGKILL.
 #  4. compose.yaml up (healthy) and down (drained) with podman-compose.
 #  5. kubernetes.yaml with `podman kube play`: the catalog from the
-#     ConfigMap, /readyz, a decision, the liveness probe, a drain.
+#     ConfigMap, /readyz, a decision, an edit of the ConfigMap's volume
+#     served without a restart, the liveness probe, a drain.
 # Every port is published on 127.0.0.1 only. Whatever it starts (containers,
 # pods, networks, the ConfigMap's volume) is removed on exit, failed or not.
 # Needs root and the `image` profile of scripts/deps.sh (make installs it).
@@ -395,6 +396,34 @@ case $reload in
 *) fail "kube play: the catalog is not the ConfigMap's: /readyz $ready, reload: $reload" ;;
 esac
 ok "kube play: /readyz ready and serving the ConfigMap's catalog ($digest, /etc/splitkd/catalog.json)"
+# A ConfigMap edit reaches the running pod, no restart and no signal:
+# podman keeps the ConfigMap's data in a volume mounted on /etc/splitkd;
+# the new catalog (a target added) is renamed into it, as the kubelet's
+# swap is a rename, and splitkd's watch of the directory must serve it.
+vol=$(podman volume inspect --format '{{.Mountpoint}}' splitkd-catalog 2>>"$tmp/podman.log") ||
+	fail "kube play: no splitkd-catalog volume"
+[ -f "$vol/catalog.json" ] || fail "kube play: the ConfigMap volume has no catalog.json: $(ls -la "$vol")"
+before=$(podman inspect --format '{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}' "$k")
+/usr/bin/python3 - "$vol/catalog.json" "$vol/..catalog.json.new" <<'PY'
+import json, sys
+cat = json.load(open(sys.argv[1]))
+cat["targets"].append({"name": "zz-configmap-edit", "sm_count": 96, "attn_decode_splitk": "auto"})
+json.dump(cat, open(sys.argv[2], "w"))
+PY
+chmod 0644 "$vol/..catalog.json.new"
+mv -f "$vol/..catalog.json.new" "$vol/catalog.json"
+T_EDIT=$(date +%s%N)
+for _ in $(seq 50); do
+	http "$port" /v1/targets/zz-configmap-edit >/dev/null 2>&1 && break
+	sleep 0.1
+done
+http "$port" /v1/targets/zz-configmap-edit >/dev/null ||
+	fail "kube play: the edited ConfigMap was not served within 5 s: $(podman logs "$k" 2>&1 | tail -3)"
+edit_took=$(secs "$T_EDIT")
+[ "$(podman inspect --format '{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}' "$k")" = "$before" ] ||
+	fail "kube play: the container restarted to take the edit"
+podman logs "$k" 2>&1 | grep -q '"reload".*(watch)' || fail "kube play: no watch reload logged"
+ok "kube play: a ConfigMap edit served in ${edit_took} s by the same process (the watch, no signal, no restart)"
 [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}} {{.Config.User}}' "$k")" = "true 10001:10001" ] ||
 	fail "kube play: not read-only as uid 10001"
 healthy "$k" "kube play, the liveness probe as podman runs it"

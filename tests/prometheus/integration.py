@@ -8,8 +8,8 @@ Prometheus (Debian's 2.42) on a free loopback port with its own config and
 --storage.tsdb.path in a temporary directory, scraping both every second and
 evaluating docker/prometheus/splitkd-rules.yaml every second. Drives good
 requests, 304s, and bad ones (400, 404, 405) at both; halfway, breaks a's
-catalog file and sends it SIGHUP, so the reload is refused and the old
-catalog keeps serving. Then, through Prometheus's HTTP API:
+catalog file (a rename over it, no signal), so a's watch refuses it and the
+old catalog keeps serving. Then, through Prometheus's HTTP API:
   - every rule evaluates without error (its health in /api/v1/rules, and its
     expression again through /api/v1/query);
   - every panel query and annotation of docker/grafana/splitkd.json, with the
@@ -18,9 +18,10 @@ catalog keeps serving. Then, through Prometheus's HTTP API:
     yet are listed as such), and the traffic panels show the routes and
     statuses that were sent;
   - the variable queries (label_values) find the job and both replicas;
-  - SplitkdCatalogReloadFailing is pending or firing for a and not b,
-    SplitkdCatalogDigestMismatch is pending or firing, SplitkdDown and
-    SplitkdHighErrorRatio are not.
+  - splitkd_catalog_last_reload_successful is 0 for a and 1 for b;
+    SplitkdCatalogReloadFailing and SplitkdCatalogFileInvalid are pending or
+    firing for a and not b, SplitkdCatalogDigestMismatch is pending or firing,
+    SplitkdDown and SplitkdHighErrorRatio are not.
 Everything it starts is stopped on exit, also on failure or SIGTERM. About
 15 s on an idle machine; every wait is bounded (see WAIT_S).
 
@@ -195,15 +196,16 @@ def digest_of(port):
 
 
 def drive(ports, catalog_a, splitkd_a):
-    """ROUNDS of traffic at both replicas; a's catalog file broken and a
-    SIGHUP sent halfway. Returns (requests by status, a's digest)."""
+    """ROUNDS of traffic at both replicas; a's catalog file broken halfway
+    (renamed over, as an editor saves: a's watch sees it). Returns (requests
+    by status, a's digest)."""
     sent = {}
     digest_a = digest_of(ports[0])
     for i in range(ROUNDS):
         if i == ROUNDS // 2:
-            with open(catalog_a, "w") as f:
+            with open(catalog_a + ".tmp", "w") as f:
                 f.write('{"targets": [{"name": "broken", "sm_count": 0}], "models": []}\n')
-            splitkd_a.send_signal(signal.SIGHUP)
+            os.rename(catalog_a + ".tmp", catalog_a)
         for port in ports:
             one_round(port, sent)
         time.sleep(0.25)
@@ -362,12 +364,15 @@ def check_alerts(base, inst_a, inst_b):
         return [a for a in got if a["labels"].get("instance") == inst_a
                 and a["state"] in ("pending", "firing")]
     fired = wait_for("SplitkdCatalogReloadFailing for a", reload_alert)
+    invalid = wait_for("SplitkdCatalogFileInvalid pending for a", lambda: [
+        a for a in alerts_by_name(base).get("SplitkdCatalogFileInvalid", [])
+        if a["labels"].get("instance") == inst_a and a["state"] in ("pending", "firing")])
     mismatch = wait_for("SplitkdCatalogDigestMismatch", lambda: [
         a for a in alerts_by_name(base).get("SplitkdCatalogDigestMismatch", [])
         if a["state"] in ("pending", "firing")])
     active = alerts_by_name(base)
-    wrong = [a for a in active.get("SplitkdCatalogReloadFailing", [])
-             if a["labels"].get("instance") == inst_b]
+    wrong = [a for n in ("SplitkdCatalogReloadFailing", "SplitkdCatalogFileInvalid")
+             for a in active.get(n, []) if a["labels"].get("instance") == inst_b]
     for name in ("SplitkdDown", "SplitkdHighErrorRatio", "SplitkdHighLatency"):
         wrong += active.get(name, [])
     if wrong:
@@ -375,6 +380,7 @@ def check_alerts(base, inst_a, inst_b):
     a = fired[0]
     print(f"alerts: SplitkdCatalogReloadFailing {a['state']} for {inst_a} "
           f"(value {float(a['value']):.2f}): \"{a['annotations']['description']}\"")
+    print(f"alerts: SplitkdCatalogFileInvalid {invalid[0]['state']} for {inst_a} (for: 5m)")
     print(f"alerts: SplitkdCatalogDigestMismatch {mismatch[0]['state']} "
           f"(value {float(mismatch[0]['value']):g}); active now: "
           + ", ".join(f"{n} x{len(v)}" for n, v in sorted(active.items())))
@@ -402,11 +408,20 @@ def run(binary, tmp):
     sent, digest_a = drive([port_a, port_b], cat_a, splitkd_a)
     print(f"traffic: {sum(sent.values())} requests, by status {dict(sorted(sent.items()))}; "
           f"a refused its broken catalog and still serves {digest_a}, b serves {digest_of(port_b)}")
-    if "reload refused" not in open(os.path.join(tmp, "a.log")).read():
-        raise Failed("a did not log the refused reload")
+    wait_for("a's watch to refuse the broken file", lambda: "reload refused" in open(
+        os.path.join(tmp, "a.log")).read())
     wait_for("the refused reload in Prometheus", lambda: api(
         base, "/api/v1/query",
         query=f'splitkd_reloads_total{{result="error", instance="{inst_a}"}} == 1')["result"])
+    def last_results():
+        got = {r["metric"]["instance"]: r["value"][1] for r in api(
+            base, "/api/v1/query", query='splitkd_catalog_last_reload_successful{job="splitkd"}'
+        )["result"]}
+        return got if len(got) == 2 and got.get(inst_a) == "0" else None
+    last = wait_for("splitkd_catalog_last_reload_successful 0 for a", last_results)
+    if last != {inst_a: "0", inst_b: "1"}:
+        raise Failed(f"splitkd_catalog_last_reload_successful: {last}, want a 0 and b 1")
+    print(f"metrics: splitkd_catalog_last_reload_successful a {last[inst_a]}, b {last[inst_b]}")
     by_record = check_rules(base)
     results = check_panels(base, t0, by_record)
     check_traffic_labels(results)

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "status.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const disk_names[] = {
+	[API_DISK_NONE] = "none",
+	[API_DISK_SAME] = "same",
+	[API_DISK_INVALID] = "invalid",
+	[API_DISK_MISSING] = "missing",
+	[API_DISK_UNREADABLE] = "unreadable",
+};
+
+static const char *const trigger_names[] = {
+	[API_TRIGGER_START] = "start",
+	[API_TRIGGER_SIGNAL] = "signal",
+	[API_TRIGGER_WATCH] = "watch",
+};
+
+static const char *const watch_names[] = {
+	[API_WATCH_OFF] = "off",
+	[API_WATCH_INOTIFY] = "inotify",
+	[API_WATCH_PERIODIC] = "periodic",
+};
+
+const char *status_disk_name(enum api_disk_state s)
+{
+	return (unsigned)s < sizeof(disk_names) / sizeof(disk_names[0]) ? disk_names[s] : "none";
+}
+
+const char *status_trigger_name(enum api_trigger t)
+{
+	return (unsigned)t < sizeof(trigger_names) / sizeof(trigger_names[0]) ? trigger_names[t]
+									       : "start";
+}
+
+/* Unix milliseconds as RFC 3339 UTC ("2026-12-01T09:53:11.123Z"), or null
+ * for 0 (never). */
+static void write_time(struct jsonw *w, const char *key, int64_t ms)
+{
+	char text[64];
+	struct tm tm;
+	time_t secs = (time_t)(ms / 1000);
+
+	jsonw_key(w, key);
+	if (ms <= 0 || gmtime_r(&secs, &tm) == NULL) {
+		jsonw_null(w);
+		return;
+	}
+	snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	jsonw_str(w, text);
+}
+
+static void write_text_or_null(struct jsonw *w, const char *key, const char *s)
+{
+	jsonw_kv_str_or_null(w, key, s[0] != '\0' ? s : NULL);
+}
+
+static void write_status(struct jsonw *w, const struct api_status *st)
+{
+	bool file = st->source[0] != '\0';
+
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "revision", st->revision);
+	write_time(w, "loaded_at", st->loaded_at_ms);
+	write_text_or_null(w, "source", st->source);
+	jsonw_key(w, "watch");
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "mode", watch_names[st->watch <= API_WATCH_PERIODIC ? st->watch : 0]);
+	jsonw_kv_u64(w, "check_seconds", st->check_seconds);
+	jsonw_object_end(w);
+	jsonw_key(w, "disk");
+	if (!file) {
+		jsonw_null(w);
+	} else {
+		jsonw_object_begin(w);
+		jsonw_kv_str(w, "state", status_disk_name(st->disk));
+		write_text_or_null(w, "error", st->disk == API_DISK_SAME ? "" : st->disk_error);
+		write_time(w, "checked_at", st->checked_at_ms);
+		jsonw_object_end(w);
+	}
+	jsonw_key(w, "last_attempt");
+	jsonw_object_begin(w);
+	write_time(w, "at", st->last.at_ms);
+	jsonw_kv_str(w, "trigger", status_trigger_name(st->last.trigger));
+	jsonw_kv_str(w, "result", st->last.ok ? "ok" : "error");
+	jsonw_kv_bool(w, "changed", st->last.changed);
+	write_text_or_null(w, "error", st->last.ok ? "" : st->last.error);
+	jsonw_object_end(w);
+	jsonw_key(w, "reloads");
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "ok", st->reloads_ok);
+	jsonw_kv_u64(w, "error", st->reloads_error);
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+}
+
+void status_handler(struct handler_call *c)
+{
+	struct api_status st;
+
+	memset(&st, 0, sizeof(st));
+	if (c->ctx->status != NULL) {
+		c->ctx->status(c->ctx->status_cls, &st);
+	} else {
+		/* no server behind the context: the catalog it carries, as if
+		 * embedded and loaded at start */
+		snprintf(st.revision, sizeof(st.revision), "%s", c->ctx->catalog->digest);
+		st.last.ok = true;
+	}
+	write_status(&c->w, &st);
+}

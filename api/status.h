@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * status — GET /v1/status: where this replica's catalog stands.
+ *
+ * The loaded revision (the catalog digest every answer's `catalog` names)
+ * and when it was loaded, the source path, what is on disk now, how the
+ * file is watched, and the last reload attempt with its result. The data is
+ * plain: the server fills a struct api_status through the context's
+ * status callback (a copy taken under its own lock), and this module only
+ * renders it, so the api never sees the server's reload machinery. Without
+ * a callback (unit tests, fuzzers) the answer describes the context's
+ * catalog alone, as the embedded catalog is described.
+ *
+ * No allocation beyond the call's JSON writer, no state: thread-safe.
+ */
+#ifndef SPLITKD_STATUS_H
+#define SPLITKD_STATUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "handler.h"
+
+#define API_STATUS_TEXT 640 /* bytes of a path or an error message, NUL included */
+
+/* What was on disk at the last look. */
+enum api_disk_state {
+	API_DISK_NONE,       /* no file: the embedded catalog */
+	API_DISK_SAME,       /* a valid catalog, the one loaded (by digest) */
+	API_DISK_INVALID,    /* read, but not a valid catalog (error says why) */
+	API_DISK_MISSING,    /* no such file (or a dangling symlink) */
+	API_DISK_UNREADABLE, /* there, but not readable (error says why) */
+};
+
+/* What set off a reload attempt. */
+enum api_trigger { API_TRIGGER_START, API_TRIGGER_SIGNAL, API_TRIGGER_WATCH };
+
+/* How the file is followed. */
+enum api_watch_mode {
+	API_WATCH_OFF,      /* SIGHUP only (--catalog-check 0, or no file) */
+	API_WATCH_INOTIFY,  /* inotify on the directory, and the periodic check */
+	API_WATCH_PERIODIC, /* the periodic check alone (no inotify there) */
+};
+
+struct api_status_attempt {
+	int64_t at_ms; /* unix milliseconds */
+	enum api_trigger trigger;
+	bool ok;                     /* a valid catalog was read */
+	bool changed;                /* ... and swapped in (a new digest) */
+	char error[API_STATUS_TEXT]; /* "" when ok */
+};
+
+struct api_status {
+	char revision[CATALOG_DIGEST_LEN + 1]; /* the loaded catalog's digest */
+	int64_t loaded_at_ms;                  /* unix milliseconds */
+	char source[API_STATUS_TEXT];          /* the --catalog path; "" embedded */
+	enum api_watch_mode watch;
+	unsigned check_seconds; /* the periodic check; 0 when off */
+	enum api_disk_state disk;
+	char disk_error[API_STATUS_TEXT]; /* for invalid, unreadable and missing */
+	int64_t checked_at_ms;            /* the last look at the file; 0: none */
+	struct api_status_attempt last;   /* the start-up load at first */
+	uint64_t reloads_ok, reloads_error;
+};
+
+/* The names the answer uses, for the server's logs too. */
+const char *status_disk_name(enum api_disk_state s);
+const char *status_trigger_name(enum api_trigger t);
+
+handler_fn status_handler; /* GET /v1/status */
+
+#endif /* SPLITKD_STATUS_H */

@@ -54,6 +54,9 @@ CJSON_CFLAGS = $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson 2>/dev/null)
 MHD_CFLAGS   = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+# server/tls.c calls GnuTLS itself (the same library libmicrohttpd uses)
+GNUTLS_CFLAGS = $(shell pkg-config --cflags gnutls 2>/dev/null)
+GNUTLS_LIBS   = $(shell pkg-config --libs gnutls 2>/dev/null)
 GIT_REV     ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 API_SRC := $(sort $(wildcard api/*.c))
@@ -89,17 +92,17 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/holder.c server/http.c server/listener.c \
-	      server/log.c server/main.c server/metrics.c
+	      server/log.c server/main.c server/metrics.c server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
 $(BUILD)/server/%.o: server/%.c $(wildcard server/*.h) $(API_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) \
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) $(GNUTLS_CFLAGS) \
 		-DSPLITKD_VERSION='"$(VERSION)"' -DSPLITKD_BUILD='"$(GIT_REV)"' -c $< -o $@
 
 $(SPLITKD): $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK)
-	$(CC) $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(CJSON_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+	$(CC) $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(GNUTLS_LIBS) $(CJSON_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 all: $(LIBSPLITK) $(SPLITKD)
 

@@ -33,6 +33,10 @@ struct server_config {
 	bool reuse_port;                 /* share the port with other processes (SO_REUSEPORT) */
 	enum cli_log_format log_format;
 	bool access_log;
+	const char *tls_cert;      /* --tls-cert FILE: serve HTTPS; NULL: HTTP */
+	const char *tls_key;       /* --tls-key FILE */
+	const char *tls_client_ca; /* --tls-client-ca FILE: require client certificates */
+	const char *tls_priority;  /* --tls-priority STRING; NULL: tls.h's default */
 };
 
 /* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage

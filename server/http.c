@@ -50,6 +50,7 @@ struct request {
 
 /* One connection, from libmicrohttpd's "started" notice to its "closed". */
 struct session {
+	struct tls_conn tls; /* first: tls.c finds it from the socket context */
 	struct server *server;
 	struct conntab_conn *conn;
 	int fd;
@@ -299,7 +300,11 @@ static void write_direct(struct session *ss, const char *method, enum problem_ki
 			     "Cache-Control: no-cache\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n",
 			     status, MHD_get_reason_phrase_for(status), date, len);
 	ss->req.answered = true;
-	if (n < sizeof(head) && send(ss->fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n &&
+	if (ss->tls.tls != NULL) {
+		/* the session is the only way to a TLS client, and libmicrohttpd
+		 * holds it: close without a byte rather than write plaintext */
+		len = 0;
+	} else if (n < sizeof(head) && send(ss->fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n &&
 	    body != NULL && strcmp(method, "HEAD") != 0) {
 		(void)!send(ss->fd, body, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
@@ -591,6 +596,7 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct session
 	struct holder_ref *ref;
 	struct metrics_info info;
 	enum MHD_Result ret;
+	char tls_text[2048];
 	char *text;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -601,6 +607,10 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct session
 		return refuse(conn, ss, method, PROBLEM_URI_TOO_LONG, "the request target is too long");
 	}
 	fill_info(s, &info);
+	if (s->tls != NULL) {
+		info.extra_len = tls_metrics(s->tls, tls_text, sizeof(tls_text));
+		info.extra = tls_text;
+	}
 	info.digest = catalog_for(ss, &ref)->digest;
 	text = metrics_render(s->metrics, &info, &a.body_len);
 	catalog_done(ss, ref);
@@ -718,6 +728,10 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 	ss->server = s;
 	ss->fd = info->connect_fd;
 	ss->conn = conntab_find(&s->table, ss->fd);
+	if (s->tls != NULL) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		tls_conn_start(&ss->tls, s->tls, info != NULL ? info->tls_session : NULL);
+	}
 }
 
 static void session_end(struct server *s, struct session *ss)
@@ -733,6 +747,7 @@ static void session_end(struct server *s, struct session *ss)
 	}
 	finish_request(ss);
 	drain_input(ss->fd);
+	tls_conn_end(&ss->tls, listener_received_bytes(ss->fd) != 0);
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
 	}
@@ -792,7 +807,11 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 	 * TURBO: MHD does not shut a socket down before it reports the close,
 	 * so splitkd can still answer a request MHD gave up on (session_end). */
 	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
-			 MHD_USE_TURBO;
+			 MHD_USE_TURBO | (s->tls != NULL ? MHD_USE_TLS : 0);
+	/* Over TLS the last options are the priorities and the per-handshake
+	 * certificate (tls.c); without, the first of them ends the list. */
+	enum MHD_OPTION tls_opt = s->tls != NULL ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END;
+	const char *priority = s->tls != NULL ? s->tls->priority : NULL;
 
 	s->daemons = calloc(cfg->threads, sizeof(*s->daemons));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
@@ -811,7 +830,7 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 			 * those). No bigger: MHD zeroes the whole pool after every
 			 * request (a 48 KiB pool was 15% of the time under load). */
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + POOL_EXTRA),
-			MHD_OPTION_END);
+			tls_opt, priority, MHD_OPTION_HTTPS_CERT_CALLBACK, tls_retrieve, MHD_OPTION_END);
 		if (s->daemons[i] == NULL) {
 			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
 			return -1;
@@ -822,7 +841,8 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 }
 
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, struct metrics *metrics, char *err, size_t err_cap)
+		 const struct log *log, struct metrics *metrics, struct tls *tls, char *err,
+		 size_t err_cap)
 {
 	struct conntab_limits limits = {
 		cfg->max_connections,
@@ -840,6 +860,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 	s->holder = holder;
 	s->log = log;
 	s->metrics = metrics;
+	s->tls = tls;
 	atomic_init(&s->draining, false);
 	atomic_init(&s->in_flight, 0);
 	body_budget_init(&s->budget, cfg->body_budget);

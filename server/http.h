@@ -17,7 +17,8 @@
  * that leaves no room in its per-connection memory for the answer's
  * headers, or one it gives up on without a word — splitkd writes the
  * answer to the socket itself (so MHD runs with MHD_USE_TURBO: it does not
- * shut the socket down before reporting the close).
+ * shut the socket down before reporting the close). Over TLS it closes
+ * the connection instead: never a plaintext byte on a TLS connection.
  *
  * server_start/server_stop pair up; server_drain is the SIGTERM path. The
  * struct is shared with the worker threads: its counters are atomics.
@@ -37,6 +38,7 @@
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
+#include "tls.h"
 
 struct MHD_Daemon;
 
@@ -48,6 +50,7 @@ struct server {
 	struct holder *holder;
 	const struct log *log;
 	struct metrics *metrics;
+	struct tls *tls; /* NULL: plain HTTP */
 	struct conntab table;
 	struct body_budget budget;
 	struct api_limits limits; /* from cfg, for every request */
@@ -57,10 +60,12 @@ struct server {
 	atomic_uint in_flight; /* requests begun and not yet over */
 };
 
-/* Starts serving. Returns 0, or -1 with a message in err (the port is in
- * use, the address is not this host's, out of memory). */
+/* Starts serving, over TLS when `tls` is not NULL (borrowed: it must
+ * outlive the server). Returns 0, or -1 with a message in err (the port
+ * is in use, the address is not this host's, out of memory). */
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, struct metrics *metrics, char *err, size_t err_cap);
+		 const struct log *log, struct metrics *metrics, struct tls *tls, char *err,
+		 size_t err_cap);
 
 /* SIGTERM: /readyz turns 503, no new connections are accepted, every answer
  * closes its connection, idle keep-alive connections are closed, and this

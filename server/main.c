@@ -20,7 +20,7 @@
 #include "http.h"
 #include "jsonin.h"
 #include "log.h"
-
+#include "tls.h"
 
 /* Reads a whole file of at most CATALOG_MAX_BYTES. Returns a heap buffer
  * (free it) or NULL with a message in err. */
@@ -130,6 +130,8 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	struct holder holder;
 	struct server server;
 	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
+	struct tls tls = {0};
+	struct tls *use_tls = cfg->tls_cert != NULL ? &tls : NULL;
 	sigset_t set;
 	char err[640];
 	int sig = 0;
@@ -154,15 +156,20 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		return 1;
 	}
 	metrics_catalog_loaded(&metrics);
-	if (server_start(&server, cfg, &holder, log, &metrics, err, sizeof(err)) != 0) {
+	if ((use_tls != NULL && tls_init(&tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+					 cfg->tls_priority, log, err, sizeof(err)) != 0) ||
+	    server_start(&server, cfg, &holder, log, &metrics, use_tls, err, sizeof(err)) != 0 ||
+	    (use_tls != NULL && tls_watch_start(&tls, err, sizeof(err)) != 0)) {
 		log_event(log, "error", "%s", err);
 		server_stop(&server);
+		tls_cleanup(&tls);
 		holder_cleanup(&holder);
 		metrics_cleanup(&metrics);
 		return 1;
 	}
 	/* the one line scripts wait for: flushed, on stderr */
-	fprintf(stderr, "listening on http://%s%s%s:%u\n", strchr(cfg->host, ':') ? "[" : "",
+	fprintf(stderr, "listening on %s://%s%s%s:%u\n", use_tls != NULL ? "https" : "http",
+		strchr(cfg->host, ':') ? "[" : "",
 		cfg->host, strchr(cfg->host, ':') ? "]" : "", server.port);
 	fflush(stderr);
 	log_event(log, "start", "splitkd %s (%s), %u threads, catalog %s", SPLITKD_VERSION,
@@ -174,6 +181,9 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		}
 		if (sig == SIGHUP) {
 			reload(&holder, cfg, log, &metrics);
+			if (use_tls != NULL) {
+				(void)tls_reload(&tls, true, err, sizeof(err));
+			}
 			continue;
 		}
 		break;
@@ -181,6 +191,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&server);
 	server_stop(&server);
+	tls_cleanup(&tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&holder);
 	metrics_cleanup(&metrics);
 	log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");

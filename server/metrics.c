@@ -305,6 +305,9 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	render_requests(m, &o, rows);
 	render_decisions(m, &o);
 	render_connections(&o, info);
+	if (info->extra_len > 0) {
+		put(&o, "%.*s", (int)info->extra_len, info->extra);
+	}
 	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
 		"# TYPE splitkd_catalog_info gauge\n"
 		"splitkd_catalog_info{digest=\"%s\"} 1\n"

@@ -54,6 +54,8 @@ struct metrics_info {
 	uint64_t closed[CONNTAB_REASON_COUNT]; /* connections splitkd closed or refused */
 	uint64_t shed;                         /* requests refused for the body budget */
 	size_t body_buffered, body_budget;
+	const char *extra; /* series another module rendered (tls.c's), or NULL */
+	size_t extra_len;
 };
 
 /* Returns 0, or -1 when the router has more routes than the table has

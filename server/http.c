@@ -851,6 +851,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		(uint64_t)cfg->header_timeout * 1000000000u,
 		(uint64_t)cfg->body_timeout * 1000000000u,
 		cfg->body_min_rate,
+		tls != NULL,
 	};
 
 	memset(s, 0, sizeof(*s));

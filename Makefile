@@ -142,6 +142,14 @@ $(BUILD)/tests/integration/test_%: tests/integration/test_%.c tests/integration/
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(CRITERION_CFLAGS) $< \
 		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
+# The TLS tests drive a GnuTLS client of their own besides libcurl.
+$(BUILD)/tests/integration/test_tls: tests/integration/test_tls.c tests/integration/harness.h \
+				     $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(GNUTLS_CFLAGS) $(CRITERION_CFLAGS) \
+		$< $(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(GNUTLS_LIBS) $(CRITERION_LIBS) \
+		-pthread $(LDFLAGS_ALL) -o $@
+
 # The differential check against the seed itself: needs rustc and the
 # seed file; skipped (and said so) where either is missing, except under
 # CI=true, where a skip fails the run.

@@ -7,7 +7,7 @@
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
-#              ofrep-test (CI runs it after test)
+#              ofrep-test, testssl (CI runs it after test)
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
@@ -239,6 +239,7 @@ check-extra:
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory overload
 	@$(MAKE) --no-print-directory ofrep-test
+	@$(MAKE) --no-print-directory testssl
 CI_FUZZ_SECONDS ?= 30
 
 check-all: test check-extra
@@ -371,6 +372,15 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- testssl
+# Debian's testssl.sh against splitkd over HTTPS (tests/tls/testssl.sh):
+# nothing HIGH, CRITICAL or VULNERABLE, TLS 1.2 and 1.3 only, every suite
+# forward-secret; prints the summary. About 70 s.
+.PHONY: testssl
+testssl: all
+	@sh scripts/deps.sh tls
+	@sh tests/tls/testssl.sh $(SPLITKD)
 
 # ---------------------------------------------------------------- overload
 # slowhttptest (-H, -B, -X) and wrk against --max-connections 256 while an

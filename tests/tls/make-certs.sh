@@ -21,7 +21,7 @@ key() { certtool --generate-privkey --key-type ecdsa --curve secp256r1 --no-text
 
 ca() { # ca NAME CN
 	key "$1-key.pem"
-	printf 'cn = "%s"\nca\ncert_signing_key\ncrl_signing_key\nexpiration_days = 30\n' "$2" > "$1.tmpl"
+	printf 'cn = "%s"\nca\ncert_signing_key\ncrl_signing_key\nexpiration_days = 3650\n' "$2" > "$1.tmpl"
 	certtool --generate-self-signed --load-privkey "$1-key.pem" --template "$1.tmpl" \
 		--outfile "$1.pem" --no-text 2>/dev/null
 }
@@ -33,7 +33,11 @@ leaf() { # leaf NAME CA TEMPLATE-LINES
 		--load-ca-privkey "$2-key.pem" --template "$1.tmpl" --outfile "$1.pem" --no-text 2>/dev/null
 }
 
+# The CRL address names nothing: a certificate from a real CA carries one
+# (or an OCSP URI), and testssl.sh rates a server certificate without
+# either as a finding about the certificate, not about splitkd.
 server='cn = "localhost"
+crl_dist_points = "http://127.0.0.1/splitkd-test.crl"
 dns_name = "localhost"
 ip_address = "127.0.0.1"
 ip_address = "::1"
@@ -44,9 +48,9 @@ encryption_key'
 ca ca "splitkd test CA"
 ca other-ca "another test CA"
 leaf server ca "$server
-expiration_days = 30"
+expiration_days = 365"
 leaf server2 ca "$server
-expiration_days = 60"
+expiration_days = 366"
 leaf soon ca "$server
 expiration_days = 7"
 leaf expired ca "$server

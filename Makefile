@@ -440,6 +440,12 @@ OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs
 .PHONY: ofrep-test
 ofrep-test: all
 	@sh scripts/deps.sh ofrep
+	@sh scripts/deps.sh tls
 	@cd $(OFREP_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@echo "== ofrep: OpenFeature SDKs (node $$(node --version)) against $(SPLITKD)"
 	@SPLITKD_BIN=$(abspath $(SPLITKD)) node --test --test-timeout=120000 $(OFREP_TESTS)
+	@echo "== ofrep: the server SDK again, over HTTPS (an https baseUrl, the test CA trusted)"
+	@set -e; pki=$$(mktemp -d /tmp/splitkd-ofrep-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
+		sh tests/tls/make-certs.sh "$$pki"; \
+		SPLITKD_BIN=$(abspath $(SPLITKD)) SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" \
+		node --test --test-timeout=120000 $(OFREP_DIR)/server-sdk.test.mjs

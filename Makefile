@@ -349,12 +349,18 @@ sweep: deps-test all
 
 # ---------------------------------------------------------------- browser
 # The page (api/ui/) in headless Chromium driven by Selenium, all Debian
-# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra.
-# Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
+# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra;
+# then the same over HTTPS (another 20 s). Writes $(BUILD)/page-1280.png,
+# page-1280-dark.png and page-phone.png (and the same under $(BUILD)/https).
 browser-test: deps all
 	@sh scripts/deps.sh browser
 	@echo "== browser: the page in headless Chromium"
 	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(SPLITKD)
+	@sh scripts/deps.sh tls
+	@echo "== browser: the page again over HTTPS"
+	@set -e; pki=$$(mktemp -d /tmp/splitkd-browser-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
+		sh tests/tls/make-certs.sh "$$pki"; \
+		/usr/bin/python3 tests/browser/test_page.py --out $(BUILD)/https --tls "$$pki" $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \

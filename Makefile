@@ -342,6 +342,11 @@ lint-openapi: $(CONFORMANCE_TOOLS)
 conformance: deps all $(CONFORMANCE_TOOLS)
 	@echo "== conformance: splitkd behind Prism (validating proxy, --errors), and ajv"
 	@node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
+	@sh scripts/deps.sh tls
+	@echo "== conformance: the same run over HTTPS (Prism's upstream and the raw sockets trust the test CA)"
+	@set -e; pki=$$(mktemp -d /tmp/splitkd-conformance-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
+		sh tests/tls/make-certs.sh "$$pki"; \
+		SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
 
 sweep: deps-test all
 	@echo "== sweep: request sizes over raw sockets, then SIGTERM"

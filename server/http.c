@@ -278,6 +278,26 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, c
 	return ret;
 }
 
+/* The head and body of a direct answer in one TLS write. Returns 0, or -1
+ * when it could not go (the connection closes without it). */
+static int tls_send_answer(struct session *ss, const char *head, size_t head_len,
+			   const char *body, size_t body_len, const char *method)
+{
+	size_t n = body != NULL && strcmp(method, "HEAD") != 0 ? body_len : 0;
+	char *all = malloc(head_len + n);
+	int ret = -1;
+
+	if (all != NULL) {
+		memcpy(all, head, head_len);
+		if (n > 0) {
+			memcpy(all + head_len, body, n);
+		}
+		ret = tls_send(&ss->tls, all, head_len + n);
+	}
+	free(all);
+	return ret;
+}
+
 /* Writes a whole problem+json answer to the socket, for the requests
  * libmicrohttpd has no memory left to answer. The connection closes after
  * it (the caller returns MHD_NO, or this is the close). Nothing of an
@@ -301,9 +321,10 @@ static void write_direct(struct session *ss, const char *method, enum problem_ki
 			     status, MHD_get_reason_phrase_for(status), date, len);
 	ss->req.answered = true;
 	if (ss->tls.tls != NULL) {
-		/* the session is the only way to a TLS client, and libmicrohttpd
-		 * holds it: close without a byte rather than write plaintext */
-		len = 0;
+		/* through the TLS session, or not at all: never plaintext */
+		if (n >= sizeof(head) || tls_send_answer(ss, head, n, body, len, method) != 0) {
+			len = 0; /* closed without an answer */
+		}
 	} else if (n < sizeof(head) && send(ss->fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n &&
 	    body != NULL && strcmp(method, "HEAD") != 0) {
 		(void)!send(ss->fd, body, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -737,6 +758,8 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 static void session_end(struct server *s, struct session *ss)
 {
 	bool ours = ss->conn != NULL && conntab_closing(&s->table, ss->conn);
+
+	ss->tls.session = NULL; /* libmicrohttpd freed it before telling us */
 
 	if (ss->req.in_request && !ss->req.answered && !ours) {
 		/* libmicrohttpd gave up on this request without answering, or

@@ -17,8 +17,9 @@
  * that leaves no room in its per-connection memory for the answer's
  * headers, or one it gives up on without a word — splitkd writes the
  * answer to the socket itself (so MHD runs with MHD_USE_TURBO: it does not
- * shut the socket down before reporting the close). Over TLS it closes
- * the connection instead: never a plaintext byte on a TLS connection.
+ * shut the socket down before reporting the close). Over TLS it writes
+ * through the session while libmicrohttpd still holds one, and otherwise
+ * closes: never a plaintext byte on a TLS connection.
  *
  * server_start/server_stop pair up; server_drain is the SIGTERM path. The
  * struct is shared with the worker threads: its counters are atomics.

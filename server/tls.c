@@ -568,6 +568,7 @@ void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session)
 	c->creds = t->current;
 	atomic_fetch_add(&c->creds->refs, 1);
 	pthread_mutex_unlock(&t->lock);
+	c->session = session;
 	if (session == NULL) {
 		return;
 	}
@@ -604,6 +605,30 @@ void tls_conn_end(struct tls_conn *c, bool received)
 	creds_put(c->creds);
 	c->creds = NULL;
 	c->tls = NULL;
+}
+
+int tls_send(struct tls_conn *c, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (c->session == NULL || !c->handshake_done) {
+		return -1;
+	}
+	while (len > 0) {
+		ssize_t n = gnutls_record_send(c->session, p, len);
+
+		if (n == GNUTLS_E_INTERRUPTED) {
+			continue;
+		}
+		if (n <= 0) {
+			/* GNUTLS_E_AGAIN included: the connection closes next, so a
+			 * record half sent is never resumed or followed */
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,

@@ -136,6 +136,9 @@ void tls_watch_stop(struct tls *t);
 struct tls_conn {
 	struct tls *tls; /* NULL: a plain HTTP connection */
 	struct tls_creds *creds;
+	/* libmicrohttpd's session: valid from tls_conn_start until MHD reports
+	 * the close (it frees the session just before); NULL then */
+	gnutls_session_t session;
 	bool hello_seen; /* the client's hello asked for our certificate */
 	bool handshake_done;
 	bool client_rejected; /* the client's certificate did not verify */
@@ -150,6 +153,13 @@ void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session)
  * whether the client sent anything at all (a connect and close is no
  * failed handshake). */
 void tls_conn_end(struct tls_conn *c, bool received);
+
+/* Writes one whole answer through the connection's TLS session, for the
+ * few answers splitkd writes itself (http.c): best effort, without
+ * blocking. Returns 0 when all of it went, -1 otherwise (no session any
+ * more, the socket full, an error): the caller then closes. Only on the
+ * thread that serves the connection, between libmicrohttpd's reads. */
+int tls_send(struct tls_conn *c, const void *buf, size_t len);
 
 /* libmicrohttpd's MHD_OPTION_HTTPS_CERT_CALLBACK: the connection's
  * certificate chain and key. */

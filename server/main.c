@@ -156,9 +156,16 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		return 1;
 	}
 	metrics_catalog_loaded(&metrics);
-	if ((use_tls != NULL && tls_init(&tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
-					 cfg->tls_priority, log, err, sizeof(err)) != 0) ||
-	    server_start(&server, cfg, &holder, log, &metrics, use_tls, err, sizeof(err)) != 0 ||
+	if (use_tls != NULL && tls_init(&tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+					cfg->tls_priority, log, err, sizeof(err)) != 0) {
+		/* before server_start: nothing of the server to stop */
+		log_event(log, "error", "%s", err);
+		tls_cleanup(&tls);
+		holder_cleanup(&holder);
+		metrics_cleanup(&metrics);
+		return 1;
+	}
+	if (server_start(&server, cfg, &holder, log, &metrics, use_tls, err, sizeof(err)) != 0 ||
 	    (use_tls != NULL && tls_watch_start(&tls, err, sizeof(err)) != 0)) {
 		log_event(log, "error", "%s", err);
 		server_stop(&server);

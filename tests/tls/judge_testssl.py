@@ -7,15 +7,17 @@ writes it in capitals; "not vulnerable" is lower case); a protocol other
 than TLS 1.2 and 1.3 offered, or either of those not offered; no cipher
 found; an offered cipher without an ephemeral key exchange, or missing
 from testssl's own list of forward-secret ciphers. Prints the summary.
-usage: judge_testssl.py testssl.json
+usage: judge_testssl.py [--self-test] testssl.json
+With --self-test, plants each kind of bad finding in a copy of a clean
+scan and checks that every one fails the judgement.
 """
+import copy
 import json
 import sys
 
 
-def main(path):
-    with open(path, encoding="utf-8") as f:
-        findings = json.load(f)
+def judge(findings, quiet=False):
+    out = (lambda *a, **k: None) if quiet else print
     by_id = {f["id"]: f for f in findings}
     problems = []
     for f in findings:
@@ -40,24 +42,63 @@ def main(path):
         if kx not in ("ECDH", "DH") or name not in fs_list:
             problems.append(f"{name}: key exchange {kx}: not forward-secret")
     names = [c["finding"].split()[1] for c in ciphers]
-    print(f"testssl: protocols: TLS1_2 {by_id.get('TLS1_2', {}).get('finding')}, "
+    out(f"testssl: protocols: TLS1_2 {by_id.get('TLS1_2', {}).get('finding')}, "
           f"TLS1_3 {by_id.get('TLS1_3', {}).get('finding')}, older ones not offered")
-    print(f"testssl: {len(names)} suites, all forward-secret: {' '.join(names)}")
+    out(f"testssl: {len(names)} suites, all forward-secret: {' '.join(names)}")
     counts = {}
     for f in findings:
         counts[f["severity"]] = counts.get(f["severity"], 0) + 1
-    print("testssl: findings by severity: " +
+    out("testssl: findings by severity: " +
           ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     for f in findings:
         if f["severity"] in ("LOW", "MEDIUM", "WARN"):
-            print(f"testssl:   {f['severity']}: {f['id']}: {f['finding']}")
+            out(f"testssl:   {f['severity']}: {f['id']}: {f['finding']}")
     if problems:
         for p in problems:
-            print(f"testssl: FAIL: {p}", file=sys.stderr)
+            out(f"testssl: FAIL: {p}", file=sys.stderr)
         return 1
-    print("testssl: ok: nothing rated HIGH, CRITICAL or VULNERABLE")
+    out("testssl: ok: nothing rated HIGH, CRITICAL or VULNERABLE")
     return 0
 
 
+def set_finding(findings, fid, **kw):
+    for f in findings:
+        if f["id"] == fid:
+            f.update(kw)
+            return
+    raise SystemExit(f"self-test: no {fid} in the scan to plant in")
+
+
+def self_test(findings):
+    """Each planted fault must fail the judgement."""
+    if judge(findings, quiet=True) != 0:
+        raise SystemExit("self-test needs a clean scan")
+    faults = {
+        "a HIGH finding": lambda fs: set_finding(fs, "heartbleed", severity="HIGH"),
+        "a VULNERABLE finding": lambda fs: set_finding(fs, "ROBOT", finding="VULNERABLE (NOT ok)"),
+        "TLS 1.0 offered": lambda fs: set_finding(fs, "TLS1", finding="offered"),
+        "TLS 1.3 missing": lambda fs: set_finding(fs, "TLS1_3", finding="not offered"),
+        "a suite with RSA key transport": lambda fs: fs.append(
+            {"id": "cipher_x9c", "severity": "INFO",
+             "finding": "x9c     AES128-GCM-SHA256                 RSA        AESGCM      128      "
+                        "TLS_RSA_WITH_AES_128_GCM_SHA256"}),
+    }
+    for name, plant in faults.items():
+        fs = copy.deepcopy(findings)
+        plant(fs)
+        if judge(fs, quiet=True) == 0:
+            print(f"testssl: self-test FAILED: {name} was not caught", file=sys.stderr)
+            return 1
+    print(f"testssl: self-test: {len(faults)} planted faults, each caught")
+    return 0
+
+
+def main(argv):
+    path = argv[-1]
+    with open(path, encoding="utf-8") as f:
+        findings = json.load(f)
+    return self_test(findings) if "--self-test" in argv else judge(findings)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

@@ -32,9 +32,12 @@ for _ in $(seq 100); do
 done
 [ -n "$port" ] || { cat "$work/log" >&2; echo "testssl: splitkd did not start" >&2; exit 1; }
 
-echo "== testssl.sh $(testssl --version 2>/dev/null | sed -n 's/.*testssl.sh *\([0-9][^ ]*\).*/\1/p' | head -1) against splitkd (localhost:$port)"
+version=$(testssl --version 2>/dev/null | sed -n 's/^ *testssl *\([0-9][0-9.]*\).*/\1/p' | head -1)
+echo "== testssl.sh ${version:-(version unknown)} against splitkd (localhost:$port)"
 # bounded: a hung scan fails the run instead of holding CI
 timeout 300 testssl --quiet --color 0 --warnings off --ip one --add-ca "$work/ca.pem" \
 	--jsonfile "$work/testssl.json" -p -e -f -U -S "localhost:$port" > "$work/testssl.txt" 2>&1 ||
 	{ tail -40 "$work/testssl.txt" >&2; echo "testssl: the scan failed" >&2; exit 1; }
 /usr/bin/python3 tests/tls/judge_testssl.py "$work/testssl.json"
+# and the judge itself: each kind of bad finding, planted in a copy, fails it
+/usr/bin/python3 tests/tls/judge_testssl.py --self-test "$work/testssl.json"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * The router: one table of method + path -> handler (handler.c), the
- * 404/405 fallback, and the turn of what a handler left into a response,
- * with conditional GET (etag.c) for the routes that take it.
+ * The router: one table of method + path -> handler (handler_*.c, ui.c,
+ * ofrep.c), the 404/405 fallback, and the turn of what a handler left into
+ * a response, with conditional GET (etag.c) for the routes that take it.
  */
 #include "api.h"
 
@@ -13,6 +13,10 @@
 #include "decide.h"
 #include "etag.h"
 #include "handler.h"
+#include "handler_catalog.h"
+#include "handler_policy.h"
+#include "handler_service.h"
+#include "handler_splits.h"
 #include "ofrep.h"
 #include "ui.h"
 
@@ -24,7 +28,12 @@ struct route {
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
+	/* the server renders it (api_context.metrics): no query fields read,
+	 * none refused, and no ETag (every scrape differs) */
+	bool server_rendered;
 };
+
+static handler_fn serve_metrics;
 
 static const struct route routes[] = {
 	{.path = "/v1/splits", .get_fields = DECIDE_FIELDS, .get = handler_splits_get,
@@ -51,6 +60,8 @@ static const struct route routes[] = {
 	 .post = ofrep_evaluate},
 	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true},
 	{.path = "/ofrep/v1/configuration", .get = ofrep_configuration},
+	/* last, so the index at / lists it last and its metrics row stays last */
+	{.path = "/metrics", .get = serve_metrics, .server_rendered = true},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -119,6 +130,27 @@ int api_route_of(const char *uri, size_t uri_len)
 	return -1;
 }
 
+/* GET /metrics: the server's text, copied into the call's body. */
+static void serve_metrics(struct handler_call *c)
+{
+	char *text;
+	size_t len = 0;
+
+	if (c->ctx->metrics == NULL) {
+		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL, "this server keeps no metrics");
+		handler_fail(c);
+		return;
+	}
+	text = c->ctx->metrics(c->ctx->metrics_cls, c->ctx->catalog, &len);
+	if (text == NULL) {
+		c->w.failed = true; /* out of memory: the static 500 */
+		return;
+	}
+	jsonw_raw(&c->w, text, len);
+	free(text);
+	c->content_type = API_CT_PROMETHEUS;
+}
+
 static void answer_problem(struct api_response *resp, struct jsonw *w, const struct problem *p)
 {
 	jsonw_cleanup(w);
@@ -174,13 +206,15 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 	is_get = route->get != NULL &&
 		 (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0);
 	is_post = !is_get && strcmp(req->method, "POST") == 0 && route->post != NULL;
-	*conditional = is_get || (is_post && route->conditional_post);
+	*conditional = !route->server_rendered && (is_get || (is_post && route->conditional_post));
 	if (!is_get && !is_post) {
 		const char *template = api_route_path((size_t)c->resp->route, &c->resp->allow);
 
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
 			    template, c->resp->allow);
 		handler_fail(c);
+	} else if (route->server_rendered) {
+		route->get(c);
 	} else if (query_parse(query.p, query.len, scratch, is_get ? route->get_fields : 0, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
@@ -245,6 +279,7 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	resp->route = -1;
 	memset(&c, 0, offsetof(struct handler_call, problem));
 	c.ctx = ctx;
+	c.route_path = api_route_path;
 	c.req = req;
 	c.resp = resp;
 	c.limits = ctx->limits != NULL ? ctx->limits : &default_limits;
@@ -274,6 +309,25 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	}
 }
 
+void api_problem_answer(struct api_response *resp, enum problem_kind kind, const char *detail)
+{
+	struct problem p;
+	struct jsonw w;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->route = -1;
+	problem_set(&p, kind, NULL, NULL, "%s", detail);
+	jsonw_init(&w, 256);
+	problem_write(&w, &p);
+	resp->status = problem_status(kind);
+	resp->content_type = API_CT_PROBLEM;
+	resp->owned = jsonw_take(&w, &resp->body_len);
+	resp->body = resp->owned;
+	if (resp->owned == NULL) {
+		answer_oom(resp);
+	}
+}
+
 void api_response_cleanup(struct api_response *resp)
 {
 	free(resp->owned);
@@ -284,9 +338,5 @@ void api_response_cleanup(struct api_response *resp)
 
 int api_response_add_header(struct api_response *resp, const char *name, const char *value)
 {
-	if (resp->num_headers == API_MAX_HEADERS) {
-		return -1;
-	}
-	resp->headers[resp->num_headers++] = (struct api_header){name, value};
-	return 0;
+	return exchange_add_header(resp, name, value);
 }

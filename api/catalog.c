@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "catalog.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,60 +156,143 @@ static int check_keys(const cJSON *obj, const char *const *allowed, size_t n, st
 	return -1;
 }
 
-static int load_target(const cJSON *obj, struct catalog_target *t, struct where *at, char *err,
+/* The policy spelling a target declares. The engine would read a bad
+ * declaration as legacy; a catalog that says something it does not mean
+ * is refused instead. */
+static int load_policy(const cJSON *v, struct catalog_target *t, struct where *at, char *err,
 		       size_t cap)
 {
-	static const char *const fields[] = {"name", "aliases", "sm_count", "attn_decode_splitk",
-					     "notes"};
-	const cJSON *d;
-
-	if (check_keys(obj, fields, 5, at, err, cap) != 0 ||
-	    load_name(obj, &t->names, at, err, cap) != 0 ||
-	    load_aliases(obj, &t->names, at, err, cap) != 0 ||
-	    load_u32(obj, "sm_count", true, &t->sm_count, at, err, cap) != 0 ||
-	    load_notes(obj, &t->notes, at, err, cap) != 0) {
-		return -1;
-	}
-	d = cJSON_GetObjectItemCaseSensitive(obj, "attn_decode_splitk");
-	if (d == NULL) {
-		fail(err, cap, at, "attn_decode_splitk", "is required");
-		return -1;
-	}
-	/* The engine would read a bad declaration as legacy; a catalog that
-	 * says something it does not mean is refused instead. */
-	if (!cJSON_IsString(d) ||
-	    !splitk_parse(d->valuestring, strlen(d->valuestring), &t->declared_policy)) {
+	if (!cJSON_IsString(v) ||
+	    !splitk_parse(v->valuestring, strlen(v->valuestring), &t->declared_policy)) {
 		fail(err, cap, at, "attn_decode_splitk",
 		     "must be a policy spelling: legacy, auto, off, or a split count");
 		return -1;
 	}
-	t->declared = d->valuestring;
-	t->declared_len = strlen(d->valuestring);
+	t->declared = v->valuestring;
+	t->declared_len = strlen(v->valuestring);
 	return 0;
 }
 
-static int load_model(const cJSON *obj, struct catalog_model *m, struct where *at, char *err,
-		      size_t cap)
-{
-	static const char *const fields[] = {"name",	     "aliases",	 "num_q_heads",
-					     "num_kv_heads", "head_dim", "notes"};
+/*
+ * The schema: every field of an entry, once, in the order the canonical
+ * form writes them (so the digest's order too). The one table drives the
+ * allowlist (check_keys), loading, writing and the digest, which is a hash
+ * of what is written. A new field is a row here, a member in catalog.h,
+ * and (for a new type) a case in load_field and write_field.
+ */
+enum field_type {
+	FIELD_NAME,    /* struct catalog_names: the name (required, first) */
+	FIELD_ALIASES, /* struct catalog_names: the aliases (written even when none) */
+	FIELD_U32,     /* uint32_t; optional ones are 0 when absent and written when not 0 */
+	FIELD_POLICY,  /* a target's declaration: declared, declared_len, declared_policy */
+	FIELD_NOTES,   /* const char *, NULL when absent, written when present */
+};
 
-	if (check_keys(obj, fields, 6, at, err, cap) != 0 ||
-	    load_name(obj, &m->names, at, err, cap) != 0 ||
-	    load_aliases(obj, &m->names, at, err, cap) != 0 ||
-	    load_u32(obj, "num_q_heads", true, &m->num_q_heads, at, err, cap) != 0 ||
-	    load_u32(obj, "num_kv_heads", false, &m->num_kv_heads, at, err, cap) != 0 ||
-	    load_u32(obj, "head_dim", false, &m->head_dim, at, err, cap) != 0 ||
-	    load_notes(obj, &m->notes, at, err, cap) != 0) {
-		return -1;
-	}
-	/* grouped-query attention shares each kv head among whole q heads */
+struct field {
+	const char *key;
+	enum field_type type;
+	bool required;
+	size_t offset; /* of the member in struct catalog_target or catalog_model */
+};
+
+#define TARGET_FIELD(key, type, required, member) \
+	{key, type, required, offsetof(struct catalog_target, member)}
+#define MODEL_FIELD(key, type, required, member) \
+	{key, type, required, offsetof(struct catalog_model, member)}
+
+static const struct field target_fields[] = {
+	TARGET_FIELD("name", FIELD_NAME, true, names),
+	TARGET_FIELD("aliases", FIELD_ALIASES, false, names),
+	TARGET_FIELD("sm_count", FIELD_U32, true, sm_count),
+	TARGET_FIELD("attn_decode_splitk", FIELD_POLICY, true, declared),
+	TARGET_FIELD("notes", FIELD_NOTES, false, notes),
+};
+
+static const struct field model_fields[] = {
+	MODEL_FIELD("name", FIELD_NAME, true, names),
+	MODEL_FIELD("aliases", FIELD_ALIASES, false, names),
+	MODEL_FIELD("num_q_heads", FIELD_U32, true, num_q_heads),
+	MODEL_FIELD("num_kv_heads", FIELD_U32, false, num_kv_heads),
+	MODEL_FIELD("head_dim", FIELD_U32, false, head_dim),
+	MODEL_FIELD("notes", FIELD_NOTES, false, notes),
+};
+
+#define MAX_FIELDS 8
+
+/* What a kind's entries hold, and the check across fields a row cannot say. */
+struct schema {
+	const struct field *fields;
+	size_t num_fields;
+	int (*check)(const void *entry, struct where *at, char *err, size_t cap); /* NULL: none */
+};
+
+/* grouped-query attention shares each kv head among whole q heads */
+static int check_model(const void *entry, struct where *at, char *err, size_t cap)
+{
+	const struct catalog_model *m = entry;
+
 	if (m->num_kv_heads != 0 &&
 	    (m->num_kv_heads > m->num_q_heads || m->num_q_heads % m->num_kv_heads != 0)) {
 		fail(err, cap, at, "num_kv_heads", "must divide num_q_heads");
 		return -1;
 	}
 	return 0;
+}
+
+static const struct schema schemas[] = {
+	[CATALOG_TARGETS] = {target_fields, sizeof(target_fields) / sizeof(target_fields[0]), NULL},
+	[CATALOG_MODELS] = {model_fields, sizeof(model_fields) / sizeof(model_fields[0]), check_model},
+};
+
+_Static_assert(sizeof(target_fields) / sizeof(target_fields[0]) <= MAX_FIELDS, "MAX_FIELDS");
+_Static_assert(sizeof(model_fields) / sizeof(model_fields[0]) <= MAX_FIELDS, "MAX_FIELDS");
+
+static int load_field(const cJSON *obj, const struct field *f, char *entry, struct where *at,
+		      char *err, size_t cap)
+{
+	const cJSON *v;
+
+	switch (f->type) {
+	case FIELD_NAME:
+		return load_name(obj, (struct catalog_names *)(void *)(entry + f->offset), at, err, cap);
+	case FIELD_ALIASES:
+		return load_aliases(obj, (struct catalog_names *)(void *)(entry + f->offset), at, err,
+				    cap);
+	case FIELD_U32:
+		return load_u32(obj, f->key, f->required, (uint32_t *)(void *)(entry + f->offset), at,
+				err, cap);
+	case FIELD_NOTES:
+		return load_notes(obj, (const char **)(void *)(entry + f->offset), at, err, cap);
+	case FIELD_POLICY:
+		v = cJSON_GetObjectItemCaseSensitive(obj, f->key);
+		if (v == NULL) {
+			fail(err, cap, at, f->key, "is required");
+			return -1;
+		}
+		return load_policy(v, (struct catalog_target *)(void *)entry, at, err, cap);
+	}
+	return -1;
+}
+
+/* One entry of a kind: the allowlist from its schema, then each field in
+ * the schema's order, then the checks across fields. */
+static int load_entry(const cJSON *obj, const struct schema *sc, void *entry, struct where *at,
+		      char *err, size_t cap)
+{
+	const char *keys[MAX_FIELDS];
+
+	for (size_t i = 0; i < sc->num_fields; i++) {
+		keys[i] = sc->fields[i].key;
+	}
+	if (check_keys(obj, keys, sc->num_fields, at, err, cap) != 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < sc->num_fields; i++) {
+		if (load_field(obj, &sc->fields[i], entry, at, err, cap) != 0) {
+			return -1;
+		}
+	}
+	return sc->check != NULL ? sc->check(entry, at, err, cap) : 0;
 }
 
 static const char *const kind_names[] = {"targets", "models"};
@@ -323,8 +407,8 @@ static int load_entries(struct catalog *cat, enum catalog_kind kind, const cJSON
 
 	cJSON_ArrayForEach(item, list) {
 		struct where at = {kind_names[kind], i, NULL};
-		int rc = kind == CATALOG_TARGETS ? load_target(item, &cat->targets[i], &at, err, cap)
-						 : load_model(item, &cat->models[i], &at, err, cap);
+		void *entry = kind == CATALOG_TARGETS ? (void *)&cat->targets[i] : (void *)&cat->models[i];
+		int rc = load_entry(item, &schemas[kind], entry, &at, err, cap);
 
 		if (rc != 0) {
 			return -1;
@@ -360,7 +444,8 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "the catalog must be a JSON object with \"targets\" and \"models\"");
 		goto fail;
 	}
-	if (jsonin_check_keys(root, top_fields, 2, &bad) != JSONIN_KEYS_OK) {
+	if (jsonin_check_keys(root, top_fields, sizeof(top_fields) / sizeof(top_fields[0]), &bad) !=
+	    JSONIN_KEYS_OK) {
 		snprintf(err, err_cap, "field \"%s\": unknown or repeated top-level field", bad);
 		goto fail;
 	}
@@ -427,59 +512,71 @@ const char *catalog_suggest(const struct catalog *cat, enum catalog_kind kind, c
 			    size_t len)
 {
 	size_t count = catalog_count(cat, kind);
-	const char *best = NULL;
-	unsigned best_d = 3;
+	struct names_near near;
 
+	names_near_init(&near, name, len, 0);
 	for (size_t i = 0; i < count; i++) {
 		const struct catalog_names *n = catalog_names_of(cat, kind, i);
 
-		for (size_t j = 0; j <= n->num_aliases; j++) {
-			size_t candidate_len;
-			const char *candidate = nth_name(n, j, &candidate_len);
-			unsigned d = names_distance(name, len, candidate, candidate_len, 3);
-
-			if (d < best_d && names_is_near(name, len, candidate)) {
-				best = candidate; /* the spelling that was nearly typed */
-				best_d = d;
-			}
+		/* the spelling that was nearly typed: the name or an alias */
+		names_near_offer(&near, n->name);
+		for (size_t a = 0; a < n->num_aliases; a++) {
+			names_near_offer(&near, n->aliases[a]);
 		}
 	}
-	return best;
+	return near.best;
 }
 
-static void write_names(struct jsonw *w, const struct catalog_names *n)
+static void write_field(struct jsonw *w, const struct field *f, const char *entry)
 {
-	jsonw_kv_str(w, "name", n->name);
-	jsonw_kv_strs(w, "aliases", n->aliases, n->num_aliases);
+	const struct catalog_names *names;
+	uint32_t u32;
+	const char *str;
+
+	switch (f->type) {
+	case FIELD_NAME:
+		names = (const void *)(entry + f->offset);
+		jsonw_kv_str(w, f->key, names->name);
+		break;
+	case FIELD_ALIASES:
+		names = (const void *)(entry + f->offset);
+		jsonw_kv_strs(w, f->key, names->aliases, names->num_aliases);
+		break;
+	case FIELD_U32:
+		memcpy(&u32, entry + f->offset, sizeof(u32));
+		if (f->required || u32 != 0) {
+			jsonw_kv_u64(w, f->key, u32);
+		}
+		break;
+	case FIELD_POLICY:
+	case FIELD_NOTES:
+		/* a policy's offset is its spelling's: both are strings there */
+		memcpy(&str, entry + f->offset, sizeof(str));
+		if (str != NULL) {
+			jsonw_kv_str(w, f->key, str);
+		}
+		break;
+	}
+}
+
+/* An entry in the canonical form: its schema's fields in order. */
+static void write_entry(struct jsonw *w, const struct schema *sc, const void *entry)
+{
+	jsonw_object_begin(w);
+	for (size_t i = 0; i < sc->num_fields; i++) {
+		write_field(w, &sc->fields[i], entry);
+	}
+	jsonw_object_end(w);
 }
 
 void catalog_write_target(struct jsonw *w, const struct catalog_target *t)
 {
-	jsonw_object_begin(w);
-	write_names(w, &t->names);
-	jsonw_kv_u64(w, "sm_count", t->sm_count);
-	jsonw_kv_str(w, "attn_decode_splitk", t->declared);
-	if (t->notes != NULL) {
-		jsonw_kv_str(w, "notes", t->notes);
-	}
-	jsonw_object_end(w);
+	write_entry(w, &schemas[CATALOG_TARGETS], t);
 }
 
 void catalog_write_model(struct jsonw *w, const struct catalog_model *m)
 {
-	jsonw_object_begin(w);
-	write_names(w, &m->names);
-	jsonw_kv_u64(w, "num_q_heads", m->num_q_heads);
-	if (m->num_kv_heads != 0) {
-		jsonw_kv_u64(w, "num_kv_heads", m->num_kv_heads);
-	}
-	if (m->head_dim != 0) {
-		jsonw_kv_u64(w, "head_dim", m->head_dim);
-	}
-	if (m->notes != NULL) {
-		jsonw_kv_str(w, "notes", m->notes);
-	}
-	jsonw_object_end(w);
+	write_entry(w, &schemas[CATALOG_MODELS], m);
 }
 
 void catalog_write(struct jsonw *w, const struct catalog *cat, bool with_digest)

@@ -36,7 +36,7 @@ static void write_policy_result(struct jsonw *w, const char *key, struct splitk_
 	jsonw_kv_u64(w, "num_splits",
 		     splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs));
 	jsonw_kv_u64(w, "workspace_slots", slots);
-	decide_write_bytes(w, "workspace_bytes", decide_workspace_bytes(slots, d->head_dim));
+	jsonw_kv_bytes(w, "workspace_bytes", splitk_workspace_bytes(slots, d->head_dim));
 	jsonw_object_end(w);
 }
 

@@ -8,7 +8,8 @@
  * Every number comes from the policy core's own functions (the rule's
  * operands and the count before its clamp from splitk_split_terms); none
  * is a second derivation of the rule. Writes into the caller's JSON
- * writer; no other allocation, no state, thread-safe.
+ * writer; no other allocation, no state, thread-safe. Called by answer.c;
+ * reads a decision and never calls back into decide.c.
  */
 #ifndef SPLITKD_EXPLAIN_H
 #define SPLITKD_EXPLAIN_H

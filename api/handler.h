@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * handler — what each route answers. The router (api.c) matches the path
- * and method, parses the query for the route, and calls one handler with a
- * struct handler_call; the handler writes the body into the call's JSON
- * writer, or fills its problem and marks it failed. The router turns either
- * into the response (status, content type, ETag).
+ * handler — the call a route's handler answers, and what every handler
+ * shares. The router (api.c) matches the path and method, parses the query
+ * for the route, and calls one handler with a struct handler_call; the
+ * handler writes the body into the call's JSON writer, or fills its problem
+ * and marks it failed. The router turns either into the response (status,
+ * content type, ETag).
+ *
+ * The handlers live by job, each file with its header, every one named
+ * handler_*: handler_splits (decisions), handler_catalog (the catalog's
+ * entries), handler_policy (a spelling, the matrix), handler_service
+ * (health, readiness, version, the description, problem types); the page
+ * in ui.c, OFREP in ofrep.c. A handler includes exchange.h, never api.h:
+ * the router includes the handlers, not the other way round.
  *
  * A handler reads the context and the request and writes only its call:
  * thread-safe. Nothing a handler leaves outlives the call except the body,
@@ -15,17 +23,23 @@
 
 #include <stdbool.h>
 
-#include "api.h"
+#include "exchange.h"
 #include "jsonw.h"
 #include "problem.h"
 #include "query.h"
 #include "slice.h"
 
+/* The i-th route's path template and methods, NULL past the end: the
+ * router's api_route_path, handed down so that a handler (the index at
+ * GET /) lists the table without including the router. */
+typedef const char *handler_route_fn(size_t i, const char **methods);
+
 struct handler_call {
 	const struct api_context *ctx;
+	handler_route_fn *route_path; /* the router's table, for the index */
 	const struct api_request *req;
 	const struct api_limits *limits; /* the context's, or the defaults */
-	struct api_response *resp;       /* for api_response_add_header */
+	struct api_response *resp;       /* for exchange_add_header */
 	struct slice name; /* the {name} of a prefix route, decoded; p NULL otherwise */
 	struct query q;    /* the query string, parsed for the route's fields */
 	struct jsonw w;    /* the answer's body */
@@ -45,33 +59,19 @@ typedef void handler_fn(struct handler_call *c);
  * answer. Returns -1. */
 int handler_fail(struct handler_call *c);
 
-struct decision;
-
-/* Reports one decision answered to the context's on_decision, if any. */
-void handler_count_decision(const struct handler_call *c, const struct decision *d);
+/* Reports one decision answered to the context's on_decision, if any:
+ * the target's catalog name (NULL for an sm_count alone) and the kind of
+ * policy it resolved to. Inline: every decision takes it. */
+static inline void handler_count_decision(const struct handler_call *c, const char *target,
+					  enum splitk_kind kind)
+{
+	if (c->ctx->on_decision != NULL) {
+		c->ctx->on_decision(c->ctx->on_decision_cls, target, kind);
+	}
+}
 
 /* Whether a Content-Type is application/json, parameters allowed
  * ("application/json; charset=utf-8"), case-insensitive. */
 bool handler_is_json(const char *content_type);
-
-/* The fields GET /v1/matrix takes. */
-#define HANDLER_MATRIX_FIELDS                                                         \
-	(QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) | \
-	 QUERY_BIT(QF_OVERRIDE))
-
-handler_fn handler_splits_get;  /* GET /v1/splits: one decision */
-handler_fn handler_splits_post; /* POST /v1/splits: one decision, or a batch */
-handler_fn handler_targets;     /* GET /v1/targets */
-handler_fn handler_target;      /* GET /v1/targets/{name} */
-handler_fn handler_models;      /* GET /v1/models */
-handler_fn handler_model;       /* GET /v1/models/{name} */
-handler_fn handler_catalog;     /* GET /v1/catalog */
-handler_fn handler_policy;      /* GET /v1/policy?spelling= */
-handler_fn handler_matrix;      /* GET /v1/matrix */
-handler_fn handler_healthz;     /* GET /healthz */
-handler_fn handler_readyz;      /* GET /readyz: 503 while draining */
-handler_fn handler_version;     /* GET /version */
-handler_fn handler_openapi;     /* GET /openapi.json */
-handler_fn handler_problem_type; /* GET /problems/{type} */
 
 #endif /* SPLITKD_HANDLER_H */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "jsonw.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "decimal.h"
@@ -11,66 +10,28 @@
 void jsonw_init(struct jsonw *w, size_t hint)
 {
 	memset(w, 0, sizeof(*w));
-	w->cap = hint ? hint : 512;
-	w->buf = malloc(w->cap);
-	w->failed = (w->buf == NULL);
+	buf_init(&w->out, hint ? hint : 512);
 	w->first[0] = true;
-	if (w->buf != NULL) {
-		w->buf[0] = '\0';
-	}
+	buf_terminate(&w->out);
 }
 
 void jsonw_cleanup(struct jsonw *w)
 {
-	free(w->buf);
-	w->buf = NULL;
-	w->len = w->cap = 0;
+	buf_free(&w->out);
 }
 
 char *jsonw_take(struct jsonw *w, size_t *len)
 {
-	char *out;
-
-	jsonw_terminate(w);
-	out = w->failed ? NULL : w->buf;
-
-	*len = w->failed ? 0 : w->len;
-	if (w->failed) {
-		free(w->buf);
-	}
-	w->buf = NULL;
-	w->len = w->cap = 0;
-	return out;
+	return buf_take(&w->out, len);
 }
 
-/* Makes room for n more bytes and the NUL jsonw_terminate may add. */
-static bool grow(struct jsonw *w, size_t n)
-{
-	size_t cap = w->cap * 2;
-	char *grown;
-
-	while (cap < w->len + n + 1) {
-		cap *= 2;
-	}
-	grown = realloc(w->buf, cap);
-	if (grown == NULL) {
-		w->failed = true;
-		return false;
-	}
-	w->buf = grown;
-	w->cap = cap;
-	return true;
-}
-
-/* Room for n more bytes, or NULL once the writer has failed. Callers write
- * straight into it: bytes assembled in a stack chunk and then copied
- * stalled on store forwarding (keys were 7% of the cycles under load). */
+/* Room for n more bytes and the NUL jsonw_terminate may add, or NULL once
+ * the writer has failed. Callers write straight into it: bytes assembled
+ * in a stack chunk and then copied stalled on store forwarding (keys were
+ * 7% of the cycles under load). */
 static inline char *reserve(struct jsonw *w, size_t n)
 {
-	if (w->failed || (w->len + n + 1 > w->cap && !grow(w, n))) {
-		return NULL;
-	}
-	return w->buf + w->len;
+	return buf_room(&w->out, n + 1);
 }
 
 void jsonw_reserve(struct jsonw *w, size_t n)
@@ -273,9 +234,7 @@ void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
 void jsonw_terminate(struct jsonw *w)
 {
 	/* put() always leaves room for one more byte */
-	if (!w->failed && w->buf != NULL) {
-		w->buf[w->len] = '\0';
-	}
+	buf_terminate(&w->out);
 }
 
 void jsonw_strn(struct jsonw *w, const char *s, size_t len)

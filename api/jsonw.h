@@ -24,12 +24,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "buf.h"
+#include "splitk.h"
+
 #define JSONW_MAX_DEPTH 16
 
 struct jsonw {
-	char *buf;
-	size_t len, cap;
-	bool failed; /* allocation failed or nesting too deep */
+	/* the text, in the one growable buffer (buf.h): w.out for buf_* calls;
+	 * w.buf, w.len and w.failed (allocation failed or nesting too deep)
+	 * are the same members by the names callers read */
+	BUF_MEMBER(out);
 	int depth;
 	bool after_key; /* a key was written; its value needs no comma */
 	bool first[JSONW_MAX_DEPTH]; /* no member written yet at this depth */
@@ -130,6 +134,18 @@ static inline void jsonw_kv_u64_or_null(struct jsonw *w, const char *key, uint64
 {
 	jsonw_key(w, key);
 	jsonw_u64_or_null(w, v);
+}
+
+/* `key` and an exact byte count (splitk_workspace_bytes), or null when it
+ * is not known. */
+static inline void jsonw_kv_bytes(struct jsonw *w, const char *key, struct splitk_bytes b)
+{
+	jsonw_key(w, key);
+	if (b.known) {
+		jsonw_u128(w, b.hi, b.lo);
+	} else {
+		jsonw_null(w);
+	}
 }
 
 #endif /* SPLITKD_JSONW_H */

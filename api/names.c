@@ -100,13 +100,42 @@ bool names_is_near(const char *typed, size_t typed_len, const char *candidate)
 	return d > 0 && d <= limit;
 }
 
-const char *names_first_near(const char *typed, size_t typed_len, const char *const *candidates,
-			     size_t count)
+void names_near_init(struct names_near *n, const char *typed, size_t typed_len, unsigned flags)
 {
-	for (size_t i = 0; i < count; i++) {
-		if (names_is_near(typed, typed_len, candidates[i])) {
-			return candidates[i];
-		}
+	n->typed = typed;
+	n->typed_len = typed_len;
+	n->flags = flags;
+	n->best = NULL;
+	n->best_distance = 0;
+}
+
+void names_near_offer(struct names_near *n, const char *candidate)
+{
+	size_t clen = strlen(candidate);
+	unsigned d;
+
+	if (((n->flags & NAMES_SAME) && names_equal(n->typed, n->typed_len, candidate)) ||
+	    ((n->flags & NAMES_FOLDED) && names_equal_folded(n->typed, n->typed_len, candidate))) {
+		d = 0;
+	} else if (names_is_near(n->typed, n->typed_len, candidate)) {
+		d = names_distance(n->typed, n->typed_len, candidate, clen, 3);
+	} else {
+		return;
 	}
-	return NULL;
+	if (n->best == NULL || d < n->best_distance) {
+		n->best = candidate;
+		n->best_distance = d;
+	}
+}
+
+const char *names_nearest(const char *typed, size_t typed_len, const char *const *candidates,
+			  size_t count)
+{
+	struct names_near n;
+
+	names_near_init(&n, typed, typed_len, 0);
+	for (size_t i = 0; i < count; i++) {
+		names_near_offer(&n, candidates[i]);
+	}
+	return n.best;
 }

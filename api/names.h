@@ -30,9 +30,34 @@ unsigned names_distance(const char *a, size_t alen, const char *b, size_t blen, 
  * word (distance 0). */
 bool names_is_near(const char *typed, size_t typed_len, const char *candidate);
 
-/* The first of `count` candidates that names_is_near the typed text, or
- * NULL when none is. */
-const char *names_first_near(const char *typed, size_t typed_len, const char *const *candidates,
-			     size_t count);
+/*
+ * "Did you mean": the one search every suggestion goes through (catalog
+ * names and aliases, query parameters, OFREP context keys and flags,
+ * policy spellings). Offer each candidate in order; the best is the
+ * nearest by names_distance among those names_is_near the typed text,
+ * the first offered on a tie. With NAMES_SAME an exact (case-insensitive)
+ * match counts too, at distance 0 (a parameter a route does not take is
+ * its own suggestion); with NAMES_FOLDED so does a match names_equal_folded
+ * (maxBatchSize for max_batch_size). Holds pointers, allocates nothing.
+ */
+#define NAMES_SAME 1u
+#define NAMES_FOLDED 2u
+
+struct names_near {
+	const char *typed;
+	size_t typed_len;
+	unsigned flags;
+	const char *best; /* NULL: nothing near yet */
+	unsigned best_distance;
+};
+
+void names_near_init(struct names_near *n, const char *typed, size_t typed_len, unsigned flags);
+/* Offers one candidate (NUL-terminated; the pointer is what best returns). */
+void names_near_offer(struct names_near *n, const char *candidate);
+
+/* names_near over an array: the nearest of `count` candidates to the
+ * typed text, or NULL when none is near. */
+const char *names_nearest(const char *typed, size_t typed_len, const char *const *candidates,
+			  size_t count);
 
 #endif /* SPLITKD_NAMES_H */

@@ -10,6 +10,7 @@
 #include "jsonin.h"
 #include "names.h"
 #include "quote.h"
+#include "warning.h"
 
 /* The flags, in the order a bulk answer lists them. */
 enum flag { FLAG_NUM_SPLITS, FLAG_WORKSPACE_SLOTS, FLAG_WORKSPACE_BYTES, FLAG_POLICY,
@@ -121,7 +122,7 @@ static void write_problem_failure(struct jsonw *w, const struct slice *key, cons
 static void write_decision_metadata(struct jsonw *w, const struct evaluation *e,
 				    const struct catalog *cat)
 {
-	jsonw_kv_str(w, "source", e->d.res.resolved.from_override ? "override" : "declared");
+	jsonw_kv_str(w, "source", decide_source(&e->d));
 	jsonw_kv_str(w, "catalog", cat->digest);
 	if (e->d.target != NULL) {
 		jsonw_kv_str(w, "target", e->d.target->names.name);
@@ -136,12 +137,12 @@ static void write_decision_metadata(struct jsonw *w, const struct evaluation *e,
  * number a JSON reader would take exactly. */
 static void bytes_answer(const struct evaluation *e, struct flag_answer *a)
 {
-	struct decide_bytes b = e->d.workspace_bytes;
+	struct splitk_bytes b = e->d.workspace_bytes;
 	char digits[DECIMAL_U128_MAX];
 
 	if (!b.known) {
 		a->error_code = "INVALID_CONTEXT";
-		decide_why_no_bytes(&e->d, a->details, sizeof(a->details));
+		warning_no_bytes(a->details, sizeof(a->details), e->d.model ? e->d.model->names.name : NULL);
 	} else if (b.hi != 0 || b.lo > JSON_SAFE_MAX) {
 		decimal_format_u128(b.hi, b.lo, digits);
 		a->error_code = "GENERAL";
@@ -174,7 +175,7 @@ static void answer_flag(enum flag f, const struct evaluation *e, struct flag_ans
 		a->text = e->label;
 		break;
 	case FLAG_POLICY_SOURCE:
-		a->text = e->d.res.resolved.from_override ? "override" : "declared";
+		a->text = decide_source(&e->d);
 		break;
 	case FLAG_COUNT:
 		break;
@@ -304,7 +305,8 @@ static void evaluate(const struct handler_call *c, const cJSON *context, struct 
 	if (!e->decided) {
 		return;
 	}
-	handler_count_decision(c, &e->d);
+	handler_count_decision(c, e->d.target ? e->d.target->names.name : NULL,
+				       e->d.res.resolved.policy.kind);
 	splitk_label(e->d.res.resolved.policy, e->label);
 	e->warnings[0] = '\0';
 	for (size_t i = 0; i < e->d.num_warnings; i++) {
@@ -319,7 +321,8 @@ static void evaluate(const struct handler_call *c, const cJSON *context, struct 
  * 404 FLAG_NOT_FOUND written, with a did-you-mean for a near miss. */
 static int find_flag(struct handler_call *c)
 {
-	const char *near = NULL;
+	struct names_near nearest;
+	const char *near;
 	char quoted[QUOTE_MAX], details[320];
 
 	for (int f = 0; f < FLAG_COUNT; f++) {
@@ -328,12 +331,11 @@ static int find_flag(struct handler_call *c)
 			return f;
 		}
 	}
-	for (int f = 0; f < FLAG_COUNT && near == NULL; f++) {
-		if (names_equal_folded(c->name.p, c->name.len, flag_keys[f]) ||
-		    names_is_near(c->name.p, c->name.len, flag_keys[f])) {
-			near = flag_keys[f];
-		}
+	names_near_init(&nearest, c->name.p, c->name.len, NAMES_FOLDED);
+	for (int f = 0; f < FLAG_COUNT; f++) {
+		names_near_offer(&nearest, flag_keys[f]);
 	}
+	near = nearest.best;
 	quote_excerpt(c->name.p, c->name.len, quoted, sizeof(quoted));
 	snprintf(details, sizeof(details), "no flag named \"%s\"%s%s%s (flags: " FLAG_LIST ")",
 		 quoted, near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");

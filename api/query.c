@@ -182,6 +182,20 @@ static enum query_field find_field(const char *name, size_t len, unsigned allowe
 
 /* Finds an allowed field by exact name; on a miss, fills the problem with
  * the nearest allowed name as the suggestion. */
+/* The field among those allowed nearest a typo (names_near), or NULL. */
+static const char *nearest_field(const char *name, size_t len, unsigned allowed, unsigned flags)
+{
+	struct names_near near;
+
+	names_near_init(&near, name, len, flags);
+	for (int f = 0; f < QF_COUNT; f++) {
+		if (allowed & QUERY_BIT(f)) {
+			names_near_offer(&near, fields[f].name);
+		}
+	}
+	return near.best;
+}
+
 static int lookup(const char *name, size_t len, unsigned allowed, enum query_field *out,
 		  struct problem *p)
 {
@@ -193,12 +207,7 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 		return 0;
 	}
 	/* only now, off the hot path: the nearest name for the message */
-	for (int f = 0; f < QF_COUNT && near == NULL; f++) {
-		if ((allowed & QUERY_BIT(f)) &&
-		    (names_is_near(name, len, fields[f].name) || names_equal(name, len, fields[f].name))) {
-			near = fields[f].name;
-		}
-	}
+	near = nearest_field(name, len, allowed, NAMES_SAME);
 	quote_excerpt(name, len, quoted, sizeof(quoted));
 	if (near != NULL) {
 		return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, near,
@@ -407,6 +416,7 @@ enum context_key {
 static enum context_key classify(struct slice key, unsigned allowed, enum query_field *f)
 {
 	static const char targeting_key[] = "targetingKey";
+	const char *near;
 
 	if (key.len == sizeof(targeting_key) - 1 && memcmp(key.p, targeting_key, key.len) == 0) {
 		return KEY_FOREIGN;
@@ -424,8 +434,9 @@ static enum context_key classify(struct slice key, unsigned allowed, enum query_
 	if (names_equal_folded(key.p, key.len, fields[QF_EXPLAIN].name)) {
 		return KEY_EXPLAIN;
 	}
-	for (int i = 0; i < QF_COUNT; i++) {
-		if ((allowed & QUERY_BIT(i)) && names_is_near(key.p, key.len, fields[i].name)) {
+	near = nearest_field(key.p, key.len, allowed, 0);
+	for (int i = 0; i < QF_COUNT && near != NULL; i++) {
+		if (fields[i].name == near) {
 			*f = (enum query_field)i;
 			return KEY_NEAR;
 		}

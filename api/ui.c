@@ -160,13 +160,13 @@ static void answer_file(struct handler_call *c, const char *body, size_t len, co
 {
 	c->body = (struct slice){body, len};
 	c->content_type = type;
-	(void)api_response_add_header(c->resp, "X-Content-Type-Options", "nosniff");
+	(void)exchange_add_header(c->resp, "X-Content-Type-Options", "nosniff");
 }
 
 static void answer_page(struct handler_call *c)
 {
 	answer_file(c, embedded_ui_index_html, embedded_ui_index_html_len, API_CT_HTML);
-	(void)api_response_add_header(c->resp, "Content-Security-Policy", UI_CSP);
+	(void)exchange_add_header(c->resp, "Content-Security-Policy", UI_CSP);
 }
 
 /* "GET, HEAD, POST" as ["GET","HEAD","POST"]. */
@@ -192,8 +192,9 @@ static void write_route(struct jsonw *w, const char *path, const char *methods)
 	jsonw_object_end(w);
 }
 
-/* The index: every route of the router's table, as it stands, and the one
- * the server answers itself (server/http.c), so it cannot fall behind. */
+/* The index: every route of the router's table, as it stands (/metrics
+ * included: the server renders it, the table routes it), so it cannot fall
+ * behind. */
 static void write_index(struct handler_call *c)
 {
 	jsonw_object_begin(&c->w);
@@ -206,13 +207,15 @@ static void write_index(struct handler_call *c)
 	jsonw_kv_str(&c->w, "page", "/ui");
 	jsonw_key(&c->w, "routes");
 	jsonw_array_begin(&c->w);
-	for (size_t i = 0; i < api_route_count(); i++) {
+	for (size_t i = 0;; i++) {
 		const char *methods;
-		const char *path = api_route_path(i, &methods);
+		const char *path = c->route_path(i, &methods);
 
+		if (path == NULL) {
+			break;
+		}
 		write_route(&c->w, path, methods);
 	}
-	write_route(&c->w, "/metrics", "GET, HEAD");
 	jsonw_array_end(&c->w);
 	jsonw_object_end(&c->w);
 }
@@ -220,12 +223,12 @@ static void write_index(struct handler_call *c)
 void ui_root(struct handler_call *c)
 {
 	/* one URL, two representations: a cache must key on Accept */
-	(void)api_response_add_header(c->resp, "Vary", "Accept");
+	(void)exchange_add_header(c->resp, "Vary", "Accept");
 	if (ui_prefers_html(c->req->accept)) {
 		answer_page(c);
 		return;
 	}
-	(void)api_response_add_header(c->resp, "X-Content-Type-Options", "nosniff");
+	(void)exchange_add_header(c->resp, "X-Content-Type-Options", "nosniff");
 	write_index(c);
 }
 

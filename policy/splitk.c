@@ -395,3 +395,33 @@ uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
 	splits = splitk_num_splits(policy, sm_count, num_q_heads, legacy_ref_seqs);
 	return sat_mul(sat_mul(max_u32(max_rows, 1), max_u32(num_q_heads, 1)), splits);
 }
+
+struct splitk_bytes splitk_workspace_bytes(uint32_t slots, uint32_t head_dim)
+{
+	/* slots * (head_dim + 2) * 4 < 2^32 * (2^32 + 2) * 4 < 2^67: split the
+	 * 64x64 product into 32-bit halves so no bit is lost. */
+	uint64_t a = slots, b = ((uint64_t)head_dim + 2u) * 4u;
+	uint64_t b_lo = b & 0xFFFFFFFFu, b_hi = b >> 32;
+	uint64_t lo_part = a * b_lo, hi_part = a * b_hi; /* each < 2^64 */
+	struct splitk_bytes r = {head_dim != 0, 0, 0};
+
+	if (!r.known) {
+		return r;
+	}
+	r.lo = lo_part + (hi_part << 32);
+	r.hi = (hi_part >> 32) + (r.lo < lo_part ? 1u : 0u);
+	return r;
+}
+
+const char *splitk_kind_name(enum splitk_kind kind)
+{
+	switch (kind) {
+	case SPLITK_LEGACY:
+		return "legacy";
+	case SPLITK_AUTO:
+		return "auto";
+	case SPLITK_PINNED:
+		return "pinned";
+	}
+	return "unknown";
+}

@@ -166,6 +166,23 @@ uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
 				uint32_t num_q_heads, uint32_t max_rows,
 				uint32_t legacy_ref_seqs);
 
+/* Workspace bytes, exactly: slots * (head_dim + 2) * 4 floats' bytes can
+ * pass 2^64 (slots and head_dim are each up to 2^32 - 1), so the count is
+ * hi * 2^64 + lo. `known` is false when head_dim is 0 (not known), and then
+ * hi and lo are 0. */
+struct splitk_bytes {
+	bool known;
+	uint64_t hi, lo;
+};
+
+/* The bytes of `slots` workspace slots of [o[head_dim], m, l] f32 each:
+ * slots * (head_dim + 2) * 4, exact (no saturation, no wrap). */
+struct splitk_bytes splitk_workspace_bytes(uint32_t slots, uint32_t head_dim);
+
+/* The name of a policy kind: "legacy", "auto" or "pinned" (a static
+ * string); "unknown" for a value outside the enum. */
+const char *splitk_kind_name(enum splitk_kind kind);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,11 +35,11 @@ static bool take(struct body_budget *b, size_t n)
 	return true;
 }
 
-/* Grows the buffer to `cap` bytes, reserving the difference first. */
+/* Grows the buffer to exactly `cap` bytes, reserving the difference from
+ * the budget first: the buffer's own doubling would allocate before the
+ * budget could say no. */
 static enum body_status grow(struct body *body, struct body_budget *b, size_t cap)
 {
-	char *grown;
-
 	if (cap > body->reserved) {
 		if (!take(b, cap - body->reserved)) {
 			atomic_fetch_add_explicit(&b->shed, 1, memory_order_relaxed);
@@ -47,12 +47,10 @@ static enum body_status grow(struct body *body, struct body_budget *b, size_t ca
 		}
 		body->reserved = cap;
 	}
-	grown = realloc(body->buf, cap);
-	if (grown == NULL) {
+	if (!buf_grow_to(&body->data, cap)) {
+		body->data.failed = false; /* the request is refused; the body may be released */
 		return BODY_NO_MEMORY;
 	}
-	body->buf = grown;
-	body->cap = cap;
 	return BODY_OK;
 }
 
@@ -67,26 +65,22 @@ enum body_status body_expect(struct body *body, struct body_budget *b, size_t de
 enum body_status body_append(struct body *body, struct body_budget *b, const char *data,
 			     size_t n)
 {
-	if (n > body->cap - body->len) {
-		size_t cap = body->cap != 0 ? body->cap : 4096;
-		enum body_status st;
+	if (n > body->data.cap - body->data.len) {
+		/* doubling from BUF_FIRST_CAP (4 KiB), as the buffer grows */
+		size_t cap = buf_cap_for(&body->data, n);
+		enum body_status st = cap == 0 ? BODY_NO_MEMORY : grow(body, b, cap);
 
-		while (cap - body->len < n) {
-			cap *= 2;
-		}
-		st = grow(body, b, cap);
 		if (st != BODY_OK) {
 			return st;
 		}
 	}
-	memcpy(body->buf + body->len, data, n);
-	body->len += n;
+	buf_add(&body->data, data, n);
 	return BODY_OK;
 }
 
 void body_release(struct body *body, struct body_budget *b)
 {
-	free(body->buf);
+	buf_free(&body->data);
 	atomic_fetch_sub_explicit(&b->used, body->reserved, memory_order_relaxed);
 	memset(body, 0, sizeof(*body));
 }

@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "buf.h"
+
 struct body_budget {
 	size_t cap;
 	atomic_size_t used;
@@ -28,8 +30,9 @@ struct body_budget {
 };
 
 struct body {
-	char *buf;
-	size_t len, cap;
+	/* the bytes, in the one growable buffer (buf.h): body.data for buf_*
+	 * calls, body.buf, body.len and body.cap by the names callers read */
+	BUF_MEMBER(data);
 	size_t reserved; /* bytes taken from the budget */
 };
 

@@ -154,7 +154,7 @@ static uint64_t load_since(const struct conntab_conn *c)
 	return atomic_load_explicit(&c->since_ns, memory_order_relaxed);
 }
 
-/* How long a connection has been in its phase. A worker may stamp a phase
+/* How long a connection has been in its phase. An engine may stamp a phase
  * after the caller read its clock: that is no time at all, not 2^64 ns. */
 static uint64_t in_phase(const struct conntab_conn *c, uint64_t now)
 {
@@ -244,9 +244,11 @@ static unsigned heaviest_client(struct conntab *t)
 	return t->heavy;
 }
 
-/* The heavy client's oldest unfinished request, else its oldest connection. */
-static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64_t now,
-				      bool *unfinished)
+/* The heavy client's oldest unfinished request, else its oldest connection.
+ * Either is closed as reclaimed_unfinished: an over-share client's
+ * connection that is not idle long enough to be reclaimed as idle is, for
+ * the count, unfinished. */
+static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64_t now)
 {
 	struct conntab_conn *stuck = NULL, *oldest = NULL;
 
@@ -263,7 +265,6 @@ static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64
 			oldest = c;
 		}
 	}
-	*unfinished = stuck != NULL;
 	return stuck != NULL ? stuck : oldest;
 }
 
@@ -273,7 +274,6 @@ static bool reclaim(struct conntab *t, unsigned client, uint64_t now)
 {
 	struct conntab_conn *victim = longest_idle(t, now);
 	unsigned heavy;
-	bool unfinished = false;
 
 	if (victim != NULL) {
 		close_for(t, victim, CONNTAB_RECLAIMED_IDLE);
@@ -284,11 +284,10 @@ static bool reclaim(struct conntab *t, unsigned client, uint64_t now)
 	if (heavy == client || t->clients[heavy].count <= t->clients[client].count + 1) {
 		return false;
 	}
-	victim = oldest_of(t, heavy, now, &unfinished);
+	victim = oldest_of(t, heavy, now);
 	if (victim == NULL) {
 		return false;
 	}
-	(void)unfinished; /* an active connection of an over-share client counts as unfinished */
 	close_for(t, victim, CONNTAB_RECLAIMED_UNFINISHED);
 	return true;
 }

@@ -8,7 +8,7 @@
  * minimum rate for its body and no way to reclaim a connection when full;
  * this table is where splitkd keeps what those need. The listener thread
  * admits connections (conntab_admit) and sweeps for deadlines
- * (conntab_sweep); the worker threads mark each request's phase on its
+ * (conntab_sweep); the engines mark each request's phase on its
  * connection (conntab_mark) with relaxed atomic stores — no lock on the
  * request path.
  *
@@ -72,9 +72,9 @@ struct conntab_conn {
 	bool live;
 	bool closing; /* shut down by splitkd; no longer counted */
 	unsigned client; /* index into the client table */
-	unsigned engine; /* which worker serves it */
+	unsigned engine; /* which engine serves it */
 	uint64_t accepted_ns;
-	/* written by the worker serving the connection, read by sweeps */
+	/* written by the engine serving the connection, read by sweeps */
 	atomic_int phase;
 	atomic_uint_fast64_t since_ns;   /* when the phase began */
 	atomic_uint_fast64_t body_bytes; /* of the current request's body */
@@ -93,7 +93,7 @@ struct conntab_client {
 struct conntab_limits {
 	unsigned max_connections;
 	unsigned per_client; /* 0: none */
-	unsigned engines;    /* worker threads to spread connections over */
+	unsigned engines;    /* engines to spread connections over */
 	uint64_t header_timeout_ns;
 	uint64_t body_timeout_ns;
 	uint64_t body_min_rate; /* bytes a second; 0: none */
@@ -137,7 +137,7 @@ struct conntab_conn *conntab_find(struct conntab *t, int fd);
 /* Frees a connection's slot: libmicrohttpd has closed it, or never took it. */
 void conntab_release(struct conntab *t, struct conntab_conn *c);
 
-/* A request's phase changes (worker thread; lock-free). */
+/* A request's phase changes (its engine; lock-free). */
 static inline void conntab_mark(struct conntab_conn *c, enum conntab_phase phase, uint64_t now_ns)
 {
 	atomic_store_explicit(&c->since_ns, now_ns, memory_order_relaxed);

@@ -25,9 +25,9 @@ struct holder {
 };
 
 /* A reader that keeps its reference from one request to the next, and
- * takes the lock only when a reload has made it stale: one per worker
- * thread, used by that thread alone (two locked calls a request, on a lock
- * both threads shared, were the cost otherwise). */
+ * takes the lock only when a reload has made it stale: one per engine
+ * (its thread), used by it alone (two locked calls a request, on a lock
+ * every engine shared, were the cost otherwise). */
 struct holder_reader {
 	struct holder_ref *ref; /* NULL: none yet */
 	unsigned generation;

@@ -17,34 +17,31 @@
 
 #include "api.h"
 #include "build_info.h"
-#include "jsonw.h"
-#include "problem.h"
+#include "direct.h"
+#include "framing.h"
 
-/* Room kept in a connection's memory for the answer's status line and
- * headers (ours and libmicrohttpd's: the largest set is about 550 bytes). */
-#define ANSWER_RESERVE 1024u
-/* What libmicrohttpd 0.9.75 spends per header field, query parameter and
- * cookie in the same memory: a 56-byte record, 16-byte aligned. */
-#define FIELD_RECORD 64u
-/* The memory a connection has beyond --max-header. */
-#define POOL_EXTRA 2048u
+/* Where a request is, from its request line to its end. */
+enum request_state {
+	REQ_NONE,     /* no request: between two, or before the first */
+	REQ_HEADERS,  /* the request line arrived; the header block is not yet judged */
+	REQ_KEEP,     /* the headers passed: a POST's body is buffered for the api */
+	REQ_DROP,     /* the headers passed: any body is read and dropped (not a POST) */
+	REQ_REFUSE,   /* the body passed a limit: read and dropped, `refusal` answered at its end */
+	REQ_ANSWERED, /* an answer is queued or written */
+};
 
 /* One request: reset when its request line arrives. */
 struct request {
-	bool in_request;   /* the request line arrived and the request is not over */
-	bool headers_seen; /* on_request has seen the header block */
-	bool answered;     /* an answer is queued or written */
-	bool too_large;    /* the body passed --max-body; the rest is discarded */
-	bool over_budget;  /* the body budget was full; the rest is discarded */
-	bool keep_body;    /* a POST: the body is buffered for the api */
-	bool draining;     /* the server was draining when the headers came: the
-			    * answer says so (/readyz) and closes, both or neither */
-	size_t discarded;  /* bytes of a refused body read and dropped */
+	enum request_state state;
+	enum problem_kind refusal; /* REQ_REFUSE: 413 or 503 */
+	bool draining; /* the server was draining when the headers came: the
+			* answer says so (/readyz) and closes, both or neither */
+	size_t discarded; /* bytes of a body read and dropped */
 	uint64_t start_ns;
 	const char *uri;
 	size_t uri_len;
 	char *uri_heap; /* when the target is longer than uri_inline */
-	const char *content_type, *if_none_match, *accept; /* MHD's, for the request */
+	const char *content_type, *if_none_match, *accept; /* the engine's, for the request */
 	struct body body;
 };
 
@@ -81,7 +78,7 @@ static void finish_request(struct session *ss)
 {
 	struct request *r = &ss->req;
 
-	if (!r->in_request) {
+	if (r->state == REQ_NONE) {
 		return;
 	}
 	atomic_fetch_sub(&ss->server->in_flight, 1);
@@ -114,11 +111,13 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	if (ss == NULL) {
 		return NULL;
 	}
-	finish_request(ss); /* a request MHD dropped without a word */
+	finish_request(ss); /* one MHD ended without a word and without a close (answer_on_socket) */
 	r = &ss->req;
 	/* RFC 9112 3.2.2: a server must accept the absolute form
-	 * (GET http://host/path); the route is the path */
-	if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
+	 * (GET http://host/path); the route is the path. The usual origin
+	 * form starts with '/', so one byte decides before any compare. */
+	if ((uri[0] == 'h' || uri[0] == 'H') &&
+	    (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0)) {
 		const char *path = strchr(strstr(uri, "//") + 2, '/');
 
 		uri = path != NULL ? path : "/";
@@ -135,7 +134,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 		r->uri = r->uri_heap;
 	}
 	r->uri_len = len;
-	r->in_request = true;
+	r->state = REQ_HEADERS;
 	r->start_ns = now_ns();
 	atomic_fetch_add(&ss->server->in_flight, 1);
 	mark(ss, CONNTAB_HEADERS);
@@ -153,9 +152,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	}
 	*req_cls = NULL;
 	/* An error end with no answer queued, ours or MHD's own (it reports
-	 * "with error" after sending its own 431 too): MHD gave up on the
-	 * request, and session_end answers it. */
-	if (why == MHD_REQUEST_TERMINATED_WITH_ERROR && !ss->req.answered &&
+	 * "with error" after sending its own 431 too): the request stays open
+	 * for session_end to answer (answer_on_socket). */
+	if (why == MHD_REQUEST_TERMINATED_WITH_ERROR && ss->req.state != REQ_ANSWERED &&
 	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS) == NULL) {
 		return;
 	}
@@ -218,119 +217,99 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 	add_headers(resp, ss, a);
 	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
 	MHD_destroy_response(resp);
-	ss->req.answered = true;
+	ss->req.state = REQ_ANSWERED;
 	mark(ss, CONNTAB_REPLY);
 	account(ss, method, a->route, (unsigned)a->status, a->body_len);
 	return ret;
 }
 
-/* /metrics is the server's own route: only it knows the counters. */
-static bool is_metrics(const struct request *r)
+/* A direct answer (direct.c's header block, then the body unless
+ * head_only) in one write through the connection's TLS session. Returns
+ * 0, or -1 when it could not go (the connection closes without it). */
+static int tls_send_answer(struct session *ss, unsigned status, const char *content_type,
+			   const char *body, size_t body_len, bool head_only)
 {
-	return r->uri_len >= 8 && memcmp(r->uri, "/metrics", 8) == 0 &&
-	       (r->uri_len == 8 || r->uri[8] == '?');
-}
-
-/* The metrics label of a request the api did not answer. */
-static int route_of(const struct request *r)
-{
-	return is_metrics(r) ? METRICS_ROUTE_METRICS : api_route_of(r->uri, r->uri_len);
-}
-
-/* A problem+json body, in a buffer the caller frees; NULL when out of memory. */
-static char *problem_body(enum problem_kind kind, const char *detail, size_t *len)
-{
-	struct problem p;
-	struct jsonw w;
-
-	problem_set(&p, kind, NULL, NULL, "%s", detail);
-	jsonw_init(&w, 256);
-	problem_write(&w, &p);
-	return jsonw_take(&w, len);
-}
-
-/* A request refused before the api saw it: a limit (413, 431, 503) or HTTP
- * framing the server will not guess at (400, 417, 501). Written by the same
- * problem module as every other error. Framing errors close the
- * connection: where the body ends is unknown. */
-static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, const char *method,
-			      enum problem_kind kind, const char *detail)
-{
-	struct api_response a = {0};
-	enum MHD_Result ret;
-
-	a.owned = problem_body(kind, detail, &a.body_len);
-	if (a.owned == NULL) {
-		return MHD_NO;
-	}
-	a.body = a.owned;
-	a.status = problem_status(kind);
-	a.content_type = "application/problem+json";
-	a.close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
-	a.route = route_of(&ss->req);
-	/* the only route the server answers itself is /metrics */
-	a.allow = kind == PROBLEM_METHOD_NOT_ALLOWED ? "GET, HEAD" : NULL;
-	if (kind == PROBLEM_OVERLOADED) {
-		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-	}
-	ret = queue(conn, ss, method, &a);
-	free(a.owned); /* NULL unless queue failed to hand it over */
-	return ret;
-}
-
-/* The head and body of a direct answer in one TLS write. Returns 0, or -1
- * when it could not go (the connection closes without it). */
-static int tls_send_answer(struct session *ss, const char *head, size_t head_len,
-			   const char *body, size_t body_len, const char *method)
-{
-	size_t n = body != NULL && strcmp(method, "HEAD") != 0 ? body_len : 0;
-	char *all = malloc(head_len + n);
+	char head[512];
+	size_t n = direct_head(head, sizeof(head), status, MHD_get_reason_phrase_for(status),
+			       content_type, body_len, time(NULL));
+	size_t extra = head_only || body == NULL ? 0 : body_len;
+	char *all = n > 0 ? malloc(n + extra) : NULL;
 	int ret = -1;
 
 	if (all != NULL) {
-		memcpy(all, head, head_len);
-		if (n > 0) {
-			memcpy(all + head_len, body, n);
+		memcpy(all, head, n);
+		if (extra > 0) {
+			memcpy(all + n, body, extra);
 		}
-		ret = tls_send(&ss->tls, all, head_len + n);
+		ret = tls_send(&ss->tls, all, n + extra);
 	}
 	free(all);
 	return ret;
 }
 
-/* Writes a whole problem+json answer to the socket, for the requests
- * libmicrohttpd has no memory left to answer. The connection closes after
- * it (the caller returns MHD_NO, or this is the close). Nothing of an
- * answer was sent before: MHD writes a response only once it has built
- * all of its headers. */
-static void write_direct(struct session *ss, const char *method, enum problem_kind kind,
-			 const char *detail)
+/*
+ * Writes a problem answer to the socket itself: the one place splitkd
+ * answers what libmicrohttpd 0.9.75 cannot. There are two such requests.
+ * (1) One whose request line and headers, with the engine's records of
+ * them, leave no room in the connection's memory for the answer's headers
+ * (on_headers: framing_fits): MHD would fail to build any answer and
+ * close in silence. (2) One MHD gives up on without a word (a header
+ * block too large for its memory before on_request ever sees it, a
+ * target it cannot hold): on_completed then leaves the request open and
+ * session_end answers it here, unless splitkd closed the connection
+ * itself. Both work because MHD runs with MHD_USE_TURBO: it does not shut
+ * the socket down before it reports the close. Nothing of an answer was
+ * sent before (MHD writes a response only once all its headers are
+ * built), and the connection closes after this one (the caller returns
+ * MHD_NO, or this is the close). The body comes from the api's problem
+ * writer, like every other error's. Over TLS it goes through the session
+ * (tls_send), or, once MHD has freed the session (session_end), not at
+ * all: never a plaintext byte on a TLS connection.
+ */
+static void answer_on_socket(struct session *ss, const char *method, enum problem_kind kind,
+			     const char *detail)
 {
-	char head[512], date[64];
-	size_t len = 0, n;
-	char *body = problem_body(kind, detail, &len);
-	unsigned status = (unsigned)problem_status(kind);
-	time_t t = time(NULL);
-	struct tm tm;
+	struct api_response a;
+	unsigned status;
+	size_t sent;
 
-	gmtime_r(&t, &tm);
-	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	n = (size_t)snprintf(head, sizeof(head),
-			     "HTTP/1.1 %u %s\r\nDate: %s\r\nContent-Type: application/problem+json\r\n"
-			     "Cache-Control: no-cache\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n",
-			     status, MHD_get_reason_phrase_for(status), date, len);
-	ss->req.answered = true;
+	api_problem_answer(&a, kind, detail);
+	status = (unsigned)a.status;
+	sent = a.body_len;
+	ss->req.state = REQ_ANSWERED;
 	if (ss->tls.tls != NULL) {
 		/* through the TLS session, or not at all: never plaintext */
-		if (n >= sizeof(head) || tls_send_answer(ss, head, n, body, len, method) != 0) {
-			len = 0; /* closed without an answer */
+		if (tls_send_answer(ss, status, a.content_type, a.body, a.body_len,
+				    strcmp(method, "HEAD") == 0) != 0) {
+			sent = 0; /* closed without an answer */
 		}
-	} else if (n < sizeof(head) && send(ss->fd, head, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n &&
-	    body != NULL && strcmp(method, "HEAD") != 0) {
-		(void)!send(ss->fd, body, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} else {
+		(void)direct_write(ss->fd, status, MHD_get_reason_phrase_for(status), a.content_type,
+				   a.body, a.body_len, strcmp(method, "HEAD") == 0);
 	}
-	free(body);
-	account(ss, method, route_of(&ss->req), status, len);
+	account(ss, method, api_route_of(ss->req.uri, ss->req.uri_len), status, sent);
+	api_response_cleanup(&a);
+}
+
+/* A request refused before the api saw it: a limit (413, 431, 503) or HTTP
+ * framing the server will not guess at (400, 417, 501), queued through
+ * the engine. Framing errors close the connection: where the body ends is
+ * unknown. */
+static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, const char *method,
+			      enum problem_kind kind, const char *detail)
+{
+	struct api_response a;
+	enum MHD_Result ret;
+
+	api_problem_answer(&a, kind, detail);
+	a.close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
+	a.route = api_route_of(ss->req.uri, ss->req.uri_len);
+	if (kind == PROBLEM_OVERLOADED) {
+		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	}
+	ret = queue(conn, ss, method, &a);
+	api_response_cleanup(&a); /* nothing unless queue failed to hand it over */
+	return ret;
 }
 
 static enum MHD_Result over_limit(struct MHD_Connection *conn, struct session *ss,
@@ -352,187 +331,67 @@ static enum MHD_Result over_limit(struct MHD_Connection *conn, struct session *s
 	return refuse(conn, ss, method, kind, detail);
 }
 
-/* What the headers say about size and framing, and the few values the
- * answer needs, gathered in one pass (a lookup each cost as much). */
-struct framing {
-	size_t bytes;  /* request line and headers, as sent */
-	size_t fields; /* header fields, query parameters and cookies: MHD keeps a record of each */
-	unsigned hosts, lengths, encodings, expects;
-	const char *length, *encoding, *expect;
-	const char *content_type, *if_none_match, *accept;
-};
-
-/* Cookies: MHD copies the header and keeps a record per cookie. */
-static void count_cookies(struct framing *f, const char *value, size_t value_len)
+static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
 {
-	f->bytes += value_len + 1;
-	for (const char *c = value; c != NULL && *c != '\0'; c++) {
-		f->fields += *c == ';';
-	}
-	f->fields++;
-}
-
-/* Notes one header. A header counted twice is a framing problem; one that
- * is given twice otherwise keeps its first value, as MHD's lookup did. */
-static void note_header(struct framing *f, const char *key, const char *value, size_t value_len)
-{
-	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
-		f->hosts++;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-		f->lengths++;
-		f->length = f->length != NULL ? f->length : value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_TYPE) == 0) {
-		f->content_type = f->content_type != NULL ? f->content_type : value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
-		f->encodings++;
-		f->encoding = value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0) {
-		f->expects++;
-		f->expect = value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0) {
-		f->accept = f->accept != NULL ? f->accept : value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_IF_NONE_MATCH) == 0) {
-		f->if_none_match = f->if_none_match != NULL ? f->if_none_match : value;
-	} else if (strcasecmp(key, MHD_HTTP_HEADER_COOKIE) == 0) {
-		count_cookies(f, value, value_len);
-	}
-}
-
-static enum MHD_Result inspect_header(void *cls, enum MHD_ValueKind kind, const char *key,
-				      const char *value)
-{
-	struct framing *f = cls;
-	size_t value_len = value ? strlen(value) : 0;
-
 	(void)kind;
-	f->bytes += strlen(key) + value_len + 4; /* ": " and CRLF */
-	f->fields++;
-	note_header(f, key, value, value_len);
+	framing_note(cls, key, value);
 	return MHD_YES;
 }
 
-/* The framing problem with a request, or NULL: RFC 9112 where
- * libmicrohttpd 0.9.75 is lenient and leniency is how requests get
- * smuggled past a proxy. One Host (required in HTTP/1.1), at most one
- * Content-Length, never both Content-Length and Transfer-Encoding. */
-static const char *framing_problem(const struct framing *f, const char *version)
-{
-	if (f->hosts > 1 || (f->hosts == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
-		return "an HTTP/1.1 request needs exactly one Host header";
-	}
-	if (f->lengths > 1) {
-		return "more than one Content-Length header";
-	}
-	if (f->lengths == 1 && f->encodings > 0) {
-		return "both Content-Length and Transfer-Encoding";
-	}
-	if (f->encodings > 1) {
-		return "more than one Transfer-Encoding header";
-	}
-	return NULL;
-}
-
-/* Query parameters in the target: MHD keeps a record of each. */
-static size_t count_params(const struct request *r)
-{
-	const char *q = memchr(r->uri, '?', r->uri_len);
-	size_t n = 0;
-
-	for (; q != NULL && q < r->uri + r->uri_len; q++) {
-		n += *q == '?' || *q == '&';
-	}
-	return n;
-}
-
-/* The request line and headers within --max-header, with room left in the
- * connection's memory for the answer; and framing splitkd will answer.
- * Returns true when the request may go on; otherwise a refusal is queued
- * (or written) and *ret is what to return to MHD. */
-static bool framing_ok(struct MHD_Connection *conn, struct session *ss, const char *method,
-		       const char *version, struct framing *out, enum MHD_Result *ret)
-{
-	const struct server_config *cfg = ss->server->cfg;
-	size_t pool = cfg->max_header + POOL_EXTRA;
-	/* a target has at most uri_len / 2 + 1 parameters: count them only
-	 * when that bound would not fit */
-	struct framing f = {.bytes = ss->req.uri_len + strlen(method) + 12,
-			    .fields = ss->req.uri_len / 2 + 1};
-	const char *problem;
-
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, inspect_header, &f);
-	if (f.bytes + FIELD_RECORD * (f.fields + 1) + ANSWER_RESERVE > pool) {
-		f.fields -= ss->req.uri_len / 2 + 1 - count_params(&ss->req);
-	}
-	if (f.bytes + FIELD_RECORD * (f.fields + 1) + ANSWER_RESERVE > pool) {
-		/* no room for MHD to build an answer: write it ourselves */
-		write_direct(ss, method, PROBLEM_HEADER_TOO_LARGE,
-			     "the request line and headers, with 64 bytes for each header field, "
-			     "query parameter and cookie, do not fit this connection's memory");
-		*ret = MHD_NO;
-		return false;
-	}
-	if (f.bytes > cfg->max_header) {
-		*ret = over_limit(conn, ss, method, PROBLEM_HEADER_TOO_LARGE);
-		return false;
-	}
-	problem = framing_problem(&f, version);
-	if (problem != NULL) {
-		*ret = refuse(conn, ss, method, PROBLEM_BAD_REQUEST, problem);
-		return false;
-	}
-	if (f.encodings == 1 && strcasecmp(f.encoding, "chunked") != 0) {
-		*ret = refuse(conn, ss, method, PROBLEM_NOT_IMPLEMENTED,
-			      "the only transfer coding accepted is chunked");
-		return false;
-	}
-	if (f.expects > 1 || (f.expects == 1 && strcasecmp(f.expect, "100-continue") != 0)) {
-		*ret = refuse(conn, ss, method, PROBLEM_EXPECTATION_FAILED,
-			      "the only expectation met is 100-continue");
-		return false;
-	}
-	*out = f;
-	return true;
-}
-
-/* The header block is complete: framing, limits, and the body's budget.
- * Returns true when the request goes on to its body and answer. */
-static bool on_headers(struct MHD_Connection *conn, struct session *ss, const char *method,
-		       const char *version, enum MHD_Result *ret)
+/* The header block is complete: size, framing and the body's budget
+ * (framing.c judges, this answers). Moves the request on to REQ_KEEP or
+ * REQ_DROP, or refuses it; returns what to return to MHD. */
+static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *ss,
+				  const char *method, const char *version)
 {
 	const struct server_config *cfg = ss->server->cfg;
 	struct request *r = &ss->req;
 	struct framing f;
-	const char *cl;
+	const char *detail = NULL;
+	enum problem_kind fault = PROBLEM_NONE;
+	uint64_t declared = 0;
 
-	r->headers_seen = true;
 	r->draining = atomic_load(&ss->server->draining);
-	if (!framing_ok(conn, ss, method, version, &f, ret)) {
-		return false;
+	framing_init(&f, method, r->uri_len);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, tally_header, &f);
+	switch (framing_judge(&f, r->uri, r->uri_len, cfg->max_header + FRAMING_POOL_EXTRA,
+			      cfg->max_header, version, &fault, &detail)) {
+	case FRAMING_OK:
+		break;
+	case FRAMING_NO_ROOM:
+		answer_on_socket(ss, method, PROBLEM_HEADER_TOO_LARGE,
+				 "the request line and headers, with 64 bytes for each header field, "
+				 "query parameter and cookie, do not fit this connection's memory");
+		return MHD_NO;
+	case FRAMING_TOO_LARGE:
+		return over_limit(conn, ss, method, PROBLEM_HEADER_TOO_LARGE);
+	case FRAMING_FAULT:
+		return refuse(conn, ss, method, fault, detail);
 	}
-	cl = f.length;
+	/* MHD 0.9.75 answers a Content-Length that is not a number itself
+	 * (400) before this is called; checked again so that nothing here
+	 * rests on that */
+	if (f.length != NULL && framing_content_length(f.length, &declared) != 0) {
+		return refuse(conn, ss, method, PROBLEM_BAD_REQUEST,
+			      "Content-Length is not a decimal number");
+	}
 	r->content_type = f.content_type;
 	r->if_none_match = f.if_none_match;
 	r->accept = f.accept;
-	r->keep_body = strcmp(method, "POST") == 0;
-	if (cl != NULL) {
-		unsigned long long declared = strtoull(cl, NULL, 10);
-
-		/* refuse a declared over-size body before reading any of it */
-		if (declared > cfg->max_body) {
-			*ret = over_limit(conn, ss, method, PROBLEM_PAYLOAD_TOO_LARGE);
-			return false;
-		}
-		if (r->keep_body && body_expect(&r->body, &ss->server->budget, (size_t)declared) !=
-					    BODY_OK) {
-			*ret = over_limit(conn, ss, method, PROBLEM_OVERLOADED);
-			return false;
-		}
+	r->state = strcmp(method, "POST") == 0 ? REQ_KEEP : REQ_DROP;
+	/* refuse a declared over-size body before reading any of it */
+	if (declared > cfg->max_body) {
+		return over_limit(conn, ss, method, PROBLEM_PAYLOAD_TOO_LARGE);
 	}
-	if ((cl != NULL && strcmp(cl, "0") != 0) || f.encoding != NULL) {
+	if (f.length != NULL && r->state == REQ_KEEP &&
+	    body_expect(&r->body, &ss->server->budget, (size_t)declared) != BODY_OK) {
+		return over_limit(conn, ss, method, PROBLEM_OVERLOADED);
+	}
+	if (declared > 0 || f.encoding != NULL) {
 		mark(ss, CONNTAB_BODY); /* a GET goes straight on to its answer */
 	}
-	*ret = MHD_YES;
-	return true;
+	return MHD_YES;
 }
 
 /* A piece of the body. Kept for a POST within the limits; otherwise read
@@ -546,10 +405,12 @@ static enum MHD_Result on_upload(struct session *ss, const char *data, size_t n)
 	if (ss->conn != NULL) {
 		atomic_fetch_add_explicit(&ss->conn->body_bytes, n, memory_order_relaxed);
 	}
-	if (!r->too_large && !r->over_budget && n > cfg->max_body - r->body.len - r->discarded) {
-		r->too_large = true; /* a body without Content-Length that grew too big */
+	if (r->state != REQ_REFUSE && n > cfg->max_body - r->body.len - r->discarded) {
+		/* a body without Content-Length that grew too big */
+		r->state = REQ_REFUSE;
+		r->refusal = PROBLEM_PAYLOAD_TOO_LARGE;
 	}
-	if (r->too_large || r->over_budget || !r->keep_body) {
+	if (r->state != REQ_KEEP) {
 		r->discarded += n;
 		return r->discarded > 16 * cfg->max_body ? MHD_NO : MHD_YES;
 	}
@@ -557,7 +418,8 @@ static enum MHD_Result on_upload(struct session *ss, const char *data, size_t n)
 	case BODY_OK:
 		return MHD_YES;
 	case BODY_OVER_BUDGET:
-		r->over_budget = true;
+		r->state = REQ_REFUSE;
+		r->refusal = PROBLEM_OVERLOADED;
 		r->discarded = n;
 		return MHD_YES;
 	case BODY_NO_MEMORY:
@@ -566,8 +428,8 @@ static enum MHD_Result on_upload(struct session *ss, const char *data, size_t n)
 	return MHD_NO;
 }
 
-/* The catalog for a request: through its worker thread's reader (no lock
- * unless a reload came), or referenced for this request alone when the
+/* The catalog for a request: through its engine's reader (no lock unless
+ * a reload came), or referenced for this request alone when the
  * connection is not in the table (*ref set: release it). */
 static const struct catalog *catalog_for(struct session *ss, struct holder_ref **ref)
 {
@@ -592,60 +454,31 @@ static void on_decision(void *cls, const char *target, enum splitk_kind kind)
 	metrics_decision(cls, target, kind);
 }
 
-static void fill_info(struct server *s, struct metrics_info *info)
+/* GET /metrics, as the api's route table calls it (api_context.metrics). */
+static char *render_metrics(void *cls, const struct catalog *catalog, size_t *len)
 {
-	memset(info, 0, sizeof(*info));
-	info->version = SPLITKD_VERSION;
-	info->build = SPLITKD_BUILD;
-	info->connections = conntab_count(&s->table);
-	info->max_connections = s->cfg->max_connections;
-	info->ready = !atomic_load(&s->draining);
-	for (int i = 0; i < CONNTAB_REASON_COUNT; i++) {
-		info->closed[i] = atomic_load_explicit(&s->table.closed[i], memory_order_relaxed);
-	}
-	info->shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
-	info->body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
-	info->body_budget = s->budget.cap;
-}
-
-/* GET /metrics. */
-static enum MHD_Result serve_metrics(struct MHD_Connection *conn, struct session *ss,
-				     const char *method)
-{
-	struct server *s = ss->server;
-	struct api_response a = {0};
-	struct holder_ref *ref;
+	struct server *s = cls;
 	struct metrics_info info;
-	enum MHD_Result ret;
 	char tls_text[2048];
-	char *text;
 
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		return refuse(conn, ss, method, PROBLEM_METHOD_NOT_ALLOWED, "/metrics takes GET, HEAD");
+	memset(&info, 0, sizeof(info));
+	info.version = SPLITKD_VERSION;
+	info.build = SPLITKD_BUILD;
+	info.digest = catalog->digest;
+	info.connections = conntab_count(&s->table);
+	info.max_connections = s->cfg->max_connections;
+	info.ready = !atomic_load(&s->draining);
+	for (int i = 0; i < CONNTAB_REASON_COUNT; i++) {
+		info.closed[i] = atomic_load_explicit(&s->table.closed[i], memory_order_relaxed);
 	}
-	if (ss->req.uri_len > s->limits.max_uri) {
-		/* the same limit the api holds its routes to */
-		return refuse(conn, ss, method, PROBLEM_URI_TOO_LONG, "the request target is too long");
-	}
-	fill_info(s, &info);
+	info.shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
+	info.body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
+	info.body_budget = s->budget.cap;
 	if (s->tls != NULL) {
 		info.extra_len = tls_metrics(s->tls, tls_text, sizeof(tls_text));
 		info.extra = tls_text;
 	}
-	info.digest = catalog_for(ss, &ref)->digest;
-	text = metrics_render(s->metrics, &info, &a.body_len);
-	catalog_done(ss, ref);
-	if (text == NULL) {
-		return MHD_NO;
-	}
-	a.status = 200;
-	a.content_type = "text/plain; version=0.0.4; charset=utf-8";
-	a.body = text;
-	a.owned = text;
-	a.route = METRICS_ROUTE_METRICS;
-	ret = queue(conn, ss, method, &a);
-	free(a.owned); /* NULL unless queue failed to hand it over */
-	return ret;
+	return metrics_render(s->metrics, &info, len);
 }
 
 /* The whole request is in: the api answers it. */
@@ -659,19 +492,15 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	struct holder_ref *ref;
 	enum MHD_Result ret;
 
-	if (r->too_large) {
-		return over_limit(conn, ss, method, PROBLEM_PAYLOAD_TOO_LARGE);
-	}
-	if (r->over_budget) {
-		return over_limit(conn, ss, method, PROBLEM_OVERLOADED);
-	}
-	if (is_metrics(r)) {
-		return serve_metrics(conn, ss, method);
+	if (r->state == REQ_REFUSE) {
+		return over_limit(conn, ss, method, r->refusal);
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
+	ctx.metrics = render_metrics;
+	ctx.metrics_cls = s;
 	ctx.draining = r->draining;
 	ctx.version = SPLITKD_VERSION;
 	ctx.build = SPLITKD_BUILD;
@@ -691,29 +520,29 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	return ret;
 }
 
+/* MHD calls this for the header block, for each piece of the body, and
+ * once more when the body is in: the request's state says which. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
 {
 	struct session *ss = *req_cls;
-	enum MHD_Result ret = MHD_YES;
 
 	(void)cls;
 	(void)url;
 	if (ss == NULL) {
 		return MHD_NO; /* out of memory in on_uri: drop the connection */
 	}
-	if (!ss->req.headers_seen) {
-		on_headers(conn, ss, method, version, &ret);
-		return ret;
+	if (ss->req.state == REQ_HEADERS) {
+		return on_headers(conn, ss, method, version);
 	}
 	if (*upload_data_size != 0) {
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
-		return ss->req.answered ? MHD_YES : on_upload(ss, upload_data, n);
+		return ss->req.state == REQ_ANSWERED ? MHD_YES : on_upload(ss, upload_data, n);
 	}
-	if (ss->req.answered) {
+	if (ss->req.state == REQ_ANSWERED) {
 		return MHD_YES;
 	}
 	return answer(conn, ss, method);
@@ -758,15 +587,15 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 static void session_end(struct server *s, struct session *ss)
 {
 	bool ours = ss->conn != NULL && conntab_closing(&s->table, ss->conn);
+	enum request_state state = ss->req.state;
 
 	ss->tls.session = NULL; /* libmicrohttpd freed it before telling us */
-
-	if (ss->req.in_request && !ss->req.answered && !ours) {
-		/* libmicrohttpd gave up on this request without answering, or
-		 * reported nothing at all: the client is still waiting */
-		write_direct(ss, "GET", ss->req.uri_len > s->cfg->max_header ? PROBLEM_URI_TOO_LONG
-									      : PROBLEM_HEADER_TOO_LARGE,
-			     "the request does not fit the memory a connection has");
+	if (state != REQ_NONE && state != REQ_ANSWERED && !ours) {
+		/* MHD gave up on this request without answering, or reported
+		 * nothing at all: the client is still waiting */
+		answer_on_socket(ss, "GET", ss->req.uri_len > s->cfg->max_header ? PROBLEM_URI_TOO_LONG
+										: PROBLEM_HEADER_TOO_LARGE,
+				 "the request does not fit the memory a connection has");
 	}
 	finish_request(ss);
 	drain_input(ss->fd);
@@ -790,7 +619,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/* The listener admitted a connection: the table chose its daemon. */
+/* The listener admitted a connection: the table chose its engine. */
 static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct server *s = cls;
@@ -803,7 +632,7 @@ static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t l
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (MHD_add_connection(s->daemons[c->engine], fd, addr, len) != MHD_YES) {
+	if (MHD_add_connection(s->engines[c->engine], fd, addr, len) != MHD_YES) {
 		conntab_release(&s->table, c); /* MHD closed the socket */
 		return -1;
 	}
@@ -820,7 +649,7 @@ static void tick(void *cls, uint64_t now)
 	body_budget_trim(&s->budget, 8u << 20);
 }
 
-static int start_daemons(struct server *s, char *err, size_t err_cap)
+static int start_engines(struct server *s, char *err, size_t err_cap)
 {
 	const struct server_config *cfg = s->cfg;
 	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
@@ -836,29 +665,29 @@ static int start_daemons(struct server *s, char *err, size_t err_cap)
 	enum MHD_OPTION tls_opt = s->tls != NULL ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END;
 	const char *priority = s->tls != NULL ? s->tls->priority : NULL;
 
-	s->daemons = calloc(cfg->threads, sizeof(*s->daemons));
+	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
-	if (s->daemons == NULL || s->readers == NULL) {
+	if (s->engines == NULL || s->readers == NULL) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
 	for (unsigned i = 0; i < cfg->threads; i++) {
-		s->daemons[i] = MHD_start_daemon(
+		s->engines[i] = MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
 			on_connection, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->table.cap,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
 			/* The pool holds the request line, the headers, MHD's records
-			 * of them and the answer's headers (framing_ok keeps room for
-			 * those). No bigger: MHD zeroes the whole pool after every
+			 * of them and the answer's headers (framing_fits keeps room
+			 * for those). No bigger: MHD zeroes the whole pool after every
 			 * request (a 48 KiB pool was 15% of the time under load). */
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + POOL_EXTRA),
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + FRAMING_POOL_EXTRA),
 			tls_opt, priority, MHD_OPTION_HTTPS_CERT_CALLBACK, tls_retrieve, MHD_OPTION_END);
-		if (s->daemons[i] == NULL) {
+		if (s->engines[i] == NULL) {
 			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
 			return -1;
 		}
-		s->num_daemons = i + 1;
+		s->num_engines = i + 1;
 	}
 	return 0;
 }
@@ -894,7 +723,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		return -1;
 	}
 	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
-	    start_daemons(s, err, err_cap) != 0 ||
+	    start_engines(s, err, err_cap) != 0 ||
 	    listener_start(&s->listener, hand_over, tick, s, err, err_cap) != 0) {
 		return -1;
 	}
@@ -935,18 +764,18 @@ unsigned server_drain(struct server *s)
 void server_stop(struct server *s)
 {
 	listener_close(&s->listener);
-	for (unsigned i = 0; i < s->num_daemons; i++) {
-		MHD_stop_daemon(s->daemons[i]);
+	for (unsigned i = 0; i < s->num_engines; i++) {
+		MHD_stop_daemon(s->engines[i]);
 	}
-	/* the daemons' threads are gone: their readers let go */
+	/* the engines' threads are gone: their readers let go */
 	for (unsigned i = 0; s->readers != NULL && i < s->cfg->threads; i++) {
 		holder_reader_cleanup(s->holder, &s->readers[i]);
 	}
 	free(s->readers);
 	s->readers = NULL;
-	free(s->daemons);
-	s->daemons = NULL;
-	s->num_daemons = 0;
+	free(s->engines);
+	s->engines = NULL;
+	s->num_engines = 0;
 	if (s->table.conns != NULL) {
 		conntab_cleanup(&s->table);
 	}

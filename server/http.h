@@ -2,27 +2,52 @@
 /*
  * http — the libmicrohttpd glue, and the only module that knows about it.
  *
- * splitkd's listener (listener.c) accepts connections and the connection
- * table (conntab.c) admits them; each admitted connection goes to one of
- * cfg->threads libmicrohttpd daemons (one worker thread each, no listening
- * socket of their own), the least loaded. Per connection a session holds
- * the request state (the raw request target from MHD's URI log callback,
- * before MHD decodes anything, and a body buffered under the shared memory
- * budget, body.c); it lives from MHD's "connection started" notice to its
- * "closed" one, so nothing a request holds can outlive its connection.
- * Each request calls the pure api_handle and queues its answer.
+ * An engine is one libmicrohttpd daemon with its one thread and no
+ * listening socket of its own; there are cfg->threads of them. splitkd's
+ * listener accepts, the connection table admits and picks the least
+ * loaded engine, and per connection a session holds the request: its raw
+ * target (MHD's URI log callback, before MHD decodes anything), a state
+ * (enum request_state), and a body buffered under the shared memory
+ * budget. A session lives from MHD's "connection started" notice to its
+ * "closed" one, so nothing a request holds outlives its connection.
  *
- * Limits answer before a byte more is read: 413 (body), 431 (header),
- * 503 (body budget). Where libmicrohttpd 0.9.75 cannot answer — a request
- * that leaves no room in its per-connection memory for the answer's
- * headers, or one it gives up on without a word — splitkd writes the
- * answer to the socket itself (so MHD runs with MHD_USE_TURBO: it does not
- * shut the socket down before reporting the close). Over TLS it writes
- * through the session while libmicrohttpd still holds one, and otherwise
- * closes: never a plaintext byte on a TLS connection.
+ * The life of a request, accept to close, and the file of each step:
+ *
+ *   accept, admit or refuse       listener.c (thread), conntab.c (conntab_admit)
+ *     -> hand_over                http.c: MHD_add_connection to the chosen engine
+ *   "connection started"          http.c session_start: the session, its conntab row
+ *   request line                  http.c on_uri: the raw target        REQ_HEADERS
+ *   header block                  http.c on_headers; framing.c judges size,
+ *                                 RFC 9112 framing, Content-Length, memory fit;
+ *                                 body.c reserves a declared body   REQ_KEEP / REQ_DROP
+ *     refused                     api.c api_problem_answer, queued    REQ_ANSWERED
+ *     no room for any answer      http.c answer_on_socket -> direct.c (raw socket)
+ *   body pieces                   http.c on_upload, body.c          (REQ_REFUSE past a limit)
+ *   whole request                 http.c answer -> api.c api_handle (route table:
+ *                                 handlers, the page, OFREP, /metrics through
+ *                                 api_context.metrics -> metrics.c), queued
+ *   answer sent                   http.c on_completed: finish_request REQ_NONE
+ *     (keep-alive: the next request line, above)
+ *   deadlines, reclaim            conntab.c conntab_sweep, from the listener's tick
+ *   "connection closed"           http.c session_end: a request MHD gave up on is
+ *                                 answered (answer_on_socket), input drained
+ *                                 (a FIN, not a RST), conntab_release
+ *
+ * Limits: a declared body over --max-body (413), a header block over
+ * --max-header (431) and a declared body over the budget (503) are
+ * answered before a byte of the body is read. A body without a declared
+ * length (chunked) is read as it comes: once it passes --max-body or the
+ * budget, the rest is read and dropped (MHD 0.9.75 cannot answer in the
+ * middle of a body) and the refusal comes at its end, or the connection is
+ * cut after 16 times --max-body. Where the engine cannot answer at all,
+ * splitkd writes the answer to the socket itself: answer_on_socket (http.c)
+ * says when, and why that needs MHD_USE_TURBO. Over TLS (tls.c) that
+ * answer goes through the connection's TLS session while libmicrohttpd
+ * still holds one, and otherwise the connection is closed: never a
+ * plaintext byte on a TLS connection.
  *
  * server_start/server_stop pair up; server_drain is the SIGTERM path. The
- * struct is shared with the worker threads: its counters are atomics.
+ * struct is shared with the engines: its counters are atomics.
  */
 #ifndef SPLITKD_HTTP_H
 #define SPLITKD_HTTP_H
@@ -44,9 +69,9 @@
 struct MHD_Daemon;
 
 struct server {
-	struct MHD_Daemon **daemons; /* cfg->threads of them */
-	struct holder_reader *readers; /* one per daemon: its thread's view of the catalog */
-	unsigned num_daemons;
+	struct MHD_Daemon **engines; /* cfg->threads of them */
+	struct holder_reader *readers; /* one per engine: its view of the catalog */
+	unsigned num_engines;
 	const struct server_config *cfg;
 	struct holder *holder;
 	const struct log *log;
@@ -75,7 +100,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
  * the number still in flight at the end. */
 unsigned server_drain(struct server *s);
 
-/* Stops the daemons and closes every connection. Safe after a failed start. */
+/* Stops the engines and closes every connection. Safe after a failed start. */
 void server_stop(struct server *s);
 
 #endif /* SPLITKD_HTTP_H */

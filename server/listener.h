@@ -6,8 +6,8 @@
  * splitkd binds the socket itself instead of letting libmicrohttpd do it:
  * so a port already in use is an error (SO_REUSEPORT only when asked), so
  * admission can follow the connection table (fair reclaim, per-client
- * limits), and so each connection goes to the least loaded worker thread
- * (libmicrohttpd's workers each keep what they accept, and a burst of
+ * limits), and so each connection goes to the least loaded engine
+ * (each libmicrohttpd engine keeps what it is handed, and a burst of
  * connects could land on one). The same thread wakes every
  * LISTENER_TICK_MS to enforce the header and body deadlines and to hand
  * memory back after a burst.
@@ -27,8 +27,8 @@
 
 #define LISTENER_TICK_MS 100
 
-/* Hands an admitted connection to a worker; returns 0, or -1 when the
- * worker would not take it (the socket is then closed by the worker). */
+/* Hands an admitted connection to an engine; returns 0, or -1 when the
+ * engine would not take it (the socket is then closed by it). */
 typedef int listener_accept_fn(void *cls, int fd, const struct sockaddr *addr, socklen_t len);
 /* Called every tick with the monotonic time in nanoseconds. */
 typedef void listener_tick_fn(void *cls, uint64_t now_ns);

@@ -38,7 +38,7 @@ static void emit(const struct log *log, char *line, size_t n, size_t cap)
 	}
 	line[n++] = '\n';
 	/* one write per line; a short write to stderr is not worth a retry loop
-	 * that could block a worker */
+	 * that could block an engine */
 	if (write(log->fd, line, n) < 0) {
 		return;
 	}

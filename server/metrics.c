@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "buf.h"
 
 /* every status splitkd sends; anything else (MHD's own 505) is "other" */
 static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 413, 414,
@@ -16,7 +17,6 @@ static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 40
 /* upper bounds in microseconds; the last bucket is +Inf */
 static const uint64_t bucket_us[METRICS_NUM_BUCKETS - 1] = {50,   100,  250,   500,   1000,
 							    2500, 5000, 10000, 25000, 100000};
-static const char *const kind_label[3] = {"legacy", "auto", "pinned"};
 
 int metrics_init(struct metrics *m)
 {
@@ -27,7 +27,7 @@ int metrics_init(struct metrics *m)
 	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	pthread_mutex_init(&m->insert_lock, NULL);
 	snprintf(m->targets[METRICS_MAX_TARGETS].name, sizeof(m->targets[0].name), "(other)");
-	return api_route_count() + 2 <= METRICS_MAX_ROUTES ? 0 : -1;
+	return api_route_count() + 1 <= METRICS_MAX_ROUTES ? 0 : -1;
 }
 
 void metrics_cleanup(struct metrics *m)
@@ -35,16 +35,14 @@ void metrics_cleanup(struct metrics *m)
 	pthread_mutex_destroy(&m->insert_lock);
 }
 
-/* Index of the route label row: the router's routes, then /metrics, then other. */
+/* Index of the route label row: the router's routes (/metrics among them),
+ * then other. */
 static int route_row(int route)
 {
 	size_t count = api_route_count();
-	int n = count < METRICS_MAX_ROUTES - 2 ? (int)count : METRICS_MAX_ROUTES - 2;
+	int n = count < METRICS_MAX_ROUTES - 1 ? (int)count : METRICS_MAX_ROUTES - 1;
 
-	if (route == METRICS_ROUTE_METRICS) {
-		return n;
-	}
-	return route >= 0 && route < n ? route : n + 1;
+	return route >= 0 && route < n ? route : n;
 }
 
 const char *metrics_route_label(int row)
@@ -52,10 +50,7 @@ const char *metrics_route_label(int row)
 	const char *methods;
 	const char *path = api_route_path((size_t)row, &methods);
 
-	if (path != NULL) {
-		return path;
-	}
-	return row == route_row(METRICS_ROUTE_METRICS) ? "/metrics" : "other";
+	return path != NULL ? path : "other";
 }
 
 void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros)
@@ -125,10 +120,9 @@ void metrics_catalog_loaded(struct metrics *m)
 	atomic_store(&m->catalog_loaded_at, (int_fast64_t)time(NULL));
 }
 
+/* The text grows in the one growable buffer (buf.h). */
 struct out {
-	char *buf;
-	size_t len, cap;
-	bool failed;
+	struct buf text;
 };
 
 static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -136,34 +130,10 @@ static void put(struct out *o, const char *fmt, ...) __attribute__((format(print
 static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (o->failed) {
-		return;
-	}
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			o->failed = true;
-			return;
-		}
-		if ((size_t)n < o->cap - o->len) {
-			o->len += (size_t)n;
-			return;
-		}
-		{
-			char *grown = realloc(o->buf, o->cap * 2 + (size_t)n);
-
-			if (grown == NULL) {
-				o->failed = true;
-				return;
-			}
-			o->buf = grown;
-			o->cap = o->cap * 2 + (size_t)n;
-		}
-	}
+	va_start(ap, fmt);
+	buf_vprintf(&o->text, fmt, ap);
+	va_end(ap);
 }
 
 static uint64_t load(atomic_uint_fast64_t *v)
@@ -253,7 +223,7 @@ static void render_decisions(struct metrics *m, struct out *o)
 
 			if (v != 0) {
 				put(o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
-				    m->targets[i].name, kind_label[k], (unsigned long long)v);
+				    m->targets[i].name, splitk_kind_name((enum splitk_kind)k), (unsigned long long)v);
 			}
 		}
 	}
@@ -296,10 +266,11 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 
 char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
 {
-	struct out o = {malloc(16384), 0, 16384, false};
-	int rows = route_row(METRICS_ROUTE_METRICS) + 2;
+	struct out o;
+	int rows = route_row(METRICS_ROUTE_NONE) + 1;
 
-	if (o.buf == NULL) {
+	buf_init(&o.text, 16384);
+	if (o.text.failed) {
 		return NULL;
 	}
 	render_requests(m, &o, rows);
@@ -331,10 +302,5 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 		"# TYPE process_resident_memory_bytes gauge\n"
 		"process_resident_memory_bytes %ld\n",
 	    m->start_time, resident_bytes());
-	if (o.failed) {
-		free(o.buf);
-		return NULL;
-	}
-	*len = o.len;
-	return o.buf;
+	return buf_take(&o.text, len);
 }

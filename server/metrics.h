@@ -21,12 +21,11 @@
 #include "conntab.h"
 #include "splitk.h"
 
-#define METRICS_MAX_ROUTES 32 /* the router's routes, /metrics, and "other" */
+#define METRICS_MAX_ROUTES 32 /* the router's routes (/metrics among them) and "other" */
 #define METRICS_NUM_STATUS 14
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128
-#define METRICS_ROUTE_NONE (-1)    /* no route: a 404 */
-#define METRICS_ROUTE_METRICS (-2) /* /metrics itself */
+#define METRICS_ROUTE_NONE (-1) /* no route: a 404 */
 
 struct metrics_target {
 	char name[72];
@@ -64,8 +63,7 @@ struct metrics_info {
 int metrics_init(struct metrics *m);
 void metrics_cleanup(struct metrics *m);
 
-/* `route` is the router's index (api_route_of), METRICS_ROUTE_NONE or
- * METRICS_ROUTE_METRICS. */
+/* `route` is the router's index (api_route_of) or METRICS_ROUTE_NONE. */
 void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros);
 /* `target` NULL: an sm_count-only decision. */
 void metrics_decision(struct metrics *m, const char *target, enum splitk_kind kind);
@@ -76,7 +74,7 @@ void metrics_catalog_loaded(struct metrics *m);
  * memory. */
 char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len);
 
-/* The label of a row: the router's template, "/metrics", or "other". */
+/* The label of a row: the router's template, or "other". */
 const char *metrics_route_label(int row);
 
 #endif /* SPLITKD_METRICS_H */

@@ -749,7 +749,7 @@ Test(api, problem_types_are_served)
 }
 
 /* Every route in the router is in api/openapi.json, with its methods, and
- * every path there is a route (or /metrics, which the server serves). */
+ * every path there is a route (/metrics included: the server renders it). */
 Test(api, openapi_matches_the_router)
 {
 	struct answer a = get("/openapi.json");
@@ -779,7 +779,7 @@ Test(api, openapi_matches_the_router)
 			     "%s: operations the router does not take", route);
 	}
 	cJSON_ArrayForEach(p, paths) {
-		bool found = strcmp(p->string, "/metrics") == 0;
+		bool found = false;
 
 		for (i = 0; !found && api_route_path(i, &methods) != NULL; i++) {
 			found = strcmp(api_route_path(i, &methods), p->string) == 0;

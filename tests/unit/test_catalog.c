@@ -105,6 +105,52 @@ Test(catalog, canonical_form_round_trips_with_the_same_digest)
 	catalog_free(b);
 }
 
+/* The schema table drives loading, writing and the digest alike: every
+ * field, given in any order, is written back in the schema's order (the
+ * optional ones only when stated), and a change to any one of them moves
+ * the digest. */
+#define FULL_TARGET "{\"notes\":\"n\",\"attn_decode_splitk\":\"Auto\",\"sm_count\":8,\"aliases\":[\"u\"],\"name\":\"t\"}"
+#define FULL_MODEL "{\"notes\":\"k\",\"head_dim\":64,\"num_kv_heads\":2,\"num_q_heads\":8,\"aliases\":[],\"name\":\"m\"}"
+#define BARE_MODEL "{\"num_q_heads\":4,\"name\":\"m2\"}"
+
+Test(catalog, every_field_is_written_in_schema_order_and_hashed)
+{
+	static const char full[] = "{\"targets\":[" FULL_TARGET "],\"models\":[" FULL_MODEL "," BARE_MODEL "]}";
+	static const char canonical[] =
+		"{\"targets\":[{\"name\":\"t\",\"aliases\":[\"u\"],\"sm_count\":8,\"attn_decode_splitk\":\"Auto\","
+		"\"notes\":\"n\"}],\"models\":[{\"name\":\"m\",\"aliases\":[],\"num_q_heads\":8,\"num_kv_heads\":2,"
+		"\"head_dim\":64,\"notes\":\"k\"},{\"name\":\"m2\",\"aliases\":[],\"num_q_heads\":4}]}";
+	/* one field changed at a time, every field of both kinds */
+	static const char *const from[] = {"\"n\"", "\"Auto\"", ":8,", "\"u\"", "\"t\"", "\"k\"", ":64", ":2,",
+					   ":8,\"aliases\":[],", "\"m\""};
+	static const char *const to[] = {"\"N\"", "\"legacy\"", ":9,", "\"v\"", "\"s\"", "\"K\"", ":65", ":4,",
+					 ":16,\"aliases\":[],", "\"n\""};
+	char err[256];
+	struct catalog *a = catalog_load(full, strlen(full), err, sizeof(err));
+	struct jsonw w;
+
+	cr_assert_not_null(a, "%s", err);
+	jsonw_init(&w, 0);
+	catalog_write(&w, a, false);
+	jsonw_terminate(&w);
+	cr_assert_str_eq(w.buf, canonical);
+	jsonw_cleanup(&w);
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		char changed[sizeof(full) + 16];
+		const char *at = strstr(full, from[i]);
+		struct catalog *b;
+
+		cr_assert_not_null(at, "%s", from[i]);
+		snprintf(changed, sizeof(changed), "%.*s%s%s", (int)(at - full), full, to[i],
+			 at + strlen(from[i]));
+		b = catalog_load(changed, strlen(changed), err, sizeof(err));
+		cr_assert_not_null(b, "%s: %s", changed, err);
+		cr_assert_str_neq(a->digest, b->digest, "%s -> %s", from[i], to[i]);
+		catalog_free(b);
+	}
+	catalog_free(a);
+}
+
 Test(catalog, digest_ignores_layout_but_not_content)
 {
 	const char *x = "{\"targets\":[{\"name\":\"t\",\"sm_count\":8,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";

@@ -26,15 +26,43 @@ Test(names, equal_ignores_ascii_case_only)
 	cr_assert_not(names_equal("\xc3\x84", 2, "\xc3\xa4")); /* no Unicode folding */
 }
 
-Test(names, first_near_takes_the_first_candidate_in_order)
+Test(names, nearest_of_a_list)
 {
 	static const char *const words[] = {"legacy", "auto", "off", "false"};
 
-	cr_assert_str_eq(names_first_near("atuo", 4, words, 4), "auto");
-	cr_assert_str_eq(names_first_near("of", 2, words, 4), "off");
-	cr_assert_null(names_first_near("auto", 4, words, 4)); /* exact is not a typo */
-	cr_assert_null(names_first_near("xyzzy", 5, words, 4));
-	cr_assert_null(names_first_near("atuo", 4, words, 0));
+	cr_assert_str_eq(names_nearest("atuo", 4, words, 4), "auto");
+	cr_assert_str_eq(names_nearest("of", 2, words, 4), "off");
+	cr_assert_null(names_nearest("auto", 4, words, 4)); /* exact is not a typo */
+	cr_assert_null(names_nearest("xyzzy", 5, words, 4));
+	cr_assert_null(names_nearest("atuo", 4, words, 0));
+}
+
+/* One rule for every did-you-mean: the nearest wins wherever it is
+ * listed, the first offered on a tie, and the flags let an exact or a
+ * folded match count (distance 0). */
+Test(names, near_takes_the_nearest_then_the_first)
+{
+	static const char *const later_is_nearer[] = {"h200", "h100"}; /* "h10": 2 and 1 edits */
+	static const char *const tie[] = {"b200", "h200"};             /* "x200": 1 edit each */
+	struct names_near n;
+
+	cr_assert_str_eq(names_nearest("h10", 3, later_is_nearer, 2), "h100");
+	cr_assert_str_eq(names_nearest("x200", 4, tie, 2), "b200");
+	names_near_init(&n, "target", 6, 0);
+	names_near_offer(&n, "target");
+	cr_assert_null(n.best, "without NAMES_SAME an exact match is not a typo");
+	names_near_init(&n, "TARGET", 6, NAMES_SAME);
+	names_near_offer(&n, "targets");
+	names_near_offer(&n, "target");
+	cr_assert_str_eq(n.best, "target", "the exact match (0) beats one edit");
+	/* four edits away, so near only by folding */
+	names_near_init(&n, "--max--batch--size", 18, NAMES_FOLDED);
+	names_near_offer(&n, "max_rows");
+	names_near_offer(&n, "max_batch_size");
+	cr_assert_str_eq(n.best, "max_batch_size");
+	names_near_init(&n, "--max--batch--size", 18, 0);
+	names_near_offer(&n, "max_batch_size");
+	cr_assert_null(n.best, "folding only with NAMES_FOLDED");
 }
 
 Test(names, equal_folded_ignores_case_underscores_and_hyphens)

@@ -371,6 +371,59 @@ Test(workspace, saturates_instead_of_wrapping)
 	cr_assert_eq(splitk_workspace_slots(POL_PIN(16), 1, 0, 0, 0), 16);
 }
 
+/* The exact byte count against the compiler's own 128-bit arithmetic:
+ * the edges of both operands and a sweep between them, so a carry lost
+ * between the two 64-bit halves shows. */
+__extension__ typedef unsigned __int128 u128; /* the oracle: GCC's own, not ISO C */
+
+static void assert_bytes(uint32_t slots, uint32_t head_dim)
+{
+	struct splitk_bytes b = splitk_workspace_bytes(slots, head_dim);
+	u128 want = (u128)slots * ((u128)head_dim + 2) * 4;
+
+	cr_assert(b.known, "%u x %u", slots, head_dim);
+	cr_assert_eq(b.hi, (uint64_t)(want >> 64), "%u x %u", slots, head_dim);
+	cr_assert_eq(b.lo, (uint64_t)want, "%u x %u", slots, head_dim);
+}
+
+Test(workspace, bytes_are_exact_past_2_to_the_64)
+{
+	static const uint32_t edges[] = {1, 2, 3, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFEu, UINT32_MAX};
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		for (size_t j = 0; j < sizeof(edges) / sizeof(edges[0]); j++) {
+			assert_bytes(edges[i], edges[j]);
+		}
+	}
+	for (uint64_t s = 1; s <= UINT32_MAX; s = s * 3 + 1) {
+		for (uint64_t h = 1; h <= UINT32_MAX; h = h * 5 + 3) {
+			assert_bytes((uint32_t)s, (uint32_t)h);
+		}
+	}
+	/* the largest: (2^32 - 1) * (2^32 + 1) * 4, past 2^66 */
+	cr_assert_eq(splitk_workspace_bytes(UINT32_MAX, UINT32_MAX).hi, 3);
+	/* the seed's worked example: 4224 slots of (128 + 2) floats */
+	cr_assert_eq(splitk_workspace_bytes(4224, 128).lo, 4224u * 130u * 4u);
+	cr_assert_eq(splitk_workspace_bytes(4224, 128).hi, 0);
+}
+
+Test(workspace, bytes_unknown_without_a_head_dim)
+{
+	struct splitk_bytes b = splitk_workspace_bytes(4224, 0);
+
+	cr_assert(!b.known);
+	cr_assert_eq(b.hi, 0);
+	cr_assert_eq(b.lo, 0);
+}
+
+Test(splitk_kind_name, every_kind_once)
+{
+	cr_assert_str_eq(splitk_kind_name(SPLITK_LEGACY), "legacy");
+	cr_assert_str_eq(splitk_kind_name(SPLITK_AUTO), "auto");
+	cr_assert_str_eq(splitk_kind_name(SPLITK_PINNED), "pinned");
+	cr_assert_str_eq(splitk_kind_name((enum splitk_kind)3), "unknown");
+}
+
 /* ------------------------------------------------------- determinism */
 
 Test(determinism, the_auto_split_count_does_not_move_with_the_co_batched_count)

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "answer.h"
+
+#include "explain.h"
+
+void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat)
+{
+	char label[SPLITK_LABEL_MAX];
+
+	jsonw_object_begin(w);
+	jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
+	jsonw_kv_u64(w, "sm_count", d->sm_count);
+	splitk_label(d->res.declared, label);
+	jsonw_kv_str(w, "declared", label);
+	jsonw_kv_str_or_null(w, "model", d->model ? d->model->names.name : NULL);
+	jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
+	jsonw_kv_u64_or_null(w, "head_dim", d->head_dim);
+	jsonw_kv_u64(w, "max_batch_size", d->shape.max_batch_size);
+	jsonw_kv_u64(w, "num_seqs", d->shape.num_seqs);
+	jsonw_kv_u64(w, "max_rows", d->shape.max_rows);
+	jsonw_key(w, "override");
+	if (d->override.p != NULL) {
+		jsonw_strn(w, d->override.p, d->override.len);
+	} else {
+		jsonw_null(w);
+	}
+	splitk_label(d->res.resolved.policy, label);
+	jsonw_kv_str(w, "policy", label);
+	jsonw_kv_str(w, "source", decide_source(d));
+	jsonw_kv_u64(w, "num_splits", d->num_splits);
+	jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
+	jsonw_kv_bytes(w, "workspace_bytes", d->workspace_bytes);
+	jsonw_key(w, "warnings");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < d->num_warnings; i++) {
+		jsonw_str(w, d->warnings[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_kv_str(w, "catalog", cat->digest);
+	if (d->explain) {
+		explain_write(w, d);
+	}
+	jsonw_object_end(w);
+}

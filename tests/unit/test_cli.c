@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * The command line without starting anything: defaults, --listen's forms,
+ * each number flag at and past its bounds, and the usage errors.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "api.h"
+#include "cli.h"
+
+/* Parses a NULL-terminated argument list (argv[0] added). */
+static int parse(struct server_config *cfg, char *err, size_t cap, const char *const *args)
+{
+	char *argv[16] = {"splitkd"};
+	int argc = 1;
+
+	for (; args[argc - 1] != NULL; argc++) {
+		argv[argc] = (char *)args[argc - 1];
+	}
+	return cli_parse(argc, argv, cfg, err, cap);
+}
+
+#define PARSE(cfg, err, ...) parse(cfg, err, sizeof(err), (const char *const[]){__VA_ARGS__, NULL})
+
+Test(cli, defaults)
+{
+	struct server_config cfg;
+	char err[256] = "";
+
+	cr_assert_eq(parse(&cfg, err, sizeof(err), (const char *const[]){NULL}), 0, "%s", err);
+	cr_assert_eq(cfg.action, CLI_SERVE);
+	cr_assert_str_eq(cfg.host, "127.0.0.1");
+	cr_assert_eq(cfg.port, 8080);
+	cr_assert_eq(cfg.max_body, API_DEFAULT_MAX_BODY);
+	cr_assert_geq(cfg.threads, 1);
+	cr_assert_null(cfg.catalog_path);
+	cr_assert(cfg.access_log);
+	cr_assert_geq(cfg.body_budget, cfg.max_body);
+}
+
+Test(cli, listen_forms)
+{
+	const struct {
+		const char *arg;
+		int rc;
+		const char *host;
+		unsigned port;
+	} cases[] = {
+		{"0.0.0.0:80", 0, "0.0.0.0", 80},   {"[::1]:0", 0, "::1", 0},
+		{"localhost:65535", 0, "localhost", 65535},
+		{"host:65536", -1, NULL, 0},         {"host", -1, NULL, 0},
+		{":80", -1, NULL, 0},                {"[::1]80", -1, NULL, 0},
+		{"[::1:80", -1, NULL, 0},            {"h:-1", -1, NULL, 0},
+		{"h:8o", -1, NULL, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct server_config cfg;
+		char err[256] = "";
+		int rc = PARSE(&cfg, err, "--listen", cases[i].arg);
+
+		cr_assert_eq(rc, cases[i].rc, "--listen %s: %d (%s)", cases[i].arg, rc, err);
+		if (rc == 0) {
+			cr_assert_str_eq(cfg.host, cases[i].host);
+			cr_assert_eq(cfg.port, cases[i].port);
+		} else {
+			cr_assert_neq(err[0], '\0', "--listen %s: no message", cases[i].arg);
+		}
+	}
+}
+
+Test(cli, number_bounds)
+{
+	const struct {
+		const char *flag, *value;
+		int rc;
+	} cases[] = {
+		{"--threads", "1", 0},          {"--threads", "256", 0},   {"--threads", "0", -1},
+		{"--threads", "257", -1},       {"--threads", "-1", -1},   {"--threads", "2x", -1},
+		{"--max-body", "1023", -1},     {"--max-body", "1024", 0},
+		{"--max-header", "2047", -1},   {"--max-header", "2048", 0},
+		{"--max-client-connections", "0", 0},
+		{"--idle-timeout", "3601", -1}, {"--body-min-rate", "0", 0},
+		{"--threads", "99999999999999999999999", -1},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct server_config cfg;
+		char err[256] = "";
+		int rc = PARSE(&cfg, err, cases[i].flag, cases[i].value);
+
+		cr_assert_eq(rc, cases[i].rc, "%s %s: %d (%s)", cases[i].flag, cases[i].value, rc, err);
+		if (rc != 0) {
+			cr_assert_not_null(strstr(err, cases[i].flag), "%s: %s", cases[i].flag, err);
+		}
+	}
+}
+
+Test(cli, usage_errors_and_actions)
+{
+	struct server_config cfg;
+	char err[256];
+
+	cr_assert_eq(PARSE(&cfg, err, "--nope"), -1);
+	cr_assert_not_null(strstr(err, "--nope"), "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--threads"), -1);
+	cr_assert_not_null(strstr(err, "needs a value"), "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "stray"), -1);
+	cr_assert_not_null(strstr(err, "stray"), "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--max-body", "4194304", "--body-budget", "1048576"), -1);
+	cr_assert_not_null(strstr(err, "--body-budget"), "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--help"), 0);
+	cr_assert_eq(cfg.action, CLI_HELP);
+	cr_assert_eq(PARSE(&cfg, err, "--version"), 0);
+	cr_assert_eq(cfg.action, CLI_VERSION);
+	/* getopt's state is reset: a second parse sees its own arguments */
+	cr_assert_eq(PARSE(&cfg, err, "--threads", "3"), 0);
+	cr_assert_eq(cfg.threads, 3);
+	cr_assert_eq(cfg.action, CLI_SERVE);
+}
+
+/* Every number flag the parser takes is in the --help text. */
+Test(cli, usage_names_every_flag)
+{
+	const char *flags[] = {"--listen",      "--reuse-port",   "--catalog",    "--check-catalog",
+			       "--dump-catalog", "--log-format",  "--access-log", "--threads",
+			       "--max-connections", "--max-client-connections", "--idle-timeout",
+			       "--drain-timeout", "--header-timeout", "--body-timeout",
+			       "--body-min-rate", "--max-body", "--max-header", "--body-budget"};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		cr_assert_not_null(strstr(cli_usage(), flags[i]), "%s not in --help", flags[i]);
+	}
+}

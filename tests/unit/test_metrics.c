@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * The counters and their text without a scrape: a request counted under
+ * its route's label (the api's table, /metrics included), anything
+ * unrouted as "other", decisions by target with the overflow bounded.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "metrics.h"
+
+static char *render(struct metrics *m)
+{
+	struct metrics_info info = {.version = "t", .build = "t", .digest = "d", .ready = true};
+	size_t len = 0;
+	char *text = metrics_render(m, &info, &len);
+
+	cr_assert_not_null(text);
+	cr_assert_eq(strlen(text), len);
+	return text;
+}
+
+/* The value of one exact series line, or -1 when absent. */
+static long long series(const char *text, const char *name)
+{
+	char key[256];
+	const char *at;
+	int n = snprintf(key, sizeof(key), "\n%s ", name);
+
+	at = strstr(text, key);
+	return at != NULL ? strtoll(at + n, NULL, 10) : -1;
+}
+
+Test(metrics, requests_by_route_label)
+{
+	static struct metrics m;
+	int splits = api_route_of("/v1/splits?x=1", 14), scrape = api_route_of("/metrics", 8);
+	char *text;
+
+	cr_assert_eq(metrics_init(&m), 0);
+	cr_assert_geq(splits, 0);
+	cr_assert_geq(scrape, 0, "/metrics is a route of the api's table");
+	metrics_request(&m, splits, 200, 10);
+	metrics_request(&m, splits, 200, 10);
+	metrics_request(&m, splits, 400, 10);
+	metrics_request(&m, scrape, 200, 10);
+	metrics_request(&m, METRICS_ROUTE_NONE, 404, 10);
+	metrics_request(&m, 1000, 404, 10);    /* past the table: other */
+	metrics_request(&m, splits, 599, 10);  /* a status nobody lists */
+	metrics_request(&m, splits, 304, 10);
+	text = render(&m);
+	cr_assert_eq(series(text, "splitkd_requests_total{route=\"/v1/splits\",status=\"200\"}"), 2);
+	cr_assert_eq(series(text, "splitkd_requests_total{route=\"/v1/splits\",status=\"400\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_requests_total{route=\"/metrics\",status=\"200\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_requests_total{route=\"other\",status=\"404\"}"), 2);
+	cr_assert_eq(series(text, "splitkd_requests_total{route=\"/v1/splits\",status=\"other\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_not_modified_total"), 1);
+	cr_assert_eq(series(text, "splitkd_request_duration_seconds_count{route=\"/v1/splits\"}"), 5);
+	free(text);
+	metrics_cleanup(&m);
+}
+
+Test(metrics, every_route_has_its_label)
+{
+	const char *methods;
+
+	for (size_t i = 0; api_route_path(i, &methods) != NULL; i++) {
+		cr_assert_str_eq(metrics_route_label((int)i), api_route_path(i, &methods));
+	}
+	cr_assert_str_eq(metrics_route_label((int)api_route_count()), "other");
+}
+
+Test(metrics, decisions_by_target_bounded)
+{
+	static struct metrics m;
+	char name[32];
+	char *text;
+
+	cr_assert_eq(metrics_init(&m), 0);
+	metrics_decision(&m, "h100", SPLITK_AUTO);
+	metrics_decision(&m, "h100", SPLITK_AUTO);
+	metrics_decision(&m, "h100", SPLITK_PINNED);
+	metrics_decision(&m, NULL, SPLITK_LEGACY);
+	for (int i = 0; i < METRICS_MAX_TARGETS + 10; i++) {
+		snprintf(name, sizeof(name), "t%d", i);
+		metrics_decision(&m, name, SPLITK_LEGACY);
+	}
+	text = render(&m);
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"h100\",policy=\"auto\"}"), 2);
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"h100\",policy=\"pinned\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"(none)\",policy=\"legacy\"}"), 1);
+	/* h100 and (none) took two rows: the rest of the first 128 have one
+	 * each, and the 12 after them share "(other)" */
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"t0\",policy=\"legacy\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"t125\",policy=\"legacy\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"t126\",policy=\"legacy\"}"), -1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"(other)\",policy=\"legacy\"}"), 12);
+	free(text);
+	metrics_cleanup(&m);
+}

@@ -7,7 +7,7 @@
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
-#              ofrep-test (CI runs it after test)
+#              ofrep-test, testssl (CI runs it after test)
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
@@ -54,6 +54,9 @@ CJSON_CFLAGS = $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson 2>/dev/null)
 MHD_CFLAGS   = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS     = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+# server/tls.c calls GnuTLS itself (the same library libmicrohttpd uses)
+GNUTLS_CFLAGS = $(shell pkg-config --cflags gnutls 2>/dev/null)
+GNUTLS_LIBS   = $(shell pkg-config --libs gnutls 2>/dev/null)
 GIT_REV     ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 API_SRC := $(sort $(wildcard api/*.c))
@@ -90,17 +93,17 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c server/reload.c server/watch.c \
-	      server/log.c server/main.c server/metrics.c server/respcache.c server/stream.c
+	      server/log.c server/main.c server/metrics.c server/respcache.c server/stream.c server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
 $(BUILD)/server/%.o: server/%.c $(wildcard server/*.h) $(API_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) \
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) $(GNUTLS_CFLAGS) \
 		-DSPLITKD_VERSION='"$(VERSION)"' -DSPLITKD_BUILD='"$(GIT_REV)"' -c $< -o $@
 
 $(SPLITKD): $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK)
-	$(CC) $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(CJSON_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+	$(CC) $(SERVER_OBJ) $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(GNUTLS_LIBS) $(CJSON_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 all: $(LIBSPLITK) $(SPLITKD)
 
@@ -122,10 +125,11 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but the libmicrohttpd glue (http.c, stream.c)
 # and main.c, so no engine is linked in; the api is there for what metrics
-# and holder use of it (route labels, catalogs).
+# and holder use of it (route labels, catalogs). tls.c is libmicrohttpd's and
+# GnuTLS's too: tested over HTTPS by tests/integration/test_tls.c instead.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics reload)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
-		       $(BUILD)/server/stream.o,$(SERVER_OBJ))
+		       $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -153,6 +157,14 @@ $(BUILD)/tests/integration/test_%: tests/integration/test_%.c tests/integration/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(CRITERION_CFLAGS) $< \
 		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+# The TLS tests drive a GnuTLS client of their own besides libcurl.
+$(BUILD)/tests/integration/test_tls: tests/integration/test_tls.c tests/integration/harness.h \
+				     $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(GNUTLS_CFLAGS) $(CRITERION_CFLAGS) \
+		$< $(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CURL_LIBS) $(GNUTLS_LIBS) $(CRITERION_LIBS) \
+		-pthread $(LDFLAGS_ALL) -o $@
 
 # The differential check against the seed itself: needs rustc and the
 # seed file; skipped (and said so) where either is missing, except under
@@ -250,6 +262,7 @@ check-extra:
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory overload
 	@$(MAKE) --no-print-directory ofrep-test
+	@$(MAKE) --no-print-directory testssl
 CI_FUZZ_SECONDS ?= 30
 
 check-all: test check-extra
@@ -360,6 +373,11 @@ lint-openapi: $(CONFORMANCE_TOOLS)
 conformance: deps all $(CONFORMANCE_TOOLS)
 	@echo "== conformance: splitkd behind Prism (validating proxy, --errors), and ajv"
 	@node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
+	@sh scripts/deps.sh tls
+	@echo "== conformance: the same run over HTTPS (Prism's upstream and the raw sockets trust the test CA)"
+	@set -e; pki=$$(mktemp -d /tmp/splitkd-conformance-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
+		sh tests/tls/make-certs.sh "$$pki"; \
+		SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
 
 sweep: deps-test all
 	@echo "== sweep: request sizes over raw sockets, then SIGTERM"
@@ -367,12 +385,18 @@ sweep: deps-test all
 
 # ---------------------------------------------------------------- browser
 # The page (api/ui/) in headless Chromium driven by Selenium, all Debian
-# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra.
-# Writes $(BUILD)/page-1280.png, page-1280-dark.png and page-phone.png.
+# packages (scripts/deps.sh browser). About 20 s, so it runs in check-extra;
+# then the same over HTTPS (another 20 s). Writes $(BUILD)/page-1280.png,
+# page-1280-dark.png and page-phone.png (and the same under $(BUILD)/https).
 browser-test: deps all
 	@sh scripts/deps.sh browser
 	@echo "== browser: the page in headless Chromium"
 	@/usr/bin/python3 tests/browser/test_page.py --out $(BUILD) $(SPLITKD)
+	@sh scripts/deps.sh tls
+	@echo "== browser: the page again over HTTPS"
+	@set -e; pki=$$(mktemp -d /tmp/splitkd-browser-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
+		sh tests/tls/make-certs.sh "$$pki"; \
+		/usr/bin/python3 tests/browser/test_page.py --out $(BUILD)/https --tls "$$pki" $(SPLITKD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8 \
@@ -390,6 +414,15 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------- testssl
+# Debian's testssl.sh against splitkd over HTTPS (tests/tls/testssl.sh):
+# nothing HIGH, CRITICAL or VULNERABLE, TLS 1.2 and 1.3 only, every suite
+# forward-secret; prints the summary. About 70 s.
+.PHONY: testssl
+testssl: all
+	@sh scripts/deps.sh tls
+	@sh tests/tls/testssl.sh $(SPLITKD)
 
 # ---------------------------------------------------------------- overload
 # slowhttptest (-H, -B, -X) and wrk against --max-connections 256 while an
@@ -449,6 +482,12 @@ OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs $(
 .PHONY: ofrep-test
 ofrep-test: all
 	@sh scripts/deps.sh ofrep
+	@sh scripts/deps.sh tls
 	@cd $(OFREP_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@echo "== ofrep: OpenFeature SDKs (node $$(node --version)) against $(SPLITKD)"
 	@SPLITKD_BIN=$(abspath $(SPLITKD)) node --test --test-timeout=120000 $(OFREP_TESTS)
+	@echo "== ofrep: the server SDK again, over HTTPS (an https baseUrl, the test CA trusted)"
+	@set -e; pki=$$(mktemp -d /tmp/splitkd-ofrep-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
+		sh tests/tls/make-certs.sh "$$pki"; \
+		SPLITKD_BIN=$(abspath $(SPLITKD)) SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" \
+		node --test --test-timeout=120000 $(OFREP_DIR)/server-sdk.test.mjs

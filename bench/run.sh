@@ -16,7 +16,8 @@
 #    engine reading the same body and answering the same answer bytes,
 #    BATCH_THREADS threads each, BATCH_RUNS consecutive runs, each judged
 #    against 0.20; and the same batch with "fields":"num_splits,workspace_bytes".
-#  - OFREP, memory, time to the first answer.
+#  - OFREP, HTTPS GET beside nginx with the same certificate, memory, time
+#    to the first answer.
 #
 # Writes bench/results.md. Everything it starts is stopped on exit, even
 # when interrupted. Loopback only.
@@ -307,6 +308,42 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
+# ---------------------------------------------------------------- HTTPS
+# splitkd with --tls-cert beside nginx with the same certificate and key
+# (a throw-away PKI, tests/tls/make-certs.sh), GET on keep-alive
+# connections, ROUNDS rounds alternating. No floor: the figure is reported.
+sh tests/tls/make-certs.sh "$TMP/pki" >/dev/null
+tls_port=$(free_port)
+"$BUILD/splitkd" --listen "127.0.0.1:$tls_port" --access-log off --threads 2 \
+	--tls-cert "$TMP/pki/server.pem" --tls-key "$TMP/pki/server-key.pem" 2>"$TMP/splitkd-tls.log" &
+pids+=("$!")
+ngs_port=$(free_port)
+sed -e "s|listen 127.0.0.1:$ng_port;|listen 127.0.0.1:$ngs_port ssl;\\
+		ssl_certificate $PWD/$TMP/pki/server.pem;\\
+		ssl_certificate_key $PWD/$TMP/pki/server-key.pem;\\
+		ssl_protocols TLSv1.2 TLSv1.3;|" \
+	-e "s|pid $PWD/$TMP/nginx/nginx.pid;|pid $PWD/$TMP/nginx/nginx-tls.pid;|" \
+	"$TMP/nginx/nginx.conf" > "$TMP/nginx/nginx-tls.conf"
+nginx -c "$PWD/$TMP/nginx/nginx-tls.conf" -p "$PWD/$TMP/nginx" &
+pids+=("$!")
+for p in "$tls_port" "$ngs_port"; do
+	for _ in $(seq 100); do curl -sf --cacert "$TMP/pki/ca.pem" "https://localhost:$p$QUERY" >/dev/null && break; sleep 0.05; done
+	cmp -s <(curl -sf --cacert "$TMP/pki/ca.pem" "https://localhost:$p$QUERY") "$TMP/www/v1/splits" ||
+		{ echo "HTTPS on port $p does not serve the same bytes" >&2; exit 1; }
+done
+tls_desc=$(curl -sv --cacert "$TMP/pki/ca.pem" "https://localhost:$tls_port/healthz" 2>&1 -o /dev/null | sed -n 's/^\* SSL connection using //p')
+declare -A T
+for r in $(seq "$ROUNDS"); do
+	for who in splitkd nginx; do
+		case $who in
+		splitkd) url="https://localhost:$tls_port$QUERY" ;;
+		nginx) url="https://localhost:$ngs_port$QUERY" ;;
+		esac
+		T[$who,$r]=$(run_wrk "$url" 16)
+		echo "https round=$r $who c=16: ${T[$who,$r]}"
+	done
+done
+
 # ---------------------------------------------------------------- startup
 startup=$(python3 bench/startup.py "$BUILD/splitkd" 15)
 echo "startup ms (median min max): $startup"
@@ -376,6 +413,11 @@ verdict() { awk -v v="$1" -v f="$2" 'BEGIN {print (v >= f) ? "met" : "MISSED"}';
 	echo "| decision path, 16 connections, $DEFAULT_THREADS threads (requests/s, median of $ROUNDS) | GET /v1/splits $(omed get); with fields=$FIELDS $(omed fields); OFREP single flag $(omed single); OFREP bulk (5 flags) $(omed bulk) |"
 	echo "| resident memory, idle | $((idle_rss / 1024)).$(( (idle_rss % 1024) * 10 / 1024 )) MiB |"
 	echo "| resident memory, peak under the $last_c-connection load | $((peak_rss / 1024)).$(( (peak_rss % 1024) * 10 / 1024 )) MiB |"
+	tls_col() { for r in $(seq "$ROUNDS"); do echo "${T[$1,$r]}" | cut -d' ' -f"$2"; done | median; }
+	tls_ratio() { for r in $(seq "$ROUNDS"); do
+		s=$(echo "${T[splitkd,$r]}" | cut -d' ' -f1); n=$(echo "${T[nginx,$r]}" | cut -d' ' -f1)
+		awk -v s="$s" -v n="$n" 'BEGIN {printf "%.3f\n", s / n}'; done | median; }
+	echo "| HTTPS GET on keep-alive, 16 connections (requests/s, median of $ROUNDS; the same certificate; splitkd with curl: $tls_desc) | splitkd $(tls_col splitkd 1 | xargs printf '%.0f') (p50 $(tls_col splitkd 2) ms, p99 $(tls_col splitkd 3) ms); nginx $(tls_col nginx 1 | xargs printf '%.0f') (p50 $(tls_col nginx 2) ms, p99 $(tls_col nginx 3) ms); splitkd / nginx $(tls_ratio | xargs printf '%.2f')x |"
 	echo "| exec to first answered request (median, min, max of 15) | $(echo "$startup" | awk '{print $1 " ms (" $2 " to " $3 ")"}') |"
 } > "$OUT"
 echo

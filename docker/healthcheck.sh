@@ -15,6 +15,13 @@
 # (the root filesystem is read-only), nothing but bash: the image has no
 # curl. It runs as the container's user, the same uid as splitkd, which
 # may read splitkd's /proc entries even with every capability dropped.
+#
+# With --tls-cert (seen in splitkd's own command line: any argument that
+# begins with --tls-ce, the shortest spelling getopt takes for it) the
+# probe speaks TLS with gnutls-cli, not verifying the certificate: this
+# asks whether the process answers, over loopback, not who it is. With
+# --tls-client-ca, set SPLITKD_HEALTHCHECK_CERT and SPLITKD_HEALTHCHECK_KEY
+# to a client certificate and key the CA signed.
 set -u
 
 exe=/usr/local/bin/splitkd
@@ -27,6 +34,11 @@ for d in /proc/1 /proc/[0-9]*; do
 	fi
 done
 [ -n "$pid" ] || { echo "healthcheck: no $exe process" >&2; exit 1; }
+
+tls=""
+while IFS= read -r -d '' arg; do
+	case $arg in --tls-ce*) tls=yes ;; esac
+done < "/proc/$pid/cmdline"
 
 inodes=" "
 for fd in /proc/"$pid"/fd/*; do
@@ -50,6 +62,17 @@ v6() {
 
 probe() { # probe HOST PORT
 	local status
+	if [ -n "$tls" ]; then
+		local client=()
+		if [ -n "${SPLITKD_HEALTHCHECK_CERT:-}" ]; then
+			client=(--x509certfile "$SPLITKD_HEALTHCHECK_CERT" --x509keyfile "${SPLITKD_HEALTHCHECK_KEY:-}")
+		fi
+		status=$(printf 'GET /healthz HTTP/1.0\r\n\r\n' |
+			gnutls-cli --insecure --logfile=/dev/null "${client[@]}" -p "$2" "$1" 2>/dev/null |
+			{ read -r _ s _; echo "$s"; })
+		[ "$status" = 200 ]
+		return
+	fi
 	exec 3<>"/dev/tcp/$1/$2" || return 1
 	printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3
 	read -r _ status _ <&3

@@ -6,7 +6,7 @@
 # Debian 12 machine needs nothing by hand.
 #
 # usage: scripts/deps.sh PROFILE (one of those below)
-#   build  libmicrohttpd, cJSON (what the daemon links against)
+#   build  libmicrohttpd, cJSON, GnuTLS (what the daemon links against)
 #   test   build + Criterion, libcurl, and the Prometheus text parser
 #   bench  build + nginx-light and wrk
 #   fuzz   build + clang and its libFuzzer runtime
@@ -18,6 +18,7 @@
 #   ofrep  build + Node.js (>= 20) and npm, for the OpenFeature SDK test
 #   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
+#   tls    build + certtool (the tests' CA and certificates), testssl.sh, curl
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -40,6 +41,7 @@ need_cmd pkg-config pkg-config
 if command -v pkg-config >/dev/null 2>&1; then
 	need_pc libmicrohttpd libmicrohttpd-dev
 	need_pc libcjson libcjson-dev
+	need_pc gnutls libgnutls28-dev
 fi
 
 case "$profile" in
@@ -49,6 +51,7 @@ test)
 		need_pc criterion libcriterion-dev
 		need_pc libcurl libcurl4-openssl-dev
 	fi
+	need_cmd certtool gnutls-bin # the TLS tests make their own CA and certificates
 	need_cmd python3 python3
 	need_file /usr/lib/python3/dist-packages/prometheus_client python3-prometheus-client
 	;;
@@ -100,13 +103,18 @@ browser)
 	# the screenshots' font; fontconfig usually brings it, this makes it sure
 	need_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf fonts-dejavu-core
 	;;
+tls)
+	need_cmd certtool gnutls-bin
+	need_cmd testssl testssl.sh
+	need_cmd curl curl
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls" >&2
 	exit 2
 	;;
 esac

@@ -52,6 +52,12 @@ static const char usage[] =
 	"                            default 15)\n"
 	"  --log-format text|json    log line format on stderr (default text)\n"
 	"  --access-log on|off       one line per request (default on)\n"
+	"  --tls-cert FILE           serve HTTPS with this PEM certificate (chain)\n"
+	"  --tls-key FILE            ... and this PEM private key (both, or neither)\n"
+	"  --tls-client-ca FILE      require client certificates signed by this PEM CA\n"
+	"  --tls-priority STRING     GnuTLS priority string (default: TLS 1.2 and 1.3,\n"
+	"                            forward-secret AEAD suites only)\n"
+	"                            The TLS files are reloaded when they change.\n"
 	"  --version                 print the version and exit\n"
 	"  --help                    print this help and exit\n"
 	"\n"
@@ -109,6 +115,10 @@ enum {
 	OPT_ACCESS_LOG,
 	OPT_VERSION,
 	OPT_HELP,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_CLIENT_CA,
+	OPT_TLS_PRIORITY,
 	OPT_NUMBER, /* OPT_NUMBER + i: numbers[i] */
 };
 
@@ -124,6 +134,10 @@ static const struct option words[] = {
 	{"access-log", required_argument, NULL, OPT_ACCESS_LOG},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
+	{"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
+	{"tls-priority", required_argument, NULL, OPT_TLS_PRIORITY},
 };
 
 #define NUM_WORDS (sizeof(words) / sizeof(words[0]))
@@ -275,6 +289,18 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 	case OPT_OVERRIDE:
 		cfg->diff_override = a;
 		return 0;
+	case OPT_TLS_CERT:
+		cfg->tls_cert = a;
+		return 0;
+	case OPT_TLS_KEY:
+		cfg->tls_key = a;
+		return 0;
+	case OPT_TLS_CLIENT_CA:
+		cfg->tls_client_ca = a;
+		return 0;
+	case OPT_TLS_PRIORITY:
+		cfg->tls_priority = a;
+		return 0;
 	case OPT_LOG_FORMAT:
 		if (one_of_two("log-format", a, "text", "json", &json, err, cap) != 0) {
 			return -1;
@@ -296,6 +322,14 @@ static int check_config(const struct server_config *cfg, char *err, size_t cap)
 	if (cfg->body_budget < cfg->max_body) {
 		snprintf(err, cap, "--body-budget (%zu) is below --max-body (%zu): no body that size "
 			 "could ever be taken", cfg->body_budget, cfg->max_body);
+		return -1;
+	}
+	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
+		snprintf(err, cap, "--tls-cert and --tls-key go together: give both, or neither");
+		return -1;
+	}
+	if (cfg->tls_cert == NULL && (cfg->tls_client_ca != NULL || cfg->tls_priority != NULL)) {
+		snprintf(err, cap, "--tls-client-ca and --tls-priority need --tls-cert and --tls-key");
 		return -1;
 	}
 	return 0;

@@ -41,6 +41,10 @@ struct server_config {
 	const char *diff_override;
 	unsigned max_streams;      /* GET /v1/events held open at once */
 	unsigned stream_heartbeat; /* seconds between comments on an idle stream */
+	const char *tls_cert;      /* --tls-cert FILE: serve HTTPS; NULL: HTTP */
+	const char *tls_key;       /* --tls-key FILE */
+	const char *tls_client_ca; /* --tls-client-ca FILE: require client certificates */
+	const char *tls_priority;  /* --tls-priority STRING; NULL: tls.h's default */
 };
 
 /* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage

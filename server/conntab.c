@@ -412,7 +412,7 @@ static bool line_too_slow(struct conntab *t, struct conntab_conn *c, uint64_t no
 	if (c->swept_requests != requests + 1 || c->rx_baseline > (uint64_t)bytes) {
 		/* a new wait: note where the byte count stands */
 		c->swept_requests = requests + 1;
-		c->rx_baseline = (uint64_t)bytes;
+		c->rx_baseline = t->limits.from_accept && requests == 0 ? 0 : (uint64_t)bytes;
 		c->arriving_since = 0;
 		return false;
 	}

@@ -97,6 +97,10 @@ struct conntab_limits {
 	uint64_t header_timeout_ns;
 	uint64_t body_timeout_ns;
 	uint64_t body_min_rate; /* bytes a second; 0: none */
+	/* TLS: a connection that has not finished a request yet counts every
+	 * byte since accept as its request arriving, so the handshake is
+	 * under the header deadline too (nginx's client_header_timeout) */
+	bool from_accept;
 };
 
 struct conntab {

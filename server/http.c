@@ -49,6 +49,7 @@ struct request {
 
 /* One connection, from libmicrohttpd's "started" notice to its "closed". */
 struct session {
+	struct tls_conn tls; /* first: tls.c finds it from the socket context */
 	struct server *server;
 	struct conntab_conn *conn;
 	int fd;
@@ -270,6 +271,30 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 	return ret;
 }
 
+/* A direct answer (direct.c's header block, then the body unless
+ * head_only) in one write through the connection's TLS session. Returns
+ * 0, or -1 when it could not go (the connection closes without it). */
+static int tls_send_answer(struct session *ss, unsigned status, const char *content_type,
+			   const char *body, size_t body_len, bool head_only)
+{
+	char head[512];
+	size_t n = direct_head(head, sizeof(head), status, MHD_get_reason_phrase_for(status),
+			       content_type, body_len, time(NULL));
+	size_t extra = head_only || body == NULL ? 0 : body_len;
+	char *all = n > 0 ? malloc(n + extra) : NULL;
+	int ret = -1;
+
+	if (all != NULL) {
+		memcpy(all, head, n);
+		if (extra > 0) {
+			memcpy(all + n, body, extra);
+		}
+		ret = tls_send(&ss->tls, all, n + extra);
+	}
+	free(all);
+	return ret;
+}
+
 /*
  * Writes a problem answer to the socket itself: the one place splitkd
  * answers what libmicrohttpd 0.9.75 cannot. There are two such requests.
@@ -285,20 +310,32 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
  * sent before (MHD writes a response only once all its headers are
  * built), and the connection closes after this one (the caller returns
  * MHD_NO, or this is the close). The body comes from the api's problem
- * writer, like every other error's.
+ * writer, like every other error's. Over TLS it goes through the session
+ * (tls_send), or, once MHD has freed the session (session_end), not at
+ * all: never a plaintext byte on a TLS connection.
  */
 static void answer_on_socket(struct session *ss, const char *method, enum problem_kind kind,
 			     const char *detail)
 {
 	struct api_response a;
 	unsigned status;
+	size_t sent;
 
 	api_problem_answer(&a, kind, detail);
 	status = (unsigned)a.status;
+	sent = a.body_len;
 	ss->req.state = REQ_ANSWERED;
-	(void)direct_write(ss->fd, status, MHD_get_reason_phrase_for(status), a.content_type, a.body,
-			   a.body_len, strcmp(method, "HEAD") == 0);
-	account(ss, method, api_route_of(ss->req.uri, ss->req.uri_len), status, a.body_len);
+	if (ss->tls.tls != NULL) {
+		/* through the TLS session, or not at all: never plaintext */
+		if (tls_send_answer(ss, status, a.content_type, a.body, a.body_len,
+				    strcmp(method, "HEAD") == 0) != 0) {
+			sent = 0; /* closed without an answer */
+		}
+	} else {
+		(void)direct_write(ss->fd, status, MHD_get_reason_phrase_for(status), a.content_type,
+				   a.body, a.body_len, strcmp(method, "HEAD") == 0);
+	}
+	account(ss, method, api_route_of(ss->req.uri, ss->req.uri_len), status, sent);
 	api_response_cleanup(&a);
 }
 
@@ -481,6 +518,7 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 {
 	struct server *s = cls;
 	struct metrics_info info;
+	char tls_text[2048];
 
 	memset(&info, 0, sizeof(info));
 	info.version = SPLITKD_VERSION;
@@ -498,6 +536,10 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	info.streams = atomic_load(&s->streams.open);
 	info.max_streams = s->cfg->max_streams;
 	info.stream_events = atomic_load_explicit(&s->streams.events_sent, memory_order_relaxed);
+	if (s->tls != NULL) {
+		info.extra_len = tls_metrics(s->tls, tls_text, sizeof(tls_text));
+		info.extra = tls_text;
+	}
 	return metrics_render(s->metrics, &info, len);
 }
 
@@ -637,6 +679,10 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 	ss->server = s;
 	ss->fd = info->connect_fd;
 	ss->conn = conntab_find(&s->table, ss->fd);
+	if (s->tls != NULL) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		tls_conn_start(&ss->tls, s->tls, info != NULL ? info->tls_session : NULL);
+	}
 }
 
 static void session_end(struct server *s, struct session *ss)
@@ -644,6 +690,7 @@ static void session_end(struct server *s, struct session *ss)
 	bool ours = ss->conn != NULL && conntab_closing(&s->table, ss->conn);
 	enum request_state state = ss->req.state;
 
+	ss->tls.session = NULL; /* libmicrohttpd freed it before telling us */
 	if (state != REQ_NONE && state != REQ_ANSWERED && !ours) {
 		/* MHD gave up on this request without answering, or reported
 		 * nothing at all: the client is still waiting */
@@ -653,6 +700,7 @@ static void session_end(struct server *s, struct session *ss)
 	}
 	finish_request(ss);
 	drain_input(ss->fd);
+	tls_conn_end(&ss->tls, listener_received_bytes(ss->fd) != 0);
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
 	}
@@ -713,7 +761,12 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 	 * TURBO: MHD does not shut a socket down before it reports the close,
 	 * so splitkd can still answer a request MHD gave up on (session_end). */
 	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
-			 MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME; /* idle streams (stream.h) */
+			 MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME /* idle streams (stream.h) */ |
+			 (s->tls != NULL ? MHD_USE_TLS : 0);
+	/* Over TLS the last options are the priorities and the per-handshake
+	 * certificate (tls.c); without, the first of them ends the list. */
+	enum MHD_OPTION tls_opt = s->tls != NULL ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END;
+	const char *priority = s->tls != NULL ? s->tls->priority : NULL;
 
 	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
@@ -734,7 +787,7 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 			 * for those). No bigger: MHD zeroes the whole pool after every
 			 * request (a 48 KiB pool was 15% of the time under load). */
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + FRAMING_POOL_EXTRA),
-			MHD_OPTION_END);
+			tls_opt, priority, MHD_OPTION_HTTPS_CERT_CALLBACK, tls_retrieve, MHD_OPTION_END);
 		if (s->engines[i] == NULL) {
 			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
 			return -1;
@@ -758,7 +811,7 @@ static int stream_start(struct server *s)
 
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
 		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
-		 char *err, size_t err_cap)
+		 struct tls *tls, char *err, size_t err_cap)
 {
 	struct conntab_limits limits = {
 		cfg->max_connections,
@@ -767,6 +820,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		(uint64_t)cfg->header_timeout * 1000000000u,
 		(uint64_t)cfg->body_timeout * 1000000000u,
 		cfg->body_min_rate,
+		tls != NULL,
 	};
 
 	memset(s, 0, sizeof(*s));
@@ -779,6 +833,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 	if (hooks != NULL) {
 		s->hooks = *hooks;
 	}
+	s->tls = tls;
 	atomic_init(&s->draining, false);
 	atomic_init(&s->in_flight, 0);
 	body_budget_init(&s->budget, cfg->body_budget);

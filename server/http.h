@@ -41,7 +41,10 @@
  * middle of a body) and the refusal comes at its end, or the connection is
  * cut after 16 times --max-body. Where the engine cannot answer at all,
  * splitkd writes the answer to the socket itself: answer_on_socket (http.c)
- * says when, and why that needs MHD_USE_TURBO.
+ * says when, and why that needs MHD_USE_TURBO. Over TLS (tls.c) that
+ * answer goes through the connection's TLS session while libmicrohttpd
+ * still holds one, and otherwise the connection is closed: never a
+ * plaintext byte on a TLS connection.
  *
  * server_start/server_stop pair up; server_drain is the SIGTERM path. The
  * struct is shared with the engines: its counters are atomics.
@@ -64,6 +67,7 @@
 struct respcache;
 #include "metrics.h"
 #include "stream.h"
+#include "tls.h"
 
 struct MHD_Daemon;
 
@@ -84,6 +88,7 @@ struct server {
 	const struct log *log;
 	struct metrics *metrics;
 	struct server_hooks hooks;
+	struct tls *tls; /* NULL: plain HTTP */
 	struct conntab table;
 	struct body_budget budget;
 	struct api_limits limits; /* from cfg, for every request */
@@ -95,12 +100,13 @@ struct server {
 	atomic_uint in_flight; /* requests begun and not yet over */
 };
 
-/* Starts serving. `hooks` (copied; NULL: none) must outlive server_stop.
- * Returns 0, or -1 with a message in err (the port is in use, the address
- * is not this host's, out of memory). */
+/* Starts serving, over TLS when `tls` is not NULL (borrowed: it must
+ * outlive the server). `hooks` (copied; NULL: none) must outlive
+ * server_stop. Returns 0, or -1 with a message in err (the port is in use,
+ * the address is not this host's, out of memory). */
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
 		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
-		 char *err, size_t err_cap);
+		 struct tls *tls, char *err, size_t err_cap);
 
 /* SIGTERM: /readyz turns 503, no new connections are accepted, every answer
  * closes its connection, idle keep-alive connections are closed, and this

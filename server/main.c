@@ -23,6 +23,7 @@
 #include "jsonin.h"
 #include "log.h"
 #include "reload.h"
+#include "tls.h"
 
 
 /* The catalog from a file (read as every reload reads it; *rd, when not
@@ -120,6 +121,8 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	struct server_hooks hooks = {reload_status, &reload};
 	struct server server;
 	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
+	struct tls tls = {0};
+	struct tls *use_tls = cfg->tls_cert != NULL ? &tls : NULL;
 	sigset_t set;
 	char err[640];
 	int sig = 0;
@@ -144,20 +147,32 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		return 1;
 	}
 	metrics_catalog_loaded(&metrics);
+	if (use_tls != NULL && tls_init(&tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+					cfg->tls_priority, log, err, sizeof(err)) != 0) {
+		/* before server_start: nothing of the server to stop */
+		log_event(log, "error", "%s", err);
+		tls_cleanup(&tls);
+		holder_cleanup(&holder);
+		metrics_cleanup(&metrics);
+		return 1;
+	}
 	reload_init(&reload, &holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log, &metrics);
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&reload, cfg->catalog_check, err, sizeof(err)) != 0) {
 		log_event(log, "error", "%s", err);
 		reload_cleanup(&reload);
+		tls_cleanup(&tls);
 		holder_cleanup(&holder);
 		metrics_cleanup(&metrics);
 		return 1;
 	}
-	if (server_start(&server, cfg, &holder, log, &metrics, &hooks, err, sizeof(err)) != 0) {
+	if (server_start(&server, cfg, &holder, log, &metrics, &hooks, use_tls, err, sizeof(err)) != 0 ||
+	    (use_tls != NULL && tls_watch_start(&tls, err, sizeof(err)) != 0)) {
 		log_event(log, "error", "%s", err);
 		server_stop(&server);
 		reload_cleanup(&reload);
+		tls_cleanup(&tls);
 		holder_cleanup(&holder);
 		metrics_cleanup(&metrics);
 		return 1;
@@ -170,12 +185,14 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		log_event(log, "error", "no room for the change streams' reload listener");
 		server_stop(&server);
 		reload_cleanup(&reload);
+		tls_cleanup(&tls);
 		holder_cleanup(&holder);
 		metrics_cleanup(&metrics);
 		return 1;
 	}
 	/* the one line scripts wait for: flushed, on stderr */
-	fprintf(stderr, "listening on http://%s%s%s:%u\n", strchr(cfg->host, ':') ? "[" : "",
+	fprintf(stderr, "listening on %s://%s%s%s:%u\n", use_tls != NULL ? "https" : "http",
+		strchr(cfg->host, ':') ? "[" : "",
 		cfg->host, strchr(cfg->host, ':') ? "]" : "", server.port);
 	fflush(stderr);
 	log_event(log, "start", "splitkd %s (%s), %u threads, catalog %s", SPLITKD_VERSION,
@@ -187,6 +204,9 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		}
 		if (sig == SIGHUP) {
 			reload_now(&reload);
+			if (use_tls != NULL) {
+				(void)tls_reload(&tls, true, err, sizeof(err));
+			}
 			continue;
 		}
 		break;
@@ -195,11 +215,13 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	left = server_drain(&server);
 	server_stop(&server);
 	reload_cleanup(&reload);
+	tls_cleanup(&tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&holder);
 	metrics_cleanup(&metrics);
 	log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
 	return 0;
 }
+
 
 int main(int argc, char **argv)
 {

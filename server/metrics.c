@@ -297,6 +297,9 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 		"# TYPE splitkd_stream_events_total counter\n"
 		"splitkd_stream_events_total %llu\n",
 	    info->streams, info->max_streams, (unsigned long long)info->stream_events);
+	if (info->extra_len > 0) {
+		put(&o, "%.*s", (int)info->extra_len, info->extra);
+	}
 	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
 		"# TYPE splitkd_catalog_info gauge\n"
 		"splitkd_catalog_info{digest=\"%s\",revision=\"%s\"} 1\n"

@@ -57,6 +57,8 @@ struct metrics_info {
 	size_t body_buffered, body_budget;
 	unsigned streams, max_streams; /* open change streams (GET /v1/events), --max-streams */
 	uint64_t stream_events;        /* events sent on them, heartbeats not counted */
+	const char *extra; /* series another module rendered (tls.c's), or NULL */
+	size_t extra_len;
 };
 
 /* Returns 0, or -1 when the router has more routes than the table has

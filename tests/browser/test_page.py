@@ -14,7 +14,12 @@ state, and an XSS catalog rendered as text. Saves screenshots
 under build/. Everything it starts is stopped on exit, also on failure; the
 whole run is bounded by a watchdog. Prints "browser: N passed, N failed".
 
-usage: tests/browser/test_page.py [--out DIR] path/to/splitkd
+With --tls DIR (a tests/tls/make-certs.sh directory) the same run goes
+over HTTPS: splitkd with --tls-cert, the checks' own requests trusting the
+test CA, Chromium told to ignore certificate errors (its trust store is not
+the test's to change), and the page checked the same way.
+
+usage: tests/browser/test_page.py [--out DIR] [--tls DIR] path/to/splitkd
 """
 import argparse
 import json
@@ -23,6 +28,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -72,7 +78,8 @@ class Run:
         self.tmp = tempfile.mkdtemp(prefix="splitkd-browser-")
         self.catalog = os.path.join(self.tmp, "catalog.json")
         self.port = free_port()
-        self.api = f"http://127.0.0.1:{self.port}"
+        self.scheme = "https" if args.tls else "http"
+        self.api = f"{self.scheme}://127.0.0.1:{self.port}"
         self.daemon = None
         self.driver = None
         self.passed = 0
@@ -83,7 +90,9 @@ class Run:
     def start_daemon(self):
         self.daemon = subprocess.Popen(
             [self.args.splitkd, "--listen", f"127.0.0.1:{self.port}", "--catalog", self.catalog,
-             "--access-log", "off", "--drain-timeout", "2"],
+             "--access-log", "off", "--drain-timeout", "2"] +
+            (["--tls-cert", os.path.join(self.args.tls, "server.pem"),
+              "--tls-key", os.path.join(self.args.tls, "server-key.pem")] if self.args.tls else []),
             stderr=open(os.path.join(self.tmp, "splitkd.log"), "ab"))
         wait_port(self.port, self.daemon)
 
@@ -105,7 +114,8 @@ class Run:
                   "--disable-extensions", "--window-size=1280,800",
                   # only loopback resolves: a fetch from outside splitkd fails and is logged
                   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                  "--user-data-dir=" + os.path.join(self.tmp, "profile")]:
+                  "--user-data-dir=" + os.path.join(self.tmp, "profile")] + \
+                (["--ignore-certificate-errors"] if self.args.tls else []):
             o.add_argument(a)
         o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         service = Service("/usr/bin/chromedriver", log_path=os.path.join(self.tmp, "chromedriver.log"))
@@ -233,10 +243,14 @@ def wait(cond, timeout, what):
 def http(url, headers=None, method="GET"):
     req = urllib.request.Request(url, headers=headers or {}, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=5) as r:
+        with urllib.request.urlopen(req, timeout=5, context=TLS_CONTEXT) as r:
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
+
+
+# The test CA, for the checks' own requests over HTTPS (--tls); None: HTTP.
+TLS_CONTEXT = None
 
 
 def get_json(url):
@@ -699,7 +713,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("splitkd")
     ap.add_argument("--out", default="build", help="where the screenshots go")
+    ap.add_argument("--tls", help="a tests/tls/make-certs.sh directory: the same run over HTTPS")
     args = ap.parse_args()
+    global TLS_CONTEXT
+    if args.tls:
+        TLS_CONTEXT = ssl.create_default_context(cafile=os.path.join(args.tls, "ca.pem"))
     r = Run(args)
 
     def watchdog(signum, frame):

@@ -1079,18 +1079,24 @@ async function main() {
 	const catalogPath = path.join(LOGS, 'catalog.json');
 	const catalogText = require('child_process').execFileSync(BIN, ['--dump-catalog']).toString('utf8');
 	fs.writeFileSync(catalogPath, catalogText);
+	// SPLITKD_TLS_DIR: the same run over HTTPS (Prism's upstream and the raw
+	// connections trust its CA: NODE_EXTRA_CA_CERTS, rawhttp.js)
+	const tlsDir = process.env.SPLITKD_TLS_DIR;
+	const tlsArgs = tlsDir ? ['--tls-cert', `${tlsDir}/server.pem`, '--tls-key', `${tlsDir}/server-key.pem`] : [];
 	const { child: server, match } = await procs.start('splitkd', BIN,
 		['--listen', '127.0.0.1:0', '--catalog', catalogPath, '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
-			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off', '--max-streams', '2'],
-		{ logFile: path.join(LOGS, 'splitkd.log'), ready: /listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 10000 });
+			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off', '--max-streams', '2', ...tlsArgs],
+		{ logFile: path.join(LOGS, 'splitkd.log'),
+			ready: tlsDir ? /listening on https:\/\/127\.0\.0\.1:(\d+)/ : /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+			timeoutMs: 10000 });
 	serverPort = Number(match[1]);
 	// Node's own header limit (16 KiB) would answer the 431 cases itself
 	const env = { ...process.env, NODE_OPTIONS: '--max-http-header-size=65536' };
 	const prism = procs.start('prism', process.execPath,
-		[PRISM, 'proxy', SPEC, `http://127.0.0.1:${serverPort}`, '--errors', '-h', '127.0.0.1', '-p', '0'],
+		[PRISM, 'proxy', SPEC, `${tlsDir ? 'https' : 'http'}://127.0.0.1:${serverPort}`, '--errors', '-h', '127.0.0.1', '-p', '0'],
 		{ logFile: path.join(LOGS, 'prism.log'), ready: /Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/, timeoutMs: 90000, env });
 	prismPort = Number((await prism).match[1]);
-	console.log(`splitkd on 127.0.0.1:${serverPort}, Prism ${require('@stoplight/prism-cli/package.json').version} ` +
+	console.log(`splitkd on ${tlsDir ? 'https' : 'http'}://127.0.0.1:${serverPort}, Prism ${require('@stoplight/prism-cli/package.json').version} ` +
 		`proxy on 127.0.0.1:${prismPort} (logs in ${path.relative(ROOT, LOGS)}/)`);
 
 	const revs = await revisions.setup(serverPort, server, catalogPath, catalogText);

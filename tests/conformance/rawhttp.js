@@ -6,6 +6,11 @@
 'use strict';
 
 const net = require('net');
+const tls = require('tls');
+
+// SPLITKD_TLS_DIR (a tests/tls/make-certs.sh directory): splitkd serves
+// HTTPS, and every raw connection is a TLS one trusting that CA.
+const TLS_DIR = process.env.SPLITKD_TLS_DIR;
 
 // Parses one answer from buf, or returns null when more bytes are needed.
 // Interim 1xx answers are skipped. `head` means the request was HEAD: no
@@ -88,7 +93,10 @@ function parseChunked(buf, pos, status, headers, raw) {
 // parsed answer (or rejects: closed before a whole answer, or timeout).
 function connect(port, timeoutMs = 10000) {
 	return new Promise((resolve, reject) => {
-		const sock = net.connect({ host: '127.0.0.1', port }, () => resolve(wrap(sock, timeoutMs)));
+		const sock = TLS_DIR
+			? tls.connect({ host: '127.0.0.1', port, ca: require('fs').readFileSync(`${TLS_DIR}/ca.pem`) },
+				() => resolve(wrap(sock, timeoutMs)))
+			: net.connect({ host: '127.0.0.1', port }, () => resolve(wrap(sock, timeoutMs)));
 		sock.once('error', reject);
 	});
 }

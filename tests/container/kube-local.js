@@ -4,7 +4,10 @@
 // host, with the two edits that needs and no more:
 //  - podman 4.3 publishes every containerPort on the host (0.0.0.0, the same
 //    port number), so the Deployment gets one replica (a second could not
-//    bind the port) and its port is published on 127.0.0.1:HOST_PORT only.
+//    bind the port) and its port is published on 127.0.0.1:HOST_PORT only;
+//  - podman 4.3 fails on a Secret volume whose secret does not exist, even
+//    one marked optional (as the TLS Secret is: the file's default serves
+//    plain HTTP), so an optional Secret volume and its mount are dropped.
 // Everything else (ConfigMap, mounts, args, security context, probes, the
 // Service, PDB and HPA that podman ignores) is the file's own.
 // usage: node tests/container/kube-local.js FILE.yaml HOST_PORT > out.yaml
@@ -25,8 +28,22 @@ for (const doc of docs) {
     continue;
   }
   doc.setIn(["spec", "replicas"], 1);
+  const volumes = doc.getIn(["spec", "template", "spec", "volumes"]);
+  const optional = new Set();
+  for (const v of volumes ? [...volumes.items] : []) {
+    if (v.getIn(["secret", "optional"]) === true) {
+      optional.add(v.get("name"));
+      volumes.delete(volumes.items.indexOf(v));
+    }
+  }
   const containers = doc.getIn(["spec", "template", "spec", "containers"]);
   containers.items.forEach((c) => {
+    const mounts = c.get("volumeMounts");
+    for (const m of mounts ? [...mounts.items] : []) {
+      if (optional.has(m.get("name"))) {
+        mounts.delete(mounts.items.indexOf(m));
+      }
+    }
     const ports = c.get("ports");
     (ports ? ports.items : []).forEach((p) => {
       p.set("hostIP", "127.0.0.1");

@@ -121,11 +121,16 @@ static inline void daemon_start(struct daemon *d, const char *const *extra)
 	for (int i = 0; i < 500; i++) {
 		char *log = daemon_log(d);
 		const char *p = log ? strstr(log, "listening on http://127.0.0.1:") : NULL;
+		/* with --tls-cert: https, and the name the test certificates carry */
+		const char *tls = log ? strstr(log, "listening on https://127.0.0.1:") : NULL;
 
-		if (p != NULL) {
-			d->port = (unsigned)strtoul(p + strlen("listening on http://127.0.0.1:"), NULL, 10);
+		if (p != NULL || tls != NULL) {
+			d->port = (unsigned)strtoul(p != NULL ? p + strlen("listening on http://127.0.0.1:")
+							      : tls + strlen("listening on https://127.0.0.1:"),
+						    NULL, 10);
 			free(log);
-			snprintf(d->base, sizeof(d->base), "http://127.0.0.1:%u", d->port);
+			snprintf(d->base, sizeof(d->base), "%s://%s:%u", p != NULL ? "http" : "https",
+				 p != NULL ? "127.0.0.1" : "localhost", d->port);
 			return;
 		}
 		free(log);

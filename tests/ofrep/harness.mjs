@@ -62,9 +62,14 @@ export function dumpCatalog() {
   return JSON.parse(r.stdout);
 }
 
+// SPLITKD_TLS_DIR (a tests/tls/make-certs.sh directory): serve HTTPS with
+// its server certificate; the caller trusts its CA (NODE_EXTRA_CA_CERTS).
+const tlsDir = process.env.SPLITKD_TLS_DIR;
+const tlsArgs = tlsDir ? ['--tls-cert', path.join(tlsDir, 'server.pem'), '--tls-key', path.join(tlsDir, 'server-key.pem')] : [];
+
 // Starts splitkd; resolves to a handle once it is listening.
 export async function startSplitkd(extraArgs = []) {
-  const args = ['--listen', '127.0.0.1:0', '--log-format', 'json', '--threads', '2', ...extraArgs];
+  const args = ['--listen', '127.0.0.1:0', '--log-format', 'json', '--threads', '2', ...tlsArgs, ...extraArgs];
   const child = spawn(splitkdBin(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   live.add(child);
   const lines = [];
@@ -146,11 +151,14 @@ export async function startSplitkd(extraArgs = []) {
     },
   };
   const m = await handle.waitFor(
-    (ls) => ls.map((l) => /listening on (http:\/\/\S+)/.exec(l)).find(Boolean),
+    (ls) => ls.map((l) => /listening on (https?:\/\/\S+)/.exec(l)).find(Boolean),
     START_TIMEOUT_MS,
     '"listening on" line',
   );
   handle.url = m[1];
+  if (tlsDir && !handle.url.startsWith('https://')) {
+    throw new Error(`SPLITKD_TLS_DIR is set but splitkd listens on ${handle.url}`);
+  }
   return handle;
 }
 

@@ -21,6 +21,15 @@ not answered correctly within PROBE_TIMEOUT seconds counts as unanswered.
   byte, so that it stays buffered) and holding the connection: resident memory stays under --body-budget + 32 MiB, and is
   back under 32 MiB within 5 s after they close
 
+Then the same again over TLS (a second splitkd with --tls-cert, a test PKI
+from tests/tls/make-certs.sh, probes over TLS trusting its CA):
+  slowhttptest -H and -B against https://: >= 99% answered, p99 <= 500 ms
+  (the attack's own handshakes cost CPU a plain connect does not)
+  400 connections that send the first bytes of a TLS ClientHello and
+  stall (a slow handshake) against --header-timeout 2: >= 99% answered
+  (p99 <= 500 ms),
+  and the stalled handshakes closed by the header deadline
+
 The latency bound is the behaviour asked for (a probe answered under
 attack), so it is asserted; it is 100 ms on a path that takes well under
 1 ms unloaded, a wide margin on a shared 2-core machine. Every process the
@@ -33,8 +42,10 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -91,12 +102,21 @@ def read_answer(s):
     return int(head.split(b" ", 2)[1]), body
 
 
-def probe_once(port):
+def connect(port, timeout, tls):
+    """A connection from 127.0.0.2; over TLS when tls is an SSLContext."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                 source_address=("127.0.0.2", 0))
+    # Over TLS the client's Finished and its request are two small writes:
+    # with Nagle the second waits for the server's delayed ACK (~40 ms)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return tls.wrap_socket(s, server_hostname="localhost") if tls else s
+
+
+def probe_once(port, tls=None):
     """One honest client: a new connection from 127.0.0.2, the seed's question."""
     t0 = time.monotonic()
     try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=PROBE_TIMEOUT,
-                                     source_address=("127.0.0.2", 0))
+        s = connect(port, PROBE_TIMEOUT, tls)
         with s:
             s.settimeout(max(0.05, PROBE_TIMEOUT - (time.monotonic() - t0)))
             s.sendall(f"GET {QUERY} HTTP/1.1\r\nHost: splitkd\r\nConnection: close\r\n\r\n".encode())
@@ -108,14 +128,14 @@ def probe_once(port):
 
 
 class Prober(threading.Thread):
-    def __init__(self, port):
+    def __init__(self, port, tls=None):
         super().__init__(daemon=True)
-        self.port, self.results, self.stop = port, [], threading.Event()
+        self.port, self.tls, self.results, self.stop = port, tls, [], threading.Event()
 
     def run(self):
         while not self.stop.is_set():
             t = time.monotonic()
-            self.results.append(probe_once(self.port))
+            self.results.append(probe_once(self.port, self.tls))
             self.stop.wait(max(0.0, 1.0 / PROBE_HZ - (time.monotonic() - t)))
 
 
@@ -127,8 +147,8 @@ def summary(results):
     return len(answered), len(results), p50 * 1000, p99 * 1000
 
 
-def metrics(port):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
+def metrics(port, tls=None):
+    s = connect(port, 5, tls)
     with s:
         s.sendall(b"GET /metrics HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n")
         _, body = read_answer(s)
@@ -136,8 +156,8 @@ def metrics(port):
             for m in re.finditer(rb"^(splitkd_[a-z_]+(?:\{[^}]*\})?) (\S+)$", body, re.M)}
 
 
-def closed_counts(port):
-    return {k.decode().split('"')[1]: int(v) for k, v in metrics(port).items()
+def closed_counts(port, tls=None):
+    return {k.decode().split('"')[1]: int(v) for k, v in metrics(port, tls).items()
             if k.startswith(b"splitkd_connections_closed_total")}
 
 
@@ -146,26 +166,31 @@ def rss_kib(pid):
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
-def attack(name, argv, port, min_ratio, judge_latency):
-    before = closed_counts(port)
-    prober = Prober(port)
+def attack(name, argv, port, min_ratio, judge_latency, tls=None, need_closed=None, max_p99=100.0):
+    before = closed_counts(port, tls)
+    prober = Prober(port, tls)
     prober.start()
     time.sleep(1)  # probes on a quiet server first, then the attack
-    tool = start(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        tool.wait(ATTACK_SECONDS + 15)
-    except subprocess.TimeoutExpired:
-        tool.terminate()
-        tool.wait()
+    if callable(argv):
+        argv()
+    else:
+        tool = start(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            tool.wait(ATTACK_SECONDS + 15)
+        except subprocess.TimeoutExpired:
+            tool.terminate()
+            tool.wait()
     prober.stop.set()
     prober.join()
-    after = closed_counts(port)
+    after = closed_counts(port, tls)
     got, n, p50, p99 = summary(prober.results)
     closed = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
-    ok = got >= min_ratio * n and (not judge_latency or p99 <= 100.0)
+    ok = got >= min_ratio * n and (not judge_latency or p99 <= max_p99)
+    if need_closed is not None:
+        ok = ok and closed.get(need_closed[0], 0) >= need_closed[1]
     print(f"{name:<34} probes {got}/{n} answered ({100.0 * got / max(n, 1):.1f}%, need "
           f"{100 * min_ratio:.0f}%), p50 {p50:.1f} ms, p99 {p99:.1f} ms"
-          f"{' (need <= 100)' if judge_latency else ''}  closed by splitkd: {closed or 'none'}"
+          f"{f' (need <= {max_p99:.0f})' if judge_latency else ''}  closed by splitkd: {closed or 'none'}"
           f"  {'ok' if ok else 'FAILED'}")
     return ok
 
@@ -304,6 +329,65 @@ def memory(port, pid):
     return ok
 
 
+def stalled_handshakes(port, n):
+    """n connections that send the first 11 bytes of a TLS ClientHello (a
+    record header announcing 512 bytes) and then nothing, held for
+    ATTACK_SECONDS: only the header deadline can end them."""
+    hello = bytes([22, 3, 1, 2, 0, 1, 0, 1, 252, 3, 3])
+
+    def run():
+        socks = []
+        for _ in range(n):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.sendall(hello)
+                socks.append(s)
+            except OSError:
+                pass
+        time.sleep(ATTACK_SECONDS)
+        for s in socks:
+            s.close()
+    return run
+
+
+def tls_phase(pki):
+    """The daemon again with --tls-cert; slowloris, slow body and stalled
+    handshakes against it, probes over TLS."""
+    subprocess.run(["sh", "tests/tls/make-certs.sh", pki], check=True)
+    ctx = ssl.create_default_context(cafile=f"{pki}/ca.pem")
+    port = free_port()
+    log = open(os.environ.get("OVERLOAD_LOG", "/dev/null"), "a")
+    daemon = start([BIN, "--listen", f"127.0.0.1:{port}", "--max-connections", "256",
+                    "--threads", "2", "--access-log", "off", "--header-timeout", "2",
+                    "--tls-cert", f"{pki}/server.pem", "--tls-key", f"{pki}/server-key.pem"],
+                   stderr=log)
+    deadline = time.monotonic() + 5
+    while not probe_once(port, ctx)[0]:
+        if time.monotonic() > deadline or daemon.poll() is not None:
+            sys.exit("overload: splitkd did not start with TLS")
+        time.sleep(0.05)
+    url = f"https://localhost:{port}"
+    # p99 within 500 ms, not 100: each attack connection begins with a
+    # handshake (an ECDHE and an ECDSA signature on the server, about 1 ms
+    # of CPU), 400 of them in the attack's first second on 2 shared cores,
+    # and a probe (a full handshake itself) caught behind that burst waits
+    # for it. The answered ratio is the issue's bound and stays 99%.
+    tls_p99 = 500.0
+    slow = ["slowhttptest", "-c", "400", "-r", "400", "-i", "10", "-l", str(ATTACK_SECONDS), "-p", "3"]
+    results = [
+        attack("TLS: slowhttptest -H, 400", slow + ["-H", "-u", url + QUERY], port, 0.99, True, ctx,
+               max_p99=tls_p99),
+        attack("TLS: slowhttptest -B, 400", slow + ["-B", "-u", url + "/v1/splits"], port, 0.99, True,
+               ctx, max_p99=tls_p99),
+        attack("TLS: 400 stalled handshakes", stalled_handshakes(port, 400), port, 0.99, True, ctx,
+               need_closed=("header_timeout", 1), max_p99=tls_p99),
+    ]
+    daemon.send_signal(signal.SIGTERM)
+    rc = daemon.wait(15)
+    print(f"splitkd (TLS) exit status {rc}")
+    return all(results) and rc == 0
+
+
 def main():
     for tool in ("slowhttptest", "wrk"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], stdout=subprocess.DEVNULL).returncode:
@@ -334,7 +418,9 @@ def main():
     daemon.send_signal(signal.SIGTERM)
     rc = daemon.wait(15)
     print(f"splitkd exit status {rc}")
-    return 0 if all(results) and rc == 0 else 1
+    with tempfile.TemporaryDirectory(prefix="splitkd-overload-tls-") as pki:
+        tls_ok = tls_phase(pki)
+    return 0 if all(results) and rc == 0 and tls_ok else 1
 
 
 if __name__ == "__main__":

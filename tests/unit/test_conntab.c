@@ -36,7 +36,7 @@ static struct conntab_conn *admit(struct conntab *t, int fd, unsigned who, uint6
 
 static void table(struct conntab *t, unsigned max, unsigned per_client)
 {
-	struct conntab_limits l = {max, per_client, 2, 10 * S, 10 * S, 1024};
+	struct conntab_limits l = {max, per_client, 2, 10 * S, 10 * S, 1024, false};
 
 	cr_assert_eq(conntab_init(t, &l), 0);
 }
@@ -348,5 +348,34 @@ Test(conntab, client_counts_stay_right_through_churn)
 			cr_assert_eq(t.clients[held[i]->client].count, model[owner[i]]);
 		}
 	}
+	conntab_cleanup(&t);
+}
+
+/* Over TLS the handshake is part of the header deadline: the bytes a
+ * fresh connection received in its first second count, so a handshake
+ * that stalls is closed; after a request, only new bytes count again. */
+Test(conntab, over_tls_a_stalled_handshake_is_closed_a_kept_alive_connection_is_not)
+{
+	struct conntab t;
+	struct conntab_limits limits = {8, 0, 1, 10 * S, 10 * S, 1024, true};
+	enum conntab_reason why;
+	struct conntab_conn *stalled, *silent, *kept;
+
+	cr_assert_eq(conntab_init(&t, &limits), 0);
+	stalled = admit(&t, -10, 1, 0, &why);
+	silent = admit(&t, -11, 1, 0, &why);
+	kept = admit(&t, -12, 1, 0, &why);
+	rx_bytes[0] = 200; /* half a ClientHello, then nothing */
+	rx_bytes[1] = 0;   /* connected, sent nothing */
+	rx_bytes[2] = 600; /* a handshake and a request, answered */
+	atomic_store(&kept->requests, 1);
+	conntab_sweep(&t, 2 * S, fake_rx);
+	conntab_sweep(&t, 3 * S, fake_rx);
+	cr_assert_eq(conntab_sweep(&t, 13 * S, fake_rx), 0, "10 s after the bytes were seen: not past");
+	cr_assert_eq(conntab_sweep(&t, 13 * S + 1, fake_rx), 1);
+	cr_assert(stalled->closing, "the stalled handshake is the header deadline's");
+	cr_assert(!silent->closing && !kept->closing,
+		  "a silent connection and an idle kept-alive one are the idle timeout's");
+	cr_assert_eq(closed(&t, CONNTAB_HEADER_TIMEOUT), 1);
 	conntab_cleanup(&t);
 }

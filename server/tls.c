@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "tls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/crypto.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+
+struct tls_creds {
+	atomic_uint refs;
+	gnutls_pcert_st pcerts[TLS_MAX_CHAIN];
+	unsigned num_pcerts;
+	gnutls_privkey_t key;
+	gnutls_x509_trust_list_t ca; /* NULL: no client certificates asked for */
+	int64_t not_after;
+};
+
+/* The three files of one generation, as read. */
+struct tls_pem {
+	gnutls_datum_t data[3]; /* cert, key, CA (size 0 when there is no CA) */
+};
+
+static void creds_free(struct tls_creds *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	for (unsigned i = 0; i < c->num_pcerts; i++) {
+		gnutls_pcert_deinit(&c->pcerts[i]);
+	}
+	if (c->key != NULL) {
+		gnutls_privkey_deinit(c->key);
+	}
+	if (c->ca != NULL) {
+		gnutls_x509_trust_list_deinit(c->ca, 1);
+	}
+	free(c);
+}
+
+static void creds_put(struct tls_creds *c)
+{
+	if (c != NULL && atomic_fetch_sub(&c->refs, 1) == 1) {
+		creds_free(c);
+	}
+}
+
+static void pem_cleanup(struct tls_pem *p)
+{
+	for (int i = 0; i < 3; i++) {
+		free(p->data[i].data);
+		p->data[i].data = NULL;
+		p->data[i].size = 0;
+	}
+}
+
+/* Reads a whole file of at most TLS_MAX_FILE bytes into out (free it).
+ * Returns 0, or -1 with the reason in err. */
+static int read_pem(const char *what, const char *path, gnutls_datum_t *out, char *err, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t n;
+	int ret = -1;
+
+	if (f == NULL) {
+		snprintf(err, cap, "%s %s: %s", what, path, strerror(errno));
+		return -1;
+	}
+	buf = malloc((size_t)TLS_MAX_FILE + 1);
+	if (buf == NULL) {
+		snprintf(err, cap, "%s %s: out of memory", what, path);
+		goto done;
+	}
+	n = fread(buf, 1, (size_t)TLS_MAX_FILE + 1, f);
+	if (ferror(f)) {
+		snprintf(err, cap, "%s %s: read error", what, path);
+		goto done;
+	}
+	if (n > TLS_MAX_FILE) {
+		snprintf(err, cap, "%s %s: larger than %u bytes", what, path, TLS_MAX_FILE);
+		goto done;
+	}
+	if (n == 0) {
+		snprintf(err, cap, "%s %s: empty", what, path);
+		goto done;
+	}
+	out->data = buf;
+	out->size = (unsigned)n;
+	buf = NULL;
+	ret = 0;
+done:
+	free(buf);
+	fclose(f);
+	return ret;
+}
+
+static int read_all(const struct tls *t, struct tls_pem *p, unsigned char digest[32], char *err,
+		    size_t cap)
+{
+	gnutls_hash_hd_t h;
+	int ret = -1;
+
+	memset(p, 0, sizeof(*p));
+	if (read_pem("--tls-cert", t->cert_path, &p->data[0], err, cap) != 0 ||
+	    read_pem("--tls-key", t->key_path, &p->data[1], err, cap) != 0 ||
+	    (t->ca_path != NULL && read_pem("--tls-client-ca", t->ca_path, &p->data[2], err, cap) != 0)) {
+		goto done;
+	}
+	if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) != 0) {
+		snprintf(err, cap, "cannot hash the TLS files");
+		goto done;
+	}
+	for (int i = 0; i < 3; i++) {
+		/* the length first, so moving bytes from one file to the next
+		 * is a change */
+		uint32_t len = p->data[i].size;
+
+		gnutls_hash(h, &len, sizeof(len));
+		if (len > 0) {
+			gnutls_hash(h, p->data[i].data, len);
+		}
+	}
+	gnutls_hash_deinit(h, digest);
+	ret = 0;
+done:
+	if (ret != 0) {
+		pem_cleanup(p);
+	}
+	return ret;
+}
+
+/* Whether the private key is the certificate's. */
+static bool key_matches(gnutls_privkey_t key, gnutls_pubkey_t cert_key)
+{
+	gnutls_pubkey_t pub = NULL;
+	unsigned char a[64], b[64];
+	size_t a_len = sizeof(a), b_len = sizeof(b);
+	bool same = false;
+
+	if (gnutls_pubkey_init(&pub) != 0) {
+		return false;
+	}
+	if (gnutls_pubkey_import_privkey(pub, key, 0, 0) == 0 &&
+	    gnutls_pubkey_get_key_id(pub, GNUTLS_KEYID_USE_SHA256, a, &a_len) == 0 &&
+	    gnutls_pubkey_get_key_id(cert_key, GNUTLS_KEYID_USE_SHA256, b, &b_len) == 0) {
+		same = a_len == b_len && memcmp(a, b, a_len) == 0;
+	}
+	gnutls_pubkey_deinit(pub);
+	return same;
+}
+
+/* The served certificate's validity: *not_after set; -1 with the reason
+ * when it is expired or not yet valid at `now`. */
+static int check_validity(const gnutls_datum_t *der, time_t now, int64_t *not_after, char *err,
+			  size_t cap)
+{
+	gnutls_x509_crt_t crt = NULL;
+	time_t before, after;
+	int ret = -1;
+
+	if (gnutls_x509_crt_init(&crt) != 0) {
+		snprintf(err, cap, "out of memory");
+		return -1;
+	}
+	if (gnutls_x509_crt_import(crt, der, GNUTLS_X509_FMT_DER) != 0) {
+		snprintf(err, cap, "not an X.509 certificate");
+		goto done;
+	}
+	before = gnutls_x509_crt_get_activation_time(crt);
+	after = gnutls_x509_crt_get_expiration_time(crt);
+	if (after != (time_t)-1 && after <= now) {
+		snprintf(err, cap, "the certificate expired %lld s ago", (long long)(now - after));
+		goto done;
+	}
+	if (before != (time_t)-1 && before > now) {
+		snprintf(err, cap, "the certificate is not valid for another %lld s",
+			 (long long)(before - now));
+		goto done;
+	}
+	*not_after = after == (time_t)-1 ? 0 : (int64_t)after;
+	ret = 0;
+done:
+	gnutls_x509_crt_deinit(crt);
+	return ret;
+}
+
+/* Turns the three files into credentials. Returns them (one reference),
+ * or NULL with the reason in err. */
+static struct tls_creds *creds_load(const struct tls *t, const struct tls_pem *p, char *err,
+				    size_t cap)
+{
+	struct tls_creds *c = calloc(1, sizeof(*c));
+	unsigned n = TLS_MAX_CHAIN;
+	char why[200];
+	int rc;
+
+	if (c == NULL) {
+		snprintf(err, cap, "out of memory");
+		return NULL;
+	}
+	atomic_init(&c->refs, 1);
+	rc = gnutls_pcert_list_import_x509_raw(c->pcerts, &n, &p->data[0], GNUTLS_X509_FMT_PEM, 0);
+	if (rc < 0 || n == 0) {
+		snprintf(err, cap, "--tls-cert %s: no PEM certificate (%s)", t->cert_path,
+			 rc < 0 ? gnutls_strerror(rc) : "none found");
+		goto fail;
+	}
+	c->num_pcerts = n;
+	if (gnutls_privkey_init(&c->key) != 0) {
+		snprintf(err, cap, "out of memory");
+		goto fail;
+	}
+	rc = gnutls_privkey_import_x509_raw(c->key, &p->data[1], GNUTLS_X509_FMT_PEM, NULL, 0);
+	if (rc < 0) {
+		snprintf(err, cap, "--tls-key %s: no unencrypted PEM private key (%s)", t->key_path,
+			 gnutls_strerror(rc));
+		goto fail;
+	}
+	if (!key_matches(c->key, c->pcerts[0].pubkey)) {
+		snprintf(err, cap, "--tls-key %s does not match the certificate in --tls-cert %s",
+			 t->key_path, t->cert_path);
+		goto fail;
+	}
+	if (check_validity(&c->pcerts[0].cert, time(NULL), &c->not_after, why, sizeof(why)) != 0) {
+		snprintf(err, cap, "--tls-cert %s: %s", t->cert_path, why);
+		goto fail;
+	}
+	if (t->ca_path != NULL) {
+		if (gnutls_x509_trust_list_init(&c->ca, 0) != 0) {
+			snprintf(err, cap, "out of memory");
+			goto fail;
+		}
+		rc = gnutls_x509_trust_list_add_trust_mem(c->ca, &p->data[2], NULL, GNUTLS_X509_FMT_PEM,
+							  0, 0);
+		if (rc <= 0) {
+			snprintf(err, cap, "--tls-client-ca %s: no PEM certificate (%s)", t->ca_path,
+				 rc < 0 ? gnutls_strerror(rc) : "none found");
+			goto fail;
+		}
+	}
+	return c;
+fail:
+	creds_free(c);
+	return NULL;
+}
+
+/* What the watch compares: a changed inode, size or time means "look". */
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Stats the files; returns whether anything differs from the last look
+ * (and remembers this one). */
+static bool files_changed(struct tls *t)
+{
+	const char *paths[3] = {t->cert_path, t->key_path, t->ca_path};
+	bool changed = false;
+
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+		bool seen;
+
+		if (paths[i] == NULL) {
+			continue;
+		}
+		seen = stat(paths[i], &st) == 0;
+		if (seen != t->files.seen[i] || (seen && !same_stat(&st, &t->files.st[i]))) {
+			changed = true;
+		}
+		t->files.seen[i] = seen;
+		if (seen) {
+			t->files.st[i] = st;
+		}
+	}
+	return changed;
+}
+
+static int64_t now_unix(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static void format_time(int64_t when, char *out, size_t cap)
+{
+	time_t tt = (time_t)when;
+	struct tm tm;
+
+	if (when <= 0 || gmtime_r(&tt, &tm) == NULL) {
+		snprintf(out, cap, "never");
+		return;
+	}
+	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void set_current(struct tls *t, struct tls_creds *c, const unsigned char digest[32])
+{
+	struct tls_creds *old;
+
+	pthread_mutex_lock(&t->lock);
+	old = t->current;
+	t->current = c;
+	memcpy(t->digest, digest, sizeof(t->digest));
+	t->last_error[0] = '\0';
+	pthread_mutex_unlock(&t->lock);
+	atomic_store(&t->expiry, c->not_after);
+	atomic_store(&t->loaded_at, now_unix());
+	creds_put(old); /* freed when its last connection closes */
+}
+
+int tls_init(struct tls *t, const char *cert_path, const char *key_path, const char *ca_path,
+	     const char *priority, const struct log *log, char *err, size_t err_cap)
+{
+	gnutls_priority_t prio = NULL;
+	const char *where = NULL;
+	unsigned char digest[32];
+	struct tls_pem pem;
+	struct tls_creds *c;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->cert_path = cert_path;
+	t->key_path = key_path;
+	t->ca_path = ca_path;
+	t->priority = priority != NULL ? priority : TLS_DEFAULT_PRIORITY;
+	t->log = log;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->watch_lock, NULL);
+	pthread_cond_init(&t->watch_wake, NULL);
+	atomic_init(&t->last_result, TLS_RESULT_OK);
+	/* the priority string is checked here, with the place it went wrong,
+	 * rather than by the engine at start with no word why */
+	rc = gnutls_priority_init(&prio, t->priority, &where);
+	if (rc != 0) {
+		snprintf(err, err_cap, "--tls-priority: %s at \"%.40s\"", gnutls_strerror(rc),
+			 where != NULL ? where : t->priority);
+		return -1;
+	}
+	gnutls_priority_deinit(prio);
+	(void)files_changed(t); /* the watch's starting point */
+	if (read_all(t, &pem, digest, err, err_cap) != 0) {
+		return -1;
+	}
+	c = creds_load(t, &pem, err, err_cap);
+	pem_cleanup(&pem);
+	if (c == NULL) {
+		return -1;
+	}
+	set_current(t, c, digest);
+	return 0;
+}
+
+void tls_cleanup(struct tls *t)
+{
+	if (t == NULL || t->cert_path == NULL) {
+		return;
+	}
+	tls_watch_stop(t);
+	creds_put(t->current);
+	t->current = NULL;
+	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->watch_lock);
+	pthread_cond_destroy(&t->watch_wake);
+	t->cert_path = NULL;
+}
+
+static void refused(struct tls *t, const char *why)
+{
+	atomic_fetch_add(&t->reloads[TLS_RESULT_ERROR], 1);
+	atomic_store(&t->last_result, TLS_RESULT_ERROR);
+	pthread_mutex_lock(&t->lock);
+	snprintf(t->last_error, sizeof(t->last_error), "%s", why);
+	pthread_mutex_unlock(&t->lock);
+	log_event(t->log, "tls", "reload refused, the old certificate keeps serving: %s", why);
+}
+
+enum tls_reload tls_reload(struct tls *t, bool explicit, char *err, size_t err_cap)
+{
+	unsigned char digest[32];
+	struct tls_pem pem;
+	struct tls_creds *c;
+	char expires[32];
+	bool same;
+
+	/* one reload at a time: the watch thread and SIGHUP both come here */
+	pthread_mutex_lock(&t->watch_lock);
+	if (explicit) {
+		(void)files_changed(t);
+	}
+	if (read_all(t, &pem, digest, err, err_cap) != 0) {
+		pthread_mutex_unlock(&t->watch_lock);
+		refused(t, err);
+		return TLS_RELOAD_REFUSED;
+	}
+	pthread_mutex_lock(&t->lock);
+	same = memcmp(digest, t->digest, sizeof(digest)) == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (same) {
+		pem_cleanup(&pem);
+		pthread_mutex_unlock(&t->watch_lock);
+		if (explicit) {
+			atomic_fetch_add(&t->reloads[TLS_RESULT_OK], 1);
+			atomic_store(&t->last_result, TLS_RESULT_OK);
+			log_event(t->log, "tls", "reload: the TLS files are unchanged");
+		}
+		return TLS_RELOAD_UNCHANGED;
+	}
+	c = creds_load(t, &pem, err, err_cap);
+	pem_cleanup(&pem);
+	if (c == NULL) {
+		pthread_mutex_unlock(&t->watch_lock);
+		refused(t, err);
+		return TLS_RELOAD_REFUSED;
+	}
+	set_current(t, c, digest);
+	pthread_mutex_unlock(&t->watch_lock);
+	atomic_fetch_add(&t->reloads[TLS_RESULT_OK], 1);
+	atomic_store(&t->last_result, TLS_RESULT_OK);
+	format_time(c->not_after, expires, sizeof(expires));
+	log_event(t->log, "tls", "reloaded: %s, expires %s; new handshakes take it", t->cert_path,
+		  expires);
+	return TLS_RELOAD_SWAPPED;
+}
+
+static void *watch_main(void *arg)
+{
+	struct tls *t = arg;
+	char err[320];
+
+	pthread_mutex_lock(&t->watch_lock);
+	while (!t->stopping) {
+		struct timespec until;
+		bool changed;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += TLS_CHECK_MS / 1000u;
+		until.tv_nsec += (long)(TLS_CHECK_MS % 1000u) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&t->watch_wake, &t->watch_lock, &until);
+		if (t->stopping) {
+			break;
+		}
+		changed = files_changed(t);
+		if (changed) {
+			pthread_mutex_unlock(&t->watch_lock);
+			(void)tls_reload(t, false, err, sizeof(err));
+			pthread_mutex_lock(&t->watch_lock);
+		}
+	}
+	pthread_mutex_unlock(&t->watch_lock);
+	return NULL;
+}
+
+int tls_watch_start(struct tls *t, char *err, size_t err_cap)
+{
+	int rc = pthread_create(&t->thread, NULL, watch_main, t);
+
+	if (rc != 0) {
+		snprintf(err, err_cap, "cannot start the TLS file watch: %s", strerror(rc));
+		return -1;
+	}
+	t->running = true;
+	return 0;
+}
+
+void tls_watch_stop(struct tls *t)
+{
+	if (!t->running) {
+		return;
+	}
+	pthread_mutex_lock(&t->watch_lock);
+	t->stopping = true;
+	pthread_cond_signal(&t->watch_wake);
+	pthread_mutex_unlock(&t->watch_lock);
+	pthread_join(t->thread, NULL);
+	t->running = false;
+}
+
+/* The connection a GnuTLS session belongs to: libmicrohttpd keeps its
+ * connection in the session's pointer, and our tls_conn heads the socket
+ * context (see tls.h). */
+static struct tls_conn *conn_of(gnutls_session_t session)
+{
+	struct MHD_Connection *mc = gnutls_session_get_ptr(session);
+	const union MHD_ConnectionInfo *info;
+
+	if (mc == NULL) {
+		return NULL;
+	}
+	info = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return info != NULL ? info->socket_context : NULL;
+}
+
+/* The client's chain against --tls-client-ca, for a TLS client. Returns
+ * 0 to go on with the handshake; anything else ends it. */
+static int verify_client(gnutls_session_t session)
+{
+	struct tls_conn *c = conn_of(session);
+	gnutls_x509_crt_t crts[TLS_MAX_CHAIN];
+	gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+					 (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+	const gnutls_datum_t *peers;
+	unsigned n = 0, num = 0, status = 1;
+	int ret = -1;
+
+	if (c == NULL || c->creds == NULL || c->creds->ca == NULL) {
+		return -1;
+	}
+	peers = gnutls_certificate_get_peers(session, &n);
+	if (peers == NULL || n == 0) {
+		goto done;
+	}
+	n = n > TLS_MAX_CHAIN ? TLS_MAX_CHAIN : n;
+	for (; num < n; num++) {
+		if (gnutls_x509_crt_init(&crts[num]) != 0) {
+			goto done;
+		}
+		if (gnutls_x509_crt_import(crts[num], &peers[num], GNUTLS_X509_FMT_DER) != 0) {
+			num++;
+			goto done;
+		}
+	}
+	if (gnutls_x509_trust_list_verify_crt2(c->creds->ca, crts, num, &purpose, 1, 0, &status,
+					       NULL) == 0 &&
+	    status == 0) {
+		ret = 0;
+	}
+done:
+	for (unsigned i = 0; i < num; i++) {
+		gnutls_x509_crt_deinit(crts[i]);
+	}
+	if (ret != 0) {
+		c->client_rejected = true;
+	}
+	return ret;
+}
+
+static int on_finished(gnutls_session_t session, unsigned htype, unsigned when, unsigned incoming,
+		       const gnutls_datum_t *msg)
+{
+	struct tls_conn *c = conn_of(session);
+
+	(void)htype;
+	(void)when;
+	(void)msg;
+	if (c != NULL && incoming) {
+		c->handshake_done = true;
+	}
+	return 0;
+}
+
+void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session)
+{
+	memset(c, 0, sizeof(*c));
+	c->tls = t;
+	pthread_mutex_lock(&t->lock);
+	c->creds = t->current;
+	atomic_fetch_add(&c->creds->refs, 1);
+	pthread_mutex_unlock(&t->lock);
+	c->session = session;
+	if (session == NULL) {
+		return;
+	}
+	gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST,
+					   on_finished);
+	if (c->creds->ca != NULL) {
+		/* REQUIRE: a client that sends no certificate fails the
+		 * handshake; the verify function judges one that does */
+		gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
+		gnutls_session_set_verify_function(session, verify_client);
+	}
+}
+
+void tls_conn_end(struct tls_conn *c, bool received)
+{
+	struct tls *t = c->tls;
+
+	if (t == NULL) {
+		return;
+	}
+	if (c->handshake_done) {
+		atomic_fetch_add_explicit(&t->handshakes, 1, memory_order_relaxed);
+	} else if (received) {
+		/* with a client CA, a handshake that got past the hello and
+		 * failed is taken for the client's certificate: GnuTLS ends
+		 * one without a certificate before our verify runs */
+		bool client = c->client_rejected ||
+			      (c->hello_seen && c->creds != NULL && c->creds->ca != NULL);
+
+		atomic_fetch_add_explicit(&t->failures[client ? TLS_FAIL_CLIENT_CERTIFICATE
+							      : TLS_FAIL_HANDSHAKE],
+					  1, memory_order_relaxed);
+	}
+	creds_put(c->creds);
+	c->creds = NULL;
+	c->tls = NULL;
+}
+
+int tls_send(struct tls_conn *c, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (c->session == NULL || !c->handshake_done) {
+		return -1;
+	}
+	while (len > 0) {
+		ssize_t n = gnutls_record_send(c->session, p, len);
+
+		if (n == GNUTLS_E_INTERRUPTED) {
+			continue;
+		}
+		if (n <= 0) {
+			/* GNUTLS_E_AGAIN included: the connection closes next, so a
+			 * record half sent is never resumed or followed */
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+		 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
+		 unsigned int *pcert_length, gnutls_privkey_t *privkey)
+{
+	struct tls_conn *c = conn_of(session);
+
+	(void)req_ca_rdn;
+	(void)nreqs;
+	(void)pk_algos;
+	(void)pk_algos_length;
+	if (c == NULL || c->creds == NULL) {
+		return -1; /* not a connection splitkd took: no certificate */
+	}
+	c->hello_seen = true;
+	/* lent: the connection's reference keeps them until it closes */
+	*pcert = c->creds->pcerts;
+	*pcert_length = c->creds->num_pcerts;
+	*privkey = c->creds->key;
+	return 0;
+}
+
+size_t tls_metrics(struct tls *t, char *buf, size_t cap)
+{
+	int n = snprintf(
+		buf, cap,
+		"# HELP splitkd_tls_certificate_expiry_timestamp_seconds When the served TLS "
+		"certificate expires (its notAfter).\n"
+		"# TYPE splitkd_tls_certificate_expiry_timestamp_seconds gauge\n"
+		"splitkd_tls_certificate_expiry_timestamp_seconds %lld\n"
+		"# HELP splitkd_tls_certificate_loaded_timestamp_seconds When the served TLS "
+		"certificate was loaded.\n"
+		"# TYPE splitkd_tls_certificate_loaded_timestamp_seconds gauge\n"
+		"splitkd_tls_certificate_loaded_timestamp_seconds %lld\n"
+		"# HELP splitkd_tls_reloads_total Reloads of the TLS files (a change seen, or "
+		"SIGHUP), by result.\n"
+		"# TYPE splitkd_tls_reloads_total counter\n"
+		"splitkd_tls_reloads_total{result=\"ok\"} %llu\n"
+		"splitkd_tls_reloads_total{result=\"error\"} %llu\n"
+		"# HELP splitkd_tls_last_reload_success Whether the last reload of the TLS files "
+		"succeeded (0: the old certificate keeps serving).\n"
+		"# TYPE splitkd_tls_last_reload_success gauge\n"
+		"splitkd_tls_last_reload_success %d\n"
+		"# HELP splitkd_tls_handshakes_total TLS handshakes completed.\n"
+		"# TYPE splitkd_tls_handshakes_total counter\n"
+		"splitkd_tls_handshakes_total %llu\n"
+		"# HELP splitkd_tls_handshake_failures_total TLS handshakes that failed, by reason.\n"
+		"# TYPE splitkd_tls_handshake_failures_total counter\n"
+		"splitkd_tls_handshake_failures_total{reason=\"client_certificate\"} %llu\n"
+		"splitkd_tls_handshake_failures_total{reason=\"handshake\"} %llu\n",
+		(long long)atomic_load(&t->expiry), (long long)atomic_load(&t->loaded_at),
+		(unsigned long long)atomic_load(&t->reloads[TLS_RESULT_OK]),
+		(unsigned long long)atomic_load(&t->reloads[TLS_RESULT_ERROR]),
+		atomic_load(&t->last_result) == TLS_RESULT_OK ? 1 : 0,
+		(unsigned long long)atomic_load(&t->handshakes),
+		(unsigned long long)atomic_load(&t->failures[TLS_FAIL_CLIENT_CERTIFICATE]),
+		(unsigned long long)atomic_load(&t->failures[TLS_FAIL_HANDSHAKE]));
+
+	if (n < 0) {
+		return 0;
+	}
+	return (size_t)n < cap ? (size_t)n : cap - 1;
+}

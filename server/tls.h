@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * tls — HTTPS for splitkd: the certificate, key and client CA from PEM
+ * files, checked, served per handshake, and replaced without a restart.
+ *
+ * libmicrohttpd (GnuTLS) asks for the certificate at every handshake
+ * through tls_retrieve (MHD_OPTION_HTTPS_CERT_CALLBACK), so a reload only
+ * swaps which credentials the next connection takes; a connection keeps
+ * the ones it started with (tls_conn_start takes a reference, tls_conn_end
+ * lets it go) and is never disturbed by a rotation. A reload that fails
+ * (unreadable file, a key that does not match the certificate, a
+ * certificate expired or not yet valid, a CA file with no certificate)
+ * keeps the old credentials serving, and says why: tls_reload's message,
+ * the log, and the series of tls_metrics.
+ *
+ * With a client CA every handshake requires a client certificate that
+ * chains to it (key purpose: TLS client); a client without one, or with
+ * another, fails at the handshake and is counted.
+ *
+ * The files are checked every TLS_CHECK_MS by a thread of this module
+ * (stat, then a SHA-256 of their contents when the stat changed: a
+ * Kubernetes Secret volume swaps a symlink, which changes the inode) and
+ * on SIGHUP (tls_reload); either way nothing changes unless the contents
+ * did.
+ *
+ * Ownership: tls_init/tls_cleanup pair up, tls_watch_start/tls_watch_stop
+ * run the thread, tls_conn_start/tls_conn_end bracket one connection.
+ * Thread-safe: one mutex guards the current credentials and the reload
+ * notes; the handshake path takes it once per connection, to take a
+ * reference. The paths and the priority string are borrowed from the
+ * configuration and must outlive the struct.
+ */
+#ifndef SPLITKD_TLS_H
+#define SPLITKD_TLS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <gnutls/abstract.h> /* gnutls_pcert_st */
+#include <gnutls/gnutls.h>
+
+#include "log.h"
+
+/* TLS 1.2 and 1.3 only, ECDHE (or TLS 1.3's (EC)DHE) key exchange only,
+ * AEAD ciphers only: every suite is forward-secret. --tls-priority
+ * replaces it. */
+#define TLS_DEFAULT_PRIORITY                                                                   \
+	"SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:"       \
+	"-CIPHER-ALL:+CHACHA20-POLY1305:+AES-256-GCM:+AES-128-GCM:-MAC-ALL:+AEAD:"             \
+	"%SERVER_PRECEDENCE"
+
+#define TLS_CHECK_MS 1000u      /* how often the files are looked at */
+#define TLS_MAX_FILE (1u << 20) /* bytes: a PEM file larger than this is refused */
+#define TLS_MAX_CHAIN 16        /* certificates in the --tls-cert file */
+
+struct tls_creds; /* one generation of certificate, key and CA; reference-counted */
+
+/* What the last reload attempt did, for /metrics. */
+enum tls_result { TLS_RESULT_OK, TLS_RESULT_ERROR };
+
+/* Why a handshake failed, the metrics labels. */
+enum tls_failure {
+	TLS_FAIL_CLIENT_CERTIFICATE, /* none sent, or not signed by --tls-client-ca */
+	TLS_FAIL_HANDSHAKE,          /* anything else: no common suite, not TLS, cut off */
+	TLS_FAIL_COUNT
+};
+
+struct tls_files {
+	struct stat st[3]; /* cert, key, client CA: what the last check saw */
+	bool seen[3];
+};
+
+struct tls {
+	const char *cert_path, *key_path, *ca_path; /* ca_path NULL: no client certificates */
+	const char *priority;
+	const struct log *log;
+
+	pthread_mutex_t lock;
+	struct tls_creds *current;   /* never NULL after tls_init */
+	unsigned char digest[32];    /* SHA-256 of what current was loaded from */
+	struct tls_files files;      /* the watch's view of the files */
+	char last_error[256];        /* the last refused reload's reason; "" when none */
+
+	atomic_int_fast64_t expiry;     /* the served certificate's notAfter, unix seconds */
+	atomic_int_fast64_t loaded_at;  /* when it was loaded */
+	atomic_int last_result;         /* enum tls_result */
+	atomic_uint_fast64_t reloads[2];   /* by enum tls_result */
+	atomic_uint_fast64_t failures[TLS_FAIL_COUNT];
+	atomic_uint_fast64_t handshakes;   /* completed */
+
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_wake;
+	bool stopping;
+};
+
+/*
+ * Loads the files and checks them (see above). `ca_path` may be NULL;
+ * `priority` NULL takes TLS_DEFAULT_PRIORITY. Returns 0, or -1 with the
+ * reason in err (a start-up error: nothing to keep serving).
+ */
+int tls_init(struct tls *t, const char *cert_path, const char *key_path, const char *ca_path,
+	     const char *priority, const struct log *log, char *err, size_t err_cap);
+/* Stops the watch and frees the credentials. Every connection must have
+ * ended first. Safe on a zeroed struct. */
+void tls_cleanup(struct tls *t);
+
+/* The outcome of a reload. */
+enum tls_reload {
+	TLS_RELOAD_UNCHANGED, /* the same contents: nothing done */
+	TLS_RELOAD_SWAPPED,   /* new handshakes take the new credentials */
+	TLS_RELOAD_REFUSED,   /* invalid: the old ones keep serving; why in err */
+};
+
+/* Reads the files again and swaps the credentials when their contents
+ * changed and are valid. Logs and counts what it did (an unchanged reload
+ * is counted only when `explicit`, a SIGHUP). */
+enum tls_reload tls_reload(struct tls *t, bool explicit, char *err, size_t err_cap);
+
+/* Starts the thread that checks the files every TLS_CHECK_MS. Returns 0,
+ * or -1 with a message in err. */
+int tls_watch_start(struct tls *t, char *err, size_t err_cap);
+void tls_watch_stop(struct tls *t);
+
+/*
+ * One connection's hold on a generation of credentials. The socket
+ * context libmicrohttpd keeps for a TLS connection must begin with this
+ * struct: tls_retrieve and the handshake hooks find it from the GnuTLS
+ * session through libmicrohttpd's connection.
+ */
+struct tls_conn {
+	struct tls *tls; /* NULL: a plain HTTP connection */
+	struct tls_creds *creds;
+	/* libmicrohttpd's session: valid from tls_conn_start until MHD reports
+	 * the close (it frees the session just before); NULL then */
+	gnutls_session_t session;
+	bool hello_seen; /* the client's hello asked for our certificate */
+	bool handshake_done;
+	bool client_rejected; /* the client's certificate did not verify */
+};
+
+/* A new connection: takes a reference on the current credentials and
+ * arms the session (client certificate required with a client CA).
+ * `session` is MHD_CONNECTION_INFO_GNUTLS_SESSION's. */
+void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session);
+/* The connection closed (its GnuTLS session is gone): counts a handshake
+ * that never finished and lets the credentials go. `received` says
+ * whether the client sent anything at all (a connect and close is no
+ * failed handshake). */
+void tls_conn_end(struct tls_conn *c, bool received);
+
+/* Writes one whole answer through the connection's TLS session, for the
+ * few answers splitkd writes itself (http.c): best effort, without
+ * blocking. Returns 0 when all of it went, -1 otherwise (no session any
+ * more, the socket full, an error): the caller then closes. Only on the
+ * thread that serves the connection, between libmicrohttpd's reads. */
+int tls_send(struct tls_conn *c, const void *buf, size_t len);
+
+/* libmicrohttpd's MHD_OPTION_HTTPS_CERT_CALLBACK: the connection's
+ * certificate chain and key. */
+int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+		 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
+		 unsigned int *pcert_length, gnutls_privkey_t *privkey);
+
+/* Writes the splitkd_tls_* series (Prometheus text format) into buf.
+ * Returns the length written (truncated to what fits). */
+size_t tls_metrics(struct tls *t, char *buf, size_t cap);
+
+#endif /* SPLITKD_TLS_H */

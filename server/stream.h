@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * stream — the change streams of GET /v1/events, held open in
- * libmicrohttpd: who is listening, the last EVENTS_HISTORY changes for a
- * Last-Event-ID replay, heartbeats, and the end of every stream at a drain.
+ * libmicrohttpd: who is listening, the last --revisions changes for a
+ * Last-Event-ID replay (as deep as the catalogs held for revision=R), heartbeats, and the end of every stream at a drain.
  * What the events say is api/events.c's.
  *
  * Each stream is a libmicrohttpd response read by a content callback.
@@ -45,7 +45,7 @@ struct stream;
 
 /* One change as the history holds it: its rendered text. */
 struct stream_change {
-	uint64_t revision;
+	uint64_t seq;
 	size_t len;
 	char text[EVENTS_TEXT_MAX];
 };
@@ -55,20 +55,22 @@ struct stream_hub {
 	unsigned max_streams;
 	uint64_t heartbeat_ns;
 	char boot[EVENTS_BOOT_LEN + 1]; /* this process, in every event id */
-	uint64_t revision;              /* the catalog's: 1 at start */
-	char digest[CATALOG_DIGEST_LEN + 1];
+	uint64_t seq;                   /* events' number of the catalog: 1 at start */
+	char revision[CATALOG_DIGEST_LEN + 1]; /* its digest */
 	int64_t loaded_at;
-	struct stream_change history[EVENTS_HISTORY]; /* revision r at r % EVENTS_HISTORY */
-	struct stream *head;                          /* open streams */
-	bool closing;                                 /* draining: every stream ends */
-	atomic_uint open;                             /* for /metrics */
-	atomic_uint_fast64_t events_sent;             /* heartbeats not counted */
+	unsigned depth;               /* changes held: --revisions */
+	struct stream_change *history; /* depth of them, seq s at s % depth */
+	struct stream *head;           /* open streams */
+	bool closing;                  /* draining: every stream ends */
+	atomic_uint open;              /* for /metrics */
+	atomic_uint_fast64_t events_sent; /* heartbeats not counted */
 };
 
-/* The hub for a server serving `cat` (revision 1). Returns 0, or -1 when
- * the mutex cannot be made. */
+/* The hub for a server serving `cat` (seq 1), replaying up to `depth`
+ * changes (--revisions, at least 1). Returns 0, or -1 when the mutex or
+ * the history cannot be made. */
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
-		    unsigned heartbeat_seconds);
+		    unsigned heartbeat_seconds, unsigned depth);
 /* After the daemons stopped: no stream is left. */
 void stream_hub_cleanup(struct stream_hub *h);
 
@@ -87,7 +89,8 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 
 /*
  * A catalog change (reload_listener_fn's shape: cls is the hub): the next
- * revision, told to every stream; a reload of the same digest is none.
+ * seq, told to every stream with the cells that changed from `before` to
+ * `after` (both alive for the call); a reload of the same digest is none.
  * Call after the swap, from one thread at a time (main's reload).
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);

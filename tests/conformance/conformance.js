@@ -864,7 +864,8 @@ async function streamCases() {
 		...(a.status === 200 ? [] : [`status ${a.status}`]),
 		...(a.headers.etag === undefined ? [] : ['a stream carries an ETag']),
 		...(hello ? [] : [`not retry then hello: ${JSON.stringify(text.slice(0, 120))}`]),
-		...(data && data.revision === 1 && data.digest === version.catalog ? []
+		...(data ? desc.schemaErrors('#/components/schemas/EventHello', data).map(x => `hello data: ${x}`) : []),
+		...(data && data.seq === 1 && data.revision === version.catalog ? []
 			: [`hello data ${hello && hello[2]}, /version's catalog ${version.catalog}`])], judged.length);
 	count('GET', '/v1/events', 'direct');
 	// --max-streams 2 for this run: the second fills it, the third is the 503

@@ -135,8 +135,9 @@ size_t events_change(char *out, size_t cap, const char *boot, const struct event
 	for (size_t limit = EVENTS_CELLS_MAX;; limit = 0) {
 		jsonw_init(&w, cap);
 		render_change(&w, boot, now, before, from, to, limit);
-		if (!w.failed && w.len < cap) {
+		if (!w.failed && w.len < cap) { /* room for the NUL, as put leaves */
 			memcpy(out, w.buf, w.len);
+			out[w.len] = '\0';
 			n = w.len;
 		}
 		jsonw_cleanup(&w);

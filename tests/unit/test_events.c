@@ -73,9 +73,12 @@ Test(events, a_change_is_the_ofrep_message_then_the_catalog_event_with_its_id)
 {
 	char out[EVENTS_TEXT_MAX];
 	struct catalog *a = make("auto", 1, "only-a"), *b = make("legacy", 1, "only-b");
-	size_t n = events_change(out, sizeof(out), "abcd0123", &r2, &r1, a, b);
 	cJSON *ofrep, *cat, *cells, *cell;
+	size_t n;
 	const char *id, *ev;
+
+	memset(out, 'x', sizeof(out)); /* the NUL must be the writer's */
+	n = events_change(out, sizeof(out), "abcd0123", &r2, &r1, a, b);
 
 	cr_assert_gt(n, 0);
 	cr_assert_eq(strlen(out), n);

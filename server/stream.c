@@ -38,17 +38,14 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 		    unsigned heartbeat_seconds, unsigned depth)
 {
 	struct timespec ts;
+	int ret = -1;
 
 	memset(h, 0, sizeof(*h));
 	h->depth = depth > 0 ? depth : 1;
+	/* depth x EVENTS_TEXT_MAX: 512 KiB at --revisions 64 */
 	h->history = calloc(h->depth, sizeof(*h->history));
-	if (h->history == NULL) {
-		return -1;
-	}
-	if (pthread_mutex_init(&h->lock, NULL) != 0) {
-		free(h->history);
-		h->history = NULL;
-		return -1;
+	if (h->history == NULL || pthread_mutex_init(&h->lock, NULL) != 0) {
+		goto done;
 	}
 	h->max_streams = max_streams;
 	h->heartbeat_ns = (uint64_t)heartbeat_seconds * 1000000000u;
@@ -63,7 +60,13 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	h->loaded_at = unix_now();
 	atomic_init(&h->open, 0);
 	atomic_init(&h->events_sent, 0);
-	return 0;
+	ret = 0;
+done:
+	if (ret != 0) {
+		free(h->history);
+		h->history = NULL;
+	}
+	return ret;
 }
 
 void stream_hub_cleanup(struct stream_hub *h)
@@ -230,20 +233,26 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	struct stream_hub *h = cls;
 	struct stream_change *c;
 	struct events_revision was, now;
+	char text[EVENTS_TEXT_MAX];
+	size_t len;
 
-	/* the hub's own record of `before` is what its clients were told;
-	 * the catalog itself is for the cells that changed */
-	pthread_mutex_lock(&h->lock);
+	/* Only this thread writes seq, revision and loaded_at (see the header),
+	 * so it reads them unlocked; the event is rendered unlocked too, since
+	 * diffing a large catalog must not hold up the streams. The hub's own
+	 * record of `before` is what its clients were told; the catalogs are
+	 * for the cells that changed. */
 	if (strcmp(h->revision, after->digest) == 0) {
 		/* a reload of the same catalog is no change: no event, no refetch */
-		pthread_mutex_unlock(&h->lock);
 		return;
 	}
 	was = current(h);
 	now = (struct events_revision){h->seq + 1, after->digest, unix_now()};
+	len = events_change(text, sizeof(text), h->boot, &now, &was, before, after);
+	pthread_mutex_lock(&h->lock);
 	c = &h->history[now.seq % h->depth];
 	c->seq = now.seq;
-	c->len = events_change(c->text, sizeof(c->text), h->boot, &now, &was, before, after);
+	memcpy(c->text, text, len);
+	c->len = len;
 	memcpy(h->revision, after->digest, sizeof(h->revision));
 	h->loaded_at = now.loaded_at;
 	h->seq = now.seq;

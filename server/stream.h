@@ -23,7 +23,10 @@
  * Locking: one mutex guards the history, the list of streams and every
  * stream's state; held by the worker threads in the content callback, by
  * the main thread at a change and by the listener's tick, each for a copy
- * of a few hundred bytes at most. Lock order: this mutex, then MHD's own
+ * of an event's text at most (8 KiB). seq, revision and loaded_at are
+ * written only by stream_catalog_changed's one thread, under the lock,
+ * which reads them unlocked and renders the event (the diff) before it
+ * takes the lock. Lock order: this mutex, then MHD's own
  * (MHD_suspend/resume take it); MHD calls no callback of ours holding it.
  * stream_hub_init/stream_hub_cleanup pair up; a stream is freed by
  * libmicrohttpd's free callback when its response is done.

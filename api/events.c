@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diff.h"
 #include "jsonw.h"
 
 void events_get(struct handler_call *c)
@@ -39,35 +40,112 @@ size_t events_heartbeat(char *out, size_t cap)
 	return put(out, cap, ": heartbeat\n\n");
 }
 
-#define REV_FMT "\"revision\":%llu,\"digest\":\"%s\",\"loaded_at\":%lld"
-#define REV_ARGS(r) (unsigned long long)(r)->revision, (r)->digest, (long long)(r)->loaded_at
+#define REV_FMT "\"seq\":%llu,\"revision\":\"%s\",\"loaded_at\":%lld"
+#define REV_ARGS(r) (unsigned long long)(r)->seq, (r)->revision, (long long)(r)->loaded_at
 
 /* The OFREP message: no id (see the header), the digest as the etag. */
 static size_t refetch(char *out, size_t cap, const struct events_revision *now)
 {
 	return put(out, cap,
 		   "data: {\"type\":\"refetchEvaluation\",\"etag\":\"%s\",\"lastModified\":%lld}\n\n",
-		   now->digest, (long long)now->loaded_at);
+		   now->revision, (long long)now->loaded_at);
 }
 
 size_t events_hello(char *out, size_t cap, const char *boot, const struct events_revision *now)
 {
 	return put(out, cap, "id: %llu@%s\nevent: hello\ndata: {" REV_FMT "}\n\n",
-		   (unsigned long long)now->revision, boot, REV_ARGS(now));
+		   (unsigned long long)now->seq, boot, REV_ARGS(now));
+}
+
+static void write_revision(struct jsonw *w, const struct events_revision *r)
+{
+	jsonw_kv_u64(w, "seq", r->seq);
+	jsonw_kv_str(w, "revision", r->revision);
+	jsonw_key(w, "loaded_at");
+	jsonw_u64(w, r->loaded_at < 0 ? 0 : (uint64_t)r->loaded_at);
+}
+
+/* diff_cells' callback: the first `limit` cells listed, all counted. */
+struct cell_list {
+	struct jsonw *w;
+	size_t limit, listed, changed;
+};
+
+static void list_cell(void *cls, const struct diff_cell *cell)
+{
+	struct cell_list *l = cls;
+
+	if (l->listed < l->limit) {
+		diff_write_cell(l->w, cell);
+		l->listed++;
+	}
+	l->changed++;
+}
+
+/* The catalog event's text with `limit` cells at most, into a fresh `w`. */
+static void render_change(struct jsonw *w, const char *boot, const struct events_revision *now,
+			  const struct events_revision *before, const struct catalog *from,
+			  const struct catalog *to, size_t limit)
+{
+	/* /v1/matrix's default inputs: a batch of one, no override */
+	struct decide_shape shape = {1, 1, 1};
+	struct cell_list l = {w, limit, 0, 0};
+	size_t unchanged;
+
+	buf_printf(&w->out,
+		   "data: {\"type\":\"refetchEvaluation\",\"etag\":\"%s\",\"lastModified\":%lld}\n\n"
+		   "id: %llu@%s\nevent: catalog\ndata: ",
+		   now->revision, (long long)now->loaded_at, (unsigned long long)now->seq, boot);
+	jsonw_object_begin(w);
+	write_revision(w, now);
+	jsonw_key(w, "previous");
+	jsonw_object_begin(w);
+	write_revision(w, before);
+	jsonw_object_end(w);
+	jsonw_key(w, "inputs");
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "max_batch_size", shape.max_batch_size);
+	jsonw_kv_u64(w, "num_seqs", shape.num_seqs);
+	jsonw_kv_u64(w, "max_rows", shape.max_rows);
+	jsonw_object_end(w);
+	jsonw_key(w, "cells");
+	jsonw_array_begin(w);
+	unchanged = diff_cells(from, to, shape, (struct slice){NULL, 0}, list_cell, &l);
+	jsonw_array_end(w);
+	jsonw_kv_u64(w, "changed", l.changed);
+	jsonw_key(w, "truncated");
+	jsonw_bool(w, l.listed < l.changed);
+	jsonw_kv_u64(w, "unchanged", unchanged);
+	jsonw_object_end(w);
+	buf_add(&w->out, "\n\n", 2);
 }
 
 size_t events_change(char *out, size_t cap, const char *boot, const struct events_revision *now,
-		     const struct events_revision *before)
+		     const struct events_revision *before, const struct catalog *from,
+		     const struct catalog *to)
 {
-	size_t n = refetch(out, cap, now), m;
+	struct jsonw w;
+	size_t n = 0;
 
-	if (n == 0) {
-		return 0;
+	if (cap > EVENTS_TEXT_MAX) {
+		cap = EVENTS_TEXT_MAX;
 	}
-	m = put(out + n, cap - n,
-		"id: %llu@%s\nevent: catalog\ndata: {" REV_FMT ",\"previous\":{" REV_FMT "}}\n\n",
-		(unsigned long long)now->revision, boot, REV_ARGS(now), REV_ARGS(before));
-	return m == 0 ? 0 : n + m;
+	/* every cell that fits, else none (names of 64 bytes, escaped, can
+	 * make 16 cells too long): the counts and the flag still tell */
+	for (size_t limit = EVENTS_CELLS_MAX;; limit = 0) {
+		jsonw_init(&w, cap);
+		render_change(&w, boot, now, before, from, to, limit);
+		if (!w.failed && w.len < cap) { /* room for the NUL, as put leaves */
+			memcpy(out, w.buf, w.len);
+			out[w.len] = '\0';
+			n = w.len;
+		}
+		jsonw_cleanup(&w);
+		if (n != 0 || limit == 0) {
+			break;
+		}
+	}
+	return n;
 }
 
 size_t events_reset(char *out, size_t cap, const char *boot, const struct events_revision *now,
@@ -83,11 +161,11 @@ size_t events_reset(char *out, size_t cap, const char *boot, const struct events
 	m = put(out + n, cap - n,
 		"id: %llu@%s\nevent: reset\ndata: {" REV_FMT ",\"last_event_id\":\"%s\","
 		"\"reason\":\"the changes since that id are not held here: fetch afresh\"}\n\n",
-		(unsigned long long)now->revision, boot, REV_ARGS(now), shown);
+		(unsigned long long)now->seq, boot, REV_ARGS(now), shown);
 	return m == 0 ? 0 : n + m;
 }
 
-int events_parse_id(const char *last_id, const char *boot, uint64_t *revision)
+int events_parse_id(const char *last_id, const char *boot, uint64_t *seq)
 {
 	uint64_t v = 0;
 	size_t i = 0;
@@ -105,6 +183,6 @@ int events_parse_id(const char *last_id, const char *boot, uint64_t *revision)
 	if (i == 0 || v == 0 || last_id[i] != '@' || strcmp(last_id + i + 1, boot) != 0) {
 		return -1;
 	}
-	*revision = v;
+	*seq = v;
 	return 0;
 }

@@ -2,8 +2,9 @@
 /*
  * libFuzzer harness for the catalog loader. For every input: no crash, no
  * leak; a refused catalog says why; an accepted one round-trips through
- * its canonical form to the same digest, and every name and alias finds
- * its own entry.
+ * its canonical form to the same digest, every name and alias finds
+ * its own entry, and the change stream's event from the embedded catalog
+ * to it is whole SSE text (its cells capped, names escaped onto one line).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,48 @@
 #include "fuzz.h"
 
 #include "catalog.h"
+#include "embedded.h"
+#include "events.h"
+
+static struct catalog *embedded;
+
+/* The change event from the embedded catalog to `cat`: always one, within
+ * EVENTS_TEXT_MAX, and every line of it a field, so no name breaks the
+ * framing. */
+static void check_event(const struct catalog *cat)
+{
+	static char out[EVENTS_TEXT_MAX];
+	struct events_revision was = {1, embedded->digest, 0}, now = {2, cat->digest, 1};
+	size_t n = events_change(out, sizeof(out), "f00d", &now, &was, embedded, cat);
+	size_t blank = 0;
+
+	CHECK(n > 0 && n < sizeof(out));
+	CHECK(strlen(out) == n);
+	for (const char *line = out; line < out + n;) {
+		const char *end = strchr(line, '\n');
+
+		CHECK(end != NULL);
+		if (end == line) {
+			blank++;
+		} else {
+			CHECK(strncmp(line, "data: ", 6) == 0 || strncmp(line, "id: ", 4) == 0 ||
+			      strncmp(line, "event: ", 7) == 0);
+		}
+		line = end + 1;
+	}
+	CHECK(blank == 2); /* the OFREP message and the catalog event */
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char err[512];
+
+	(void)argc;
+	(void)argv;
+	embedded = catalog_load(embedded_catalog_json, embedded_catalog_json_len, err, sizeof(err));
+	CHECK(embedded != NULL);
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	again = catalog_load(w.buf, w.len, err, sizeof(err));
 	CHECK(again != NULL);
 	CHECK(strcmp(again->digest, cat->digest) == 0);
+	check_event(cat);
 	jsonw_cleanup(&w);
 	catalog_free(again);
 	catalog_free(cat);

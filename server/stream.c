@@ -18,10 +18,10 @@ struct stream {
 	struct MHD_Connection *conn;
 	struct stream *prev, *next;
 	bool suspended;
-	uint64_t told;          /* the last revision this client has heard of */
+	uint64_t told;          /* the last seq this client has heard of */
 	uint64_t last_write_ns; /* listener_now_ns's clock */
 	size_t off, len;        /* out[off..len) is still to send */
-	char out[2 * EVENTS_TEXT_MAX]; /* the preamble and one event at most */
+	char out[EVENTS_TEXT_MAX + 64]; /* the preamble and one event at most */
 };
 
 static int64_t unix_now(void)
@@ -31,37 +31,49 @@ static int64_t unix_now(void)
 
 static struct events_revision current(const struct stream_hub *h)
 {
-	return (struct events_revision){h->revision, h->digest, h->loaded_at};
+	return (struct events_revision){h->seq, h->revision, h->loaded_at};
 }
 
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
-		    unsigned heartbeat_seconds)
+		    unsigned heartbeat_seconds, unsigned depth)
 {
 	struct timespec ts;
+	int ret = -1;
 
 	memset(h, 0, sizeof(*h));
-	if (pthread_mutex_init(&h->lock, NULL) != 0) {
-		return -1;
+	h->depth = depth > 0 ? depth : 1;
+	/* depth x EVENTS_TEXT_MAX: 512 KiB at --revisions 64 */
+	h->history = calloc(h->depth, sizeof(*h->history));
+	if (h->history == NULL || pthread_mutex_init(&h->lock, NULL) != 0) {
+		goto done;
 	}
 	h->max_streams = max_streams;
 	h->heartbeat_ns = (uint64_t)heartbeat_seconds * 1000000000u;
 	/* Not a secret, only distinct between runs: a Last-Event-ID from an
-	 * earlier run must not read as one of this run's revisions. */
+	 * earlier run must not read as one of this run's seqs. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(h->boot, sizeof(h->boot), "%08x",
 		 (unsigned)((uint64_t)ts.tv_sec * 2654435761u ^ (uint64_t)ts.tv_nsec ^
 			    ((uint64_t)getpid() << 16)));
-	h->revision = 1;
-	memcpy(h->digest, cat->digest, sizeof(h->digest));
+	h->seq = 1;
+	memcpy(h->revision, cat->digest, sizeof(h->revision));
 	h->loaded_at = unix_now();
 	atomic_init(&h->open, 0);
 	atomic_init(&h->events_sent, 0);
-	return 0;
+	ret = 0;
+done:
+	if (ret != 0) {
+		free(h->history);
+		h->history = NULL;
+	}
+	return ret;
 }
 
 void stream_hub_cleanup(struct stream_hub *h)
 {
 	pthread_mutex_destroy(&h->lock);
+	free(h->history);
+	h->history = NULL;
 }
 
 /* Puts the next thing to say in s->out, if there is one: a change the
@@ -72,15 +84,15 @@ static void refill(struct stream *s, struct stream_hub *h, uint64_t now)
 	struct events_revision cur = current(h);
 
 	s->off = s->len = 0;
-	if (s->told < h->revision && h->revision - s->told > EVENTS_HISTORY) {
+	if (s->told < h->seq && h->seq - s->told > h->depth) {
 		char id[EVENTS_ID_MAX];
 
 		snprintf(id, sizeof(id), "%llu@%s", (unsigned long long)s->told, h->boot);
 		s->len = events_reset(s->out, sizeof(s->out), h->boot, &cur, id);
-		s->told = h->revision;
+		s->told = h->seq;
 		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
-	} else if (s->told < h->revision) {
-		const struct stream_change *c = &h->history[(s->told + 1) % EVENTS_HISTORY];
+	} else if (s->told < h->seq) {
+		const struct stream_change *c = &h->history[(s->told + 1) % h->depth];
 
 		memcpy(s->out, c->text, c->len);
 		s->len = c->len;
@@ -161,7 +173,7 @@ static void greet(struct stream *s, struct stream_hub *h, const char *last_event
 	size_t n = events_preamble(s->out, sizeof(s->out));
 
 	if (last_event_id != NULL && events_parse_id(last_event_id, h->boot, &seen) == 0 &&
-	    seen <= h->revision && h->revision - seen <= EVENTS_HISTORY) {
+	    seen <= h->seq && h->seq - seen <= h->depth) {
 		s->told = seen; /* the changes since follow, from the history */
 		s->len = n;
 		return;
@@ -171,7 +183,7 @@ static void greet(struct stream *s, struct stream_hub *h, const char *last_event
 	} else {
 		n += events_reset(s->out + n, sizeof(s->out) - n, h->boot, &cur, last_event_id);
 	}
-	s->told = h->revision;
+	s->told = h->seq;
 	atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	s->len = n;
 }
@@ -221,22 +233,29 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	struct stream_hub *h = cls;
 	struct stream_change *c;
 	struct events_revision was, now;
+	char text[EVENTS_TEXT_MAX];
+	size_t len;
 
-	(void)before; /* the hub's own record of it is what its clients were told */
-	pthread_mutex_lock(&h->lock);
-	if (strcmp(h->digest, after->digest) == 0) {
+	/* Only this thread writes seq, revision and loaded_at (see the header),
+	 * so it reads them unlocked; the event is rendered unlocked too, since
+	 * diffing a large catalog must not hold up the streams. The hub's own
+	 * record of `before` is what its clients were told; the catalogs are
+	 * for the cells that changed. */
+	if (strcmp(h->revision, after->digest) == 0) {
 		/* a reload of the same catalog is no change: no event, no refetch */
-		pthread_mutex_unlock(&h->lock);
 		return;
 	}
 	was = current(h);
-	now = (struct events_revision){h->revision + 1, after->digest, unix_now()};
-	c = &h->history[now.revision % EVENTS_HISTORY];
-	c->revision = now.revision;
-	c->len = events_change(c->text, sizeof(c->text), h->boot, &now, &was);
-	memcpy(h->digest, after->digest, sizeof(h->digest));
+	now = (struct events_revision){h->seq + 1, after->digest, unix_now()};
+	len = events_change(text, sizeof(text), h->boot, &now, &was, before, after);
+	pthread_mutex_lock(&h->lock);
+	c = &h->history[now.seq % h->depth];
+	c->seq = now.seq;
+	memcpy(c->text, text, len);
+	c->len = len;
+	memcpy(h->revision, after->digest, sizeof(h->revision));
 	h->loaded_at = now.loaded_at;
-	h->revision = now.revision;
+	h->seq = now.seq;
 	for (struct stream *s = h->head; s != NULL; s = s->next) {
 		wake(s);
 	}

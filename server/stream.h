@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * stream — the change streams of GET /v1/events, held open in
- * libmicrohttpd: who is listening, the last EVENTS_HISTORY changes for a
- * Last-Event-ID replay, heartbeats, and the end of every stream at a drain.
+ * libmicrohttpd: who is listening, the last --revisions changes for a
+ * Last-Event-ID replay (as deep as the catalogs held for revision=R), heartbeats, and the end of every stream at a drain.
  * What the events say is api/events.c's.
  *
  * Each stream is a libmicrohttpd response read by a content callback.
@@ -23,7 +23,10 @@
  * Locking: one mutex guards the history, the list of streams and every
  * stream's state; held by the worker threads in the content callback, by
  * the main thread at a change and by the listener's tick, each for a copy
- * of a few hundred bytes at most. Lock order: this mutex, then MHD's own
+ * of an event's text at most (8 KiB). seq, revision and loaded_at are
+ * written only by stream_catalog_changed's one thread, under the lock,
+ * which reads them unlocked and renders the event (the diff) before it
+ * takes the lock. Lock order: this mutex, then MHD's own
  * (MHD_suspend/resume take it); MHD calls no callback of ours holding it.
  * stream_hub_init/stream_hub_cleanup pair up; a stream is freed by
  * libmicrohttpd's free callback when its response is done.
@@ -45,7 +48,7 @@ struct stream;
 
 /* One change as the history holds it: its rendered text. */
 struct stream_change {
-	uint64_t revision;
+	uint64_t seq;
 	size_t len;
 	char text[EVENTS_TEXT_MAX];
 };
@@ -55,20 +58,22 @@ struct stream_hub {
 	unsigned max_streams;
 	uint64_t heartbeat_ns;
 	char boot[EVENTS_BOOT_LEN + 1]; /* this process, in every event id */
-	uint64_t revision;              /* the catalog's: 1 at start */
-	char digest[CATALOG_DIGEST_LEN + 1];
+	uint64_t seq;                   /* events' number of the catalog: 1 at start */
+	char revision[CATALOG_DIGEST_LEN + 1]; /* its digest */
 	int64_t loaded_at;
-	struct stream_change history[EVENTS_HISTORY]; /* revision r at r % EVENTS_HISTORY */
-	struct stream *head;                          /* open streams */
-	bool closing;                                 /* draining: every stream ends */
-	atomic_uint open;                             /* for /metrics */
-	atomic_uint_fast64_t events_sent;             /* heartbeats not counted */
+	unsigned depth;               /* changes held: --revisions */
+	struct stream_change *history; /* depth of them, seq s at s % depth */
+	struct stream *head;           /* open streams */
+	bool closing;                  /* draining: every stream ends */
+	atomic_uint open;              /* for /metrics */
+	atomic_uint_fast64_t events_sent; /* heartbeats not counted */
 };
 
-/* The hub for a server serving `cat` (revision 1). Returns 0, or -1 when
- * the mutex cannot be made. */
+/* The hub for a server serving `cat` (seq 1), replaying up to `depth`
+ * changes (--revisions, at least 1). Returns 0, or -1 when the mutex or
+ * the history cannot be made. */
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
-		    unsigned heartbeat_seconds);
+		    unsigned heartbeat_seconds, unsigned depth);
 /* After the daemons stopped: no stream is left. */
 void stream_hub_cleanup(struct stream_hub *h);
 
@@ -87,7 +92,8 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 
 /*
  * A catalog change (reload_listener_fn's shape: cls is the hub): the next
- * revision, told to every stream; a reload of the same digest is none.
+ * seq, told to every stream with the cells that changed from `before` to
+ * `after` (both alive for the call); a reload of the same digest is none.
  * Call after the swap, from one thread at a time (main's reload).
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);

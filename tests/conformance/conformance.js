@@ -872,7 +872,7 @@ async function streamCases() {
 		return;
 	}
 	const text = a.body.toString('utf8');
-	const hello = /^retry: 1000\n\nid: (1@[0-9a-f]{8})\nevent: hello\ndata: (.*)\n\n/.exec(text);
+	const hello = /^retry: 1000\n\nid: ([1-9][0-9]*)@[0-9a-f]{8}\nevent: hello\ndata: (.*)\n\n/.exec(text);
 	let data = null;
 	try {
 		data = hello ? JSON.parse(hello[2]) : null;
@@ -884,7 +884,8 @@ async function streamCases() {
 		...(a.status === 200 ? [] : [`status ${a.status}`]),
 		...(a.headers.etag === undefined ? [] : ['a stream carries an ETag']),
 		...(hello ? [] : [`not retry then hello: ${JSON.stringify(text.slice(0, 120))}`]),
-		...(data && data.revision === 1 && data.digest === version.catalog ? []
+		...(data ? desc.schemaErrors('#/components/schemas/EventHello', data).map(x => `hello data: ${x}`) : []),
+		...(data && data.seq === Number(hello[1]) && data.revision === version.catalog ? []
 			: [`hello data ${hello && hello[2]}, /version's catalog ${version.catalog}`])], judged.length);
 	count('GET', '/v1/events', 'direct');
 	// --max-streams 2 for this run: the second fills it, the third is the 503

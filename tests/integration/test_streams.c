@@ -154,11 +154,15 @@ Test(streams, a_reload_is_an_event_within_a_second_naming_the_new_revision)
 	char path[64], before[64], after[64], id[64];
 	struct stream_read s;
 	const char *hello, *ev;
-	cJSON *data, *prev;
+	cJSON *data, *prev, *cells, *cell;
+	struct reply m1, m2;
 	uint64_t sent;
 
 	start_with_catalog(&d, path, NULL);
 	served_digest(&d, before, sizeof(before));
+	/* the decisions before and after, independently of the diff */
+	m1 = http(&d, "GET", "/v1/matrix", NULL, NULL);
+	cr_assert_eq(m1.status, 200);
 	stream_connect(&s, d.port, NULL);
 	cr_assert_not_null(stream_until(&s, 0, "\r\n\r\n", 2000), "no headers: %s", s.buf);
 	cr_assert(strstr(s.buf, "HTTP/1.1 200") == s.buf, "%s", s.buf);
@@ -168,8 +172,8 @@ Test(streams, a_reload_is_an_event_within_a_second_naming_the_new_revision)
 	cr_assert_not_null(hello, "no hello: %s", s.buf);
 	cr_assert_not_null(stream_until(&s, 0, "}\n\n", 2000));
 	data = event_data(hello);
-	cr_assert_eq(jnum(data, "revision"), 1);
-	cr_assert_str_eq(jstr(data, "digest"), before);
+	cr_assert_eq(jnum(data, "seq"), 1);
+	cr_assert_str_eq(jstr(data, "revision"), before);
 	cJSON_Delete(data);
 
 	/* a reload of the same file is no change: no event */
@@ -194,15 +198,40 @@ Test(streams, a_reload_is_an_event_within_a_second_naming_the_new_revision)
 	ev = stream_until(&s, 0, "event: catalog\n", 1000);
 	cr_assert_not_null(ev, "no catalog event within 1 s of SIGHUP: %s", s.buf);
 	cr_assert_leq(now_ms() - sent, 1000);
-	cr_assert_not_null(stream_until(&s, (size_t)(ev - s.buf), "}}\n\n", 1000));
+	cr_assert_not_null(stream_until(&s, (size_t)(ev - s.buf), "}\n\n", 1000));
 	data = event_data(ev);
 	served_digest(&d, after, sizeof(after));
 	cr_assert_str_neq(after, before);
-	cr_assert_eq(jnum(data, "revision"), 2);
-	cr_assert_str_eq(jstr(data, "digest"), after);
+	/* the revision is the digest, as GET /v1/revisions names it */
+	cr_assert_eq(jnum(data, "seq"), 2);
+	cr_assert_str_eq(jstr(data, "revision"), after);
 	prev = cJSON_GetObjectItemCaseSensitive(data, "previous");
-	cr_assert_eq(jnum(prev, "revision"), 1);
-	cr_assert_str_eq(jstr(prev, "digest"), before);
+	cr_assert_eq(jnum(prev, "seq"), 1);
+	cr_assert_str_eq(jstr(prev, "revision"), before);
+	/* the one cell, t x m, from the matrix before to the matrix after
+	 * (132 SMs to 20 under auto: the split count moves) */
+	m2 = http(&d, "GET", "/v1/matrix", NULL, NULL);
+	cr_assert_eq(m2.status, 200);
+	cells = cJSON_GetObjectItemCaseSensitive(data, "cells");
+	cr_assert_eq(cJSON_GetArraySize(cells), 1, "%s", ev);
+	cr_assert_eq(jnum(data, "changed"), 1);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(data, "truncated")));
+	cell = cJSON_GetArrayItem(cells, 0);
+	cr_assert_str_eq(jstr(cell, "target"), "t");
+	cr_assert_str_eq(jstr(cell, "model"), "m");
+	for (int side = 0; side < 2; side++) {
+		const cJSON *want = cJSON_GetArrayItem(
+			cJSON_GetObjectItemCaseSensitive(side ? m2.json : m1.json, "cells"), 0);
+		const cJSON *got = cJSON_GetObjectItemCaseSensitive(cell, side ? "to" : "from");
+
+		cr_assert_eq(jnum(got, "num_splits"), jnum(want, "num_splits"), "side %d", side);
+		cr_assert_eq(jnum(got, "workspace_slots"), jnum(want, "workspace_slots"));
+		cr_assert_str_eq(jstr(got, "policy"), jstr(want, "policy"));
+	}
+	cr_assert_neq(jnum(cJSON_GetObjectItemCaseSensitive(cell, "from"), "num_splits"),
+		      jnum(cJSON_GetObjectItemCaseSensitive(cell, "to"), "num_splits"));
+	reply_free(&m1);
+	reply_free(&m2);
 	event_id(&s, ev, id, sizeof(id));
 	cr_assert(strncmp(id, "2@", 2) == 0, "id %s", id);
 	/* and the OFREP message before it, with the new catalog's digest */
@@ -271,20 +300,20 @@ Test(streams, last_event_id_replays_the_changes_missed_in_order)
 	cr_assert_not_null(e2, "no replay: %s", s.buf);
 	e3 = stream_until(&s, (size_t)(e2 - s.buf) + 1, "event: catalog\n", 2000);
 	cr_assert_not_null(e3, "one change replayed, not two: %s", s.buf);
-	cr_assert_not_null(stream_until(&s, (size_t)(e3 - s.buf), "}}\n\n", 2000));
+	cr_assert_not_null(stream_until(&s, (size_t)(e3 - s.buf), "}\n\n", 2000));
 	cr_assert(strstr(s.buf, "event: hello") == NULL, "a replay is not a hello");
 	event_id(&s, e2, id, sizeof(id));
 	cr_assert(strncmp(id, "2@", 2) == 0 && strcmp(id + 2, boot) == 0, "id %s", id);
 	data = event_data(e2);
-	cr_assert_str_eq(jstr(data, "digest"), rev2);
-	cr_assert_str_eq(jstr(cJSON_GetObjectItemCaseSensitive(data, "previous"), "digest"), rev1);
+	cr_assert_str_eq(jstr(data, "revision"), rev2);
+	cr_assert_str_eq(jstr(cJSON_GetObjectItemCaseSensitive(data, "previous"), "revision"), rev1);
 	cJSON_Delete(data);
 	event_id(&s, e3, id, sizeof(id));
 	cr_assert(strncmp(id, "3@", 2) == 0, "id %s", id);
 	data = event_data(e3);
-	cr_assert_eq(jnum(data, "revision"), 3);
-	cr_assert_str_eq(jstr(data, "digest"), rev3);
-	cr_assert_str_eq(jstr(cJSON_GetObjectItemCaseSensitive(data, "previous"), "digest"), rev2);
+	cr_assert_eq(jnum(data, "seq"), 3);
+	cr_assert_str_eq(jstr(data, "revision"), rev3);
+	cr_assert_str_eq(jstr(cJSON_GetObjectItemCaseSensitive(data, "previous"), "revision"), rev2);
 	cJSON_Delete(data);
 	close(s.fd);
 
@@ -301,7 +330,8 @@ Test(streams, last_event_id_replays_the_changes_missed_in_order)
 	cr_assert_not_null(at, "no reset: %s", s.buf);
 	cr_assert_not_null(stream_until(&s, (size_t)(at - s.buf), "}\n\n", 2000));
 	data = event_data(at);
-	cr_assert_eq(jnum(data, "revision"), 3);
+	cr_assert_eq(jnum(data, "seq"), 3);
+	cr_assert_str_eq(jstr(data, "revision"), rev3);
 	cr_assert_str_eq(jstr(data, "last_event_id"), foreign);
 	cJSON_Delete(data);
 	close(s.fd);
@@ -309,37 +339,66 @@ Test(streams, last_event_id_replays_the_changes_missed_in_order)
 	unlink(path);
 }
 
-Test(streams, a_change_older_than_the_history_is_a_reset)
+/* One catalog change, waited for: the file flips between a and b. */
+static void change_catalog(const struct daemon *d, const char *path, int i, char *digest)
 {
+	char was[64];
+
+	served_digest(d, was, sizeof(was));
+	write_text(path, i % 2 ? catalog_a : catalog_b);
+	kill(d->pid, SIGHUP);
+	for (int w = 0; w < 200 && strcmp(served_digest(d, digest, 64), was) == 0; w++) {
+		sleep_ms(10);
+	}
+	cr_assert_str_neq(digest, was, "reload %d not seen", i);
+}
+
+/* The replay reaches as far as --revisions: 3 here, so three missed
+ * changes replay and a fourth makes it a reset. */
+Test(streams, the_replay_reaches_as_far_as_the_held_revisions)
+{
+	const char *more[] = {"--revisions", "3", NULL};
 	struct daemon d;
-	char path[64], id[64], digest[64], want[64];
+	char path[64], id[64], digest[64];
 	struct stream_read s;
-	const char *at;
+	const char *at = NULL;
 	cJSON *data;
 
-	start_with_catalog(&d, path, NULL);
+	start_with_catalog(&d, path, more);
 	stream_connect(&s, d.port, NULL);
 	at = stream_until(&s, 0, "event: hello\n", 2000);
 	cr_assert_not_null(at);
 	event_id(&s, at, id, sizeof(id));
 	close(s.fd);
-	/* nine changes: one more than the eight held */
-	for (int i = 0; i < 9; i++) {
-		served_digest(&d, digest, sizeof(digest));
-		write_text(path, i % 2 ? catalog_a : catalog_b);
-		kill(d.pid, SIGHUP);
-		for (int w = 0; w < 200 && strcmp(served_digest(&d, want, sizeof(want)), digest) == 0; w++) {
-			sleep_ms(10);
-		}
+	for (int i = 0; i < 3; i++) {
+		change_catalog(&d, path, i, digest);
 	}
+	stream_connect(&s, d.port, id);
+	at = s.buf;
+	for (int seq = 2; seq <= 4; seq++) {
+		char got[64];
+
+		at = stream_until(&s, (size_t)(at - s.buf) + 1, "event: catalog\n", 2000);
+		cr_assert_not_null(at, "change %d not replayed: %s", seq, s.buf);
+		event_id(&s, at, got, sizeof(got));
+		cr_assert_eq(strtol(got, NULL, 10), seq, "id %s", got);
+	}
+	cr_assert_not_null(stream_until(&s, (size_t)(at - s.buf), "}\n\n", 2000));
+	data = event_data(at);
+	cr_assert_str_eq(jstr(data, "revision"), digest);
+	cJSON_Delete(data);
+	cr_assert(strstr(s.buf, "event: reset") == NULL, "%s", s.buf);
+	close(s.fd);
+
+	change_catalog(&d, path, 3, digest);
 	stream_connect(&s, d.port, id);
 	at = stream_until(&s, 0, "event: reset\n", 2000);
 	cr_assert_not_null(at, "no reset: %s", s.buf);
 	cr_assert_not_null(stream_until(&s, (size_t)(at - s.buf), "}\n\n", 2000));
 	cr_assert(strstr(s.buf, "event: catalog") == NULL, "a partial replay: %s", s.buf);
 	data = event_data(at);
-	cr_assert_eq(jnum(data, "revision"), 10);
-	cr_assert_str_eq(jstr(data, "digest"), want);
+	cr_assert_eq(jnum(data, "seq"), 5);
+	cr_assert_str_eq(jstr(data, "revision"), digest);
 	cJSON_Delete(data);
 	close(s.fd);
 	daemon_finish(&d);

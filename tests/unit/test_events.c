@@ -8,10 +8,39 @@
 #include <cjson/cJSON.h>
 
 #include "api.h"
+#include "catalog.h"
 #include "events.h"
 
 static const struct events_revision r1 = {1, "fnv1a64:0000000000000001", 1700000000};
 static const struct events_revision r2 = {2, "fnv1a64:0000000000000002", 1700000100};
+
+/* A catalog of one target ("t", 132 SMs, `policy`) and `models` models
+ * m0.. of 24 q heads (plus "only-a" or "only-b" when `extra` says). */
+static struct catalog *make(const char *policy, int models, const char *extra)
+{
+	char json[8192], err[256];
+	size_t n = (size_t)snprintf(json, sizeof(json),
+				    "{\"targets\":[{\"name\":\"t\",\"sm_count\":132,"
+				    "\"attn_decode_splitk\":\"%s\"}],\"models\":[",
+				    policy);
+	struct catalog *c;
+
+	for (int i = 0; i < models; i++) {
+		n += (size_t)snprintf(json + n, sizeof(json) - n,
+				      "%s{\"name\":\"m%d\",\"num_q_heads\":24,\"num_kv_heads\":8,"
+				      "\"head_dim\":128}",
+				      i ? "," : "", i);
+	}
+	if (extra != NULL) {
+		n += (size_t)snprintf(json + n, sizeof(json) - n,
+				      ",{\"name\":\"%s\",\"num_q_heads\":32}", extra);
+	}
+	n += (size_t)snprintf(json + n, sizeof(json) - n, "]}");
+	cr_assert_lt(n, sizeof(json));
+	c = catalog_load(json, n, err, sizeof(err));
+	cr_assert_not_null(c, "%s", err);
+	return c;
+}
 
 /* The JSON of the data line after `field` ("event: catalog\n"). */
 static cJSON *data_after(const char *text, const char *field)
@@ -43,9 +72,13 @@ static const char *str(const cJSON *o, const char *k)
 Test(events, a_change_is_the_ofrep_message_then_the_catalog_event_with_its_id)
 {
 	char out[EVENTS_TEXT_MAX];
-	size_t n = events_change(out, sizeof(out), "abcd0123", &r2, &r1);
-	cJSON *ofrep, *cat;
+	struct catalog *a = make("auto", 1, "only-a"), *b = make("legacy", 1, "only-b");
+	cJSON *ofrep, *cat, *cells, *cell;
+	size_t n;
 	const char *id, *ev;
+
+	memset(out, 'x', sizeof(out)); /* the NUL must be the writer's */
+	n = events_change(out, sizeof(out), "abcd0123", &r2, &r1, a, b);
 
 	cr_assert_gt(n, 0);
 	cr_assert_eq(strlen(out), n);
@@ -54,20 +87,79 @@ Test(events, a_change_is_the_ofrep_message_then_the_catalog_event_with_its_id)
 	ofrep = cJSON_ParseWithLength(out + 6, (size_t)(strchr(out, '\n') - out - 6));
 	cr_assert(strncmp(out, "data: ", 6) == 0, "%s", out);
 	cr_assert_str_eq(str(ofrep, "type"), "refetchEvaluation");
-	cr_assert_str_eq(str(ofrep, "etag"), r2.digest);
+	cr_assert_str_eq(str(ofrep, "etag"), r2.revision);
 	cr_assert_eq(num(ofrep, "lastModified"), 1700000100);
 	id = strstr(out, "id: ");
 	ev = strstr(out, "event: catalog\n");
 	cr_assert(id != NULL && ev != NULL && id < ev && id > strstr(out, "\n\n"), "%s", out);
 	cr_assert(strncmp(id, "id: 2@abcd0123\n", 15) == 0, "%s", id);
 	cat = data_after(out, "event: catalog\n");
-	cr_assert_eq(num(cat, "revision"), 2);
-	cr_assert_str_eq(str(cat, "digest"), r2.digest);
+	/* one vocabulary: a revision is a digest; seq numbers the ids */
+	cr_assert_eq(num(cat, "seq"), 2);
+	cr_assert_str_eq(str(cat, "revision"), r2.revision);
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(cat, "digest"));
 	cr_assert_eq(num(cat, "loaded_at"), 1700000100);
-	cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(cat, "previous"), "revision"), 1);
-	cr_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(cat, "previous"), "digest"), r1.digest);
+	cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(cat, "previous"), "seq"), 1);
+	cr_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(cat, "previous"), "revision"),
+			 r1.revision);
+	cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(cat, "inputs"), "max_batch_size"), 1);
+	/* t x m0 flips auto -> legacy; only-a is gone, only-b is new */
+	cells = cJSON_GetObjectItemCaseSensitive(cat, "cells");
+	cr_assert_eq(cJSON_GetArraySize(cells), 3, "%s", out);
+	cr_assert_eq(num(cat, "changed"), 3);
+	cr_assert_eq(num(cat, "unchanged"), 0);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cat, "truncated")));
+	cell = cJSON_GetArrayItem(cells, 0);
+	cr_assert_str_eq(str(cell, "model"), "m0");
+	cr_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(cell, "from"), "policy"), "auto");
+	cr_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(cell, "to"), "policy"), "legacy");
+	for (int i = 1; i < 3; i++) {
+		const char *m = str(cJSON_GetArrayItem(cells, i), "model");
+		bool gone = strcmp(m, "only-a") == 0;
+
+		cr_assert(gone || strcmp(m, "only-b") == 0, "%s", m);
+		cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cells, i),
+									 gone ? "to" : "from")));
+	}
 	cJSON_Delete(ofrep);
 	cJSON_Delete(cat);
+	catalog_free(a);
+	catalog_free(b);
+}
+
+Test(events, the_cells_are_capped_and_say_so)
+{
+	char out[EVENTS_TEXT_MAX];
+	struct catalog *a = make("auto", 20, NULL), *b = make("legacy", 20, NULL),
+		       *c = make("legacy", 20, "only-c");
+	cJSON *cat;
+
+	cr_assert_gt(events_change(out, sizeof(out), "b00t", &r2, &r1, a, b), 0);
+	cat = data_after(out, "event: catalog\n");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cat, "cells")),
+		     EVENTS_CELLS_MAX);
+	cr_assert_eq(num(cat, "changed"), 20);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cat, "truncated")));
+	cJSON_Delete(cat);
+	/* a buffer with no room for the cells: none listed, still counted */
+	cr_assert_gt(events_change(out, 700, "b00t", &r2, &r1, a, b), 0);
+	cat = data_after(out, "event: catalog\n");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cat, "cells")), 0);
+	cr_assert_eq(num(cat, "changed"), 20);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cat, "truncated")));
+	cJSON_Delete(cat);
+	/* a model added and nothing else: one cell, the rest unchanged */
+	cr_assert_gt(events_change(out, sizeof(out), "b00t", &r2, &r1, b, c), 0);
+	cat = data_after(out, "event: catalog\n");
+	cr_assert_eq(num(cat, "changed"), 1);
+	cr_assert_eq(num(cat, "unchanged"), 20);
+	cr_assert_str_eq(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cat, "cells"), 0),
+			     "model"),
+			 "only-c");
+	cJSON_Delete(cat);
+	catalog_free(a);
+	catalog_free(b);
+	catalog_free(c);
 }
 
 Test(events, hello_reset_preamble_and_heartbeat)
@@ -82,7 +174,8 @@ Test(events, hello_reset_preamble_and_heartbeat)
 	cr_assert_gt(events_hello(out, sizeof(out), "b00t", &r1), 0);
 	cr_assert(strncmp(out, "id: 1@b00t\nevent: hello\n", 24) == 0, "%s", out);
 	j = data_after(out, "event: hello\n");
-	cr_assert_eq(num(j, "revision"), 1);
+	cr_assert_eq(num(j, "seq"), 1);
+	cr_assert_str_eq(str(j, "revision"), r1.revision);
 	cJSON_Delete(j);
 	/* what the client sent is shown escaped, and cut at 64 bytes */
 	cr_assert_gt(events_reset(out, sizeof(out), "b00t", &r2,
@@ -92,7 +185,8 @@ Test(events, hello_reset_preamble_and_heartbeat)
 	cr_assert_not_null(j, "the reset's data is not JSON: %s", out);
 	cr_assert_eq(strlen(str(j, "last_event_id")), 64);
 	cr_assert(strncmp(str(j, "last_event_id"), "\"quoted\"\n\x01", 10) == 0);
-	cr_assert_eq(num(j, "revision"), 2);
+	cr_assert_eq(num(j, "seq"), 2);
+	cr_assert_str_eq(str(j, "revision"), r2.revision);
 	cJSON_Delete(j);
 	cr_assert(strstr(out, "refetchEvaluation") < strstr(out, "event: reset"));
 }
@@ -100,12 +194,15 @@ Test(events, hello_reset_preamble_and_heartbeat)
 Test(events, a_buffer_too_small_is_no_event_at_all)
 {
 	char out[EVENTS_TEXT_MAX];
+	struct catalog *a = make("auto", 1, NULL), *b = make("legacy", 1, NULL);
 
 	for (size_t cap = 0; cap < 40; cap++) {
-		cr_assert_eq(events_change(out, cap, "b00t", &r2, &r1), 0, "cap %zu", cap);
+		cr_assert_eq(events_change(out, cap, "b00t", &r2, &r1, a, b), 0, "cap %zu", cap);
 		cr_assert_eq(events_hello(out, cap, "b00t", &r1), 0, "cap %zu", cap);
 	}
-	cr_assert_eq(events_change(out, 150, "b00t", &r2, &r1), 0, "half an event");
+	cr_assert_eq(events_change(out, 150, "b00t", &r2, &r1, a, b), 0, "half an event");
+	catalog_free(a);
+	catalog_free(b);
 }
 
 Test(events, ids_read_back_only_when_they_are_this_boots)

@@ -22,6 +22,13 @@ static inline uint64_t load_le64(const unsigned char *p)
 #endif
 }
 
+/* One step of body_hash: eight bytes mixed in. */
+static inline uint64_t step(uint64_t h, const unsigned char *p)
+{
+	h = (h ^ load_le64(p)) * 0xBF58476D1CE4E5B9u;
+	return h ^ (h >> 31);
+}
+
 /* A 64-bit hash of the body, eight bytes a step (byte-at-a-time FNV-1a was
  * most of the request handler's time under load), finished with MurmurHash3's
  * fmix64 so every input bit reaches every output bit. Any change of a byte
@@ -33,9 +40,16 @@ static uint64_t body_hash(const char *body, size_t len)
 	unsigned char tail[8] = {0};
 	size_t i = 0;
 
+	/* four steps a turn: the same steps in the same order (the same
+	 * tags), a third fewer instructions for the loop's own count */
+	for (; i + 32 <= len; i += 32) {
+		h = step(h, p + i);
+		h = step(h, p + i + 8);
+		h = step(h, p + i + 16);
+		h = step(h, p + i + 24);
+	}
 	for (; i + 8 <= len; i += 8) {
-		h = (h ^ load_le64(p + i)) * 0xBF58476D1CE4E5B9u;
-		h ^= h >> 31;
+		h = step(h, p + i);
 	}
 	memcpy(tail, p + i, len - i);
 	h = (h ^ load_le64(tail)) * 0x94D049BB133111EBu;

@@ -37,6 +37,16 @@ static char *put_string(char *p, const char *s, size_t len)
 	return p;
 }
 
+/* A string known to need no escaping, copied whole without a scan. */
+static char *put_plain(char *p, const char *s, size_t len)
+{
+	*p++ = '"';
+	memcpy(p, s, len);
+	p += len;
+	*p++ = '"';
+	return p;
+}
+
 static char *put_string_or_null(char *p, const char *s, size_t len)
 {
 	if (s == NULL) {
@@ -44,6 +54,22 @@ static char *put_string_or_null(char *p, const char *s, size_t len)
 		return p;
 	}
 	return put_string(p, s, len);
+}
+
+/* A catalog name, or null: plain by catalog_load's rule (catalog.h). */
+static char *put_name_or_null(char *p, const struct catalog_names *n)
+{
+	if (n == NULL) {
+		LIT(p, "null");
+		return p;
+	}
+	return put_plain(p, n->name, n->name_len);
+}
+
+/* A warning's length, from its writer when it said (decide.h). */
+static size_t warning_len(const struct decision *d, size_t i)
+{
+	return d->warning_lens[i] != 0 ? d->warning_lens[i] : strlen(d->warnings[i]);
 }
 
 /* Decimal digits, most significant first, with no buffer between. */
@@ -89,7 +115,7 @@ size_t fragment_bound(const struct decision *d, const struct catalog *cat)
 		n += string_bound(d->override.len);
 	}
 	for (size_t i = 0; i < d->num_warnings; i++) {
-		n += string_bound(strlen(d->warnings[i])) + 1;
+		n += string_bound(warning_len(d, i)) + 1;
 	}
 	return n + string_bound(strlen(cat->digest));
 }
@@ -102,15 +128,13 @@ size_t fragment_write(char *out, const struct decision *d, const struct catalog 
 	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
 	 * name_len is the strlen answer_write takes */
 	LIT(p, "{\"target\":");
-	p = put_string_or_null(p, d->target ? d->target->names.name : NULL,
-			       d->target ? d->target->names.name_len : 0);
+	p = put_name_or_null(p, d->target ? &d->target->names : NULL);
 	LIT(p, ",\"sm_count\":");
 	p = put_u64(p, d->sm_count);
 	LIT(p, ",\"declared\":");
 	p = put_label(p, d->res.declared);
 	LIT(p, ",\"model\":");
-	p = put_string_or_null(p, d->model ? d->model->names.name : NULL,
-			       d->model ? d->model->names.name_len : 0);
+	p = put_name_or_null(p, d->model ? &d->model->names : NULL);
 	LIT(p, ",\"num_q_heads\":");
 	p = put_u64(p, d->num_q_heads);
 	LIT(p, ",\"head_dim\":");
@@ -150,7 +174,11 @@ size_t fragment_write(char *out, const struct decision *d, const struct catalog 
 		if (i > 0) {
 			*p++ = ',';
 		}
-		p = put_string(p, d->warnings[i], strlen(d->warnings[i]));
+		if (d->warning_plain[i]) {
+			p = put_plain(p, d->warnings[i], warning_len(d, i));
+		} else {
+			p = put_string(p, d->warnings[i], warning_len(d, i));
+		}
 	}
 	/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
 	LIT(p, "],\"catalog\":\"");

@@ -61,18 +61,22 @@ static uint64_t body_hash(const char *body, size_t len)
 	return h;
 }
 
+/* "00" "01" ... "ff": a byte's two hex digits at pairs[2 * byte] */
+#define PAIR_ROW(d)                                                                          \
+	d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9" d "a" d "b" d "c" d "d" \
+	d "e" d "f"
+static const char pairs[] = PAIR_ROW("0") PAIR_ROW("1") PAIR_ROW("2") PAIR_ROW("3") PAIR_ROW("4")
+	PAIR_ROW("5") PAIR_ROW("6") PAIR_ROW("7") PAIR_ROW("8") PAIR_ROW("9") PAIR_ROW("a")
+	PAIR_ROW("b") PAIR_ROW("c") PAIR_ROW("d") PAIR_ROW("e") PAIR_ROW("f");
+
 void etag_of(const char *body, size_t len, char out[ETAG_MAX])
 {
-	static const char hex[] = "0123456789abcdef";
 	uint64_t h = body_hash(body, len);
 
 	out[0] = '"';
-	/* two digits a step, from the low byte up */
+	/* a byte's two digits a step, from the low byte up */
 	for (int i = 7; i >= 0; i--) {
-		unsigned b = (unsigned)(h & 0xFF);
-
-		out[1 + 2 * i] = hex[b >> 4];
-		out[2 + 2 * i] = hex[b & 0xF];
+		memcpy(out + 1 + 2 * i, pairs + 2 * (h & 0xFF), 2);
 		h >>= 8;
 	}
 	out[17] = '"';

@@ -72,19 +72,45 @@ static size_t warning_len(const struct decision *d, size_t i)
 	return d->warning_lens[i] != 0 ? d->warning_lens[i] : strlen(d->warnings[i]);
 }
 
-/* Decimal digits, most significant first, with no buffer between. */
-static char *put_u64(char *p, uint64_t v)
+/* "00" "01" ... "99": a number below 100's two digits at decimal_pairs[2 * n] */
+#define DECIMAL_ROW(d) d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9"
+static const char decimal_pairs[] = DECIMAL_ROW("0") DECIMAL_ROW("1") DECIMAL_ROW("2")
+	DECIMAL_ROW("3") DECIMAL_ROW("4") DECIMAL_ROW("5") DECIMAL_ROW("6") DECIMAL_ROW("7")
+	DECIMAL_ROW("8") DECIMAL_ROW("9");
+
+/* Decimal digits, most significant first, with no buffer between: the
+ * count first, then two digits a step from the end (a division by 100
+ * for two, not by 10 for each: the answer's nine numbers were a
+ * twentieth of writing it). */
+static char *put_u64_long(char *p, uint64_t v)
 {
 	size_t n = 1;
 
-	for (uint64_t t = v; t >= 10u; t /= 10u) {
-		n++;
+	for (uint64_t t = v; t >= 10u; t /= 100u) {
+		n += t >= 100u ? 2 : 1;
 	}
-	for (size_t i = n; i > 0; i--) {
-		p[i - 1] = (char)('0' + v % 10u);
-		v /= 10u;
+	for (size_t i = n; v >= 10u; v /= 100u) {
+		i -= 2;
+		memcpy(p + i, decimal_pairs + 2 * (v % 100u), 2);
+	}
+	if (n % 2 == 1) {
+		p[0] = (char)('0' + v);
 	}
 	return p + n;
+}
+
+/* Most of an answer's numbers have one or two digits: those inline. */
+static inline __attribute__((always_inline)) char *put_u64(char *p, uint64_t v)
+{
+	if (v < 10u) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	if (v < 100u) {
+		memcpy(p, decimal_pairs + 2 * v, 2);
+		return p + 2;
+	}
+	return put_u64_long(p, v);
 }
 
 static char *put_label(char *p, struct splitk_policy pol)

@@ -490,15 +490,21 @@ static bool same_first(const char *a, const char *b)
 	return ((unsigned char)*a | 0x20u) == ((unsigned char)*b | 0x20u);
 }
 
+/* Of the same length: the same bytes (memcmp, the usual spelling), else
+ * the same but for ASCII case (a byte-at-a-time fold). */
+static bool same_name(const char *name, size_t len, const char *word)
+{
+	return len == 0 ||
+	       (same_first(name, word) && (memcmp(name, word, len) == 0 || names_equal(name, len, word)));
+}
+
 static bool is_named(const struct catalog_names *n, const char *name, size_t len)
 {
-	if (n->name_len == len && (len == 0 || same_first(name, n->name)) &&
-	    names_equal(name, len, n->name)) {
+	if (n->name_len == len && same_name(name, len, n->name)) {
 		return true;
 	}
 	for (size_t a = 0; a < n->num_aliases; a++) {
-		if (n->alias_lens[a] == len && (len == 0 || same_first(name, n->aliases[a])) &&
-		    names_equal(name, len, n->aliases[a])) {
+		if (n->alias_lens[a] == len && same_name(name, len, n->aliases[a])) {
 			return true;
 		}
 	}

@@ -30,7 +30,9 @@
 #define CATALOG_DIGEST_LEN 24 /* "fnv1a64:" + 16 hex digits */
 
 /* What a request may call an entry: its name and aliases, matched ASCII
- * case-insensitively. Targets and models are named alike. */
+ * case-insensitively. Targets and models are named alike. catalog_load
+ * takes only 1 to 64 of A-Z a-z 0-9 . _ - (NAME_RULE): nothing in a name
+ * needs escaping in JSON, which fragment.c counts on. */
 struct catalog_names {
 	const char *name;
 	size_t name_len;

@@ -136,7 +136,11 @@ static void warn_shape(struct decision *d)
 	if (d->head_dim == 0) {
 		out = next_warning(d);
 		if (out != NULL) {
-			warning_no_bytes(out, WARNING_CAP, d->model ? d->model->names.name : NULL);
+			/* its words and a catalog name (catalog.h): plain, cut or not */
+			d->warning_lens[d->num_warnings - 1] =
+				warning_no_bytes(out, WARNING_CAP, d->model ? d->model->names.name : NULL,
+						 d->model ? d->model->names.name_len : 0);
+			d->warning_plain[d->num_warnings - 1] = true;
 		}
 	}
 }

@@ -56,6 +56,11 @@ struct decision {
 	struct splitk_bytes workspace_bytes; /* known false without a head_dim */
 	bool explain;
 	size_t num_warnings;
+	/* a warning's length, and whether it is plain ASCII with nothing to
+	 * escape in JSON, where its writer knows (0 and false: not known, so
+	 * strlen and a scan), for fragment.c */
+	size_t warning_lens[DECIDE_MAX_WARNINGS];
+	bool warning_plain[DECIDE_MAX_WARNINGS];
 	/* last, so decide_run clears everything above it and not these 2 KiB */
 	char warnings[DECIDE_MAX_WARNINGS][320];
 };

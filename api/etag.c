@@ -22,6 +22,13 @@ static inline uint64_t load_le64(const unsigned char *p)
 #endif
 }
 
+/* One step of body_hash: eight bytes mixed in. */
+static inline uint64_t step(uint64_t h, const unsigned char *p)
+{
+	h = (h ^ load_le64(p)) * 0xBF58476D1CE4E5B9u;
+	return h ^ (h >> 31);
+}
+
 /* A 64-bit hash of the body, eight bytes a step (byte-at-a-time FNV-1a was
  * most of the request handler's time under load), finished with MurmurHash3's
  * fmix64 so every input bit reaches every output bit. Any change of a byte
@@ -33,9 +40,16 @@ static uint64_t body_hash(const char *body, size_t len)
 	unsigned char tail[8] = {0};
 	size_t i = 0;
 
+	/* four steps a turn: the same steps in the same order (the same
+	 * tags), a third fewer instructions for the loop's own count */
+	for (; i + 32 <= len; i += 32) {
+		h = step(h, p + i);
+		h = step(h, p + i + 8);
+		h = step(h, p + i + 16);
+		h = step(h, p + i + 24);
+	}
 	for (; i + 8 <= len; i += 8) {
-		h = (h ^ load_le64(p + i)) * 0xBF58476D1CE4E5B9u;
-		h ^= h >> 31;
+		h = step(h, p + i);
 	}
 	memcpy(tail, p + i, len - i);
 	h = (h ^ load_le64(tail)) * 0x94D049BB133111EBu;
@@ -47,18 +61,22 @@ static uint64_t body_hash(const char *body, size_t len)
 	return h;
 }
 
+/* "00" "01" ... "ff": a byte's two hex digits at pairs[2 * byte] */
+#define PAIR_ROW(d)                                                                          \
+	d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9" d "a" d "b" d "c" d "d" \
+	d "e" d "f"
+static const char pairs[] = PAIR_ROW("0") PAIR_ROW("1") PAIR_ROW("2") PAIR_ROW("3") PAIR_ROW("4")
+	PAIR_ROW("5") PAIR_ROW("6") PAIR_ROW("7") PAIR_ROW("8") PAIR_ROW("9") PAIR_ROW("a")
+	PAIR_ROW("b") PAIR_ROW("c") PAIR_ROW("d") PAIR_ROW("e") PAIR_ROW("f");
+
 void etag_of(const char *body, size_t len, char out[ETAG_MAX])
 {
-	static const char hex[] = "0123456789abcdef";
 	uint64_t h = body_hash(body, len);
 
 	out[0] = '"';
-	/* two digits a step, from the low byte up */
+	/* a byte's two digits a step, from the low byte up */
 	for (int i = 7; i >= 0; i--) {
-		unsigned b = (unsigned)(h & 0xFF);
-
-		out[1 + 2 * i] = hex[b >> 4];
-		out[2 + 2 * i] = hex[b & 0xF];
+		memcpy(out + 1 + 2 * i, pairs + 2 * (h & 0xFF), 2);
 		h >>= 8;
 	}
 	out[17] = '"';

@@ -47,11 +47,11 @@ struct handler_call {
 	struct slice body;
 	const char *content_type; /* static; NULL: application/json */
 	int status;               /* 200 unless the handler says otherwise */
-	struct api_context pinned; /* ctx with a pinned revision's catalog (revision_pin) */
 	bool failed;              /* problem holds the answer */
-	/* last: set whole by problem_set before it is read, so the router
-	 * clears the call only up to here */
+	/* last: set whole before they are read (problem_set; revision_pin
+	 * copies ctx whole), so the router clears the call only up to here */
 	struct problem problem;
+	struct api_context pinned; /* ctx with a pinned revision's catalog (revision_pin) */
 };
 
 typedef void handler_fn(struct handler_call *c);

@@ -146,7 +146,8 @@ static void bytes_answer(const struct evaluation *e, struct flag_answer *a)
 
 	if (!b.known) {
 		a->error_code = "INVALID_CONTEXT";
-		warning_no_bytes(a->details, sizeof(a->details), e->d.model ? e->d.model->names.name : NULL);
+		warning_no_bytes(a->details, sizeof(a->details), e->d.model ? e->d.model->names.name : NULL,
+				 e->d.model ? e->d.model->names.name_len : 0);
 	} else if (b.hi != 0 || b.lo > JSON_SAFE_MAX) {
 		decimal_format_u128(b.hi, b.lo, digits);
 		a->error_code = "GENERAL";

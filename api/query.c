@@ -138,6 +138,9 @@ enum query_split_status query_split(const char *query, size_t len, char *scratch
 				    size_t *bad_index)
 {
 	size_t pos = 0, used = 0;
+	/* most queries hold neither '%' nor '+': two looks at the whole
+	 * string then spare two a pair */
+	bool any_coded = memchr(query, '%', len) != NULL || memchr(query, '+', len) != NULL;
 
 	*num_params = 0;
 	while (pos < len) {
@@ -148,7 +151,8 @@ enum query_split_status query_split(const char *query, size_t len, char *scratch
 		size_t key_len = eq ? (size_t)(eq - pair) : pair_len;
 		/* a '%' or '+' anywhere in the pair: decode the part holding it
 		 * (memchr, not a byte loop: the pairs are short, the calls cheap) */
-		const char *pct = memchr(pair, '%', pair_len), *plus = memchr(pair, '+', pair_len);
+		const char *pct = any_coded ? memchr(pair, '%', pair_len) : NULL;
+		const char *plus = any_coded ? memchr(pair, '+', pair_len) : NULL;
 		const char *key_end = pair + key_len;
 		bool key_coded = (pct != NULL && pct < key_end) || (plus != NULL && plus < key_end);
 		struct query_param *param = &params[*num_params];
@@ -273,18 +277,14 @@ static const char *nearest_field(const char *name, size_t len, unsigned allowed,
 	return near.best;
 }
 
-static int lookup(const char *name, size_t len, unsigned allowed, enum query_field *out,
-		  struct problem *p)
+/* An unknown parameter's problem, with the nearest allowed name: apart
+ * from lookup so that its buffer and calls stay off every request. */
+static int __attribute__((noinline, cold)) unknown_field(const char *name, size_t len, unsigned allowed,
+							 struct problem *p)
 {
-	const char *near = NULL;
+	const char *near = nearest_field(name, len, allowed, NAMES_SAME);
 	char quoted[QUOTE_MAX];
 
-	*out = find_field(name, len, allowed);
-	if (*out != QF_COUNT) {
-		return 0;
-	}
-	/* only now, off the hot path: the nearest name for the message */
-	near = nearest_field(name, len, allowed, NAMES_SAME);
 	quote_excerpt(name, len, quoted, sizeof(quoted));
 	if (near != NULL) {
 		return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, near,
@@ -292,6 +292,16 @@ static int lookup(const char *name, size_t len, unsigned allowed, enum query_fie
 	}
 	return problem_set(p, PROBLEM_UNKNOWN_PARAMETER, quoted, NULL,
 			   "unknown parameter \"%s\"", quoted);
+}
+
+static int lookup(const char *name, size_t len, unsigned allowed, enum query_field *out,
+		  struct problem *p)
+{
+	*out = find_field(name, len, allowed);
+	if (*out != QF_COUNT) {
+		return 0;
+	}
+	return unknown_field(name, len, allowed, p);
 }
 
 /* One parameter's value, from either source. */

@@ -64,20 +64,21 @@ static void append(char *out, size_t cap, size_t *n, const char *s, size_t len)
 /* Every catalog model without a head_dim earns this on every answer, so it
  * is put together from its pieces, not through snprintf (a thirtieth of a
  * GET's instructions). */
-void warning_no_bytes(char *out, size_t cap, const char *model)
+size_t warning_no_bytes(char *out, size_t cap, const char *model, size_t model_len)
 {
 	static const char head[] = "workspace_bytes is null: head_dim is not known";
 	static const char tail[] = "; pass head_dim";
 	size_t n = 0;
 
 	if (cap == 0) {
-		return;
+		return 0;
 	}
 	append(out, cap, &n, head, sizeof(head) - 1);
 	if (model != NULL) {
 		append(out, cap, &n, " for ", 5);
-		append(out, cap, &n, model, strlen(model));
+		append(out, cap, &n, model, model_len);
 	}
 	append(out, cap, &n, tail, sizeof(tail) - 1);
 	out[n] = '\0';
+	return n;
 }

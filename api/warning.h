@@ -40,7 +40,9 @@ void warning_seqs_above_rows(char *out, size_t cap, uint32_t num_seqs, uint32_t 
 void warning_slots_saturated(char *out, size_t cap);
 
 /* Why workspace_bytes is null: head_dim is not known (for `model`, the
- * catalog name, when not NULL). Also OFREP's error text for the flag. */
-void warning_no_bytes(char *out, size_t cap, const char *model);
+ * catalog name of model_len bytes, when not NULL). Also OFREP's error
+ * text for the flag.
+ * Returns its length (0 when cap is 0). */
+size_t warning_no_bytes(char *out, size_t cap, const char *model, size_t model_len);
 
 #endif /* SPLITKD_WARNING_H */

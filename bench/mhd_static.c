@@ -94,6 +94,14 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* splitkd's own: the path and query are not decoded (it reads the raw target) */
+static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	return strlen(s);
+}
+
 static struct MHD_Daemon *start_one(void)
 {
 	return MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
@@ -102,6 +110,7 @@ static struct MHD_Daemon *start_one(void)
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 				MHD_OPTION_CONNECTION_LIMIT, 1216u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(4096 + 2048), MHD_OPTION_END);
 }
 

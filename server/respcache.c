@@ -46,7 +46,10 @@ struct MHD_Response *respcache_find(struct respcache *rc, const struct api_respo
 		 * in one compare; the bytes themselves decide */
 		if (e->resp != NULL && e->body_len == a->body_len && e->status == a->status &&
 		    strcmp(e->etag, a->etag) == 0 &&
-		    strcmp(e->content_type, a->content_type) == 0 && same_headers(e, a) &&
+		    /* static types: the same pointer, most often */
+		    (e->content_type == a->content_type ||
+		     strcmp(e->content_type, a->content_type) == 0) &&
+		    same_headers(e, a) &&
 		    memcmp(e->body, a->body, a->body_len) == 0) {
 			rc->hits++;
 			return e->resp;

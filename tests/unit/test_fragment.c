@@ -4,13 +4,15 @@
  * under several shapes and overrides, numbers alone up to the 128-bit
  * workspace, and echoed input that must be escaped (quotes, controls,
  * bytes that are not UTF-8, a 256-byte override). Also: it never writes
- * past fragment_bound.
+ * past fragment_bound, and a warning decide_run calls plain, or gives the
+ * length of, is so.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "answer.h"
 #include "fragment.h"
+#include "jsonscan.h"
 #include "warning.h"
 #include "decide.h"
 #include "helpers.h"
@@ -29,6 +31,15 @@ static void same_as_the_members(const struct query *q)
 		return; /* a problem, not an answer: nothing to compare */
 	}
 	d.explain = false;
+	/* what decide_run says of a warning, fragment_write trusts unscanned */
+	for (size_t i = 0; i < d.num_warnings; i++) {
+		size_t len = strlen(d.warnings[i]);
+
+		cr_assert(d.warning_lens[i] == 0 || d.warning_lens[i] == len, "warning %zu: %zu, not %zu",
+			  i, d.warning_lens[i], len);
+		cr_assert(!d.warning_plain[i] || jsonscan_plain_run(d.warnings[i], len, true) == len,
+			  "warning %zu called plain: %s", i, d.warnings[i]);
+	}
 	jsonw_init(&w, 0);
 	answer_write_members(&w, &d, test_catalog);
 	jsonw_terminate(&w);
@@ -134,10 +145,45 @@ Test(fragment, the_head_dim_warning_is_the_snprintf_text)
 			char got[128], want[128];
 
 			memset(got, 'x', sizeof(got));
-			warning_no_bytes(got, cap, d.model ? d.model->names.name : NULL);
+			warning_no_bytes(got, cap, d.model ? d.model->names.name : NULL,
+					 d.model ? d.model->names.name_len : 0);
 			snprintf(want, cap, "workspace_bytes is null: head_dim is not known%s%s; pass head_dim",
 				 d.model ? " for " : "", d.model ? d.model->names.name : "");
 			cr_assert_str_eq(got, want, "cap %zu", cap);
+		}
+	}
+}
+
+/* fragment_write copies catalog names unscanned (catalog.h: catalog_load
+ * takes only A-Z a-z 0-9 . _ -); a name it would have to escape is refused. */
+Test(fragment, catalog_names_need_no_escaping)
+{
+	for (size_t i = 0; i < test_catalog->num_targets; i++) {
+		const struct catalog_names *n = &test_catalog->targets[i].names;
+
+		cr_assert_eq(jsonscan_plain_run(n->name, n->name_len, true), n->name_len, "%s", n->name);
+	}
+	for (size_t i = 0; i < test_catalog->num_models; i++) {
+		const struct catalog_names *n = &test_catalog->models[i].names;
+
+		cr_assert_eq(jsonscan_plain_run(n->name, n->name_len, true), n->name_len, "%s", n->name);
+	}
+	/* the same catalog loads with a plain name, and not with a quote in it */
+	{
+		static const char *const names[] = {"ab", "a\\\"b"};
+		char err[256];
+
+		for (size_t k = 0; k < 2; k++) {
+			char json[256];
+			struct catalog *cat;
+
+			snprintf(json, sizeof(json),
+				 "{\"targets\":[{\"name\":\"%s\",\"sm_count\":1,\"attn_decode_splitk\":\"auto\"}],"
+				 "\"models\":[{\"name\":\"m\",\"num_q_heads\":1}]}",
+				 names[k]);
+			cat = catalog_load(json, strlen(json), err, sizeof(err));
+			cr_assert_eq(cat != NULL, k == 0, "%s: %s", json, cat != NULL ? "taken" : err);
+			catalog_free(cat);
 		}
 	}
 }

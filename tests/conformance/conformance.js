@@ -826,11 +826,15 @@ async function conditionalCases() {
 // (the complete chunks, de-chunked).
 function openStream() {
 	return new Promise((resolve, reject) => {
-		const sock = net.connect({ host: '127.0.0.1', port: serverPort });
+		// over HTTPS (SPLITKD_TLS_DIR) a TLS connection trusting the test CA, as rawhttp.js's
+		const tlsDir = process.env.SPLITKD_TLS_DIR;
+		const send = () => sock.write(request('GET', '/v1/events', [['Accept', 'text/event-stream']]));
+		const sock = tlsDir
+			? require('tls').connect({ host: '127.0.0.1', port: serverPort, ca: fs.readFileSync(`${tlsDir}/ca.pem`) }, send)
+			: net.connect({ host: '127.0.0.1', port: serverPort }, send);
 		let buf = Buffer.alloc(0);
 		const timer = setTimeout(() => { sock.destroy(); reject(new Error('no first event within 5 s')); }, 5000);
 		sock.on('error', (e) => { clearTimeout(timer); reject(e); });
-		sock.on('connect', () => sock.write(request('GET', '/v1/events', [['Accept', 'text/event-stream']])));
 		sock.on('data', (d) => {
 			buf = Buffer.concat([buf, d]);
 			const text = buf.toString('latin1');

@@ -307,6 +307,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		api_response_cleanup(&resp);
 		return 0;
 	}
+	if (strcmp(resp.content_type, API_CT_EVENT_STREAM) == 0) {
+		/* the change stream: the server holds it open; the api only says so */
+		CHECK(resp.status == 200 && resp.stream && resp.etag[0] == '\0');
+		CHECK(resp.route >= 0 && strcmp(api_route_path((size_t)resp.route, &allow), "/v1/events") == 0);
+		api_response_cleanup(&resp);
+		return 0;
+	}
 	if (strncmp(resp.content_type, "text/", 5) == 0) {
 		check_file(&resp);
 		api_response_cleanup(&resp);

@@ -26,3 +26,21 @@ bool handler_is_json(const char *ct)
 	return *ct == '\0' || *ct == ';';
 }
 
+
+bool handler_json_body(struct handler_call *c, const char *route)
+{
+	if (!handler_is_json(c->req->content_type)) {
+		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
+			    "%s takes Content-Type: application/json, not %s", route,
+			    c->req->content_type ? c->req->content_type : "no content type");
+		handler_fail(c);
+		return false;
+	}
+	if (c->req->body_len > c->limits->max_body) {
+		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
+			    "the body is over %zu bytes", c->limits->max_body);
+		handler_fail(c);
+		return false;
+	}
+	return true;
+}

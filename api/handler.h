@@ -74,6 +74,10 @@ static inline void handler_count_decision(const struct handler_call *c, const ch
 /* Whether a Content-Type is application/json, parameters allowed
  * ("application/json; charset=utf-8"), case-insensitive. */
 bool handler_is_json(const char *content_type);
+/* A POST route's JSON body: true when Content-Type is JSON and the body is
+ * within --max-body; otherwise the 415 or 413 is set (handler_fail) and
+ * false. `route` names it in the 415 ("POST /v1/splits"). */
+bool handler_json_body(struct handler_call *c, const char *route);
 
 /* The field a request pins a catalog revision with (revision.c): GET
  * /v1/splits and /v1/matrix, a POST /v1/splits body, an OFREP context. */

@@ -171,17 +171,7 @@ void revision_diff_candidate(struct handler_call *c)
 	struct catalog *candidate;
 	long from;
 
-	if (!handler_is_json(c->req->content_type)) {
-		problem_set(&c->problem, PROBLEM_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
-			    "POST /v1/catalog/diff takes Content-Type: application/json, not %s",
-			    c->req->content_type ? c->req->content_type : "no content type");
-		handler_fail(c);
-		return;
-	}
-	if (c->req->body_len > c->limits->max_body) {
-		problem_set(&c->problem, PROBLEM_PAYLOAD_TOO_LARGE, NULL, NULL,
-			    "the body is over %zu bytes", c->limits->max_body);
-		handler_fail(c);
+	if (!handler_json_body(c, "POST /v1/catalog/diff")) {
 		return;
 	}
 	if (c->q.from.p != NULL) {

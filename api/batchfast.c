@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "answer.h"
@@ -226,19 +227,56 @@ static bool key_is(struct slice key, const char *word)
 	return key.len == strlen(word) && memcmp(key.p, word, key.len) == 0;
 }
 
-/* The whole body checked: where the queries start, how many, the fields
- * list (p NULL: none). */
+/* The whole body checked, its queries read once: them (malloc'd, count
+ * of them; NULL when the body has none), and the fields list (p NULL:
+ * none). */
 struct shape {
-	size_t queries_at, count;
+	struct query *queries;
+	size_t count, cap;
 	struct slice fields;
 };
+
+/* Room for one more query; false when out of memory (the cJSON path then
+ * answers, or says why not). */
+static bool room_for_one(struct shape *sh, size_t max_batch)
+{
+	struct query *grown;
+	size_t cap;
+
+	if (sh->count < sh->cap) {
+		return true;
+	}
+	cap = sh->cap == 0 ? 64 : sh->cap * 2;
+	cap = cap < max_batch ? cap : max_batch;
+	grown = realloc(sh->queries, cap * sizeof(*grown));
+	if (grown == NULL) {
+		return false;
+	}
+	sh->queries = grown;
+	sh->cap = cap;
+	return true;
+}
+
+static bool read_queries(struct cursor *c, size_t max_batch, struct shape *sh)
+{
+	if (!punct(c, '[')) {
+		return false;
+	}
+	do {
+		if (sh->count >= max_batch || !room_for_one(sh, max_batch) ||
+		    !read_query(c, &sh->queries[sh->count])) {
+			return false;
+		}
+		sh->count++;
+	} while (punct(c, ','));
+	return punct(c, ']');
+}
 
 static bool read_shape(const char *text, size_t len, size_t max_batch, struct shape *sh)
 {
 	struct cursor c = {text, len, 0};
 	bool have_queries = false;
 
-	sh->fields = (struct slice){NULL, 0};
 	if (!punct(&c, '{')) {
 		return false;
 	}
@@ -249,20 +287,8 @@ static bool read_shape(const char *text, size_t len, size_t max_batch, struct sh
 			return false;
 		}
 		if (key_is(key, "queries") && !have_queries) {
-			struct query q;
-
 			have_queries = true;
-			if (!punct(&c, '[')) {
-				return false;
-			}
-			sh->queries_at = c.i;
-			sh->count = 0;
-			do {
-				if (!read_query(&c, &q) || ++sh->count > max_batch) {
-					return false;
-				}
-			} while (punct(&c, ','));
-			if (!punct(&c, ']')) {
+			if (!read_queries(&c, max_batch, sh)) {
 				return false;
 			}
 		} else if (key_is(key, "fields") && sh->fields.p == NULL) {
@@ -282,32 +308,27 @@ static bool read_shape(const char *text, size_t len, size_t max_batch, struct sh
 
 bool batchfast_answer(struct handler_call *c)
 {
-	struct shape sh;
-	struct cursor cur;
+	struct shape sh = {NULL, 0, 0, {NULL, 0}};
 	unsigned mask = FIELDS_ALL;
 	size_t failures = 0;
 	struct problem ignored;
 
 	if (!read_shape(c->req->body, c->req->body_len, c->limits->max_batch, &sh) ||
 	    (sh.fields.p != NULL && fields_parse(sh.fields, "fields", &mask, &ignored) != 0)) {
+		free(sh.queries);
 		return false;
 	}
-	/* from here on, the answer of the cJSON path (handler_splits.c write_batch),
-	 * from queries read the second time round, known good */
-	cur = (struct cursor){c->req->body, c->req->body_len, sh.queries_at};
+	/* from here on, the answer of the cJSON path (handler_splits.c write_batch) */
 	jsonw_reserve(&c->w, sh.count * (mask == FIELDS_ALL ? 640 : 160));
 	jsonw_object_begin(&c->w);
 	jsonw_kv_u64(&c->w, "count", sh.count);
 	jsonw_key(&c->w, "results");
 	jsonw_array_begin(&c->w);
 	for (size_t i = 0; i < sh.count; i++) {
-		struct query q;
 		struct decision d;
 		struct problem p;
 
-		read_query(&cur, &q);
-		punct(&cur, ',');
-		if (decide_run(c->ctx->catalog, &q, &d, &p) != 0) {
+		if (decide_run(c->ctx->catalog, &sh.queries[i], &d, &p) != 0) {
 			failures++;
 			jsonw_object_begin(&c->w);
 			jsonw_key(&c->w, "error");
@@ -322,6 +343,7 @@ bool batchfast_answer(struct handler_call *c)
 			fields_write(&c->w, &d, c->ctx->catalog, mask);
 		}
 	}
+	free(sh.queries);
 	jsonw_array_end(&c->w);
 	jsonw_kv_u64(&c->w, "failures", failures);
 	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);

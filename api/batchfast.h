@@ -17,8 +17,10 @@
  * are those of the cJSON path, byte for byte: fuzz/fuzz_batch.c checks
  * exactly that, input by input.
  *
- * Reads the body in place: the queries' slices point into it. No
- * allocation beyond the answer's writer; thread-safe (no state).
+ * Reads the body once, in place: the queries' slices point into it, the
+ * queries themselves go to one array (grown by doubling, freed before
+ * it returns), so each query is read once, not checked and then read
+ * again. Thread-safe (no state).
  */
 #ifndef SPLITKD_BATCHFAST_H
 #define SPLITKD_BATCHFAST_H

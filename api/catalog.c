@@ -163,7 +163,8 @@ static int load_policy(const cJSON *v, struct catalog_target *t, struct where *a
 		       size_t cap)
 {
 	if (!cJSON_IsString(v) ||
-	    !splitk_parse(v->valuestring, strlen(v->valuestring), &t->declared_policy)) {
+	    !splitk_parse_requested(v->valuestring, strlen(v->valuestring), &t->declared_policy,
+				    &t->declared_requested)) {
 		fail(err, cap, at, "attn_decode_splitk",
 		     "must be a policy spelling: legacy, auto, off, or a split count");
 		return -1;
@@ -418,6 +419,69 @@ static int load_entries(struct catalog *cat, enum catalog_kind kind, const cJSON
 	return 0;
 }
 
+static unsigned fold(char c)
+{
+	unsigned char ch = (unsigned char)c;
+
+	return ch >= 'A' && ch <= 'Z' ? ch | 0x20u : ch;
+}
+
+/* A hash of the length and three bytes (first, middle, last; ASCII case
+ * folded, as names_equal compares): a catalog's names mostly differ
+ * there, and a whole-name hash costs more than the scan it replaces. */
+static size_t name_hash(const char *name, size_t len)
+{
+	uint32_t h;
+
+	if (len == 0) {
+		return 0;
+	}
+	h = (uint32_t)len ^ fold(name[0]) << 8 ^ fold(name[len / 2]) << 16 ^ fold(name[len - 1]) << 24;
+	return (h * 2654435761u) >> 16;
+}
+
+static void index_put(struct catalog_index *x, const char *name, size_t len, size_t entry,
+		      unsigned which)
+{
+	size_t at = name_hash(name, len) & x->mask;
+
+	while (x->slots[at] != 0) {
+		at = (at + 1) & x->mask;
+	}
+	x->slots[at] = (uint32_t)(entry + 1) << 4 | which;
+}
+
+/* The index of one kind: slots for at least twice its names, so a probe
+ * meets an empty slot soon. Names are unique (check_unique), so the one
+ * entry an index finds is the one a scan finds. */
+static int build_index(struct catalog *cat, enum catalog_kind kind)
+{
+	struct catalog_index *x = &cat->index[kind];
+	size_t count = catalog_count(cat, kind), names = 0, slots = 16;
+
+	_Static_assert(CATALOG_MAX_ALIASES < 15, "which spelling fits four bits");
+	for (size_t i = 0; i < count; i++) {
+		names += 1 + catalog_names_of(cat, kind, i)->num_aliases;
+	}
+	while (slots < 2 * names) {
+		slots *= 2;
+	}
+	x->slots = calloc(slots, sizeof(*x->slots));
+	if (x->slots == NULL) {
+		return -1;
+	}
+	x->mask = slots - 1;
+	for (size_t i = 0; i < count; i++) {
+		const struct catalog_names *n = catalog_names_of(cat, kind, i);
+
+		index_put(x, n->name, n->name_len, i, 0);
+		for (size_t a = 0; a < n->num_aliases; a++) {
+			index_put(x, n->aliases[a], n->alias_lens[a], i, 1 + (unsigned)a);
+		}
+	}
+	return 0;
+}
+
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
 {
 	static const char *const top_fields[] = {"targets", "models"};
@@ -464,6 +528,10 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 	    check_unique(cat, err, err_cap) != 0) {
 		goto fail;
 	}
+	if (build_index(cat, CATALOG_TARGETS) != 0 || build_index(cat, CATALOG_MODELS) != 0) {
+		snprintf(err, err_cap, "out of memory");
+		goto fail;
+	}
 	compute_digest(cat);
 	return cat;
 fail:
@@ -477,6 +545,8 @@ void catalog_free(struct catalog *cat)
 		return;
 	}
 	cJSON_Delete(cat->tree);
+	free(cat->index[CATALOG_TARGETS].slots);
+	free(cat->index[CATALOG_MODELS].slots);
 	free(cat->targets);
 	free(cat->models);
 	free(cat);
@@ -513,8 +583,23 @@ static bool is_named(const struct catalog_names *n, const char *name, size_t len
 
 long catalog_find(const struct catalog *cat, enum catalog_kind kind, const char *name, size_t len)
 {
+	const struct catalog_index *x = &cat->index[kind];
 	size_t count = catalog_count(cat, kind);
 
+	if (x->slots != NULL) {
+		for (size_t at = name_hash(name, len) & x->mask; x->slots[at] != 0;
+		     at = (at + 1) & x->mask) {
+			size_t i = (x->slots[at] >> 4) - 1u;
+			unsigned which = x->slots[at] & 15u;
+			const struct catalog_names *n = catalog_names_of(cat, kind, i);
+			size_t n_len = which == 0 ? n->name_len : n->alias_lens[which - 1];
+
+			if (n_len == len && same_name(name, len, which == 0 ? n->name : n->aliases[which - 1])) {
+				return (long)i;
+			}
+		}
+		return -1;
+	}
 	for (size_t i = 0; i < count; i++) {
 		if (is_named(catalog_names_of(cat, kind, i), name, len)) {
 			return (long)i;

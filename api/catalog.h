@@ -47,6 +47,7 @@ struct catalog_target {
 	const char *declared;                /* the spelling, as written */
 	size_t declared_len;
 	struct splitk_policy declared_policy; /* what it parses to */
+	uint32_t declared_requested;          /* its count as written (splitk_parse_requested) */
 	const char *notes;                   /* NULL when absent */
 };
 
@@ -61,12 +62,22 @@ struct catalog_model {
 /* The two lists a catalog holds. */
 enum catalog_kind { CATALOG_TARGETS, CATALOG_MODELS };
 
+/* Every name and alias of one kind, hashed (ASCII case folded): a slot
+ * holds a spelling, (entry index + 1) << 4 | which (0 the name, 1 + a
+ * alias a), and 0 is empty; open addressing, linear probes. slots NULL:
+ * no index (catalog_find scans). */
+struct catalog_index {
+	uint32_t *slots;
+	size_t mask; /* slots - 1, a power of two less one */
+};
+
 struct catalog {
 	struct catalog_target *targets;
 	size_t num_targets;
 	struct catalog_model *models;
 	size_t num_models;
 	char digest[CATALOG_DIGEST_LEN + 1];
+	struct catalog_index index[2]; /* by enum catalog_kind */
 	void *tree; /* the parsed JSON the strings above point into */
 };
 

@@ -68,8 +68,11 @@ static void resolve_policy(struct decision *d)
 	const struct splitk_resolution *r = &d->res;
 	char *out;
 
-	d->res = splitk_resolve_detail(d->declared_spelling.p, d->declared_spelling.len,
-				       d->override.p, d->override.len);
+	d->res = d->declared_from_target
+			 ? splitk_resolve_read(d->target->declared_policy, d->target->declared_requested,
+					       d->override.p, d->override.len)
+			 : splitk_resolve_detail(d->declared_spelling.p, d->declared_spelling.len,
+						 d->override.p, d->override.len);
 	if (!r->declared_parses) {
 		warn_unparsed(d, "declared", d->declared_spelling, "it reads as legacy");
 	}
@@ -158,6 +161,7 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	if (q->declared.p == NULL) {
 		d->declared_spelling = d->target ? (struct slice){d->target->declared, d->target->declared_len}
 						 : (struct slice){"legacy", 6};
+		d->declared_from_target = d->target != NULL;
 	}
 	d->shape = decide_shape_of(q);
 	d->override = q->override;
@@ -179,6 +183,7 @@ void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
 	d->num_q_heads = m->num_q_heads;
 	d->head_dim = m->head_dim;
 	d->declared_spelling = (struct slice){t->declared, t->declared_len};
+	d->declared_from_target = true;
 	d->shape = shape;
 	d->override = override;
 	resolve_policy(d);

@@ -50,6 +50,7 @@ struct decision {
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
 	struct decide_shape shape;
 	struct slice declared_spelling; /* as written: the query's, the target's, or "legacy" */
+	bool declared_from_target;      /* the target's: read once, at catalog load */
 	struct slice override;          /* p NULL: unset */
 	struct splitk_resolution res;   /* the core's resolution of the two */
 	uint32_t ref_seqs, num_splits, workspace_slots;

@@ -274,16 +274,10 @@ size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX])
 	return n;
 }
 
-struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
-					       const char *override, size_t override_len)
+/* What the override does to a resolution whose declaration is read. */
+static struct splitk_resolution resolve_override(struct splitk_resolution r, const char *override,
+						 size_t override_len)
 {
-	struct splitk_resolution r = {{{SPLITK_LEGACY, 0}, false}, false, {SPLITK_LEGACY, 0}, 0,
-				      false, {SPLITK_LEGACY, 0}, 0};
-
-	/* A declaration that does not parse is legacy, as the seed's
-	 * parse(declared).unwrap_or(Legacy). */
-	r.declared_parses = splitk_parse_requested(declared, declared_len, &r.declared,
-						   &r.declared_requested);
 	r.resolved.policy = r.declared;
 	/* An override that does not parse keeps the declaration: a typo that
 	 * silently became `auto` would arm a geometry change with no receipt. */
@@ -295,6 +289,32 @@ struct splitk_resolution splitk_resolve_detail(const char *declared, size_t decl
 		r.resolved.from_override = true;
 	}
 	return r;
+}
+
+#define NO_RESOLUTION                                                                              \
+	{{{SPLITK_LEGACY, 0}, false}, false, {SPLITK_LEGACY, 0}, 0, false, {SPLITK_LEGACY, 0}, 0}
+
+struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
+					       const char *override, size_t override_len)
+{
+	struct splitk_resolution r = NO_RESOLUTION;
+
+	/* A declaration that does not parse is legacy, as the seed's
+	 * parse(declared).unwrap_or(Legacy). */
+	r.declared_parses = splitk_parse_requested(declared, declared_len, &r.declared,
+						   &r.declared_requested);
+	return resolve_override(r, override, override_len);
+}
+
+struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
+					     const char *override, size_t override_len)
+{
+	struct splitk_resolution r = NO_RESOLUTION;
+
+	r.declared_parses = true;
+	r.declared = declared;
+	r.declared_requested = declared_requested;
+	return resolve_override(r, override, override_len);
 }
 
 struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,

@@ -111,6 +111,11 @@ struct splitk_resolution {
  * why the answer is what it is without parsing again. Same arguments. */
 struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
 					       const char *override, size_t override_len);
+/* splitk_resolve_detail for a declaration already read (a catalog's, read
+ * once at load by splitk_parse_requested to `declared` and
+ * `declared_requested`): the same resolution, without parsing it again. */
+struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
+					     const char *override, size_t override_len);
 
 /* The reference batch the legacy rule reads: max(num_seqs, max_decode_seqs). */
 uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);

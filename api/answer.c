@@ -6,11 +6,15 @@
 
 void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat)
 {
-	/* the common answer from literal fragments (fragment.c), the same bytes */
-	if (!d->explain && fragment_bound(d, cat) <= FRAGMENT_STACK) {
-		char text[FRAGMENT_STACK];
+	/* the common answer from literal fragments (fragment.c), the same
+	 * bytes, written in place */
+	if (!d->explain) {
+		size_t bound = fragment_bound(d, cat);
+		char *at = jsonw_raw_room(w, bound);
 
-		jsonw_raw(w, text, fragment_write(text, d, cat));
+		if (at != NULL) {
+			jsonw_raw_done(w, fragment_write(at, d, cat));
+		}
 		return;
 	}
 	answer_write_members(w, d, cat);

@@ -131,19 +131,22 @@ size_t fragment_bound(const struct decision *d, const struct catalog *cat)
 	/* keys, punctuation, labels and numbers: well under 512 bytes */
 	size_t n = 512 + DECIMAL_U128_MAX;
 
+	/* a catalog name and a plain warning are copied whole (put_plain) */
 	if (d->target != NULL) {
-		n += string_bound(d->target->names.name_len);
+		n += d->target->names.name_len + 2;
 	}
 	if (d->model != NULL) {
-		n += string_bound(d->model->names.name_len);
+		n += d->model->names.name_len + 2;
 	}
 	if (d->override.p != NULL) {
 		n += string_bound(d->override.len);
 	}
 	for (size_t i = 0; i < d->num_warnings; i++) {
-		n += string_bound(warning_len(d, i)) + 1;
+		size_t len = warning_len(d, i);
+
+		n += (d->warning_plain[i] ? len + 2 : string_bound(len)) + 1;
 	}
-	return n + string_bound(strlen(cat->digest));
+	return n + strlen(cat->digest) + 2; /* "fnv1a64:" and hex: plain */
 }
 
 size_t fragment_write(char *out, const struct decision *d, const struct catalog *cat)

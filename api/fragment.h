@@ -21,11 +21,6 @@
 #include "catalog.h"
 #include "decide.h"
 
-/* What a caller keeps on its stack for fragment_write: an answer whose bound
- * is larger (long warnings or echoed input to escape) takes the writer's
- * member-by-member path. */
-#define FRAGMENT_STACK 2048
-
 /* The most bytes fragment_write can write for d: a bound, not the length. */
 size_t fragment_bound(const struct decision *d, const struct catalog *cat);
 

@@ -310,6 +310,17 @@ void jsonw_raw(struct jsonw *w, const char *json, size_t len)
 	put(w, json, len);
 }
 
+char *jsonw_raw_room(struct jsonw *w, size_t max)
+{
+	separate(w);
+	return reserve(w, max);
+}
+
+void jsonw_raw_done(struct jsonw *w, size_t len)
+{
+	w->len += len;
+}
+
 void jsonw_strs(struct jsonw *w, const char *const *s, size_t n)
 {
 	jsonw_array_begin(w);

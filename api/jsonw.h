@@ -85,6 +85,11 @@ size_t jsonw_escape(char *out, size_t cap, const char *s, size_t len);
 
 /* Inserts already valid JSON text as one value. */
 void jsonw_raw(struct jsonw *w, const char *json, size_t len);
+/* jsonw_raw written in place: room for at most `max` bytes of one value
+ * (the comma before it already placed), NULL once the writer has failed;
+ * the caller writes there, then says how many with jsonw_raw_done. */
+char *jsonw_raw_room(struct jsonw *w, size_t max);
+void jsonw_raw_done(struct jsonw *w, size_t len);
 
 /* jsonw_keyn with a NUL-terminated key. Inline, so that the length of a
  * literal key is folded at compile time (strlen was 5% of a batch). */

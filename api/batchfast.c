@@ -20,6 +20,10 @@ struct cursor {
  * body is not the common shape. */
 static inline void skip_ws(struct cursor *c)
 {
+	/* the common body has none: one compare when the next byte is not */
+	if (c->i < c->n && (unsigned char)c->s[c->i] > ' ') {
+		return;
+	}
 	while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\n' || c->s[c->i] == '\r' ||
 			       c->s[c->i] == '\t')) {
 		c->i++;
@@ -150,7 +154,8 @@ _Static_assert(NUM_INPUTS == (size_t)__builtin_popcount(DECIDE_FIELDS),
 
 /* The input whose name is the key at the cursor (at its opening quote),
  * stepping over the key and its closing quote; NULL for any other key.
- * Compared in place: a key needs no scan of its own. */
+ * Compared in place: a key needs no scan of its own. The length, then the
+ * first two bytes, then the rest; each name is at least five bytes. */
 static const struct input *input_at(struct cursor *c)
 {
 	const char *at = c->s + c->i + 1;
@@ -159,8 +164,8 @@ static const struct input *input_at(struct cursor *c)
 	for (size_t i = 0; i < NUM_INPUTS; i++) {
 		const struct input *in = &inputs[i];
 
-		if (in->len < room && at[0] == in->name[0] && at[in->len] == '"' &&
-		    memcmp(at, in->name, in->len) == 0) {
+		if (in->len < room && at[in->len] == '"' && at[0] == in->name[0] &&
+		    at[1] == in->name[1] && memcmp(at + 2, in->name + 2, in->len - 2) == 0) {
 			c->i += in->len + 2;
 			return in;
 		}

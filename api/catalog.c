@@ -429,26 +429,23 @@ static unsigned fold(char c)
 /* A hash of the length and three bytes (first, middle, last; ASCII case
  * folded, as names_equal compares): a catalog's names mostly differ
  * there, and a whole-name hash costs more than the scan it replaces. */
-static size_t name_hash(const char *name, size_t len)
+static inline size_t name_hash(const char *name, size_t len)
 {
-	uint32_t h;
+	uint32_t h = len == 0 ? 0
+			      : (uint32_t)len ^ fold(name[0]) << 8 ^ fold(name[len / 2]) << 16 ^
+					fold(name[len - 1]) << 24;
 
-	if (len == 0) {
-		return 0;
-	}
-	h = (uint32_t)len ^ fold(name[0]) << 8 ^ fold(name[len / 2]) << 16 ^ fold(name[len - 1]) << 24;
 	return (h * 2654435761u) >> 16;
 }
 
-static void index_put(struct catalog_index *x, const char *name, size_t len, size_t entry,
-		      unsigned which)
+static void index_put(struct catalog_index *x, const char *name, size_t len, size_t entry)
 {
 	size_t at = name_hash(name, len) & x->mask;
 
-	while (x->slots[at] != 0) {
+	while (x->slots[at].name != NULL) {
 		at = (at + 1) & x->mask;
 	}
-	x->slots[at] = (uint32_t)(entry + 1) << 4 | which;
+	x->slots[at] = (struct catalog_slot){name, (uint32_t)len, (uint32_t)entry};
 }
 
 /* The index of one kind: slots for at least twice its names, so a probe
@@ -459,7 +456,6 @@ static int build_index(struct catalog *cat, enum catalog_kind kind)
 	struct catalog_index *x = &cat->index[kind];
 	size_t count = catalog_count(cat, kind), names = 0, slots = 16;
 
-	_Static_assert(CATALOG_MAX_ALIASES < 15, "which spelling fits four bits");
 	for (size_t i = 0; i < count; i++) {
 		names += 1 + catalog_names_of(cat, kind, i)->num_aliases;
 	}
@@ -474,9 +470,9 @@ static int build_index(struct catalog *cat, enum catalog_kind kind)
 	for (size_t i = 0; i < count; i++) {
 		const struct catalog_names *n = catalog_names_of(cat, kind, i);
 
-		index_put(x, n->name, n->name_len, i, 0);
+		index_put(x, n->name, n->name_len, i);
 		for (size_t a = 0; a < n->num_aliases; a++) {
-			index_put(x, n->aliases[a], n->alias_lens[a], i, 1 + (unsigned)a);
+			index_put(x, n->aliases[a], n->alias_lens[a], i);
 		}
 	}
 	return 0;
@@ -584,22 +580,20 @@ static bool is_named(const struct catalog_names *n, const char *name, size_t len
 long catalog_find(const struct catalog *cat, enum catalog_kind kind, const char *name, size_t len)
 {
 	const struct catalog_index *x = &cat->index[kind];
-	size_t count = catalog_count(cat, kind);
+	size_t count;
 
 	if (x->slots != NULL) {
-		for (size_t at = name_hash(name, len) & x->mask; x->slots[at] != 0;
+		for (size_t at = name_hash(name, len) & x->mask; x->slots[at].name != NULL;
 		     at = (at + 1) & x->mask) {
-			size_t i = (x->slots[at] >> 4) - 1u;
-			unsigned which = x->slots[at] & 15u;
-			const struct catalog_names *n = catalog_names_of(cat, kind, i);
-			size_t n_len = which == 0 ? n->name_len : n->alias_lens[which - 1];
+			const struct catalog_slot *s = &x->slots[at];
 
-			if (n_len == len && same_name(name, len, which == 0 ? n->name : n->aliases[which - 1])) {
-				return (long)i;
+			if (s->len == len && same_name(name, len, s->name)) {
+				return (long)s->entry;
 			}
 		}
 		return -1;
 	}
+	count = catalog_count(cat, kind);
 	for (size_t i = 0; i < count; i++) {
 		if (is_named(catalog_names_of(cat, kind, i), name, len)) {
 			return (long)i;

@@ -62,12 +62,17 @@ struct catalog_model {
 /* The two lists a catalog holds. */
 enum catalog_kind { CATALOG_TARGETS, CATALOG_MODELS };
 
-/* Every name and alias of one kind, hashed (ASCII case folded): a slot
- * holds a spelling, (entry index + 1) << 4 | which (0 the name, 1 + a
- * alias a), and 0 is empty; open addressing, linear probes. slots NULL:
- * no index (catalog_find scans). */
+/* Every name and alias of one kind, hashed (ASCII case folded), in open
+ * addressing with linear probes: a slot holds the spelling, its length
+ * and its entry's index; name NULL is empty. slots NULL: no index
+ * (catalog_find scans). */
+struct catalog_slot {
+	const char *name;
+	uint32_t len, entry;
+};
+
 struct catalog_index {
-	uint32_t *slots;
+	struct catalog_slot *slots;
 	size_t mask; /* slots - 1, a power of two less one */
 };
 

@@ -36,7 +36,14 @@ static inline char *reserve(struct jsonw *w, size_t n)
 
 void jsonw_reserve(struct jsonw *w, size_t n)
 {
-	(void)reserve(w, n);
+	if (w->failed || n + 1 <= w->cap - w->len) {
+		return;
+	}
+	if (n > SIZE_MAX - w->len - 1) {
+		w->failed = true;
+		return;
+	}
+	(void)buf_grow_to(&w->out, w->len + n + 1);
 }
 
 static inline void put(struct jsonw *w, const char *s, size_t n)

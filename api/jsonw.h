@@ -47,8 +47,10 @@ void jsonw_cleanup(struct jsonw *w);
  * writer failed. The writer is left empty. */
 char *jsonw_take(struct jsonw *w, size_t *len);
 
-/* Grows the buffer to hold at least n more bytes in one step (a hint for
- * large answers); on failure the writer is marked failed. */
+/* Grows the buffer to hold n more bytes in one step, to exactly that
+ * (a hint for large answers: doubling would round a 655 KiB batch answer
+ * up to 1 MiB, past the heap's mmap threshold, server/main.c); on
+ * failure the writer is marked failed. */
 void jsonw_reserve(struct jsonw *w, size_t n);
 
 /* Writes a NUL after the text (not counted in len), for callers that read

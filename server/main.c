@@ -224,16 +224,20 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 }
 
 
-/* A batch's answer and body are hundreds of KiB, over glibc's first
- * mmap threshold (128 KiB): each request would map fresh pages, fault
- * every one of them in (zeroed) and unmap them again. Served from the
- * heap instead, and the heap's top kept, the pages are reused: batch
- * answers 1,300 -> 1,480 a second on one thread here (bench/README.md).
- * What a peak took stays mapped, up to the trim threshold per arena. */
+/* A batch's answer (about 340 KiB for 1,024 queries, 640 bytes a query
+ * reserved) and its queries are over glibc's first mmap threshold (128
+ * KiB): each request mapped fresh pages, faulted every one in (zeroed)
+ * and unmapped them again (84 page faults a batch here). Up to 768 KiB
+ * now comes from the heap, and up to 16 MiB of free heap top is kept
+ * (a worker with 16 batch answers in flight holds about 14 MiB; with 4
+ * MiB kept, 36 faults a batch remained): batch answers 1,300 -> 1,650 a
+ * second on one thread here (bench/README.md). A larger buffer — a body
+ * near --max-body — is still mapped and given back when freed, so what a
+ * burst of large bodies took returns to the system (make overload). */
 static void keep_large_buffers(void)
 {
 #ifdef M_MMAP_THRESHOLD
-	mallopt(M_MMAP_THRESHOLD, 8 << 20);
+	mallopt(M_MMAP_THRESHOLD, 768 << 10);
 	mallopt(M_TRIM_THRESHOLD, 16 << 20);
 #endif
 }

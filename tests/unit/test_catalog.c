@@ -186,6 +186,49 @@ Test(catalog, lookup_is_case_insensitive_over_names_and_aliases)
 	catalog_free(cat);
 }
 
+/* The name index (catalog.h) against the scan it replaced: the most
+ * entries a catalog takes, names and aliases alike in length, first,
+ * middle and last byte (so their hashes collide and the probes run long),
+ * each found as itself, in upper case, and never a near miss. */
+Test(catalog, every_name_and_alias_of_a_full_catalog_is_found_by_the_index)
+{
+	static char json[CATALOG_MAX_ENTRIES * 160 + 128];
+	char err[256], name[32];
+	size_t n = 0;
+	struct catalog *cat;
+
+	n += (size_t)snprintf(json + n, sizeof(json) - n, "{\"targets\":[");
+	for (int i = 0; i < CATALOG_MAX_ENTRIES; i++) {
+		n += (size_t)snprintf(json + n, sizeof(json) - n,
+				      "%s{\"name\":\"t%03dt\",\"aliases\":[\"a%03da\",\"x%04dx\"],"
+				      "\"sm_count\":%d,\"attn_decode_splitk\":\"auto\"}",
+				      i ? "," : "", i, i, i, i + 1);
+	}
+	n += (size_t)snprintf(json + n, sizeof(json) - n,
+			      "],\"models\":[{\"name\":\"m\",\"num_q_heads\":8}]}");
+	cr_assert_lt(n, sizeof(json));
+	cat = catalog_load(json, n, err, sizeof(err));
+	cr_assert_not_null(cat, "%s", err);
+	for (int i = 0; i < CATALOG_MAX_ENTRIES; i++) {
+		const char *forms[] = {"t%03dt", "a%03da", "x%04dx", "T%03dT", "X%04dX"};
+
+		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+			const struct catalog_target *t;
+
+			snprintf(name, sizeof(name), forms[f], i);
+			t = catalog_find_target(cat, name, strlen(name));
+			cr_assert_not_null(t, "%s", name);
+			cr_assert_eq(t->sm_count, (uint32_t)i + 1, "%s found entry %u", name, t->sm_count);
+		}
+		snprintf(name, sizeof(name), "t%03dx", i);
+		cr_assert_null(catalog_find_target(cat, name, strlen(name)), "%s", name);
+		snprintf(name, sizeof(name), "t%04dt", i);
+		cr_assert_null(catalog_find_target(cat, name, strlen(name)), "%s", name);
+	}
+	cr_assert_null(catalog_find_target(cat, "", 0));
+	catalog_free(cat);
+}
+
 Test(catalog, empty_lists_are_a_valid_catalog)
 {
 	const char *e = "{\"targets\":[],\"models\":[]}";

@@ -59,3 +59,29 @@ void answer_write_members(struct jsonw *w, const struct decision *d, const struc
 	}
 	jsonw_object_end(w);
 }
+
+void answer_batch_begin(struct jsonw *w, size_t count, size_t each_bytes)
+{
+	/* size the buffer once, not by doubling */
+	jsonw_reserve(w, count * each_bytes);
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "count", count);
+	jsonw_key(w, "results");
+	jsonw_array_begin(w);
+}
+
+void answer_batch_error(struct jsonw *w, const struct problem *p)
+{
+	jsonw_object_begin(w);
+	jsonw_key(w, "error");
+	problem_write(w, p);
+	jsonw_object_end(w);
+}
+
+void answer_batch_end(struct jsonw *w, size_t failures, const struct catalog *cat)
+{
+	jsonw_array_end(w);
+	jsonw_kv_u64(w, "failures", failures);
+	jsonw_kv_str(w, "catalog", cat->digest);
+	jsonw_object_end(w);
+}

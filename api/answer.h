@@ -24,4 +24,13 @@ void answer_write(struct jsonw *w, const struct decision *d, const struct catalo
  * the fragments to. */
 void answer_write_members(struct jsonw *w, const struct decision *d, const struct catalog *cat);
 
+/* A POST /v1/splits batch answer around its results, one writer call
+ * each: {"count":N,"results":[ (the writer sized for count answers of
+ * about each_bytes), then per query an answer or {"error":problem}, then
+ * ],"failures":F,"catalog":digest}. The cJSON and the fast reader's paths
+ * (handler_splits.c, batchfast.c) both write through these. */
+void answer_batch_begin(struct jsonw *w, size_t count, size_t each_bytes);
+void answer_batch_error(struct jsonw *w, const struct problem *p);
+void answer_batch_end(struct jsonw *w, size_t failures, const struct catalog *cat);
+
 #endif /* SPLITKD_ANSWER_H */

@@ -324,34 +324,20 @@ bool batchfast_answer(struct handler_call *c)
 		return false;
 	}
 	/* from here on, the answer of the cJSON path (handler_splits.c write_batch) */
-	jsonw_reserve(&c->w, sh.count * (mask == FIELDS_ALL ? 640 : 160));
-	jsonw_object_begin(&c->w);
-	jsonw_kv_u64(&c->w, "count", sh.count);
-	jsonw_key(&c->w, "results");
-	jsonw_array_begin(&c->w);
+	answer_batch_begin(&c->w, sh.count, FIELDS_ANSWER_BYTES(mask));
 	for (size_t i = 0; i < sh.count; i++) {
 		struct decision d;
 		struct problem p;
 
 		if (decide_run(c->ctx->catalog, &sh.queries[i], &d, &p) != 0) {
 			failures++;
-			jsonw_object_begin(&c->w);
-			jsonw_key(&c->w, "error");
-			problem_write(&c->w, &p);
-			jsonw_object_end(&c->w);
+			answer_batch_error(&c->w, &p);
 			continue;
 		}
-		handler_count_decision(c, d.target ? d.target->names.name : NULL, d.res.resolved.policy.kind);
-		if (mask == FIELDS_ALL) {
-			answer_write(&c->w, &d, c->ctx->catalog);
-		} else {
-			fields_write(&c->w, &d, c->ctx->catalog, mask);
-		}
+		handler_count_decision(c, &d);
+		fields_answer(&c->w, &d, c->ctx->catalog, mask);
 	}
 	free(sh.queries);
-	jsonw_array_end(&c->w);
-	jsonw_kv_u64(&c->w, "failures", failures);
-	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
-	jsonw_object_end(&c->w);
+	answer_batch_end(&c->w, failures, c->ctx->catalog);
 	return true;
 }

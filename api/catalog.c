@@ -548,7 +548,6 @@ void catalog_free(struct catalog *cat)
 	free(cat);
 }
 
-/* Same length first: most names differ there, and it costs one compare. */
 /* The first bytes alike but for ASCII case: most other names of the same
  * length differ there, and this is cheaper than the call. */
 static bool same_first(const char *a, const char *b)
@@ -564,39 +563,16 @@ static bool same_name(const char *name, size_t len, const char *word)
 	       (same_first(name, word) && (memcmp(name, word, len) == 0 || names_equal(name, len, word)));
 }
 
-static bool is_named(const struct catalog_names *n, const char *name, size_t len)
-{
-	if (n->name_len == len && same_name(name, len, n->name)) {
-		return true;
-	}
-	for (size_t a = 0; a < n->num_aliases; a++) {
-		if (n->alias_lens[a] == len && same_name(name, len, n->aliases[a])) {
-			return true;
-		}
-	}
-	return false;
-}
-
 long catalog_find(const struct catalog *cat, enum catalog_kind kind, const char *name, size_t len)
 {
 	const struct catalog_index *x = &cat->index[kind];
-	size_t count;
 
-	if (x->slots != NULL) {
-		for (size_t at = name_hash(name, len) & x->mask; x->slots[at].name != NULL;
-		     at = (at + 1) & x->mask) {
-			const struct catalog_slot *s = &x->slots[at];
+	for (size_t at = name_hash(name, len) & x->mask; x->slots[at].name != NULL;
+	     at = (at + 1) & x->mask) {
+		const struct catalog_slot *s = &x->slots[at];
 
-			if (s->len == len && same_name(name, len, s->name)) {
-				return (long)s->entry;
-			}
-		}
-		return -1;
-	}
-	count = catalog_count(cat, kind);
-	for (size_t i = 0; i < count; i++) {
-		if (is_named(catalog_names_of(cat, kind, i), name, len)) {
-			return (long)i;
+		if (s->len == len && same_name(name, len, s->name)) {
+			return (long)s->entry;
 		}
 	}
 	return -1;

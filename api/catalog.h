@@ -64,8 +64,8 @@ enum catalog_kind { CATALOG_TARGETS, CATALOG_MODELS };
 
 /* Every name and alias of one kind, hashed (ASCII case folded), in open
  * addressing with linear probes: a slot holds the spelling, its length
- * and its entry's index; name NULL is empty. slots NULL: no index
- * (catalog_find scans). */
+ * and its entry's index; name NULL is empty. catalog_load builds both
+ * kinds' (at least 16 slots, at least twice the spellings). */
 struct catalog_slot {
 	const char *name;
 	uint32_t len, entry;

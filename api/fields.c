@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "answer.h"
 #include "explain.h"
 #include "names.h"
 #include "quote.h"
@@ -180,4 +181,14 @@ void fields_write(struct jsonw *w, const struct decision *d, const struct catalo
 		explain_write(w, d);
 	}
 	jsonw_object_end(w);
+}
+
+void fields_answer(struct jsonw *w, const struct decision *d, const struct catalog *cat,
+		   unsigned mask)
+{
+	if (mask == FIELDS_ALL) {
+		answer_write(w, d, cat);
+	} else {
+		fields_write(w, d, cat, mask);
+	}
 }

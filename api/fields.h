@@ -71,4 +71,13 @@ int fields_parse(struct slice list, const char *param, unsigned *mask, struct pr
 void fields_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
 		  unsigned mask);
 
+/* About how many bytes one answer with these members takes (a batch sizes
+ * its writer by it): the whole answer is about 500. */
+#define FIELDS_ANSWER_BYTES(mask) ((mask) == FIELDS_ALL ? 640u : 160u)
+
+/* A decision's answer as a route writes it: the whole answer
+ * (answer_write, its literal fragments) for FIELDS_ALL, else fields_write. */
+void fields_answer(struct jsonw *w, const struct decision *d, const struct catalog *cat,
+		   unsigned mask);
+
 #endif /* SPLITKD_FIELDS_H */

@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 
+#include "decide.h"
 #include "exchange.h"
 #include "jsonw.h"
 #include "problem.h"
@@ -63,11 +64,11 @@ int handler_fail(struct handler_call *c);
 /* Reports one decision answered to the context's on_decision, if any:
  * the target's catalog name (NULL for an sm_count alone) and the kind of
  * policy it resolved to. Inline: every decision takes it. */
-static inline void handler_count_decision(const struct handler_call *c, const char *target,
-					  enum splitk_kind kind)
+static inline void handler_count_decision(const struct handler_call *c, const struct decision *d)
 {
 	if (c->ctx->on_decision != NULL) {
-		c->ctx->on_decision(c->ctx->on_decision_cls, target, kind);
+		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->names.name : NULL,
+				    d->res.resolved.policy.kind);
 	}
 }
 

@@ -10,14 +10,6 @@
 #include "jsonin.h"
 #include "revision.h"
 
-/* Reports a decision to the context's on_decision: by target name (NULL
- * for an sm_count alone) and the kind of policy it resolved to. */
-static void count_decision(const struct handler_call *c, const struct decision *d)
-{
-	handler_count_decision(c, d->target ? d->target->names.name : NULL,
-			       d->res.resolved.policy.kind);
-}
-
 /* One decision, answered, or its problem. */
 static void answer_one(struct handler_call *c, const struct query *q)
 {
@@ -29,12 +21,8 @@ static void answer_one(struct handler_call *c, const struct query *q)
 		handler_fail(c);
 		return;
 	}
-	count_decision(c, &d);
-	if (mask == FIELDS_ALL) {
-		answer_write(&c->w, &d, c->ctx->catalog);
-	} else {
-		fields_write(&c->w, &d, c->ctx->catalog, mask);
-	}
+	handler_count_decision(c, &d);
+	fields_answer(&c->w, &d, c->ctx->catalog, mask);
 }
 
 void handler_splits_get(struct handler_call *c)
@@ -47,12 +35,7 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 	size_t count = (size_t)cJSON_GetArraySize(queries), failures = 0;
 	const cJSON *item;
 
-	/* an answer is ~500 bytes: size the buffer once, not by doubling */
-	jsonw_reserve(&c->w, count * 640);
-	jsonw_object_begin(&c->w);
-	jsonw_kv_u64(&c->w, "count", count);
-	jsonw_key(&c->w, "results");
-	jsonw_array_begin(&c->w);
+	answer_batch_begin(&c->w, count, FIELDS_ANSWER_BYTES(mask));
 	cJSON_ArrayForEach(item, queries) {
 		struct query q;
 		struct decision d;
@@ -61,23 +44,13 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 		if (query_from_json(item, DECIDE_FIELDS, &q, &p) != 0 ||
 		    decide_run(c->ctx->catalog, &q, &d, &p) != 0) {
 			failures++;
-			jsonw_object_begin(&c->w);
-			jsonw_key(&c->w, "error");
-			problem_write(&c->w, &p);
-			jsonw_object_end(&c->w);
+			answer_batch_error(&c->w, &p);
 			continue;
 		}
-		count_decision(c, &d);
-		if (mask == FIELDS_ALL) {
-			answer_write(&c->w, &d, c->ctx->catalog);
-		} else {
-			fields_write(&c->w, &d, c->ctx->catalog, mask);
-		}
+		handler_count_decision(c, &d);
+		fields_answer(&c->w, &d, c->ctx->catalog, mask);
 	}
-	jsonw_array_end(&c->w);
-	jsonw_kv_u64(&c->w, "failures", failures);
-	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
-	jsonw_object_end(&c->w);
+	answer_batch_end(&c->w, failures, c->ctx->catalog);
 }
 
 /* A batch's "revision" beside its queries: absent, or a string to pin. */

@@ -312,8 +312,7 @@ static void evaluate(struct handler_call *c, const cJSON *context, struct evalua
 	if (!e->decided) {
 		return;
 	}
-	handler_count_decision(c, e->d.target ? e->d.target->names.name : NULL,
-				       e->d.res.resolved.policy.kind);
+	handler_count_decision(c, &e->d);
 	splitk_label(e->d.res.resolved.policy, e->label);
 	e->warnings[0] = '\0';
 	for (size_t i = 0; i < e->d.num_warnings; i++) {

@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h> /* TCP_NODELAY */
+#include <netinet/tcp.h> /* TCP_NODELAY, TCP_NOTSENT_LOWAT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -720,19 +720,34 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
+/*
+ * The most of an answer the kernel holds unsent for one connection
+ * (TCP_NOTSENT_LOWAT): send() takes no more while this much waits for the
+ * client's window. Without it a loopback socket's send buffer takes a
+ * whole answer at once, so 256 slow readers asking for /openapi.json
+ * (170 KiB) made the engines queue 44 MiB in the first second of a slow
+ * read flood: 1 to 3 s of kernel CPU (skb allocation and copies) while an
+ * honest client's request waited behind it, 100 to 350 ms (issue 33). It
+ * bounds what is unsent, not what is in flight, so a fast reader's
+ * throughput is the same (the kernel sends as it copies); a slow one
+ * holds 16 KiB of splitkd's memory, not the whole answer.
+ */
+#define UNSENT_MAX (16 * 1024)
+
 /* The listener admitted a connection: the table chose its engine. */
 static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct server *s = cls;
 	enum conntab_reason why;
 	struct conntab_conn *c = conntab_admit(&s->table, fd, addr, listener_now_ns(), &why);
-	int one = 1;
+	int one = 1, unsent_max = UNSENT_MAX;
 
 	if (c == NULL) {
 		close(fd); /* no request yet, so no status to send */
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &unsent_max, sizeof(unsent_max));
 	if (MHD_add_connection(s->engines[c->engine], fd, addr, len) != MHD_YES) {
 		conntab_release(&s->table, c); /* MHD closed the socket */
 		return -1;

@@ -557,3 +557,79 @@ Test(hostile, one_byte_at_a_time_is_still_a_request, .fini = stop, .timeout = 60
 	close(fd);
 	daemon_finish(&d);
 }
+
+/* The bytes the kernel holds in the send queue of splitkd's end of the
+ * connection whose client end is bound to client_port (/proc/net/tcp's
+ * tx_queue: sent but unacknowledged, and unsent), or -1 when not found. */
+static long server_send_queue(unsigned server_port, unsigned client_port)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[512];
+	long queued = -1;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned local, remote;
+		unsigned long tx;
+
+		/* any state: an answer fully handed to the kernel may already be
+		 * closing (FIN_WAIT1) with its bytes still queued */
+		if (sscanf(line, " %*u: %*x:%x %*x:%x %*x %lx:%*x", &local, &remote, &tx) == 3 &&
+		    local == server_port && remote == client_port) {
+			queued = (long)tx;
+		}
+	}
+	fclose(f);
+	return queued;
+}
+
+/* A client that asks for a large answer and does not read it holds a
+ * bounded share of it in splitkd's kernel buffers (UNSENT_MAX in http.c),
+ * not the whole answer: 256 such clients were a burst of 44 MiB of kernel
+ * copies that honest requests waited behind (issue 33). It still gets
+ * the whole answer once it reads. */
+Test(hostile, a_client_that_does_not_read_holds_a_bounded_share_of_its_answer, .fini = stop,
+     .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", NULL};
+	static const char req[] = "GET /openapi.json HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	struct reply doc;
+	struct sockaddr_in a = {0}, me = {0};
+	socklen_t me_len = sizeof(me);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), small = 1024;
+	long queued = -1, last = -2;
+	size_t got = 0;
+	char buf[65536];
+	ssize_t n;
+
+	daemon_start(&d, args);
+	doc = http(&d, "GET", "/openapi.json", NULL, NULL);
+	cr_assert_eq(doc.status, 200);
+	/* the bound means something only for an answer well past it */
+	cr_assert_gt(doc.len, 128 * 1024, "openapi.json is %zu bytes", doc.len);
+	/* a receive window of about 1 KiB, set before the handshake */
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)d.port);
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&me, &me_len), 0);
+	cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)(sizeof(req) - 1));
+	/* wait until splitkd has queued what it will (two equal readings
+	 * 100 ms apart), 3 s at most */
+	for (int i = 0; i < 30 && (queued <= 0 || queued != last); i++) {
+		sleep_ms(100);
+		last = queued;
+		queued = server_send_queue(d.port, ntohs(me.sin_port));
+	}
+	cr_assert_gt(queued, 0, "splitkd has not begun the answer");
+	cr_assert_leq(queued, 64 * 1024, "%ld bytes of a %zu-byte answer queued for a client that does not read",
+		      queued, doc.len);
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		got += (size_t)n;
+	}
+	cr_assert_gt(got, doc.len, "the answer (%zu bytes with its headers) is whole", got);
+	close(fd);
+	reply_free(&doc);
+	daemon_finish(&d);
+}

@@ -19,6 +19,8 @@
 #   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
 #   tls    build + certtool (the tests' CA and certificates), testssl.sh, curl
+#   unit   systemd-analyze (the systemd package) and man-db for the unit's
+#          checks, and strace for the system call check
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -108,13 +110,18 @@ tls)
 	need_cmd testssl testssl.sh
 	need_cmd curl curl
 	;;
+unit)
+	need_cmd systemd-analyze systemd
+	need_cmd man man-db # verify looks up the man page Documentation= names
+	need_cmd strace strace
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls|unit" >&2
 	exit 2
 	;;
 esac

@@ -8,6 +8,7 @@
 #   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
 #              ofrep-test, testssl (CI runs it after test)
+#   deb        the Debian packages under build/deb, checked by lintian
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   browser-test  the page in headless Chromium (part of check-extra)
@@ -473,11 +474,19 @@ image-test:
 	@sh scripts/deps.sh image
 	@bash tests/container/image-test.sh
 
-# ---------------------------------------------------------------- unit
-# Issue 30. `make unit-check` (in `make test`): the unit as `make install`
-# writes it passes `systemd-analyze verify` silently and rates 1.5 at most
-# in `systemd-analyze security --offline=true`.
-.PHONY: unit-check
+# ---------------------------------------------------------------- debian
+# Issue 30. `make deb`: the packages with debhelper and `dpkg-buildpackage
+# -us -uc -b`, built in a copy of the tree under $(BUILD)/deb (the .debs,
+# -dbgsym included, land there), then lintian: no error, no warning.
+# `make unit-check` (in `make test`): the unit as `make install` writes it
+# passes `systemd-analyze verify` silently and rates 1.5 at most in
+# `systemd-analyze security --offline=true`.
+DEB_DIR := $(BUILD)/deb
+.PHONY: deb unit-check
+deb:
+	@sh scripts/deps.sh deb
+	@sh scripts/build-deb.sh $(DEB_DIR)
+
 unit-check: $(SPLITKD)
 	@sh scripts/deps.sh unit
 	@rm -rf $(BUILD)/unit-stage

@@ -19,6 +19,7 @@
 #   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
 #   tls    build + certtool (the tests' CA and certificates), testssl.sh, curl
+#   deb    build + dpkg-dev, debhelper and lintian (`make deb`)
 #   unit   systemd-analyze (the systemd package) and man-db for the unit's
 #          checks, and strace for the system call check
 # As root it runs apt-get; otherwise it prints the exact command and fails.
@@ -110,6 +111,11 @@ tls)
 	need_cmd testssl testssl.sh
 	need_cmd curl curl
 	;;
+deb)
+	need_cmd dpkg-buildpackage dpkg-dev
+	need_cmd dh debhelper
+	need_cmd lintian lintian
+	;;
 unit)
 	need_cmd systemd-analyze systemd
 	need_cmd man man-db # verify looks up the man page Documentation= names
@@ -121,7 +127,7 @@ bench)
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls|unit" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls|deb|unit" >&2
 	exit 2
 	;;
 esac

@@ -7,7 +7,7 @@
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
-#              ofrep-test, testssl (CI runs it after test)
+#              ofrep-test, testssl, deb-test (CI runs it after test)
 #   deb        the Debian packages under build/deb, checked by lintian
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
@@ -267,6 +267,7 @@ check-extra:
 	@$(MAKE) --no-print-directory overload
 	@$(MAKE) --no-print-directory ofrep-test
 	@$(MAKE) --no-print-directory testssl
+	@$(MAKE) --no-print-directory deb-test
 CI_FUZZ_SECONDS ?= 30
 
 check-all: test check-extra
@@ -481,8 +482,10 @@ image-test:
 # `make unit-check` (in `make test`): the unit as `make install` writes it
 # passes `systemd-analyze verify` silently and rates 1.5 at most in
 # `systemd-analyze security --offline=true`.
+# `make deb-test` (in check-extra): install, serve, upgrade, remove and
+# purge in a clean Debian 12 container under systemd (podman).
 DEB_DIR := $(BUILD)/deb
-.PHONY: deb unit-check
+.PHONY: deb unit-check deb-test
 deb:
 	@sh scripts/deps.sh deb
 	@sh scripts/build-deb.sh $(DEB_DIR)
@@ -492,6 +495,12 @@ unit-check: $(SPLITKD)
 	@rm -rf $(BUILD)/unit-stage
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD)/unit-stage) >/dev/null
 	@sh tests/systemd/check-unit.sh $(abspath $(BUILD)/unit-stage)
+
+deb-test:
+	@sh scripts/deps.sh image
+	@sh scripts/deps.sh deb
+	@sh scripts/deps.sh tls
+	@bash tests/container/deb-test.sh
 
 # ---------------------------------------------------------------- ofrep
 # Issue 12: splitkd through the real OpenFeature JavaScript SDKs (server-sdk

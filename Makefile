@@ -7,7 +7,7 @@
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
-#              ofrep-test, testssl, deb-test (CI runs it after test)
+#              ofrep-test, testssl, syscall-check, deb-test (CI runs it after test)
 #   deb        the Debian packages under build/deb, checked by lintian
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
@@ -267,6 +267,7 @@ check-extra:
 	@$(MAKE) --no-print-directory overload
 	@$(MAKE) --no-print-directory ofrep-test
 	@$(MAKE) --no-print-directory testssl
+	@$(MAKE) --no-print-directory syscall-check
 	@$(MAKE) --no-print-directory deb-test
 CI_FUZZ_SECONDS ?= 30
 
@@ -481,11 +482,13 @@ image-test:
 # -dbgsym included, land there), then lintian: no error, no warning.
 # `make unit-check` (in `make test`): the unit as `make install` writes it
 # passes `systemd-analyze verify` silently and rates 1.5 at most in
-# `systemd-analyze security --offline=true`.
+# `systemd-analyze security --offline=true`. `make syscall-check` (in
+# check-extra): every call splitkd makes in the integration suites is in
+# the unit's SystemCallFilter=, and without @network-io it would not be.
 # `make deb-test` (in check-extra): install, serve, upgrade, remove and
 # purge in a clean Debian 12 container under systemd (podman).
 DEB_DIR := $(BUILD)/deb
-.PHONY: deb unit-check deb-test
+.PHONY: deb unit-check syscall-check deb-test
 deb:
 	@sh scripts/deps.sh deb
 	@sh scripts/build-deb.sh $(DEB_DIR)
@@ -495,6 +498,19 @@ unit-check: $(SPLITKD)
 	@rm -rf $(BUILD)/unit-stage
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD)/unit-stage) >/dev/null
 	@sh tests/systemd/check-unit.sh $(abspath $(BUILD)/unit-stage)
+
+syscall-check: deps-test all $(INTEGRATION)
+	@sh scripts/deps.sh unit
+	@sh scripts/deps.sh tls
+	@rm -rf $(BUILD)/syscalls
+	@/usr/bin/python3 tests/systemd/check_syscalls.py --unit docker/splitkd.service --bin $(SPLITKD) \
+		--names $(BUILD)/syscalls.txt --collect $(BUILD)/syscalls $(INTEGRATION)
+	@echo "== syscalls: the check's own test, the filter without @network-io (must fail)"
+	@if /usr/bin/python3 tests/systemd/check_syscalls.py --unit docker/splitkd.service \
+		--traces $(BUILD)/syscalls --without @network-io >$(BUILD)/syscalls-without.txt 2>&1; then \
+		cat $(BUILD)/syscalls-without.txt; \
+		echo "syscall-check: FAILED: a filter without @network-io passed: the check sees nothing" >&2; exit 1; \
+	fi; grep FAILED $(BUILD)/syscalls-without.txt | sed 's/^check_syscalls: FAILED/  refused, as it must be/'
 
 deb-test:
 	@sh scripts/deps.sh image

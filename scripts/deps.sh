@@ -19,7 +19,7 @@
 #   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
 #   tls    build + certtool (the tests' CA and certificates), testssl.sh, curl
-#   deb    build + dpkg-dev, debhelper and lintian (`make deb`)
+#   deb    build + build-essential, dpkg-dev, debhelper and lintian (`make deb`)
 #   unit   systemd-analyze (the systemd package) and man-db for the unit's
 #          checks, and strace for the system call check
 # As root it runs apt-get; otherwise it prints the exact command and fails.
@@ -112,6 +112,9 @@ tls)
 	need_cmd curl curl
 	;;
 deb)
+	# dpkg-buildpackage requires build-essential besides debian/control's
+	# Build-Depends (those are the build profile's, checked above)
+	need_file /usr/share/build-essential/essential-packages-list build-essential
 	need_cmd dpkg-buildpackage dpkg-dev
 	need_cmd dh debhelper
 	need_cmd lintian lintian

@@ -29,7 +29,13 @@ profile=${1:-build}
 missing=""
 
 need_pc() {   # need_pc PKG-CONFIG-MODULE DEBIAN-PACKAGE
-	pkg-config --exists "$1" 2>/dev/null || missing="$missing $2"
+	# without pkg-config (a fresh machine) nothing can be there yet: ask
+	# for the package too, so one pass installs everything
+	if command -v pkg-config >/dev/null 2>&1; then
+		pkg-config --exists "$1" 2>/dev/null || missing="$missing $2"
+	else
+		missing="$missing $2"
+	fi
 }
 need_cmd() {  # need_cmd COMMAND DEBIAN-PACKAGE
 	command -v "$1" >/dev/null 2>&1 || missing="$missing $2"
@@ -41,19 +47,15 @@ need_file() { # need_file PATH DEBIAN-PACKAGE
 need_cmd cc gcc
 need_cmd make make
 need_cmd pkg-config pkg-config
-if command -v pkg-config >/dev/null 2>&1; then
-	need_pc libmicrohttpd libmicrohttpd-dev
-	need_pc libcjson libcjson-dev
-	need_pc gnutls libgnutls28-dev
-fi
+need_pc libmicrohttpd libmicrohttpd-dev
+need_pc libcjson libcjson-dev
+need_pc gnutls libgnutls28-dev
 
 case "$profile" in
 build) ;;
 test)
-	if command -v pkg-config >/dev/null 2>&1; then
-		need_pc criterion libcriterion-dev
-		need_pc libcurl libcurl4-openssl-dev
-	fi
+	need_pc criterion libcriterion-dev
+	need_pc libcurl libcurl4-openssl-dev
 	need_cmd certtool gnutls-bin # the TLS tests make their own CA and certificates
 	need_cmd python3 python3
 	need_file /usr/lib/python3/dist-packages/prometheus_client python3-prometheus-client

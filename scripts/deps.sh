@@ -19,6 +19,9 @@
 #   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
 #   tls    build + certtool (the tests' CA and certificates), testssl.sh, curl
+#   deb    build + build-essential, dpkg-dev, debhelper and lintian (`make deb`)
+#   unit   systemd-analyze (the systemd package) and man-db for the unit's
+#          checks, and strace for the system call check
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 
@@ -26,7 +29,13 @@ profile=${1:-build}
 missing=""
 
 need_pc() {   # need_pc PKG-CONFIG-MODULE DEBIAN-PACKAGE
-	pkg-config --exists "$1" 2>/dev/null || missing="$missing $2"
+	# without pkg-config (a fresh machine) nothing can be there yet: ask
+	# for the package too, so one pass installs everything
+	if command -v pkg-config >/dev/null 2>&1; then
+		pkg-config --exists "$1" 2>/dev/null || missing="$missing $2"
+	else
+		missing="$missing $2"
+	fi
 }
 need_cmd() {  # need_cmd COMMAND DEBIAN-PACKAGE
 	command -v "$1" >/dev/null 2>&1 || missing="$missing $2"
@@ -38,19 +47,15 @@ need_file() { # need_file PATH DEBIAN-PACKAGE
 need_cmd cc gcc
 need_cmd make make
 need_cmd pkg-config pkg-config
-if command -v pkg-config >/dev/null 2>&1; then
-	need_pc libmicrohttpd libmicrohttpd-dev
-	need_pc libcjson libcjson-dev
-	need_pc gnutls libgnutls28-dev
-fi
+need_pc libmicrohttpd libmicrohttpd-dev
+need_pc libcjson libcjson-dev
+need_pc gnutls libgnutls28-dev
 
 case "$profile" in
 build) ;;
 test)
-	if command -v pkg-config >/dev/null 2>&1; then
-		need_pc criterion libcriterion-dev
-		need_pc libcurl libcurl4-openssl-dev
-	fi
+	need_pc criterion libcriterion-dev
+	need_pc libcurl libcurl4-openssl-dev
 	need_cmd certtool gnutls-bin # the TLS tests make their own CA and certificates
 	need_cmd python3 python3
 	need_file /usr/lib/python3/dist-packages/prometheus_client python3-prometheus-client
@@ -108,13 +113,26 @@ tls)
 	need_cmd testssl testssl.sh
 	need_cmd curl curl
 	;;
+deb)
+	# dpkg-buildpackage requires build-essential besides debian/control's
+	# Build-Depends (those are the build profile's, checked above)
+	need_file /usr/share/build-essential/essential-packages-list build-essential
+	need_cmd dpkg-buildpackage dpkg-dev
+	need_cmd dh debhelper
+	need_cmd lintian lintian
+	;;
+unit)
+	need_cmd systemd-analyze systemd
+	need_cmd man man-db # verify looks up the man page Documentation= names
+	need_cmd strace strace
+	;;
 bench)
 	need_cmd nginx nginx-light
 	need_cmd wrk wrk
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls|deb|unit" >&2
 	exit 2
 	;;
 esac

@@ -172,31 +172,9 @@ fi
 ok "the validator refuses a misspelt field (readinesProbe) and a string replica count"
 
 # ---------------------------------------------------------------- 2. build
-if pm image exists "$BASE"; then
-	say "base $BASE: present"
-else
-	# As the official slim image is made: minbase, docs/man/locales left
-	# out, apt's lists and cache cleaned (mmdebstrap's default), merged
-	# /usr without the usrmerge package (which pulls in perl). Unlike the
-	# official image it has no apt docker-clean hook, so a Dockerfile that
-	# leaves apt's cache behind shows in the size check below.
-	say "base $BASE: absent, making it with mmdebstrap"
-	t=$(date +%s%N)
-	mmdebstrap --quiet --variant=minbase --format=tar \
-		--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
-		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
-		--dpkgopt='path-exclude=/usr/share/groff/*' --dpkgopt='path-exclude=/usr/share/linda/*' \
-		--dpkgopt='path-exclude=/usr/share/lintian/overrides/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-		bookworm "$tmp/base.tar" \
-		"deb http://deb.debian.org/debian bookworm main" \
-		"deb http://deb.debian.org/debian bookworm-updates main" \
-		"deb http://deb.debian.org/debian-security bookworm-security main" 2>>"$tmp/podman.log" ||
-		fail "mmdebstrap could not make the base"
-	pm import --quiet --change 'CMD ["bash"]' "$tmp/base.tar" "$BASE" >/dev/null || fail "podman import failed"
-	rm -f "$tmp/base.tar"
-	say "base $BASE made and imported in $(secs "$t") s"
-fi
+# the base: present, or made with mmdebstrap (tests/container/base-image.sh)
+bash tests/container/base-image.sh "$BASE" 2>>"$tmp/podman.log" | sed 's/^/image-test: /' ||
+	fail "could not make the base $BASE"
 
 t=$(date +%s%N)
 bash docker/build-image.sh "$IMAGE" --pull=never >"$tmp/build.log" 2>&1 ||

@@ -212,8 +212,19 @@ cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (root == NULL) {
 		size_t off = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+		size_t before = off;
 
-		fail_at(err, err_cap, "malformed JSON", text, off);
+		/* cJSON stops at the bracket after a stray comma ("1,}"); the
+		 * mistake a person looks for is the comma, so name it */
+		while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\t' ||
+				      text[before - 1] == '\n' || text[before - 1] == '\r')) {
+			before--;
+		}
+		if (off < len && (text[off] == '}' || text[off] == ']') && before > 0 && text[before - 1] == ',') {
+			fail_at(err, err_cap, "malformed JSON: a comma with nothing after it", text, before - 1);
+		} else {
+			fail_at(err, err_cap, "malformed JSON", text, off);
+		}
 		return NULL;
 	}
 	while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) {

@@ -279,6 +279,11 @@ valgrind: deps-test all $(INTEGRATION)
 	@set -e; for t in $(INTEGRATION); do echo "== $$t (daemon under valgrind)"; \
 		SPLITKD_REAL_BIN=$(SPLITKD) SPLITKD_BIN=scripts/valgrind-splitkd $$t --jobs 2; done
 
+# Every sh block of README.md, run as pasted against a fresh daemon in its own
+# network namespace, and what it says it prints compared (tests/readme/).
+readme-test: all
+	@python3 tests/readme/readme_test.py $(CURDIR)
+
 run: deps all
 	$(SPLITKD) --listen $(LISTEN)
 
@@ -299,7 +304,7 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity includes docs unit-check contract unit integration crosscheck sweep
+	@$(MAKE) --no-print-directory all purity includes docs unit-check contract readme-test unit integration crosscheck sweep
 
 sanitize: deps-test
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \

@@ -19,7 +19,9 @@
 #include "handler_policy.h"
 #include "handler_service.h"
 #include "handler_splits.h"
+#include "names.h"
 #include "ofrep.h"
+#include "quote.h"
 #include "revision.h"
 #include "status.h"
 #include "ui.h"
@@ -194,6 +196,33 @@ static void answer_oom(struct api_response *resp)
 	resp->owned = NULL;
 }
 
+/* The 404 of a path no route has, with the nearest route's path by the
+ * house's did-you-mean (/v1/split suggests /v1/splits, /metric /metrics);
+ * a {name} route is offered by its exact sibling (/v1/targets). */
+static void __attribute__((cold)) not_found(struct handler_call *c, struct slice path)
+{
+	struct names_near near;
+	char quoted[QUOTE_MAX];
+
+	/* NAMES_SAME: routes are case-sensitive, so /V1/Splits suggests /v1/splits */
+	names_near_init(&near, path.p, path.len, NAMES_SAME);
+	for (size_t i = 0; i < NUM_ROUTES; i++) {
+		if (routes[i].template == NULL) {
+			names_near_offer(&near, routes[i].path);
+		}
+	}
+	if (near.best != NULL) {
+		quote_excerpt(path.p, path.len, quoted, sizeof(quoted));
+		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, near.best,
+			    "no resource at \"%s\"; did you mean \"%s\"? (GET /openapi.json lists the routes)",
+			    quoted, near.best);
+	} else {
+		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL,
+			    "no resource at this path (GET /openapi.json lists the routes)");
+	}
+	handler_fail(c);
+}
+
 /* Finds the route, checks the method and reads the query; then the
  * handler runs, and the call holds the answer or the problem. `scratch`
  * has room for the request target's length: the decoded query, then a
@@ -214,9 +243,7 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		}
 	}
 	if (route == NULL) {
-		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL,
-			    "no resource at this path (GET /openapi.json lists the routes)");
-		handler_fail(c);
+		not_found(c, path);
 		return;
 	}
 	c->resp->route = (int)(route - routes);

@@ -8,6 +8,7 @@
 
 #include "jsonin.h"
 #include "names.h"
+#include "warning.h"
 
 /* What is being validated, for messages: `targets[2] "b200"`. */
 struct where {
@@ -146,9 +147,14 @@ static int check_keys(const cJSON *obj, const char *const *allowed, size_t n, st
 	switch (jsonin_check_keys(obj, allowed, n, &bad)) {
 	case JSONIN_KEYS_OK:
 		return 0;
-	case JSONIN_KEYS_UNKNOWN:
-		snprintf(err, cap, "%s[%zu]: field \"%s\": unknown field", at->kind, at->index, bad);
+	case JSONIN_KEYS_UNKNOWN: {
+		/* the did-you-mean the HTTP API gives for a parameter */
+		const char *near = names_nearest(bad, strlen(bad), allowed, n);
+
+		snprintf(err, cap, "%s[%zu]: field \"%s\": unknown field%s%s%s", at->kind, at->index, bad,
+			 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
 		return -1;
+	}
 	case JSONIN_KEYS_DUPLICATE:
 		break;
 	}
@@ -165,8 +171,16 @@ static int load_policy(const cJSON *v, struct catalog_target *t, struct where *a
 	if (!cJSON_IsString(v) ||
 	    !splitk_parse_requested(v->valuestring, strlen(v->valuestring), &t->declared_policy,
 				    &t->declared_requested)) {
-		fail(err, cap, at, "attn_decode_splitk",
-		     "must be a policy spelling: legacy, auto, off, or a split count");
+		/* the did-you-mean an override gets over HTTP */
+		const char *near = cJSON_IsString(v) ? warning_suggest_spelling((struct slice){
+								v->valuestring, strlen(v->valuestring)})
+						    : NULL;
+		char what[160];
+
+		snprintf(what, sizeof(what),
+			 "must be a policy spelling: legacy, auto, off, or a split count%s%s%s",
+			 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+		fail(err, cap, at, "attn_decode_splitk", what);
 		return -1;
 	}
 	t->declared = v->valuestring;

@@ -195,6 +195,40 @@ void jsonin_arena_cleanup(struct jsonin_arena *arena)
 	arena->root = NULL;
 }
 
+static bool white(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The first comma outside a string followed (past white space) by '}' or
+ * ']', or len when there is none. Only called once a parse has failed. */
+static size_t stray_comma(const char *text, size_t len)
+{
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in_string) {
+			if (text[i] == '\\') {
+				i++;
+			} else if (text[i] == '"') {
+				in_string = false;
+			}
+		} else if (text[i] == '"') {
+			in_string = true;
+		} else if (text[i] == ',') {
+			size_t j = i + 1;
+
+			while (j < len && white(text[j])) {
+				j++;
+			}
+			if (j < len && (text[j] == '}' || text[j] == ']')) {
+				return i;
+			}
+		}
+	}
+	return len;
+}
+
 cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)
 {
 	const char *end = NULL;
@@ -212,8 +246,16 @@ cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (root == NULL) {
 		size_t off = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+		size_t comma = stray_comma(text, len);
 
-		fail_at(err, err_cap, "malformed JSON", text, off);
+		/* after a stray comma cJSON stops at the bracket ("1,}": one
+		 * column past it), or past it; the mistake a person looks
+		 * for is the comma, so name it */
+		if (comma < len && comma <= off) {
+			fail_at(err, err_cap, "malformed JSON: a comma with nothing after it", text, comma);
+		} else {
+			fail_at(err, err_cap, "malformed JSON", text, off);
+		}
 		return NULL;
 	}
 	while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) {

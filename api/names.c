@@ -119,6 +119,10 @@ void names_near_offer(struct names_near *n, const char *candidate)
 		d = 0;
 	} else if (names_is_near(n->typed, n->typed_len, candidate)) {
 		d = names_distance(n->typed, n->typed_len, candidate, clen, 3);
+	} else if ((n->flags & NAMES_PREFIX) && n->typed_len >= 4 && clen > n->typed_len &&
+		   (candidate[n->typed_len] == '_' || candidate[n->typed_len] == '-') &&
+		   names_distance(n->typed, n->typed_len, candidate, n->typed_len, 1) == 0) {
+		d = 3; /* after any edit-distance match, which is at most 2 */
 	} else {
 		return;
 	}

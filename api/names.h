@@ -42,6 +42,11 @@ bool names_is_near(const char *typed, size_t typed_len, const char *candidate);
  */
 #define NAMES_SAME 1u
 #define NAMES_FOLDED 2u
+/* With NAMES_PREFIX, typed text of at least 4 bytes that is the first
+ * words of a candidate (the candidate goes on with '_' or '-') counts
+ * too, ranked after every edit-distance match: max_batch for
+ * max_batch_size. */
+#define NAMES_PREFIX 4u
 
 struct names_near {
 	const char *typed;

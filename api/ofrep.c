@@ -49,6 +49,9 @@ struct evaluation {
 	struct decision d; /* when decided */
 	char label[SPLITK_LABEL_MAX];
 	char warnings[WARNINGS_MAX];
+	/* the same without the null workspace_bytes warning, which only the
+	 * workspace_bytes flag's metadata carries (it says nothing of the rest) */
+	char warnings_other[WARNINGS_MAX];
 };
 
 /* One flag's answer from a decision: a value, or the error in its place. */
@@ -123,7 +126,7 @@ static void write_problem_failure(struct jsonw *w, const struct slice *key, cons
 }
 
 /* The members of a decided flag's metadata (inside the object). */
-static void write_decision_metadata(struct jsonw *w, const struct evaluation *e,
+static void write_decision_metadata(struct jsonw *w, enum flag f, const struct evaluation *e,
 				    const struct catalog *cat)
 {
 	jsonw_kv_str(w, "source", decide_source(&e->d));
@@ -134,7 +137,7 @@ static void write_decision_metadata(struct jsonw *w, const struct evaluation *e,
 	if (e->d.model != NULL) {
 		jsonw_kv_str(w, "model", e->d.model->names.name);
 	}
-	jsonw_kv_str(w, "warnings", e->warnings);
+	jsonw_kv_str(w, "warnings", f == FLAG_WORKSPACE_BYTES ? e->warnings : e->warnings_other);
 }
 
 /* workspace_bytes, exactly, or the error that says why there is no
@@ -203,7 +206,7 @@ static bool write_flag(struct jsonw *w, enum flag f, const struct evaluation *e,
 	if (a.error_code != NULL) {
 		/* after a decision: the decision's metadata, not a problem's */
 		failure_begin(w, &key, a.error_code, a.details);
-		write_decision_metadata(w, e, cat);
+		write_decision_metadata(w, f, e, cat);
 		failure_end(w);
 		return false;
 	}
@@ -219,7 +222,7 @@ static bool write_flag(struct jsonw *w, enum flag f, const struct evaluation *e,
 	jsonw_kv_str(w, "variant", e->label);
 	jsonw_key(w, "metadata");
 	jsonw_object_begin(w);
-	write_decision_metadata(w, e, cat);
+	write_decision_metadata(w, f, e, cat);
 	jsonw_object_end(w);
 	jsonw_object_end(w);
 	return true;
@@ -303,7 +306,7 @@ static void append_warning(char *out, size_t cap, size_t *n, const char *s)
  * GET /v1/splits. A decision is counted once, whatever is answered. */
 static void evaluate(struct handler_call *c, const cJSON *context, struct evaluation *e)
 {
-	size_t n = 0;
+	size_t n = 0, n_other = 0;
 
 	/* a pinned revision answers from its catalog, metadata included */
 	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
@@ -315,11 +318,20 @@ static void evaluate(struct handler_call *c, const cJSON *context, struct evalua
 	handler_count_decision(c, &e->d);
 	splitk_label(e->d.res.resolved.policy, e->label);
 	e->warnings[0] = '\0';
+	e->warnings_other[0] = '\0';
 	for (size_t i = 0; i < e->d.num_warnings; i++) {
 		append_warning(e->warnings, sizeof(e->warnings), &n, e->d.warnings[i]);
+		/* decide_run writes the no-head_dim warning last of its own */
+		if (!(e->d.head_dim == 0 && i + 1 == e->d.num_warnings &&
+		      strncmp(e->d.warnings[i], "workspace_bytes is null", 23) == 0)) {
+			append_warning(e->warnings_other, sizeof(e->warnings_other), &n_other,
+				       e->d.warnings[i]);
+		}
 	}
 	for (size_t i = 0; i < e->context.num_warnings; i++) {
 		append_warning(e->warnings, sizeof(e->warnings), &n, e->context.warnings[i]);
+		append_warning(e->warnings_other, sizeof(e->warnings_other), &n_other,
+			       e->context.warnings[i]);
 	}
 }
 

@@ -282,7 +282,7 @@ static const char *nearest_field(const char *name, size_t len, unsigned allowed,
 static int __attribute__((noinline, cold)) unknown_field(const char *name, size_t len, unsigned allowed,
 							 struct problem *p)
 {
-	const char *near = nearest_field(name, len, allowed, NAMES_SAME);
+	const char *near = nearest_field(name, len, allowed, NAMES_SAME | NAMES_PREFIX);
 	char quoted[QUOTE_MAX];
 
 	quote_excerpt(name, len, quoted, sizeof(quoted));

@@ -7,6 +7,7 @@
 #include "decide.h"
 #include "diff.h"
 #include "handler.h"
+#include "names.h"
 #include "quote.h"
 
 /* The held revisions, newest first; a context without any holds its
@@ -66,13 +67,79 @@ static void write_held(struct jsonw *w, const void *cls)
 	jsonw_array_end(w);
 }
 
-int revision_unavailable(const struct api_context *ctx, struct problem *p, const char *fmt,
-			 struct slice digest)
+/* What catalog_digest writes: "fnv1a64:" and 16 lowercase hex digits.
+ * Anything else can never be held by any replica, so it is the caller's
+ * mistake (400), not a replica's lag (409). */
+#define DIGEST_PREFIX "fnv1a64:"
+#define DIGEST_LEN (sizeof(DIGEST_PREFIX) - 1 + 16)
+
+static bool well_formed(struct slice d)
 {
+	if (d.len != DIGEST_LEN || memcmp(d.p, DIGEST_PREFIX, sizeof(DIGEST_PREFIX) - 1) != 0) {
+		return false;
+	}
+	for (size_t i = sizeof(DIGEST_PREFIX) - 1; i < d.len; i++) {
+		if (!((d.p[i] >= '0' && d.p[i] <= '9') || (d.p[i] >= 'a' && d.p[i] <= 'f'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The held revision nearest a typed one (the house's did-you-mean), or
+ * NULL: a truncated digest or one with a digit wrong finds its revision. */
+static const char *nearest_held(const struct api_context *ctx, struct slice digest)
+{
+	struct revision one;
+	size_t n;
+	const struct revision *revs = held(ctx, &one, &n);
+	struct names_near near;
+
+	names_near_init(&near, digest.p, digest.len, 0);
+	for (size_t i = 0; i < n; i++) {
+		names_near_offer(&near, revs[i].catalog->digest);
+	}
+	return near.best;
+}
+
+/* The index of the held revision `param` names, or -1 with the problem:
+ * 400 invalid-parameter for what is no digest at all (with the form
+ * expected), 409 for a digest this replica does not hold; both with a
+ * "did you mean" when a held revision is near. */
+static long find_param(const struct api_context *ctx, const char *param, struct slice digest,
+		       struct problem *p)
+{
+	long i = find_index(ctx, digest);
+	const char *near;
 	char quoted[QUOTE_MAX];
 
+	if (i >= 0) {
+		return i;
+	}
+	near = nearest_held(ctx, digest);
 	quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
-	problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL, fmt, quoted);
+	if (!well_formed(digest)) {
+		if (near != NULL) {
+			problem_set(p, PROBLEM_INVALID_PARAMETER, param, near,
+				    "%s \"%s\" is no revision: a revision is \"fnv1a64:\" and 16 "
+				    "lowercase hex digits; did you mean \"%s\"?", param, quoted, near);
+		} else {
+			problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
+				    "%s \"%s\" is no revision: a revision is \"fnv1a64:\" and 16 "
+				    "lowercase hex digits, as GET /v1/revisions lists them (current: %s)",
+				    param, quoted, ctx->catalog->digest);
+		}
+		return -1;
+	}
+	if (near != NULL) {
+		problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
+			    "this replica does not hold %s \"%s\"; did you mean \"%s\"? "
+			    "(held: GET /v1/revisions)", param, quoted, near);
+	} else {
+		problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
+			    "this replica does not hold %s \"%s\": try another replica, or wait "
+			    "for it here (held: GET /v1/revisions)", param, quoted);
+	}
 	p->extra = write_held;
 	p->extra_cls = ctx;
 	return -1;
@@ -82,16 +149,18 @@ int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
 {
 	const struct catalog *cat;
 
+	struct revision one;
+	size_t n;
+	long i;
+
 	if (digest.p == NULL) {
 		return 0;
 	}
-	cat = revision_find(c->ctx, digest);
-	if (cat == NULL) {
-		return revision_unavailable(c->ctx, p,
-					    "this replica does not hold revision \"%s\": "
-					    "try another replica, or wait for it here (held: GET /v1/revisions)",
-					    digest);
+	i = find_param(c->ctx, "revision", digest, p);
+	if (i < 0) {
+		return -1;
 	}
+	cat = held(c->ctx, &one, &n)[i].catalog;
 	if (cat != c->ctx->catalog) {
 		c->pinned = *c->ctx;
 		c->pinned.catalog = cat;
@@ -123,18 +192,12 @@ void revision_list(struct handler_call *c)
 	jsonw_object_end(&c->w);
 }
 
-/* A held revision a diff parameter names, or -1 with the 409. */
+/* A held revision a diff parameter names, or -1 with its problem. */
 static long held_param(struct handler_call *c, const char *param, struct slice digest)
 {
-	long i = find_index(c->ctx, digest);
+	long i = find_param(c->ctx, param, digest, &c->problem);
 
 	if (i < 0) {
-		revision_unavailable(c->ctx, &c->problem,
-				     param[0] == 'f' ? "from: this replica does not hold revision \"%s\" "
-						       "(held: GET /v1/revisions)"
-						     : "to: this replica does not hold revision \"%s\" "
-						       "(held: GET /v1/revisions)",
-				     digest);
 		handler_fail(c);
 	}
 	return i;
@@ -145,10 +208,28 @@ void revision_diff(struct handler_call *c)
 	struct revision one;
 	size_t n;
 	const struct revision *revs = held(c->ctx, &one, &n);
-	long to = c->q.to.p != NULL ? held_param(c, "to", c->q.to) : 0, from = -1;
+	long to = 0, from = -1;
 
-	if (to < 0) {
+	if (c->q.from.p != NULL && c->q.to.p != NULL && find_index(c->ctx, c->q.from) < 0 &&
+	    find_index(c->ctx, c->q.to) < 0 && well_formed(c->q.from) && well_formed(c->q.to)) {
+		/* both sides missing: say so of both, not only of the first looked at */
+		char qfrom[QUOTE_MAX], qto[QUOTE_MAX];
+
+		quote_excerpt(c->q.from.p, c->q.from.len, qfrom, sizeof(qfrom));
+		quote_excerpt(c->q.to.p, c->q.to.len, qto, sizeof(qto));
+		problem_set(&c->problem, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
+			    "this replica holds neither from \"%s\" nor to \"%s\" "
+			    "(held: GET /v1/revisions)", qfrom, qto);
+		c->problem.extra = write_held;
+		c->problem.extra_cls = c->ctx;
+		handler_fail(c);
 		return;
+	}
+	if (c->q.to.p != NULL) {
+		to = held_param(c, "to", c->q.to);
+		if (to < 0) {
+			return;
+		}
 	}
 	if (c->q.from.p != NULL) {
 		from = held_param(c, "from", c->q.from);

@@ -41,13 +41,12 @@ const struct catalog *revision_find(const struct api_context *ctx, struct slice 
  * copy of the context whose catalog is that revision's, so every handler
  * answers exactly what it answered while that revision was current.
  * A digest with p NULL (not asked for) changes nothing. Returns 0, or -1
- * with `p` set to the 409 revision-unavailable (with `current` and `held`).
+ * with `p` set: 400 invalid-parameter for text that is no digest
+ * ("fnv1a64:" and 16 lowercase hex digits), 409 revision-unavailable (with
+ * `current` and `held`) for a digest not held; either with a "did you
+ * mean" when a held revision is near.
  */
 int revision_pin(struct handler_call *c, struct slice digest, struct problem *p);
-
-/* Fills `p` with the 409 for a revision this replica does not hold. */
-int revision_unavailable(const struct api_context *ctx, struct problem *p, const char *fmt,
-			 struct slice digest);
 
 /* GET /v1/revisions, GET /v1/diff, POST /v1/catalog/diff. */
 void revision_list(struct handler_call *c);

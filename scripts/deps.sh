@@ -59,6 +59,11 @@ test)
 	need_cmd certtool gnutls-bin # the TLS tests make their own CA and certificates
 	need_cmd python3 python3
 	need_file /usr/lib/python3/dist-packages/prometheus_client python3-prometheus-client
+	# make readme-test: the README's own commands (curl), in a network
+	# namespace of its own whose loopback it brings up (unshare, ip)
+	need_cmd curl curl
+	need_cmd unshare util-linux
+	need_cmd ip iproute2
 	;;
 valgrind)
 	need_cmd valgrind valgrind

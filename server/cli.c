@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "names.h"
 
 static const char usage[] =
 	"usage: splitkd [options]\n"
@@ -27,6 +28,7 @@ static const char usage[] =
 	"  --threads N               worker threads (default: the number of CPUs)\n"
 	"  --check-catalog FILE      validate FILE and exit 0 (valid) or 1 (not)\n"
 	"  --dump-catalog            print the catalog in use as JSON and exit\n"
+	"  --pretty                  with --dump-catalog: one field a line, to edit\n"
 	"  --revisions N             catalogs held for revision=R and /v1/diff, the\n"
 	"                            current one included (1-64, default 8); the\n"
 	"                            changes a stream replays after a reconnect\n"
@@ -120,6 +122,7 @@ enum {
 	OPT_TLS_KEY,
 	OPT_TLS_CLIENT_CA,
 	OPT_TLS_PRIORITY,
+	OPT_PRETTY,
 	OPT_NUMBER, /* OPT_NUMBER + i: numbers[i] */
 };
 
@@ -139,6 +142,7 @@ static const struct option words[] = {
 	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 	{"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
 	{"tls-priority", required_argument, NULL, OPT_TLS_PRIORITY},
+	{"pretty", no_argument, NULL, OPT_PRETTY},
 };
 
 #define NUM_WORDS (sizeof(words) / sizeof(words[0]))
@@ -302,6 +306,9 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 	case OPT_TLS_PRIORITY:
 		cfg->tls_priority = a;
 		return 0;
+	case OPT_PRETTY:
+		cfg->pretty = true;
+		return 0;
 	case OPT_LOG_FORMAT:
 		if (one_of_two("log-format", a, "text", "json", &json, err, cap) != 0) {
 			return -1;
@@ -336,6 +343,29 @@ static int check_config(const struct server_config *cfg, char *err, size_t cap)
 	return 0;
 }
 
+/* "unknown option", with the nearest flag by the house's one did-you-mean
+ * (names_near_*) when one is near: --listn suggests --listen. */
+static void unknown_option(const char *arg, const struct option *options, char *err, size_t cap)
+{
+	const char *word = arg;
+	size_t len;
+	struct names_near near;
+
+	while (*word == '-') {
+		word++;
+	}
+	len = strcspn(word, "=");
+	names_near_init(&near, word, len, 0);
+	for (size_t i = 0; options[i].name != NULL; i++) {
+		names_near_offer(&near, options[i].name);
+	}
+	if (near.best != NULL) {
+		snprintf(err, cap, "unknown option \"%s\": did you mean --%s? (see --help)", arg, near.best);
+	} else {
+		snprintf(err, cap, "unknown option \"%s\" (see --help)", arg);
+	}
+}
+
 int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_t err_cap)
 {
 	struct option options[NUM_WORDS + NUM_NUMBERS + 1];
@@ -358,7 +388,7 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 			return -1;
 		}
 		if (opt == '?') {
-			snprintf(err, err_cap, "unknown option \"%s\" (see --help)", argv[optind - 1]);
+			unknown_option(argv[optind - 1], options, err, err_cap);
 			return -1;
 		}
 		rc = opt >= OPT_NUMBER ? set_number(&numbers[opt - OPT_NUMBER], optarg, cfg, err, err_cap)
@@ -378,6 +408,10 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 		   cfg->diff_override) {
 		snprintf(err, err_cap, "--max-batch-size, --num-seqs, --max-rows and --override "
 			 "go with --diff (a request gives them to a server)");
+		return -1;
+	}
+	if (cfg->pretty && cfg->action != CLI_DUMP_CATALOG) {
+		snprintf(err, err_cap, "--pretty goes with --dump-catalog");
 		return -1;
 	}
 	if (optind < argc) {

@@ -34,6 +34,7 @@ struct server_config {
 	bool reuse_port;                 /* share the port with other processes (SO_REUSEPORT) */
 	enum cli_log_format log_format;
 	bool access_log;
+	bool pretty; /* --pretty: --dump-catalog writes one field a line */
 	unsigned revisions; /* --revisions: catalogs held for pinning and diffs */
 	/* --diff OLD NEW and the matrix inputs it takes (0 / NULL: unset) */
 	const char *diff_old, *diff_new;

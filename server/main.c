@@ -56,14 +56,71 @@ static struct catalog *load_catalog(const char *path, char *err, size_t cap)
 	return load_catalog_read(path, NULL, err, cap);
 }
 
-static int dump_catalog(const struct catalog *cat)
+/* The canonical writing (no white space) re-indented for an editor: each
+ * member and element on its own line, two spaces a level, ": " after a
+ * key; an empty array or object stays "[]"/"{}". Only white space is added
+ * outside strings, so the file loads to the same catalog and digest. */
+static int write_pretty(const char *s, size_t len, FILE *out)
+{
+	unsigned depth = 0;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (in_string) {
+			fputc(c, out);
+			if (c == '\\' && i + 1 < len) {
+				fputc(s[++i], out);
+			} else if (c == '"') {
+				in_string = false;
+			}
+			continue;
+		}
+		if ((c == '{' || c == '[') && i + 1 < len && (s[i + 1] == '}' || s[i + 1] == ']')) {
+			fputc(c, out);
+			fputc(s[++i], out);
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_string = true;
+			fputc(c, out);
+			break;
+		case '{':
+		case '[':
+			depth++;
+			fprintf(out, "%c\n%*s", c, (int)(2 * depth), "");
+			break;
+		case '}':
+		case ']':
+			depth--;
+			fprintf(out, "\n%*s%c", (int)(2 * depth), "", c);
+			break;
+		case ',':
+			fprintf(out, ",\n%*s", (int)(2 * depth), "");
+			break;
+		case ':':
+			fputs(": ", out);
+			break;
+		default:
+			fputc(c, out);
+			break;
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+static int dump_catalog(const struct catalog *cat, bool pretty)
 {
 	struct jsonw w;
 	int ret = 1;
 
 	jsonw_init(&w, 8192);
 	catalog_write(&w, cat, false);
-	if (!w.failed && fwrite(w.buf, 1, w.len, stdout) == w.len && fputc('\n', stdout) != EOF) {
+	if (!w.failed &&
+	    (pretty ? write_pretty(w.buf, w.len, stdout) == 0 : fwrite(w.buf, 1, w.len, stdout) == w.len) &&
+	    fputc('\n', stdout) != EOF) {
 		ret = 0;
 	}
 	jsonw_cleanup(&w);
@@ -286,7 +343,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (cfg.action == CLI_DUMP_CATALOG) {
-		int rc = dump_catalog(cat);
+		int rc = dump_catalog(cat, cfg.pretty);
 
 		catalog_free(cat);
 		return rc;

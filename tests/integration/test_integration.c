@@ -409,6 +409,57 @@ Test(tools, dump_catalog_round_trips)
 	daemon_finish(&d);
 }
 
+/* --pretty adds white space only: the same catalog, so the same digest,
+ * one member a line; and a stray comma in a hand edit is named where it is. */
+Test(tools, pretty_dump_loads_to_the_same_digest)
+{
+	char compact[] = "/tmp/splitkd-dump-XXXXXX", pretty[] = "/tmp/splitkd-pretty-XXXXXX";
+	char out[65536], digest[128];
+	int fd1 = mkstemp(compact), fd2 = mkstemp(pretty);
+	const char *dump[] = {splitkd_bin(), "--dump-catalog", NULL};
+	const char *dump_pretty[] = {splitkd_bin(), "--dump-catalog", "--pretty", NULL};
+	const char *check_compact[] = {splitkd_bin(), "--check-catalog", compact, NULL};
+	const char *check_pretty[] = {splitkd_bin(), "--check-catalog", pretty, NULL};
+	const char *at;
+	size_t lines = 0;
+
+	close(fd1);
+	close(fd2);
+	cr_assert_eq(run(dump, out, sizeof(out)), 0);
+	write_file(compact, out);
+	cr_assert_eq(run(dump_pretty, out, sizeof(out)), 0);
+	write_file(pretty, out);
+	for (const char *c = out; *c; c++) {
+		lines += *c == '\n';
+	}
+	cr_assert_gt(lines, 150, "one member a line: %zu lines", lines);
+	cr_assert(strncmp(out, "{\n  \"targets\": [\n    {\n      \"name\": \"hopper\",\n", 40) == 0, "%.200s", out);
+	cr_assert_eq(run(check_compact, out, sizeof(out)), 0, "%s", out);
+	at = strstr(out, "digest ");
+	cr_assert_not_null(at, "%s", out);
+	snprintf(digest, sizeof(digest), "%s", at);
+	cr_assert_eq(run(check_pretty, out, sizeof(out)), 0, "%s", out);
+	cr_assert_not_null(strstr(out, digest), "pretty: %s, compact: %s", out, digest);
+	/* a hand edit's stray comma, on line 2 at column 15 */
+	write_file(pretty, "{\"targets\": [],\n  \"models\": [],\n}\n");
+	cr_assert_eq(run(check_pretty, out, sizeof(out)), 1, "%s", out);
+	cr_assert_not_null(strstr(out, "a comma with nothing after it at offset 30 (line 2, column 15)"), "%s", out);
+	unlink(compact);
+	unlink(pretty);
+	daemon_finish(&d);
+}
+
+Test(tools, a_near_miss_flag_gets_a_suggestion)
+{
+	const char *args[] = {splitkd_bin(), "--listn", "127.0.0.1:8080", NULL};
+	char out[4096];
+
+	cr_assert_eq(run(args, out, sizeof(out)), 2, "%s", out);
+	cr_assert_not_null(strstr(out, "splitkd: unknown option \"--listn\": did you mean --listen? (see --help)"),
+			   "%s", out);
+	daemon_finish(&d);
+}
+
 Test(tools, bad_flags_exit_2)
 {
 	static const char *const cases[][4] = {

@@ -487,7 +487,8 @@ Test(api, bad_queries)
 	static const struct bad_query cases[] = {
 		{"/v1/splits?targt=h100&model=qwen3-8b", 400, "unknown-parameter", "targt", "target"},
 		{"/v1/splits?Target=h100&model=qwen3-8b", 400, "unknown-parameter", "Target", "target"},
-		{"/v1/splits?target=h100&model=qwen3-8b&max_batch=16", 400, "unknown-parameter", "max_batch", NULL},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_batch=16", 400, "unknown-parameter", "max_batch", "max_batch_size"},
+		{"/v1/splits?target=h100&model=qwen3-8b&max_b=16", 400, "unknown-parameter", "max_b", NULL},
 		{"/v1/splits?target=h100&target=gb10&model=qwen3-8b", 400, "repeated-parameter", "target", NULL},
 		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=0", 400, "invalid-parameter", "max_batch_size", NULL},
 		{"/v1/splits?target=h100&model=qwen3-8b&max_batch_size=-1", 400, "invalid-parameter", "max_batch_size", NULL},
@@ -516,6 +517,10 @@ Test(api, bad_queries)
 		{"/v1/targets/tpu", 404, "unknown-target", NULL, NULL},
 		{"/v1/models/nope", 404, "unknown-model", NULL, NULL},
 		{"/v1/nothing", 404, "not-found", NULL, NULL},
+		{"/v1/split", 404, "not-found", NULL, "/v1/splits"},
+		{"/v1/event", 404, "not-found", NULL, "/v1/events"},
+		{"/metric", 404, "not-found", NULL, "/metrics"},
+		{"/V1/Targets", 404, "not-found", NULL, "/v1/targets"},
 		{"/v1/splits/", 404, "not-found", NULL, NULL},
 		{"/v1/targets/", 404, "not-found", NULL, NULL},
 		{"/v1/targets/h100/x", 404, "not-found", NULL, NULL},
@@ -535,6 +540,16 @@ Test(api, bad_queries)
 		}
 		answer_free(&a);
 	}
+	/* nothing near: no suggestion, the plain pointer to the routes */
+	struct answer far = get("/v1/nothing");
+
+	cr_assert_null(cJSON_GetObjectItem(far.json, "suggestion"), "%s", far.body);
+	cr_assert_str_eq(str(far.json, "detail"), "no resource at this path (GET /openapi.json lists the routes)");
+	answer_free(&far);
+	far = get("/v1/split?x=1");
+	cr_assert_str_eq(str(far.json, "detail"),
+			 "no resource at \"/v1/split\"; did you mean \"/v1/splits\"? (GET /openapi.json lists the routes)");
+	answer_free(&far);
 }
 
 Test(api, too_many_parameters_and_too_long_uri)

@@ -104,6 +104,17 @@ Test(cli, usage_errors_and_actions)
 
 	cr_assert_eq(PARSE(&cfg, err, "--nope"), -1);
 	cr_assert_not_null(strstr(err, "--nope"), "%s", err);
+	cr_assert_null(strstr(err, "did you mean"), "%s", err);
+	/* a near miss of a flag gets the house's did-you-mean */
+	cr_assert_eq(PARSE(&cfg, err, "--listn", "127.0.0.1:1"), -1);
+	cr_assert_str_eq(err, "unknown option \"--listn\": did you mean --listen? (see --help)");
+	cr_assert_eq(PARSE(&cfg, err, "--max-bodi=5"), -1);
+	cr_assert_not_null(strstr(err, "did you mean --max-body?"), "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--dump-catalog", "--pretty"), 0);
+	cr_assert_eq(cfg.action, CLI_DUMP_CATALOG);
+	cr_assert(cfg.pretty);
+	cr_assert_eq(PARSE(&cfg, err, "--pretty"), -1);
+	cr_assert_str_eq(err, "--pretty goes with --dump-catalog");
 	cr_assert_eq(PARSE(&cfg, err, "--threads"), -1);
 	cr_assert_not_null(strstr(err, "needs a value"), "%s", err);
 	cr_assert_eq(PARSE(&cfg, err, "stray"), -1);
@@ -124,7 +135,7 @@ Test(cli, usage_errors_and_actions)
 Test(cli, usage_names_every_flag)
 {
 	const char *flags[] = {"--listen",      "--reuse-port",   "--catalog",    "--check-catalog",
-			       "--dump-catalog", "--log-format",  "--access-log", "--threads",
+			       "--dump-catalog", "--pretty", "--log-format",  "--access-log", "--threads",
 			       "--max-connections", "--max-client-connections", "--idle-timeout",
 			       "--drain-timeout", "--header-timeout", "--body-timeout",
 			       "--body-min-rate", "--max-body", "--max-header", "--body-budget"};

@@ -123,7 +123,15 @@ Test(jsonin, errors_say_where)
 		const char *want;
 	} cases[] = {
 		{"{\"target\":\"h100\",\n \"model\": qwen}", 0, "malformed JSON at offset 28 (line 2, column 11)"},
-		{"{\"a\":1,}", 0, "malformed JSON at offset 7 (line 1, column 8)"},
+		/* a stray comma is named where it is, not at the bracket after it */
+		{"{\"a\":1,}", 0, "malformed JSON: a comma with nothing after it at offset 6 (line 1, column 7)"},
+		{"{\"a\":[1,\n  ]}", 0, "malformed JSON: a comma with nothing after it at offset 7 (line 1, column 8)"},
+		{"{\"a\":1,,}", 0, "malformed JSON: a comma with nothing after it at offset 7 (line 1, column 8)"},
+		{"{\"a\":1 2}", 0, "malformed JSON at offset 7 (line 1, column 8)"},
+		/* wherever cJSON stops after it (here the byte after the bracket) */
+		{"{\"a\": [],\n  \"b\": [],\n}\n", 0, "malformed JSON: a comma with nothing after it at offset 19 (line 2, column 10)"},
+		/* a comma inside a string is no stray comma; the place is the x */
+		{"{\"a\": \",}\", \"b\": x}", 0, "malformed JSON at offset 17 (line 1, column 18)"},
 		{"[1, 2]\n\n  x", 0, "trailing data after the JSON value at offset 10 (line 3, column 3)"},
 		{"{\"\xc3\xa9\":\"a\tb\"}", 0, "control character in a string at offset 8 (line 1, column 8)"},
 		{"[\"x\"]\0", 6, "NUL byte at offset 5 (line 1, column 6)"},

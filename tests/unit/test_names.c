@@ -79,3 +79,38 @@ Test(names, equal_folded_ignores_case_underscores_and_hyphens)
 	/* the length bounds the input: a NUL-free slice of a longer buffer */
 	cr_assert(names_equal_folded("smCountXYZ", 7, "sm_count"));
 }
+
+/* NAMES_PREFIX: the first words of a candidate, at a word boundary, at
+ * least 4 bytes, and only after every edit-distance match. */
+Test(names, prefix_is_a_last_resort)
+{
+	static const struct {
+		const char *typed;
+		const char *want; /* NULL: no suggestion */
+	} cases[] = {
+		{"max_batch", "max_batch_size"},
+		{"MAX_BATCH", "max_batch_size"},
+		{"num_q", "num_q_heads"},
+		{"max_b", NULL},         /* not at a word boundary */
+		{"max", NULL},           /* under 4 bytes */
+		{"max_batch_size", NULL}, /* itself without NAMES_SAME */
+		{"max_rowz", "max_rows"}, /* an edit-distance match wins over any prefix */
+	};
+	const char *const candidates[] = {"max_batch_size", "num_q_heads", "max_rows"};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct names_near n;
+
+		names_near_init(&n, cases[i].typed, strlen(cases[i].typed), NAMES_PREFIX);
+		for (size_t j = 0; j < 3; j++) {
+			names_near_offer(&n, candidates[j]);
+		}
+		if (cases[i].want == NULL) {
+			cr_assert_null(n.best, "%s: %s", cases[i].typed, n.best);
+		} else {
+			cr_assert_str_eq(n.best, cases[i].want, "%s", cases[i].typed);
+		}
+	}
+	/* without the flag, no prefix match: max_batch gets nothing */
+	cr_assert_null(names_nearest("max_batch", 9, candidates, 3));
+}

@@ -245,7 +245,67 @@ Test(revision, unheld_is_409_with_current_and_held)
 	cr_assert_eq(num(a.json, "failures"), 1);
 	answer_free(&a);
 	a = ask(revs, 2, "GET", "/v1/diff?from=nope", NULL, NULL);
+	assert_problem(&a, 400, "invalid-parameter", "from");
+	answer_free(&a);
+	catalog_free(b);
+	free_default_catalog();
+}
+
+/* What no replica can ever hold is the caller's mistake (400, with the
+ * form a revision has); a digest not held is a 409; a near miss of a held
+ * one gets the house's did-you-mean either way. */
+Test(revision, malformed_is_400_and_near_misses_suggest)
+{
+	struct catalog *b;
+	struct revision revs[2];
+	struct answer a;
+	char uri[256], near[64], want[256];
+	const char *malformed[] = {"latest", "c1c4b75bae992a3e", "fnv1a64:C1C4B75BAE992A3E", "fnv1a64:c1c4",
+				   "fnv1a64:c1c4b75bae992a3e0"};
+
+	load_default_catalog();
+	b = edited("\"sm_count\": 148", "\"sm_count\": 150");
+	revs[0] = (struct revision){b, NULL, NULL};
+	revs[1] = (struct revision){test_catalog, NULL, NULL};
+	for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+		snprintf(uri, sizeof(uri), "/v1/splits?target=b200&model=qwen3-8b&revision=%s", malformed[i]);
+		a = ask(revs, 2, "GET", uri, NULL, NULL);
+		assert_problem(&a, 400, "invalid-parameter", "revision");
+		cr_assert_not_null(strstr(str(a.json, "detail"), "\"fnv1a64:\" and 16 lowercase hex digits"),
+				   "%s", a.body);
+		answer_free(&a);
+	}
+	a = ask(revs, 2, "GET", "/v1/splits?target=b200&model=qwen3-8b&revision=latest", NULL, NULL);
+	cr_assert_null(cJSON_GetObjectItem(a.json, "suggestion"), "latest is near nothing: %s", a.body);
+	cr_assert_not_null(strstr(str(a.json, "detail"), b->digest), "names the current one: %s", a.body);
+	answer_free(&a);
+	/* truncated by one digit: 400, and the held one it was cut from */
+	snprintf(near, sizeof(near), "%.*s", (int)strlen(test_catalog->digest) - 1, test_catalog->digest);
+	snprintf(uri, sizeof(uri), "/v1/matrix?revision=%s", near);
+	a = ask(revs, 2, "GET", uri, NULL, NULL);
+	assert_problem(&a, 400, "invalid-parameter", "revision");
+	cr_assert_str_eq(str(a.json, "suggestion"), test_catalog->digest);
+	answer_free(&a);
+	/* well formed, one digit off a held one: 409 with the did-you-mean */
+	snprintf(near, sizeof(near), "%s", test_catalog->digest);
+	near[strlen(near) - 1] = near[strlen(near) - 1] == '0' ? '1' : '0';
+	snprintf(uri, sizeof(uri), "/v1/splits?target=b200&model=qwen3-8b&revision=%s", near);
+	a = ask(revs, 2, "GET", uri, NULL, NULL);
 	assert_problem(&a, 409, "revision-unavailable", NULL);
+	snprintf(want, sizeof(want), "did you mean \"%s\"?", test_catalog->digest);
+	cr_assert_not_null(strstr(str(a.json, "detail"), want), "%s", a.body);
+	answer_free(&a);
+	/* a diff with both sides missing names both */
+	a = ask(revs, 2, "GET", "/v1/diff?from=fnv1a64:0000000000000000&to=fnv1a64:1111111111111111", NULL, NULL);
+	assert_problem(&a, 409, "revision-unavailable", NULL);
+	cr_assert_str_eq(str(a.json, "detail"), "this replica holds neither from \"fnv1a64:0000000000000000\" "
+						 "nor to \"fnv1a64:1111111111111111\" (held: GET /v1/revisions)");
+	answer_free(&a);
+	/* one side missing names that side */
+	snprintf(uri, sizeof(uri), "/v1/diff?from=%s&to=fnv1a64:1111111111111111", test_catalog->digest);
+	a = ask(revs, 2, "GET", uri, NULL, NULL);
+	assert_problem(&a, 409, "revision-unavailable", NULL);
+	cr_assert_not_null(strstr(str(a.json, "detail"), "to \"fnv1a64:1111111111111111\""), "%s", a.body);
 	answer_free(&a);
 	catalog_free(b);
 	free_default_catalog();

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: AGPL-3.0-only
+#
+# make readme-test: every ```sh block of README.md runs as pasted, and what
+# the README says it prints is what it printed.
+#
+# Why a small extractor of our own and not Debian's python3-cram: cram wants
+# a transcript (every output line, "  $ " prompts), which would make the
+# README a test file to read; the README shows outputs as `# -> ...` lines
+# beside commands a reader pastes, and this script reads exactly that.
+#
+# How it runs:
+#   - In a network namespace of its own (unshare -n, loopback up), so that
+#     127.0.0.1:8080 and :8443 are always free: the blocks say
+#     `localhost:8080` and are run with nothing rewritten, beside whatever
+#     else runs on the machine.
+#   - In a scratch directory holding a symbolic link to each top-level entry
+#     of the repository (so `build/splitkd` and `tests/tls/make-certs.sh`
+#     resolve as in a checkout); what the blocks write stays in the scratch.
+#   - A fresh daemon, started as `make run` starts it (`build/splitkd
+#     --listen 127.0.0.1:8080`), for the whole README; blocks run in
+#     order, each command group in its own bash with the variables of the
+#     earlier ones (set -a, carried in a file), so a block takes a
+#     placeholder from a variable an earlier block set.
+#
+# What a block says:
+#   - A step is a run of consecutive lines that are neither blank nor
+#     comments (a pipeline or `\` continuation stays whole).
+#   - `# -> TEXT` after a step: TEXT occurs in the step's standard output
+#     (several such lines: each occurs, in order).
+#   - `# -> exit N`: the step's exit status is N. Without it a step must
+#     exit 0.
+#   - Any `…` in a command fails the test: placeholders come from variables.
+#   - The figures the README quotes for the page's files (`index.html` N
+#     bytes, ...) are compared with the files.
+# Blocks not run are listed in SKIP below, each with its reason.
+#
+# usage: readme_test.py REPO [README]  (README defaults to REPO/README.md)
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# First command line of a block not run here -> why.
+SKIP = {
+    "make run":
+        "the set-up itself: make test has already installed and built, and "
+        "make run serves in the foreground (this script starts the same "
+        "command, build/splitkd --listen 127.0.0.1:8080)",
+    "kubectl get pods":
+        "needs a Kubernetes cluster; make image-test plays the manifest "
+        "with podman kube play instead",
+    "make image":
+        "needs podman (make check-extra's make image-test runs the image, "
+        "compose and kube play the same way)",
+}
+
+# First command line -> seconds after which the step is stopped and that
+# counts as success (a stream that never ends by itself).
+UNTIL_TIMEOUT = {
+    "curl -sN localhost:8080/v1/events": 2,
+}
+
+STEP_TIMEOUT = 60
+
+
+def blocks(text):
+    """Yield (line number, [lines]) of each ```sh block."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == "```sh":
+            start = i + 2
+            body = []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append(lines[i])
+                i += 1
+            yield start, body
+        i += 1
+
+
+def steps(start, body):
+    """Split a block into steps: (line, command text, [expectations])."""
+    out = []
+    cur = None
+    for n, line in enumerate(body, start):
+        s = line.strip()
+        if s.startswith("# ->"):
+            if cur is None:
+                raise SystemExit(f"README.md:{n}: '# ->' before any command")
+            cur[2].append((n, s[4:].strip()))
+            continue
+        if not s or s.startswith("#"):
+            if cur is not None and cur[1] and not cur[1][-1].rstrip().endswith(("\\", "|")):
+                out.append(cur)
+                cur = None
+            continue
+        if cur is None or cur[2]:
+            if cur is not None:
+                out.append(cur)
+            cur = [n, [], []]
+        cur[1].append(line)
+    if cur is not None:
+        out.append(cur)
+    return [(n, "\n".join(cmd), exp) for n, cmd, exp in out]
+
+
+def check_sizes(repo, text, failures):
+    m = re.search(r"`index\.html` ([\d,]+) bytes, `app\.js` ([\d,]+) and\s+"
+                  r"`style\.css` ([\d,]+) \(([\d,]+) in all", text)
+    if not m:
+        failures.append("README.md: the page's file sizes sentence is gone")
+        return
+    said = [int(g.replace(",", "")) for g in m.groups()]
+    real = [os.path.getsize(os.path.join(repo, "api/ui", f))
+            for f in ("index.html", "app.js", "style.css")]
+    real.append(sum(real))
+    for name, a, b in zip(("index.html", "app.js", "style.css", "in all"), said, real):
+        if a != b:
+            failures.append(f"README.md: the page's {name} is said to be {a:,} bytes, it is {b:,}")
+
+
+def wait_port(port, proc, seconds=10):
+    import socket
+    end = time.time() + seconds
+    while time.time() < end:
+        if proc.poll() is not None:
+            return False
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def stop_strays(scratch):
+    """SIGTERM what the blocks left running in the background (a second
+    daemon, a stream): the processes whose working directory is the
+    scratch, all started by this run."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") == scratch and int(pid) != os.getpid():
+                os.kill(int(pid), 15)
+        except OSError:
+            pass
+
+
+def run(repo, readme):
+    text = open(readme, encoding="utf-8").read()
+    failures = []
+    check_sizes(repo, text, failures)
+
+    scratch = tempfile.mkdtemp(prefix="splitkd-readme-")
+    for name in os.listdir(repo):
+        if name != ".git":
+            os.symlink(os.path.join(repo, name), os.path.join(scratch, name))
+    env_file = os.path.join(scratch, ".readme-env")
+    open(env_file, "w").close()
+    log = open(os.path.join(scratch, ".splitkd.log"), "w")
+    daemon = subprocess.Popen([os.path.join(repo, "build/splitkd"), "--listen", "127.0.0.1:8080"],
+                              cwd=scratch, stdout=log, stderr=log, start_new_session=True)
+    ran = skipped = 0
+    try:
+        if not wait_port(8080, daemon):
+            raise SystemExit("readme-test: build/splitkd did not listen on 127.0.0.1:8080")
+        for start, body in blocks(text):
+            first = next((l.strip() for l in body if l.strip() and not l.strip().startswith("#")), "")
+            reason = next((r for k, r in SKIP.items() if first.startswith(k)), None)
+            if reason:
+                print(f"readme-test: README.md:{start}: not run: {reason}")
+                skipped += 1
+                continue
+            for line, cmd, expects in steps(start, body):
+                ran += 1
+                if "…" in cmd:
+                    failures.append(f"README.md:{line}: a literal '…' in a command: {cmd}")
+                    continue
+                limit = next((t for k, t in UNTIL_TIMEOUT.items() if cmd.startswith(k)), None)
+                # set -e: a step fails at its first failing command, not
+                # only at its last; the variables are kept either way.
+                script = (f"set -a\n. {shlex.quote(env_file)}\n"
+                          f"trap \"export -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_)=' > {shlex.quote(env_file)}\" EXIT\n"
+                          f"set -e -o pipefail\n{cmd}\n")
+                try:
+                    p = subprocess.run(["bash", "-c", script], cwd=scratch, capture_output=True,
+                                       text=True, timeout=limit or STEP_TIMEOUT)
+                    out, rc = p.stdout, p.returncode
+                except subprocess.TimeoutExpired as e:
+                    out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+                    rc = 0 if limit else "timeout"
+                want_rc = 0
+                pos = 0
+                for n, want in expects:
+                    m = re.fullmatch(r"exit (\d+)", want)
+                    if m:
+                        want_rc = int(m.group(1))
+                        continue
+                    at = out.find(want, pos)
+                    if at < 0:
+                        failures.append(f"README.md:{n}: '{want}' is not in what `{cmd}` printed:\n{out[:2000]}")
+                    else:
+                        pos = at + len(want)
+                if rc != want_rc:
+                    failures.append(f"README.md:{line}: `{cmd}` exited {rc}, the README says {want_rc}:\n"
+                                    f"{out[:1000]}{p.stderr[:1000] if rc != 'timeout' else ''}")
+    finally:
+        os.killpg(daemon.pid, 15)
+        daemon.wait(10)
+        stop_strays(scratch)
+    for f in failures:
+        print("readme-test: FAIL " + f, file=sys.stderr)
+    print(f"readme-test: {ran} steps run, {skipped} blocks not run, {len(failures)} failures")
+    if failures:
+        print(f"readme-test: scratch kept in {scratch}", file=sys.stderr)
+        return 1
+    shutil.rmtree(scratch)
+    return 0
+
+
+def main():
+    repo = os.path.abspath(sys.argv[1])
+    readme = sys.argv[2] if len(sys.argv) > 2 else os.path.join(repo, "README.md")
+    if os.environ.get("SPLITKD_README_NS") != "1":
+        # Our own network namespace: loopback up, ports 8080 and 8443 free.
+        inner = ("ip link set lo up && SPLITKD_README_NS=1 exec "
+                 + " ".join(shlex.quote(a) for a in [sys.executable, os.path.abspath(__file__), repo, readme]))
+        if not shutil.which("unshare") or subprocess.call(
+                ["unshare", "-n", "sh", "-c", "ip link set lo up"], stderr=subprocess.DEVNULL) != 0:
+            print("readme-test: cannot make a network namespace (unshare -n needs root or "
+                  "CAP_SYS_ADMIN, and ip from iproute2): the README's localhost:8080 "
+                  "could collide with another daemon, so this is a failure, not a skip",
+                  file=sys.stderr)
+            return 1
+        return subprocess.call(["unshare", "-n", "--kill-child", "sh", "-c", inner])
+    return run(repo, readme)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -58,6 +58,12 @@ SKIP = {
     "make image":
         "needs podman (make check-extra's make image-test runs the image, "
         "compose and kube play the same way)",
+    "make deb":
+        "installs a package on this machine as root; make check-extra's "
+        "make deb-test builds it and installs it in a clean container",
+    "journalctl -u splitkd":
+        "needs the installed package under systemd; make deb-test runs "
+        "the unit, its reload and its logs in a container",
 }
 
 # First command line -> seconds after which the step is stopped and that

@@ -903,6 +903,9 @@ unsigned server_drain(struct server *s)
 
 void server_stop(struct server *s)
 {
+	if (s->cfg == NULL) {
+		return; /* zeroed: server_start never ran */
+	}
 	listener_close(&s->listener);
 	if (s->streams_up) {
 		/* MHD must not stop with a connection suspended (microhttpd.h) */

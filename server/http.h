@@ -115,7 +115,8 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
  * the number still in flight at the end. */
 unsigned server_drain(struct server *s);
 
-/* Stops the engines and closes every connection. Safe after a failed start. */
+/* Stops the engines and closes every connection. Safe after a failed start
+ * and on a zeroed struct (never started). */
 void server_stop(struct server *s);
 
 #endif /* SPLITKD_HTTP_H */

@@ -65,6 +65,8 @@ struct metrics_info {
  * rows (a route would be counted as "other": a build error, caught at
  * start). */
 int metrics_init(struct metrics *m);
+/* Safe on a zeroed struct: an all-zero mutex is PTHREAD_MUTEX_INITIALIZER
+ * on glibc and musl, and metrics_init inits it even when it fails. */
 void metrics_cleanup(struct metrics *m);
 
 /* `route` is the router's index (api_route_of) or METRICS_ROUTE_NONE. */

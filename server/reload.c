@@ -169,10 +169,14 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 
 void reload_cleanup(struct reload *r)
 {
+	if (r->holder == NULL) {
+		return; /* zeroed: reload_init never ran */
+	}
 	watch_stop(r->watch);
 	r->watch = NULL;
 	pthread_mutex_destroy(&r->run_lock);
 	pthread_mutex_destroy(&r->state_lock);
+	r->holder = NULL;
 }
 
 int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)

@@ -91,7 +91,8 @@ struct catalog *reload_read_file(const char *path, struct reload_read *rd);
  * Returns 0. */
 int reload_init(struct reload *r, struct holder *holder, const char *path,
 		const struct reload_read *initial, const struct log *log, struct metrics *metrics);
-/* Stops the watch and frees what reload_init made. */
+/* Stops the watch and frees what reload_init made. Safe on a zeroed
+ * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
 
 /* Adds a listener. Returns 0, or -1 when RELOAD_MAX_LISTENERS are set.

@@ -20,7 +20,7 @@
 #include "diff.h"
 #include "embedded.h"
 #include "holder.h"
-#include "http.h"
+#include "server.h"
 #include "jsonin.h"
 #include "log.h"
 #include "reload.h"

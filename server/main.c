@@ -71,7 +71,8 @@ static int dump_catalog(const struct catalog *cat)
 }
 
 /* --diff OLD NEW: the answer of POST /v1/catalog/diff on stdout; 0 when
- * no decision changes, 1 when some do, 2 when a file is invalid. */
+ * it lists nothing, 1 when it lists anything (an entry added or removed,
+ * any field of one changed, a decision), 2 when a file is invalid. */
 static int diff_files(const struct server_config *cfg)
 {
 	char err[640];
@@ -104,7 +105,7 @@ static int diff_files(const struct server_config *cfg)
 	    fflush(stdout) != 0) {
 		fprintf(stderr, "splitkd: --diff: cannot write the answer\n");
 	} else {
-		ret = diff_any_cell(old, new, shape, override) ? 1 : 0;
+		ret = diff_any_change(old, new, shape, override) ? 1 : 0;
 	}
 	jsonw_cleanup(&w);
 done:

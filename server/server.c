@@ -27,7 +27,7 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 {
 	struct server *s = cls;
 	struct metrics_info info;
-	char tls_text[2048];
+	struct metrics_tls tls;
 
 	memset(&info, 0, sizeof(info));
 	info.version = SPLITKD_VERSION;
@@ -46,8 +46,8 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	info.max_streams = s->cfg->max_streams;
 	info.stream_events = atomic_load_explicit(&s->streams.events_sent, memory_order_relaxed);
 	if (s->tls != NULL) {
-		info.extra_len = tls_metrics(s->tls, tls_text, sizeof(tls_text));
-		info.extra = tls_text;
+		tls_figures(s->tls, &tls);
+		info.tls = &tls;
 	}
 	return metrics_render(s->metrics, &info, len);
 }

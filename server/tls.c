@@ -652,44 +652,15 @@ int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int
 	return 0;
 }
 
-size_t tls_metrics(struct tls *t, char *buf, size_t cap)
+void tls_figures(struct tls *t, struct metrics_tls *out)
 {
-	int n = snprintf(
-		buf, cap,
-		"# HELP splitkd_tls_certificate_expiry_timestamp_seconds When the served TLS "
-		"certificate expires (its notAfter).\n"
-		"# TYPE splitkd_tls_certificate_expiry_timestamp_seconds gauge\n"
-		"splitkd_tls_certificate_expiry_timestamp_seconds %lld\n"
-		"# HELP splitkd_tls_certificate_loaded_timestamp_seconds When the served TLS "
-		"certificate was loaded.\n"
-		"# TYPE splitkd_tls_certificate_loaded_timestamp_seconds gauge\n"
-		"splitkd_tls_certificate_loaded_timestamp_seconds %lld\n"
-		"# HELP splitkd_tls_reloads_total Reloads of the TLS files (a change seen, or "
-		"SIGHUP), by result.\n"
-		"# TYPE splitkd_tls_reloads_total counter\n"
-		"splitkd_tls_reloads_total{result=\"ok\"} %llu\n"
-		"splitkd_tls_reloads_total{result=\"error\"} %llu\n"
-		"# HELP splitkd_tls_last_reload_success Whether the last reload of the TLS files "
-		"succeeded (0: the old certificate keeps serving).\n"
-		"# TYPE splitkd_tls_last_reload_success gauge\n"
-		"splitkd_tls_last_reload_success %d\n"
-		"# HELP splitkd_tls_handshakes_total TLS handshakes completed.\n"
-		"# TYPE splitkd_tls_handshakes_total counter\n"
-		"splitkd_tls_handshakes_total %llu\n"
-		"# HELP splitkd_tls_handshake_failures_total TLS handshakes that failed, by reason.\n"
-		"# TYPE splitkd_tls_handshake_failures_total counter\n"
-		"splitkd_tls_handshake_failures_total{reason=\"client_certificate\"} %llu\n"
-		"splitkd_tls_handshake_failures_total{reason=\"handshake\"} %llu\n",
-		(long long)atomic_load(&t->expiry), (long long)atomic_load(&t->loaded_at),
-		(unsigned long long)atomic_load(&t->reloads[TLS_RESULT_OK]),
-		(unsigned long long)atomic_load(&t->reloads[TLS_RESULT_ERROR]),
-		atomic_load(&t->last_result) == TLS_RESULT_OK ? 1 : 0,
-		(unsigned long long)atomic_load(&t->handshakes),
-		(unsigned long long)atomic_load(&t->failures[TLS_FAIL_CLIENT_CERTIFICATE]),
-		(unsigned long long)atomic_load(&t->failures[TLS_FAIL_HANDSHAKE]));
-
-	if (n < 0) {
-		return 0;
-	}
-	return (size_t)n < cap ? (size_t)n : cap - 1;
+	out->expiry = (int64_t)atomic_load(&t->expiry);
+	out->loaded_at = (int64_t)atomic_load(&t->loaded_at);
+	out->reloads_ok = (uint64_t)atomic_load(&t->reloads[TLS_RESULT_OK]);
+	out->reloads_error = (uint64_t)atomic_load(&t->reloads[TLS_RESULT_ERROR]);
+	out->last_reload_ok = atomic_load(&t->last_result) == TLS_RESULT_OK;
+	out->handshakes = (uint64_t)atomic_load(&t->handshakes);
+	out->failures_client_certificate =
+		(uint64_t)atomic_load(&t->failures[TLS_FAIL_CLIENT_CERTIFICATE]);
+	out->failures_handshake = (uint64_t)atomic_load(&t->failures[TLS_FAIL_HANDSHAKE]);
 }

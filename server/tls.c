@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "tls.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,8 @@
 #include <gnutls/crypto.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
+
+#include "reload.h"
 
 struct tls_creds {
 	atomic_uint refs;
@@ -59,45 +60,29 @@ static void pem_cleanup(struct tls_pem *p)
 	}
 }
 
-/* Reads a whole file of at most TLS_MAX_FILE bytes into out (free it).
+/* Reads a whole file of at most TLS_MAX_FILE bytes into out (free it),
+ * through the reload's one reader (reload.h: regular files only).
  * Returns 0, or -1 with the reason in err. */
 static int read_pem(const char *what, const char *path, gnutls_datum_t *out, char *err, size_t cap)
 {
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	size_t n;
-	int ret = -1;
+	struct reload_read rd;
+	size_t n = 0;
+	char *buf;
 
-	if (f == NULL) {
-		snprintf(err, cap, "%s %s: %s", what, path, strerror(errno));
-		return -1;
-	}
-	buf = malloc((size_t)TLS_MAX_FILE + 1);
+	memset(&rd, 0, sizeof(rd));
+	buf = reload_read_bytes(path, TLS_MAX_FILE, &n, &rd);
 	if (buf == NULL) {
-		snprintf(err, cap, "%s %s: out of memory", what, path);
-		goto done;
-	}
-	n = fread(buf, 1, (size_t)TLS_MAX_FILE + 1, f);
-	if (ferror(f)) {
-		snprintf(err, cap, "%s %s: read error", what, path);
-		goto done;
-	}
-	if (n > TLS_MAX_FILE) {
-		snprintf(err, cap, "%s %s: larger than %u bytes", what, path, TLS_MAX_FILE);
-		goto done;
+		snprintf(err, cap, "%s %s", what, rd.error);
+		return -1;
 	}
 	if (n == 0) {
 		snprintf(err, cap, "%s %s: empty", what, path);
-		goto done;
+		free(buf);
+		return -1;
 	}
-	out->data = buf;
+	out->data = (unsigned char *)buf;
 	out->size = (unsigned)n;
-	buf = NULL;
-	ret = 0;
-done:
-	free(buf);
-	fclose(f);
-	return ret;
+	return 0;
 }
 
 static int read_all(const struct tls *t, struct tls_pem *p, unsigned char digest[32], char *err,

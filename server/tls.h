@@ -17,11 +17,14 @@
  * chains to it (key purpose: TLS client); a client without one, or with
  * another, fails at the handshake and is counted.
  *
- * The files are checked every TLS_CHECK_MS by a thread of this module
- * (stat, then a SHA-256 of their contents when the stat changed: a
- * Kubernetes Secret volume swaps a symlink, which changes the inode) and
- * on SIGHUP (tls_reload); either way nothing changes unless the contents
- * did.
+ * The files are read through reload.c's one bounded reader
+ * (reload_read_bytes: regular files only, at most TLS_MAX_FILE bytes).
+ * They are checked every TLS_CHECK_MS by a thread of this module (stat,
+ * then a SHA-256 of their contents when the stat changed: a Kubernetes
+ * Secret volume swaps a symlink, which changes the inode) and on SIGHUP
+ * (tls_reload); either way nothing changes unless the contents did. The
+ * poller, the dedup and the keep-last-good are still this module's own,
+ * beside reload.c's for the catalog.
  *
  * Ownership: tls_init/tls_cleanup pair up, tls_watch_start/tls_watch_stop
  * run the thread, tls_conn_start/tls_conn_end bracket one connection.

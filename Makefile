@@ -5,7 +5,7 @@
 #   run        build and serve the embedded catalog on 127.0.0.1:8080
 #   test       install missing Debian packages, build, run every test
 #   sanitize   the whole test suite again under ASan+UBSan
-#   check-extra  sanitize, valgrind, fuzz (short), soak, fleet, lint-openapi,
+#   check-extra  sanitize, valgrind, fuzz (short), recipe-check, soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
 #              ofrep-test, testssl, syscall-check, deb-test (CI runs it after test)
 #   deb        the Debian packages under build/deb, checked by lintian
@@ -97,7 +97,8 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c server/reload.c server/watch.c \
-	      server/log.c server/main.c server/metrics.c server/respcache.c server/stream.c server/tls.c
+	      server/log.c server/main.c server/metrics.c server/respcache.c server/server.c \
+	      server/stream.c server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -125,15 +126,15 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
-# The connection table's tests see it alone: no socket, no libmicrohttpd.
 # The server's modules, each tested through its own API by one rule: linked
-# with the server's objects but the libmicrohttpd glue (http.c, stream.c)
-# and main.c, so no engine is linked in; the api is there for what metrics
-# and holder use of it (route labels, catalogs). tls.c is libmicrohttpd's and
-# GnuTLS's too: tested over HTTPS by tests/integration/test_tls.c instead.
+# with the server's objects but what links libmicrohttpd (http.c, stream.c,
+# respcache.c, tls.c, and server.c, which starts the engines) and main.c, so
+# no engine is linked in; the api is there for what metrics and holder use
+# of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
+# by tests/integration/test_tls.c instead.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics reload)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
-		       $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
+		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -207,14 +208,24 @@ contract: all
 purity: $(POLICY_OBJ)
 	@sh scripts/check-purity.sh $(POLICY_OBJ)
 
-# The api's layering from its source: no circle among its modules, no microhttpd.h.
+# The layering from the source: no circle among the modules of a
+# directory, no include of a layer above, microhttpd.h only where
+# server/http.h says (the list given here).
 includes:
-	@sh scripts/check-includes.sh api
+	@sh scripts/check-includes.sh policy "" api server
+	@sh scripts/check-includes.sh api "" server
+	@sh scripts/check-includes.sh server "http.c respcache.c respcache.h stream.c tls.c"
 
 # What a user reads (README, man page, OpenAPI, docker/) against the binary.
 docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
+
+# The recipe "a new catalog field" on itself: a field added by the schema
+# table alone, in a scratch copy, is diffed and held by the seeds' check.
+.PHONY: recipe-check
+recipe-check: deps-test
+	@sh scripts/check-field-recipe.sh
 
 deps:
 	@sh scripts/deps.sh build
@@ -257,6 +268,7 @@ check-extra:
 	@$(MAKE) --no-print-directory sanitize
 	@$(MAKE) --no-print-directory valgrind
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory recipe-check
 	@$(MAKE) --no-print-directory soak
 	@$(MAKE) --no-print-directory fleet
 	@$(MAKE) --no-print-directory lint-openapi

@@ -48,17 +48,17 @@ static bool valid_name(const char *s)
 
 #define NAME_RULE "must be 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit"
 
-static int load_name(const cJSON *obj, struct catalog_names *names, struct where *at, char *err,
-		     size_t cap)
+static int load_name(const cJSON *obj, const char *key, struct catalog_names *names,
+		     struct where *at, char *err, size_t cap)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "name");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
 	if (v == NULL) {
-		fail(err, cap, at, "name", "is required");
+		fail(err, cap, at, key, "is required");
 		return -1;
 	}
 	if (!cJSON_IsString(v) || !valid_name(v->valuestring)) {
-		fail(err, cap, at, "name", cJSON_IsString(v) ? NAME_RULE : "must be a string");
+		fail(err, cap, at, key, cJSON_IsString(v) ? NAME_RULE : "must be a string");
 		return -1;
 	}
 	names->name = v->valuestring;
@@ -67,10 +67,10 @@ static int load_name(const cJSON *obj, struct catalog_names *names, struct where
 	return 0;
 }
 
-static int load_aliases(const cJSON *obj, struct catalog_names *names, struct where *at, char *err,
-			size_t cap)
+static int load_aliases(const cJSON *obj, const char *key, struct catalog_names *names,
+			struct where *at, char *err, size_t cap)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "aliases");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	const cJSON *a;
 	size_t *num = &names->num_aliases;
 
@@ -79,17 +79,17 @@ static int load_aliases(const cJSON *obj, struct catalog_names *names, struct wh
 		return 0;
 	}
 	if (!cJSON_IsArray(v)) {
-		fail(err, cap, at, "aliases", "must be an array of strings");
+		fail(err, cap, at, key, "must be an array of strings");
 		return -1;
 	}
 	cJSON_ArrayForEach(a, v) {
 		if (*num == CATALOG_MAX_ALIASES) {
-			fail(err, cap, at, "aliases", "has more than 8 entries");
+			fail(err, cap, at, key, "has more than 8 entries");
 			return -1;
 		}
 		if (!cJSON_IsString(a) || !valid_name(a->valuestring)) {
-			fail(err, cap, at, "aliases", cJSON_IsString(a) ? "each " NAME_RULE
-								      : "must be an array of strings");
+			fail(err, cap, at, key, cJSON_IsString(a) ? "each " NAME_RULE
+								: "must be an array of strings");
 			return -1;
 		}
 		names->alias_lens[*num] = strlen(a->valuestring);
@@ -98,16 +98,17 @@ static int load_aliases(const cJSON *obj, struct catalog_names *names, struct wh
 	return 0;
 }
 
-static int load_notes(const cJSON *obj, const char **out, struct where *at, char *err, size_t cap)
+static int load_notes(const cJSON *obj, const char *key, const char **out, struct where *at,
+		      char *err, size_t cap)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "notes");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
 	*out = NULL;
 	if (v == NULL) {
 		return 0;
 	}
 	if (!cJSON_IsString(v) || strlen(v->valuestring) > CATALOG_MAX_NOTES) {
-		fail(err, cap, at, "notes", "must be a string of at most 1024 bytes");
+		fail(err, cap, at, key, "must be a string of at most 1024 bytes");
 		return -1;
 	}
 	*out = v->valuestring;
@@ -165,8 +166,8 @@ static int check_keys(const cJSON *obj, const char *const *allowed, size_t n, st
 /* The policy spelling a target declares. The engine would read a bad
  * declaration as legacy; a catalog that says something it does not mean
  * is refused instead. */
-static int load_policy(const cJSON *v, struct catalog_target *t, struct where *at, char *err,
-		       size_t cap)
+static int load_policy(const cJSON *v, const char *key, struct catalog_target *t,
+		       struct where *at, char *err, size_t cap)
 {
 	if (!cJSON_IsString(v) ||
 	    !splitk_parse_requested(v->valuestring, strlen(v->valuestring), &t->declared_policy,
@@ -180,7 +181,7 @@ static int load_policy(const cJSON *v, struct catalog_target *t, struct where *a
 		snprintf(what, sizeof(what),
 			 "must be a policy spelling: legacy, auto, off, or a split count%s%s%s",
 			 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
-		fail(err, cap, at, "attn_decode_splitk", what);
+		fail(err, cap, at, key, what);
 		return -1;
 	}
 	t->declared = v->valuestring;
@@ -192,30 +193,18 @@ static int load_policy(const cJSON *v, struct catalog_target *t, struct where *a
  * The schema: every field of an entry, once, in the order the canonical
  * form writes them (so the digest's order too). The one table drives the
  * allowlist (check_keys), loading, writing and the digest, which is a hash
- * of what is written. A new field is a row here, a member in catalog.h,
- * and (for a new type) a case in load_field and write_field.
+ * of what is written; the diff (diff.c, through catalog_fields) lists a
+ * change of any row's field. A new field is a row here, a member in
+ * catalog.h, and (for a new type) a case in load_field, write_field and
+ * diff.c's field_equal and write_value.
  */
-enum field_type {
-	FIELD_NAME,    /* struct catalog_names: the name (required, first) */
-	FIELD_ALIASES, /* struct catalog_names: the aliases (written even when none) */
-	FIELD_U32,     /* uint32_t; optional ones are 0 when absent and written when not 0 */
-	FIELD_POLICY,  /* a target's declaration: declared, declared_len, declared_policy */
-	FIELD_NOTES,   /* const char *, NULL when absent, written when present */
-};
-
-struct field {
-	const char *key;
-	enum field_type type;
-	bool required;
-	size_t offset; /* of the member in struct catalog_target or catalog_model */
-};
-
+/* `type` is the row's enum catalog_field_type less its CATALOG_ (FIELD_U32...) */
 #define TARGET_FIELD(key, type, required, member) \
-	{key, type, required, offsetof(struct catalog_target, member)}
+	{key, CATALOG_##type, required, offsetof(struct catalog_target, member)}
 #define MODEL_FIELD(key, type, required, member) \
-	{key, type, required, offsetof(struct catalog_model, member)}
+	{key, CATALOG_##type, required, offsetof(struct catalog_model, member)}
 
-static const struct field target_fields[] = {
+static const struct catalog_field target_fields[] = {
 	TARGET_FIELD("name", FIELD_NAME, true, names),
 	TARGET_FIELD("aliases", FIELD_ALIASES, false, names),
 	TARGET_FIELD("sm_count", FIELD_U32, true, sm_count),
@@ -223,7 +212,7 @@ static const struct field target_fields[] = {
 	TARGET_FIELD("notes", FIELD_NOTES, false, notes),
 };
 
-static const struct field model_fields[] = {
+static const struct catalog_field model_fields[] = {
 	MODEL_FIELD("name", FIELD_NAME, true, names),
 	MODEL_FIELD("aliases", FIELD_ALIASES, false, names),
 	MODEL_FIELD("num_q_heads", FIELD_U32, true, num_q_heads),
@@ -236,7 +225,7 @@ static const struct field model_fields[] = {
 
 /* What a kind's entries hold, and the check across fields a row cannot say. */
 struct schema {
-	const struct field *fields;
+	const struct catalog_field *fields;
 	size_t num_fields;
 	int (*check)(const void *entry, struct where *at, char *err, size_t cap); /* NULL: none */
 };
@@ -259,32 +248,39 @@ static const struct schema schemas[] = {
 	[CATALOG_MODELS] = {model_fields, sizeof(model_fields) / sizeof(model_fields[0]), check_model},
 };
 
+const struct catalog_field *catalog_fields(enum catalog_kind kind, size_t *n)
+{
+	*n = schemas[kind].num_fields;
+	return schemas[kind].fields;
+}
+
 _Static_assert(sizeof(target_fields) / sizeof(target_fields[0]) <= MAX_FIELDS, "MAX_FIELDS");
 _Static_assert(sizeof(model_fields) / sizeof(model_fields[0]) <= MAX_FIELDS, "MAX_FIELDS");
 
-static int load_field(const cJSON *obj, const struct field *f, char *entry, struct where *at,
+static int load_field(const cJSON *obj, const struct catalog_field *f, char *entry, struct where *at,
 		      char *err, size_t cap)
 {
 	const cJSON *v;
 
 	switch (f->type) {
-	case FIELD_NAME:
-		return load_name(obj, (struct catalog_names *)(void *)(entry + f->offset), at, err, cap);
-	case FIELD_ALIASES:
-		return load_aliases(obj, (struct catalog_names *)(void *)(entry + f->offset), at, err,
-				    cap);
-	case FIELD_U32:
+	case CATALOG_FIELD_NAME:
+		return load_name(obj, f->key, (struct catalog_names *)(void *)(entry + f->offset), at, err,
+				 cap);
+	case CATALOG_FIELD_ALIASES:
+		return load_aliases(obj, f->key, (struct catalog_names *)(void *)(entry + f->offset), at,
+				    err, cap);
+	case CATALOG_FIELD_U32:
 		return load_u32(obj, f->key, f->required, (uint32_t *)(void *)(entry + f->offset), at,
 				err, cap);
-	case FIELD_NOTES:
-		return load_notes(obj, (const char **)(void *)(entry + f->offset), at, err, cap);
-	case FIELD_POLICY:
+	case CATALOG_FIELD_NOTES:
+		return load_notes(obj, f->key, (const char **)(void *)(entry + f->offset), at, err, cap);
+	case CATALOG_FIELD_POLICY:
 		v = cJSON_GetObjectItemCaseSensitive(obj, f->key);
 		if (v == NULL) {
 			fail(err, cap, at, f->key, "is required");
 			return -1;
 		}
-		return load_policy(v, (struct catalog_target *)(void *)entry, at, err, cap);
+		return load_policy(v, f->key, (struct catalog_target *)(void *)entry, at, err, cap);
 	}
 	return -1;
 }
@@ -611,29 +607,29 @@ const char *catalog_suggest(const struct catalog *cat, enum catalog_kind kind, c
 	return near.best;
 }
 
-static void write_field(struct jsonw *w, const struct field *f, const char *entry)
+static void write_field(struct jsonw *w, const struct catalog_field *f, const char *entry)
 {
 	const struct catalog_names *names;
 	uint32_t u32;
 	const char *str;
 
 	switch (f->type) {
-	case FIELD_NAME:
+	case CATALOG_FIELD_NAME:
 		names = (const void *)(entry + f->offset);
 		jsonw_kv_str(w, f->key, names->name);
 		break;
-	case FIELD_ALIASES:
+	case CATALOG_FIELD_ALIASES:
 		names = (const void *)(entry + f->offset);
 		jsonw_kv_strs(w, f->key, names->aliases, names->num_aliases);
 		break;
-	case FIELD_U32:
+	case CATALOG_FIELD_U32:
 		memcpy(&u32, entry + f->offset, sizeof(u32));
 		if (f->required || u32 != 0) {
 			jsonw_kv_u64(w, f->key, u32);
 		}
 		break;
-	case FIELD_POLICY:
-	case FIELD_NOTES:
+	case CATALOG_FIELD_POLICY:
+	case CATALOG_FIELD_NOTES:
 		/* a policy's offset is its spelling's: both are strings there */
 		memcpy(&str, entry + f->offset, sizeof(str));
 		if (str != NULL) {

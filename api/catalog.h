@@ -128,6 +128,31 @@ static inline const struct catalog_model *catalog_find_model(const struct catalo
 	return i < 0 ? NULL : &cat->models[i];
 }
 
+/*
+ * The schema table (catalog.c): every field of a target or a model, once,
+ * in the order the canonical form writes them. It is the allowlist, the
+ * loader, the writer (and so the digest) and the diff's list of fields;
+ * nothing else spells a field's key.
+ */
+enum catalog_field_type {
+	CATALOG_FIELD_NAME,    /* struct catalog_names: the name (required, first) */
+	CATALOG_FIELD_ALIASES, /* struct catalog_names: the aliases (written even when none) */
+	CATALOG_FIELD_U32,     /* uint32_t; optional ones are 0 when absent and written when not 0 */
+	CATALOG_FIELD_POLICY,  /* a target's declaration: declared, declared_len, declared_policy */
+	CATALOG_FIELD_NOTES,   /* const char *, NULL when absent, written when present */
+};
+
+struct catalog_field {
+	const char *key;
+	enum catalog_field_type type;
+	bool required;
+	size_t offset; /* of the member in struct catalog_target or catalog_model */
+};
+
+/* A kind's rows of the table, *n of them, in schema order. Static: never
+ * freed. */
+const struct catalog_field *catalog_fields(enum catalog_kind kind, size_t *n);
+
 /* Writes one entry, or the whole catalog ({"digest"?, "targets", "models"}),
  * in the canonical form the digest is computed over: fixed key order, no
  * white space, optional fields omitted when absent. Without the digest it

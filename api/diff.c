@@ -198,108 +198,122 @@ static void write_aliases(struct jsonw *w, const struct catalog_names *n)
 	jsonw_array_end(w);
 }
 
-/* Opens the entry's "changed" item once, before its first field. */
-struct changes {
-	struct jsonw *w;
-	const char *name;
-	bool open;
-};
-
-static void field_begin(struct changes *ch, const char *field)
+/* A row's member in an entry, by its type (catalog.h). */
+static const struct catalog_names *names_at(const struct catalog_field *f, const char *entry)
 {
-	if (!ch->open) {
-		jsonw_object_begin(ch->w);
-		jsonw_kv_str(ch->w, "name", ch->name);
-		jsonw_key(ch->w, "fields");
-		jsonw_array_begin(ch->w);
-		ch->open = true;
-	}
-	jsonw_object_begin(ch->w);
-	jsonw_kv_str(ch->w, "field", field);
+	return (const void *)(entry + f->offset);
 }
 
-static void changes_end(struct changes *ch)
+static uint32_t u32_at(const struct catalog_field *f, const char *entry)
 {
-	if (ch->open) {
-		jsonw_array_end(ch->w);
-		jsonw_object_end(ch->w);
-	}
+	uint32_t v;
+
+	memcpy(&v, entry + f->offset, sizeof(v));
+	return v;
 }
 
-static void field_u32(struct changes *ch, const char *field, uint32_t a, uint32_t b, bool zero_null)
+/* a policy's offset is its spelling's: both are strings there */
+static const char *str_at(const struct catalog_field *f, const char *entry)
 {
-	if (a == b) {
-		return;
-	}
-	field_begin(ch, field);
-	/* a count a model does not state is 0 in memory and absent in the file */
-	if (zero_null) {
-		jsonw_kv_u64_or_null(ch->w, "from", a);
-		jsonw_kv_u64_or_null(ch->w, "to", b);
-	} else {
-		jsonw_kv_u64(ch->w, "from", a);
-		jsonw_kv_u64(ch->w, "to", b);
-	}
-	jsonw_object_end(ch->w);
+	const char *v;
+
+	memcpy(&v, entry + f->offset, sizeof(v));
+	return v;
 }
 
-static void field_str(struct changes *ch, const char *field, const char *a, const char *b)
+/* Whether field f of two entries of its kind is the same. */
+static bool field_equal(const struct catalog_field *f, const char *a, const char *b)
 {
-	if (str_equal(a, b)) {
-		return;
+	switch (f->type) {
+	case CATALOG_FIELD_NAME:
+		return strcmp(names_at(f, a)->name, names_at(f, b)->name) == 0; /* case counts */
+	case CATALOG_FIELD_ALIASES:
+		return aliases_equal(names_at(f, a), names_at(f, b));
+	case CATALOG_FIELD_U32:
+		return u32_at(f, a) == u32_at(f, b);
+	case CATALOG_FIELD_POLICY:
+	case CATALOG_FIELD_NOTES:
+		return str_equal(str_at(f, a), str_at(f, b));
 	}
-	field_begin(ch, field);
-	jsonw_kv_str_or_null(ch->w, "from", a);
-	jsonw_kv_str_or_null(ch->w, "to", b);
-	jsonw_object_end(ch->w);
+	return false;
 }
 
-static void field_aliases(struct changes *ch, const struct catalog_names *a,
-			  const struct catalog_names *b)
+/* One side's value of field f, under `key` ("from" or "to"). */
+static void write_value(struct jsonw *w, const char *key, const struct catalog_field *f,
+			const char *entry)
 {
-	if (aliases_equal(a, b)) {
-		return;
+	switch (f->type) {
+	case CATALOG_FIELD_NAME:
+		jsonw_kv_str_or_null(w, key, names_at(f, entry)->name);
+		break;
+	case CATALOG_FIELD_ALIASES:
+		jsonw_key(w, key);
+		write_aliases(w, names_at(f, entry));
+		break;
+	case CATALOG_FIELD_U32:
+		/* an optional count not stated is 0 in memory and absent in the file */
+		if (f->required) {
+			jsonw_kv_u64(w, key, u32_at(f, entry));
+		} else {
+			jsonw_kv_u64_or_null(w, key, u32_at(f, entry));
+		}
+		break;
+	case CATALOG_FIELD_POLICY:
+	case CATALOG_FIELD_NOTES:
+		jsonw_kv_str_or_null(w, key, str_at(f, entry));
+		break;
 	}
-	field_begin(ch, "aliases");
-	jsonw_key(ch->w, "from");
-	write_aliases(ch->w, a);
-	jsonw_key(ch->w, "to");
-	write_aliases(ch->w, b);
-	jsonw_object_end(ch->w);
-}
-
-/* The fields of a target that differ, with the catalog file's names. */
-static void target_changes(struct jsonw *w, const struct catalog_target *a,
-			   const struct catalog_target *b)
-{
-	struct changes ch = {w, b->names.name, false};
-
-	field_str(&ch, "name", a->names.name, b->names.name); /* a change of case */
-	field_aliases(&ch, &a->names, &b->names);
-	field_u32(&ch, "sm_count", a->sm_count, b->sm_count, false);
-	field_str(&ch, "attn_decode_splitk", a->declared, b->declared);
-	field_str(&ch, "notes", a->notes, b->notes);
-	changes_end(&ch);
-}
-
-static void model_changes(struct jsonw *w, const struct catalog_model *a,
-			  const struct catalog_model *b)
-{
-	struct changes ch = {w, b->names.name, false};
-
-	field_str(&ch, "name", a->names.name, b->names.name);
-	field_aliases(&ch, &a->names, &b->names);
-	field_u32(&ch, "num_q_heads", a->num_q_heads, b->num_q_heads, false);
-	field_u32(&ch, "num_kv_heads", a->num_kv_heads, b->num_kv_heads, true);
-	field_u32(&ch, "head_dim", a->head_dim, b->head_dim, true);
-	field_str(&ch, "notes", a->notes, b->notes);
-	changes_end(&ch);
 }
 
 static const char *name_of(enum catalog_kind kind, const void *entry)
 {
 	return kind == CATALOG_TARGETS ? ((const struct catalog_target *)entry)->names.name
 				       : ((const struct catalog_model *)entry)->names.name;
+}
+
+/* The fields of two entries of a kind that differ, every row of the
+ * schema table in its order, with the catalog file's keys: {"name",
+ * "fields": [{"field", "from", "to"}]}, or nothing when none differs. */
+static void entry_changes(struct jsonw *w, enum catalog_kind kind, const void *a, const void *b)
+{
+	size_t n;
+	const struct catalog_field *fields = catalog_fields(kind, &n);
+	bool open = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (field_equal(&fields[i], a, b)) {
+			continue;
+		}
+		if (!open) {
+			jsonw_object_begin(w);
+			jsonw_kv_str(w, "name", name_of(kind, b));
+			jsonw_key(w, "fields");
+			jsonw_array_begin(w);
+			open = true;
+		}
+		jsonw_object_begin(w);
+		jsonw_kv_str(w, "field", fields[i].key);
+		write_value(w, "from", &fields[i], a);
+		write_value(w, "to", &fields[i], b);
+		jsonw_object_end(w);
+	}
+	if (open) {
+		jsonw_array_end(w);
+		jsonw_object_end(w);
+	}
+}
+
+static bool entry_changed(enum catalog_kind kind, const void *a, const void *b)
+{
+	size_t n;
+	const struct catalog_field *fields = catalog_fields(kind, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!field_equal(&fields[i], a, b)) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /* {"added": [...], "removed": [...], "changed": [...]} for one kind. */
@@ -328,11 +342,7 @@ static void write_entries(struct jsonw *w, enum catalog_kind kind, const struct 
 		if (u->from[i] == NULL || u->to[i] == NULL) {
 			continue;
 		}
-		if (kind == CATALOG_TARGETS) {
-			target_changes(w, u->from[i], u->to[i]);
-		} else {
-			model_changes(w, u->from[i], u->to[i]);
-		}
+		entry_changes(w, kind, u->from[i], u->to[i]);
 	}
 	jsonw_array_end(w);
 	jsonw_object_end(w);
@@ -380,4 +390,22 @@ void diff_write(struct jsonw *w, const struct catalog *from, const struct catalo
 	jsonw_array_end(w);
 	jsonw_kv_u64(w, "unchanged", unchanged);
 	jsonw_object_end(w);
+}
+
+bool diff_any_change(const struct catalog *from, const struct catalog *to,
+		     struct decide_shape shape, struct slice override)
+{
+	static const enum catalog_kind kinds[] = {CATALOG_TARGETS, CATALOG_MODELS};
+	struct union_list u;
+
+	for (size_t k = 0; k < 2; k++) {
+		list_union(from, to, kinds[k], &u);
+		for (size_t i = 0; i < u.n; i++) {
+			if (u.from[i] == NULL || u.to[i] == NULL ||
+			    entry_changed(kinds[k], u.from[i], u.to[i])) {
+				return true;
+			}
+		}
+	}
+	return diff_any_cell(from, to, shape, override);
 }

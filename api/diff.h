@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * diff — what a catalog change does: the targets and models added,
- * removed and changed (field by field), and every target x model cell
+ * removed and changed (field by field: every row of the catalog's schema
+ * table, catalog_fields, so a field added there is diffed with no word
+ * here), and every target x model cell
  * whose decision (policy, num_splits, workspace_slots, workspace_bytes)
  * differs under one batch shape and override, as GET /v1/matrix would
  * answer it on each side.
@@ -64,9 +66,13 @@ void diff_write_cell(struct jsonw *w, const struct diff_cell *cell);
 void diff_write(struct jsonw *w, const struct catalog *from, const struct catalog *to,
 		struct decide_shape shape, struct slice override);
 
-/* Whether anything a scheduler reads differs: a cell, an entry added,
- * removed or changed. (--diff exits 1 when a cell does.) */
+/* Whether a cell's decision differs. */
 bool diff_any_cell(const struct catalog *from, const struct catalog *to, struct decide_shape shape,
 		   struct slice override);
+
+/* Whether diff_write lists anything: a cell, an entry added or removed, a
+ * field of an entry changed. --diff exits 1 when it does. */
+bool diff_any_change(const struct catalog *from, const struct catalog *to,
+		     struct decide_shape shape, struct slice override);
 
 #endif /* SPLITKD_DIFF_H */

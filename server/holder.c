@@ -166,6 +166,9 @@ int holder_init(struct holder *h, struct catalog *cat)
 
 void holder_cleanup(struct holder *h)
 {
+	if (h->current == NULL) {
+		return; /* zeroed, or its init failed: nothing was made */
+	}
 	pthread_mutex_lock(&h->lock);
 	ref_drop(h->current);
 	h->current = NULL;

@@ -64,7 +64,8 @@ struct holder_reader {
  * then freed). holder_init is holder_init_with the defaults. */
 int holder_init(struct holder *h, struct catalog *cat);
 int holder_init_with(struct holder *h, struct catalog *cat, const struct holder_options *o);
-/* Drops the holder's reference; in-flight references stay valid. */
+/* Drops the holder's reference; in-flight references stay valid. Safe on
+ * a zeroed struct, after a failed init and after a cleanup. */
 void holder_cleanup(struct holder *h);
 
 /* The current catalog, referenced: pass the returned ref to holder_release. */

@@ -194,23 +194,6 @@ static void account(struct session *ss, const char *method, int route, unsigned 
 	log_access(ss->server->log, method, ss->req.uri, ss->req.uri_len, status, bytes, micros);
 }
 
-/* Queues a response made for the answer `a` (its headers added here) and
- * lets go of it: the request is answered. */
-static enum MHD_Result send_response(struct MHD_Connection *conn, struct session *ss,
-				     const char *method, const struct api_response *a,
-				     struct MHD_Response *resp)
-{
-	enum MHD_Result ret;
-
-	add_headers(resp, ss, a);
-	ret = MHD_queue_response(conn, (unsigned)a->status, resp);
-	MHD_destroy_response(resp);
-	ss->req.state = REQ_ANSWERED;
-	mark(ss, CONNTAB_REPLY);
-	account(ss, method, a->route, (unsigned)a->status, a->body_len);
-	return ret;
-}
-
 /* A response for an answer. A body the response owns is handed to MHD
  * (which free()s it), a static one is lent; neither is copied. *body is
  * the bytes the response sends when they stay put for its life (handed
@@ -237,23 +220,25 @@ static struct MHD_Response *build(struct api_response *a, const char **body)
 	return resp;
 }
 
-/* Queues an answer: a response the engine kept with the same bytes
- * (respcache.h), else a new one, kept in turn when it may be. For a 304
- * MHD sends no body but announces the 200's length, which the api kept. */
+/* The one tail of every queued answer: a response the engine kept with
+ * the same bytes (respcache.h), else `made` when the caller made it (a
+ * stream's; let go of here), else a new one, kept in turn when it may be;
+ * its headers; the request answered and counted. For a 304 MHD sends no
+ * body but announces the 200's length, which the api kept. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
-			     struct api_response *a)
+			     struct api_response *a, struct MHD_Response *made)
 {
 	struct respcache *rc = ss->conn != NULL ? &ss->server->caches[ss->conn->engine] : NULL;
-	bool keep = rc != NULL && respcache_eligible(a, ss->req.draining);
+	bool keep = made == NULL && rc != NULL && respcache_eligible(a, ss->req.draining);
 	struct MHD_Response *resp = keep ? respcache_find(rc, a) : NULL;
 	enum MHD_Result ret;
 
 	if (resp != NULL) {
 		ret = MHD_queue_response(conn, (unsigned)a->status, resp); /* the cache keeps it */
 	} else {
-		const char *body;
+		const char *body = NULL;
 
-		resp = build(a, &body);
+		resp = made != NULL ? made : build(a, &body);
 		if (resp == NULL) {
 			return MHD_NO;
 		}
@@ -271,28 +256,10 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, co
 	return ret;
 }
 
-/* A direct answer (direct.c's header block, then the body unless
- * head_only) in one write through the connection's TLS session. Returns
- * 0, or -1 when it could not go (the connection closes without it). */
-static int tls_send_answer(struct session *ss, unsigned status, const char *content_type,
-			   const char *body, size_t body_len, bool head_only)
+/* direct_send's way out over TLS: the connection's session. */
+static int tls_send_bytes(void *cls, const void *buf, size_t len)
 {
-	char head[512];
-	size_t n = direct_head(head, sizeof(head), status, MHD_get_reason_phrase_for(status),
-			       content_type, body_len, time(NULL));
-	size_t extra = head_only || body == NULL ? 0 : body_len;
-	char *all = n > 0 ? malloc(n + extra) : NULL;
-	int ret = -1;
-
-	if (all != NULL) {
-		memcpy(all, head, n);
-		if (extra > 0) {
-			memcpy(all + n, body, extra);
-		}
-		ret = tls_send(&ss->tls, all, n + extra);
-	}
-	free(all);
-	return ret;
+	return tls_send(cls, buf, len);
 }
 
 /*
@@ -327,8 +294,8 @@ static void answer_on_socket(struct session *ss, const char *method, enum proble
 	ss->req.state = REQ_ANSWERED;
 	if (ss->tls.tls != NULL) {
 		/* through the TLS session, or not at all: never plaintext */
-		if (tls_send_answer(ss, status, a.content_type, a.body, a.body_len,
-				    strcmp(method, "HEAD") == 0) != 0) {
+		if (direct_send(tls_send_bytes, &ss->tls, status, MHD_get_reason_phrase_for(status),
+				a.content_type, a.body, a.body_len, strcmp(method, "HEAD") == 0) != 0) {
 			sent = 0; /* closed without an answer */
 		}
 	} else {
@@ -355,7 +322,7 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, c
 	if (kind == PROBLEM_OVERLOADED) {
 		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	}
-	ret = queue(conn, ss, method, &a);
+	ret = queue(conn, ss, method, &a, NULL);
 	api_response_cleanup(&a); /* nothing unless queue failed to hand it over */
 	return ret;
 }
@@ -513,36 +480,6 @@ static void on_decision(void *cls, const char *target, enum splitk_kind kind)
 	metrics_decision(cls, target, kind);
 }
 
-/* GET /metrics, as the api's route table calls it (api_context.metrics). */
-static char *render_metrics(void *cls, const struct catalog *catalog, size_t *len)
-{
-	struct server *s = cls;
-	struct metrics_info info;
-	char tls_text[2048];
-
-	memset(&info, 0, sizeof(info));
-	info.version = SPLITKD_VERSION;
-	info.build = SPLITKD_BUILD;
-	info.digest = catalog->digest;
-	info.connections = conntab_count(&s->table);
-	info.max_connections = s->cfg->max_connections;
-	info.ready = !atomic_load(&s->draining);
-	for (int i = 0; i < CONNTAB_REASON_COUNT; i++) {
-		info.closed[i] = atomic_load_explicit(&s->table.closed[i], memory_order_relaxed);
-	}
-	info.shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
-	info.body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
-	info.body_budget = s->budget.cap;
-	info.streams = atomic_load(&s->streams.open);
-	info.max_streams = s->cfg->max_streams;
-	info.stream_events = atomic_load_explicit(&s->streams.events_sent, memory_order_relaxed);
-	if (s->tls != NULL) {
-		info.extra_len = tls_metrics(s->tls, tls_text, sizeof(tls_text));
-		info.extra = tls_text;
-	}
-	return metrics_render(s->metrics, &info, len);
-}
-
 /* GET /v1/events: the api said "a stream"; the stream module holds it
  * open, outside the connection table (stream.h), or it is 503. */
 static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *ss,
@@ -566,7 +503,7 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 	}
 	/* the stream's end is the connection's: a drain closes both */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	ret = send_response(conn, ss, method, a, resp);
+	ret = queue(conn, ss, method, a, resp);
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
 		ss->conn = NULL;
@@ -595,7 +532,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	ctx.on_decision_cls = s->metrics;
 	ctx.status = s->hooks.status;
 	ctx.status_cls = s->hooks.status_cls;
-	ctx.metrics = render_metrics;
+	ctx.metrics = s->render_metrics;
 	ctx.metrics_cls = s;
 	ctx.draining = r->draining;
 	ctx.version = SPLITKD_VERSION;
@@ -615,7 +552,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	if (resp.stream && strcmp(method, "GET") == 0) {
 		ret = open_stream(conn, ss, method, &resp);
 	} else {
-		ret = queue(conn, ss, method, &resp);
+		ret = queue(conn, ss, method, &resp, NULL);
 	}
 	api_response_cleanup(&resp);
 	return ret;
@@ -735,7 +672,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 #define UNSENT_MAX (16 * 1024)
 
 /* The listener admitted a connection: the table chose its engine. */
-static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
+int http_hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct server *s = cls;
 	enum conntab_reason why;
@@ -755,17 +692,6 @@ static int hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t l
 	return 0;
 }
 
-static void tick(void *cls, uint64_t now)
-{
-	struct server *s = cls;
-
-	conntab_sweep(&s->table, now, listener_received_bytes);
-	stream_tick(&s->streams, now);
-	/* after a burst of large bodies, give the memory back (8 MiB: well
-	 * above what a quiet server holds, so this stays rare) */
-	body_budget_trim(&s->budget, 8u << 20);
-}
-
 /* MHD decodes the path and every query key and value with this before
  * filing them; splitkd reads neither (the api decodes the target on_uri
  * kept, as sent), so they stay as they are: decoding them was 700
@@ -777,7 +703,7 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
 	return strlen(s);
 }
 
-static int start_engines(struct server *s, char *err, size_t err_cap)
+int http_engines_start(struct server *s, char *err, size_t err_cap)
 {
 	const struct server_config *cfg = s->cfg;
 	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
@@ -824,105 +750,8 @@ static int start_engines(struct server *s, char *err, size_t err_cap)
 	return 0;
 }
 
-/* The change streams' hub, at the catalog served now. */
-static int stream_start(struct server *s)
+void http_engines_stop(struct server *s)
 {
-	struct holder_ref *ref;
-	const struct catalog *cat = holder_acquire(s->holder, &ref);
-	int rc = stream_hub_init(&s->streams, cat, s->cfg->max_streams, s->cfg->stream_heartbeat,
-				 s->cfg->revisions);
-
-	holder_release(s->holder, ref);
-	s->streams_up = rc == 0;
-	return rc;
-}
-
-int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
-		 struct tls *tls, char *err, size_t err_cap)
-{
-	struct conntab_limits limits = {
-		cfg->max_connections,
-		cfg->per_client_connections,
-		cfg->threads,
-		(uint64_t)cfg->header_timeout * 1000000000u,
-		(uint64_t)cfg->body_timeout * 1000000000u,
-		cfg->body_min_rate,
-		tls != NULL,
-	};
-
-	memset(s, 0, sizeof(*s));
-	s->listener.fd = -1;
-	s->listener.wake[0] = s->listener.wake[1] = -1;
-	s->cfg = cfg;
-	s->holder = holder;
-	s->log = log;
-	s->metrics = metrics;
-	if (hooks != NULL) {
-		s->hooks = *hooks;
-	}
-	s->tls = tls;
-	atomic_init(&s->draining, false);
-	atomic_init(&s->in_flight, 0);
-	body_budget_init(&s->budget, cfg->body_budget);
-	s->limits = (struct api_limits){cfg->max_body, API_DEFAULT_MAX_URI, API_DEFAULT_MAX_BATCH};
-	if (conntab_init(&s->table, &limits) != 0) {
-		snprintf(err, err_cap, "out of memory");
-		return -1;
-	}
-	if (stream_start(s) != 0) {
-		snprintf(err, err_cap, "out of memory");
-		return -1;
-	}
-	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
-	    start_engines(s, err, err_cap) != 0 ||
-	    listener_start(&s->listener, hand_over, tick, s, err, err_cap) != 0) {
-		return -1;
-	}
-	s->port = s->listener.port;
-	return 0;
-}
-
-unsigned server_drain(struct server *s)
-{
-	uint64_t now = now_ns(), idle_since = 0;
-	uint64_t deadline = now + (uint64_t)s->cfg->drain_timeout * 1000000000u;
-	struct timespec pause = {0, 10 * 1000 * 1000};
-	unsigned left;
-
-	atomic_store(&s->draining, true);
-	listener_stop_accepting(&s->listener);
-	if (s->streams_up) {
-		stream_close_all(&s->streams); /* each ends, and is no longer in flight */
-	}
-	while (now < deadline) {
-		left = atomic_load(&s->in_flight);
-		if (left == 0 && conntab_count(&s->table) == 0) {
-			break;
-		}
-		/* A busy keep-alive client gets "Connection: close" on its next
-		 * answer and leaves; an idle one is closed once all is quiet. */
-		if (left > 0) {
-			idle_since = 0;
-		} else if (idle_since == 0) {
-			idle_since = now;
-		} else if (now - idle_since >= 500u * 1000 * 1000) {
-			break;
-		}
-		nanosleep(&pause, NULL);
-		now = now_ns();
-	}
-	conntab_close_idle(&s->table, true);
-	return atomic_load(&s->in_flight);
-}
-
-void server_stop(struct server *s)
-{
-	listener_close(&s->listener);
-	if (s->streams_up) {
-		/* MHD must not stop with a connection suspended (microhttpd.h) */
-		stream_close_all(&s->streams);
-	}
 	for (unsigned i = 0; i < s->num_engines; i++) {
 		MHD_stop_daemon(s->engines[i]);
 	}
@@ -941,11 +770,4 @@ void server_stop(struct server *s)
 	free(s->engines);
 	s->engines = NULL;
 	s->num_engines = 0;
-	if (s->table.conns != NULL) {
-		conntab_cleanup(&s->table);
-	}
-	if (s->streams_up) {
-		stream_hub_cleanup(&s->streams);
-		s->streams_up = false;
-	}
 }

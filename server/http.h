@@ -1,6 +1,18 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * http — the libmicrohttpd glue, and the only module that knows about it.
+ * http — the libmicrohttpd glue: the callbacks the engines call (a
+ * connection started and closed, a request's target, headers, body and
+ * end) and what they need to answer (queueing a response, the answers
+ * written past the engine through direct.c). Starting, ticking, draining
+ * and stopping the server are server.c's; it calls http_engines_start and
+ * http_engines_stop, and the listener calls http_hand_over.
+ *
+ * Who includes microhttpd.h: http.c (the engines), stream.c (a change
+ * stream is a libmicrohttpd response that suspends its connection), tls.c
+ * (the connection of a GnuTLS session, MHD's certificate callback) and
+ * respcache.c/.h (a worker's kept responses); scripts/check-includes.sh
+ * holds server/ to that list. Every other server/ module, and all of
+ * api/ and policy/, knows nothing of it.
  *
  * An engine is one libmicrohttpd daemon with its one thread and no
  * listening socket of its own; there are cfg->threads of them. splitkd's
@@ -14,21 +26,24 @@
  * The life of a request, accept to close, and the file of each step:
  *
  *   accept, admit or refuse       listener.c (thread), conntab.c (conntab_admit)
- *     -> hand_over                http.c: MHD_add_connection to the chosen engine
+ *     -> http_hand_over           http.c: MHD_add_connection to the chosen engine
  *   "connection started"          http.c session_start: the session, its conntab row
  *   request line                  http.c on_uri: the raw target        REQ_HEADERS
  *   header block                  http.c on_headers; framing.c judges size,
  *                                 RFC 9112 framing, Content-Length, memory fit;
  *                                 body.c reserves a declared body   REQ_KEEP / REQ_DROP
  *     refused                     api.c api_problem_answer, queued    REQ_ANSWERED
- *     no room for any answer      http.c answer_on_socket -> direct.c (raw socket)
+ *     no room for any answer      http.c answer_on_socket -> direct.c (the socket,
+ *                                 or the TLS session through direct_send)
  *   body pieces                   http.c on_upload, body.c          (REQ_REFUSE past a limit)
  *   whole request                 http.c answer -> api.c api_handle (route table:
  *                                 handlers, the page, OFREP, /metrics through
- *                                 api_context.metrics -> metrics.c), queued
+ *                                 api_context.metrics -> server.c render_metrics
+ *                                 -> metrics.c), queued (http.c queue, the one
+ *                                 tail of every queued answer, streams' too)
  *   answer sent                   http.c on_completed: finish_request REQ_NONE
  *     (keep-alive: the next request line, above)
- *   deadlines, reclaim            conntab.c conntab_sweep, from the listener's tick
+ *   deadlines, reclaim            conntab.c conntab_sweep, from server.c's tick
  *   "connection closed"           http.c session_end: a request MHD gave up on is
  *                                 answered (answer_on_socket), input drained
  *                                 (a FIN, not a RST), conntab_release
@@ -46,8 +61,8 @@
  * still holds one, and otherwise the connection is closed: never a
  * plaintext byte on a TLS connection.
  *
- * server_start/server_stop pair up; server_drain is the SIGTERM path. The
- * struct is shared with the engines: its counters are atomics.
+ * struct server is the state the engines share, started and stopped by
+ * server.c (server.h): its counters are atomics.
  */
 #ifndef SPLITKD_HTTP_H
 #define SPLITKD_HTTP_H
@@ -63,13 +78,12 @@
 #include "holder.h"
 #include "listener.h"
 #include "log.h"
-
-struct respcache;
 #include "metrics.h"
 #include "stream.h"
 #include "tls.h"
 
 struct MHD_Daemon;
+struct respcache;
 
 /* What other server modules lend to every request: the status of the
  * catalog's reloads (reload.c) for GET /v1/status. Members may be NULL. */
@@ -88,6 +102,7 @@ struct server {
 	const struct log *log;
 	struct metrics *metrics;
 	struct server_hooks hooks;
+	api_metrics_fn *render_metrics; /* GET /metrics (server.c's), lent to every request */
 	struct tls *tls; /* NULL: plain HTTP */
 	struct conntab table;
 	struct body_budget budget;
@@ -100,22 +115,19 @@ struct server {
 	atomic_uint in_flight; /* requests begun and not yet over */
 };
 
-/* Starts serving, over TLS when `tls` is not NULL (borrowed: it must
- * outlive the server). `hooks` (copied; NULL: none) must outlive
- * server_stop. Returns 0, or -1 with a message in err (the port is in use,
- * the address is not this host's, out of memory). */
-int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
-		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
-		 struct tls *tls, char *err, size_t err_cap);
+/* Starts cfg->threads engines (libmicrohttpd daemons without a listening
+ * socket of their own), each with its catalog reader and response cache.
+ * Returns 0, or -1 with a message in err; http_engines_stop then undoes
+ * what was started. */
+int http_engines_start(struct server *s, char *err, size_t err_cap);
 
-/* SIGTERM: /readyz turns 503, no new connections are accepted, every answer
- * closes its connection, idle keep-alive connections are closed, and this
- * waits (up to cfg->drain_timeout) until no request is in flight and every
- * client has gone or none has sent anything for half a second. Returns
- * the number still in flight at the end. */
-unsigned server_drain(struct server *s);
+/* Stops the engines (every connection closes) and frees their readers and
+ * caches. Safe after a failed or no start. */
+void http_engines_stop(struct server *s);
 
-/* Stops the engines and closes every connection. Safe after a failed start. */
-void server_stop(struct server *s);
+/* The listener's listener_accept_fn (`cls` the server): admits the
+ * connection to the table, which picks its engine, and hands it over.
+ * Returns 0, or -1 when refused or not taken (the socket is closed). */
+int http_hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len);
 
 #endif /* SPLITKD_HTTP_H */

@@ -20,7 +20,7 @@
 #include "diff.h"
 #include "embedded.h"
 #include "holder.h"
-#include "http.h"
+#include "server.h"
 #include "jsonin.h"
 #include "log.h"
 #include "reload.h"
@@ -128,7 +128,8 @@ static int dump_catalog(const struct catalog *cat, bool pretty)
 }
 
 /* --diff OLD NEW: the answer of POST /v1/catalog/diff on stdout; 0 when
- * no decision changes, 1 when some do, 2 when a file is invalid. */
+ * it lists nothing, 1 when it lists anything (an entry added or removed,
+ * any field of one changed, a decision), 2 when a file is invalid. */
 static int diff_files(const struct server_config *cfg)
 {
 	char err[640];
@@ -161,7 +162,7 @@ static int diff_files(const struct server_config *cfg)
 	    fflush(stdout) != 0) {
 		fprintf(stderr, "splitkd: --diff: cannot write the answer\n");
 	} else {
-		ret = diff_any_cell(old, new, shape, override) ? 1 : 0;
+		ret = diff_any_change(old, new, shape, override) ? 1 : 0;
 	}
 	jsonw_cleanup(&w);
 done:
@@ -170,114 +171,127 @@ done:
 	return ret;
 }
 
+/* Everything serve() starts, zeroed before anything starts: every cleanup
+ * is safe on a member that never started, so serve() has one exit. */
+struct serving {
+	struct metrics metrics; /* ~17 KiB: on the main thread's stack for the life of serve() */
+	struct holder holder;
+	struct tls tls;
+	struct reload reload;
+	struct server server;
+};
+
+/* Blocked before any thread starts, so every thread inherits the mask and
+ * only sigwait in wait_for_stop sees these signals. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Serves SIGHUP (a reload of the catalog and of the TLS files) until
+ * SIGINT or SIGTERM, and returns that signal. */
+static int wait_for_stop(const sigset_t *set, struct reload *reload, struct tls *tls)
+{
+	char err[640];
+	int sig = 0;
+
+	for (;;) {
+		if (sigwait(set, &sig) != 0) {
+			continue;
+		}
+		if (sig != SIGHUP) {
+			return sig;
+		}
+		reload_now(reload);
+		if (tls != NULL) {
+			(void)tls_reload(tls, true, err, sizeof(err));
+		}
+	}
+}
+
+/* The one line scripts wait for (flushed, on stderr), then the log's. */
+static void announce(const struct server_config *cfg, bool tls, unsigned port,
+		     const struct catalog *cat, const struct log *log)
+{
+	bool v6 = strchr(cfg->host, ':') != NULL;
+
+	fprintf(stderr, "listening on %s://%s%s%s:%u\n", tls ? "https" : "http", v6 ? "[" : "",
+		cfg->host, v6 ? "]" : "", port);
+	fflush(stderr);
+	log_event(log, "start", "splitkd %s (%s), %u threads, catalog %s", SPLITKD_VERSION,
+		  SPLITKD_BUILD, cfg->threads, cat->digest);
+}
+
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
-	struct holder holder;
+	struct serving sv;
 	struct holder_options ho = {cfg->revisions, 0, cfg->catalog_path};
-	struct reload reload;
-	struct server_hooks hooks = {reload_status, &reload};
-	struct server server;
-	struct metrics metrics; /* ~17 KiB, on the main thread's stack for the life of serve() */
-	struct tls tls = {0};
-	struct tls *use_tls = cfg->tls_cert != NULL ? &tls : NULL;
+	struct server_hooks hooks = {reload_status, &sv.reload};
+	struct tls *use_tls = NULL;
 	sigset_t set;
-	char err[640];
-	int sig = 0;
-	unsigned left;
+	char err[640] = "out of memory";
+	unsigned left = 0;
+	int sig, ret = 1;
 
-	/* Blocked before any thread starts, so MHD's threads inherit the mask
-	 * and only sigwait below sees these signals. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	if (holder_init_with(&holder, cat, &ho) != 0) {
-		log_event(log, "error", "out of memory");
-		return 1;
+	memset(&sv, 0, sizeof(sv));
+	block_signals(&set);
+	if (holder_init_with(&sv.holder, cat, &ho) != 0) {
+		goto done;
 	}
-	if (metrics_init(&metrics) != 0) {
-		log_event(log, "error", "more routes than METRICS_MAX_ROUTES rows: raise it");
-		holder_cleanup(&holder);
-		return 1;
+	if (metrics_init(&sv.metrics) != 0) {
+		snprintf(err, sizeof(err), "more routes than METRICS_MAX_ROUTES rows: raise it");
+		goto done;
 	}
-	metrics_catalog_loaded(&metrics);
-	if (use_tls != NULL && tls_init(&tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
-					cfg->tls_priority, log, err, sizeof(err)) != 0) {
-		/* before server_start: nothing of the server to stop */
-		log_event(log, "error", "%s", err);
-		tls_cleanup(&tls);
-		holder_cleanup(&holder);
-		metrics_cleanup(&metrics);
-		return 1;
+	metrics_catalog_loaded(&sv.metrics);
+	if (cfg->tls_cert != NULL) {
+		if (tls_init(&sv.tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+			     cfg->tls_priority, log, err, sizeof(err)) != 0) {
+			goto done;
+		}
+		use_tls = &sv.tls;
 	}
-	reload_init(&reload, &holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log, &metrics);
+	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
+		    &sv.metrics);
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
-	if (reload_watch_start(&reload, cfg->catalog_check, err, sizeof(err)) != 0) {
-		log_event(log, "error", "%s", err);
-		reload_cleanup(&reload);
-		tls_cleanup(&tls);
-		holder_cleanup(&holder);
-		metrics_cleanup(&metrics);
-		return 1;
-	}
-	if (server_start(&server, cfg, &holder, log, &metrics, &hooks, use_tls, err, sizeof(err)) != 0 ||
-	    (use_tls != NULL && tls_watch_start(&tls, err, sizeof(err)) != 0)) {
-		log_event(log, "error", "%s", err);
-		server_stop(&server);
-		reload_cleanup(&reload);
-		tls_cleanup(&tls);
-		holder_cleanup(&holder);
-		metrics_cleanup(&metrics);
-		return 1;
+	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
+	    server_start(&sv.server, cfg, &sv.holder, log, &sv.metrics, &hooks, use_tls, err,
+			 sizeof(err)) != 0 ||
+	    (use_tls != NULL && tls_watch_start(use_tls, err, sizeof(err)) != 0)) {
+		goto done;
 	}
 	/* change streams hear of every swap (the lock in reload_add_listener
 	 * makes this safe beside a running watch; a stream can only have
 	 * opened in the instant since server_start, and its hello names the
 	 * catalog then current) */
-	if (reload_add_listener(&reload, stream_catalog_changed, &server.streams) != 0) {
-		log_event(log, "error", "no room for the change streams' reload listener");
-		server_stop(&server);
-		reload_cleanup(&reload);
-		tls_cleanup(&tls);
-		holder_cleanup(&holder);
-		metrics_cleanup(&metrics);
-		return 1;
+	if (reload_add_listener(&sv.reload, stream_catalog_changed, &sv.server.streams) != 0) {
+		snprintf(err, sizeof(err), "no room for the change streams' reload listener");
+		goto done;
 	}
-	/* the one line scripts wait for: flushed, on stderr */
-	fprintf(stderr, "listening on %s://%s%s%s:%u\n", use_tls != NULL ? "https" : "http",
-		strchr(cfg->host, ':') ? "[" : "",
-		cfg->host, strchr(cfg->host, ':') ? "]" : "", server.port);
-	fflush(stderr);
-	log_event(log, "start", "splitkd %s (%s), %u threads, catalog %s", SPLITKD_VERSION,
-		  SPLITKD_BUILD, cfg->threads, cat->digest);
-
-	for (;;) {
-		if (sigwait(&set, &sig) != 0) {
-			continue;
-		}
-		if (sig == SIGHUP) {
-			reload_now(&reload);
-			if (use_tls != NULL) {
-				(void)tls_reload(&tls, true, err, sizeof(err));
-			}
-			continue;
-		}
-		break;
-	}
+	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
+	sig = wait_for_stop(&set, &sv.reload, use_tls);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
-	left = server_drain(&server);
-	server_stop(&server);
-	reload_cleanup(&reload);
-	tls_cleanup(&tls); /* after the server: no connection holds credentials now */
-	holder_cleanup(&holder);
-	metrics_cleanup(&metrics);
-	log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
-	return 0;
+	left = server_drain(&sv.server);
+	ret = 0;
+done:
+	if (ret != 0) {
+		log_event(log, "error", "%s", err);
+	}
+	server_stop(&sv.server);
+	reload_cleanup(&sv.reload);
+	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
+	holder_cleanup(&sv.holder);
+	metrics_cleanup(&sv.metrics);
+	if (ret == 0) {
+		log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
+	}
+	return ret;
 }
 
 

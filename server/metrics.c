@@ -168,6 +168,38 @@ static long resident_bytes(void)
 	return resident * sysconf(_SC_PAGESIZE);
 }
 
+static void render_tls(struct out *o, const struct metrics_tls *t)
+{
+	put(o, "# HELP splitkd_tls_certificate_expiry_timestamp_seconds When the served TLS "
+	       "certificate expires (its notAfter).\n"
+	       "# TYPE splitkd_tls_certificate_expiry_timestamp_seconds gauge\n"
+	       "splitkd_tls_certificate_expiry_timestamp_seconds %lld\n"
+	       "# HELP splitkd_tls_certificate_loaded_timestamp_seconds When the served TLS "
+	       "certificate was loaded.\n"
+	       "# TYPE splitkd_tls_certificate_loaded_timestamp_seconds gauge\n"
+	       "splitkd_tls_certificate_loaded_timestamp_seconds %lld\n"
+	       "# HELP splitkd_tls_reloads_total Reloads of the TLS files (a change seen, or "
+	       "SIGHUP), by result.\n"
+	       "# TYPE splitkd_tls_reloads_total counter\n"
+	       "splitkd_tls_reloads_total{result=\"ok\"} %llu\n"
+	       "splitkd_tls_reloads_total{result=\"error\"} %llu\n"
+	       "# HELP splitkd_tls_last_reload_success Whether the last reload of the TLS files "
+	       "succeeded (0: the old certificate keeps serving).\n"
+	       "# TYPE splitkd_tls_last_reload_success gauge\n"
+	       "splitkd_tls_last_reload_success %d\n"
+	       "# HELP splitkd_tls_handshakes_total TLS handshakes completed.\n"
+	       "# TYPE splitkd_tls_handshakes_total counter\n"
+	       "splitkd_tls_handshakes_total %llu\n"
+	       "# HELP splitkd_tls_handshake_failures_total TLS handshakes that failed, by reason.\n"
+	       "# TYPE splitkd_tls_handshake_failures_total counter\n"
+	       "splitkd_tls_handshake_failures_total{reason=\"client_certificate\"} %llu\n"
+	       "splitkd_tls_handshake_failures_total{reason=\"handshake\"} %llu\n",
+	    (long long)t->expiry, (long long)t->loaded_at, (unsigned long long)t->reloads_ok,
+	    (unsigned long long)t->reloads_error, t->last_reload_ok ? 1 : 0,
+	    (unsigned long long)t->handshakes, (unsigned long long)t->failures_client_certificate,
+	    (unsigned long long)t->failures_handshake);
+}
+
 static void render_requests(struct metrics *m, struct out *o, int rows)
 {
 	put(o, "# HELP splitkd_requests_total Requests answered, by route and status.\n"
@@ -298,8 +330,8 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 		"# TYPE splitkd_stream_events_total counter\n"
 		"splitkd_stream_events_total %llu\n",
 	    info->streams, info->max_streams, (unsigned long long)info->stream_events);
-	if (info->extra_len > 0) {
-		put(&o, "%.*s", (int)info->extra_len, info->extra);
+	if (info->tls != NULL) {
+		render_tls(&o, info->tls);
 	}
 	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
 		"# TYPE splitkd_catalog_info gauge\n"

@@ -47,6 +47,17 @@ struct metrics {
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */
 };
 
+/* The TLS figures a scrape shows as the splitkd_tls_* series: tls.c reads
+ * them (tls_figures), this module writes them. */
+struct metrics_tls {
+	int64_t expiry;    /* the served certificate's notAfter, unix seconds */
+	int64_t loaded_at; /* when it was loaded, unix seconds */
+	uint64_t reloads_ok, reloads_error;
+	bool last_reload_ok;
+	uint64_t handshakes;
+	uint64_t failures_client_certificate, failures_handshake;
+};
+
 /* What a scrape shows besides the counters: the server's own state. */
 struct metrics_info {
 	const char *version, *build, *digest;
@@ -57,14 +68,15 @@ struct metrics_info {
 	size_t body_buffered, body_budget;
 	unsigned streams, max_streams; /* open change streams (GET /v1/events), --max-streams */
 	uint64_t stream_events;        /* events sent on them, heartbeats not counted */
-	const char *extra; /* series another module rendered (tls.c's), or NULL */
-	size_t extra_len;
+	const struct metrics_tls *tls; /* NULL: plain HTTP, no splitkd_tls_* series */
 };
 
 /* Returns 0, or -1 when the router has more routes than the table has
  * rows (a route would be counted as "other": a build error, caught at
  * start). */
 int metrics_init(struct metrics *m);
+/* Safe on a zeroed struct: an all-zero mutex is PTHREAD_MUTEX_INITIALIZER
+ * on glibc and musl, and metrics_init inits it even when it fails. */
 void metrics_cleanup(struct metrics *m);
 
 /* `route` is the router's index (api_route_of) or METRICS_ROUTE_NONE. */

@@ -46,9 +46,7 @@ static void read_failed(struct reload_read *rd, const char *path, int err)
 	snprintf(rd->error, sizeof(rd->error), "%s: %s", path, strerror(err));
 }
 
-/* The whole file into a heap buffer of at most CATALOG_MAX_BYTES (free it),
- * or NULL with rd filled. */
-static char *read_whole(const char *path, size_t *len, struct reload_read *rd)
+char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd)
 {
 	/* O_NONBLOCK: a FIFO put in the file's place must not hang the open */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -69,13 +67,13 @@ static char *read_whole(const char *path, size_t *len, struct reload_read *rd)
 		read_failed(rd, path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
 		goto done;
 	}
-	buf = malloc((size_t)CATALOG_MAX_BYTES + 1);
+	buf = malloc(max + 1);
 	if (buf == NULL) {
 		read_failed(rd, path, ENOMEM);
 		goto done;
 	}
-	while (n <= CATALOG_MAX_BYTES) {
-		ssize_t got = read(fd, buf + n, (size_t)CATALOG_MAX_BYTES + 1 - n);
+	while (n <= max) {
+		ssize_t got = read(fd, buf + n, max + 1 - n);
 
 		if (got < 0 && errno == EINTR) {
 			continue;
@@ -91,11 +89,10 @@ static char *read_whole(const char *path, size_t *len, struct reload_read *rd)
 		}
 		n += (size_t)got;
 	}
-	if (n > CATALOG_MAX_BYTES) {
+	if (n > max) {
 		rd->state = API_DISK_INVALID;
 		rd->key = failure_key(API_DISK_INVALID, EFBIG);
-		snprintf(rd->error, sizeof(rd->error), "%s: larger than %u bytes", path,
-			 CATALOG_MAX_BYTES);
+		snprintf(rd->error, sizeof(rd->error), "%s: larger than %zu bytes", path, max);
 		free(buf);
 		buf = NULL;
 		goto done;
@@ -114,7 +111,7 @@ struct catalog *reload_read_file(const char *path, struct reload_read *rd)
 	char *text;
 
 	memset(rd, 0, sizeof(*rd));
-	text = read_whole(path, &len, rd);
+	text = reload_read_bytes(path, CATALOG_MAX_BYTES, &len, rd);
 	if (text == NULL) {
 		return NULL;
 	}
@@ -169,10 +166,14 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 
 void reload_cleanup(struct reload *r)
 {
+	if (r->holder == NULL) {
+		return; /* zeroed: reload_init never ran */
+	}
 	watch_stop(r->watch);
 	r->watch = NULL;
 	pthread_mutex_destroy(&r->run_lock);
 	pthread_mutex_destroy(&r->state_lock);
+	r->holder = NULL;
 }
 
 int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)

@@ -79,6 +79,16 @@ struct reload {
 };
 
 /*
+ * Reads a whole file of at most `max` bytes into a new heap buffer (the
+ * caller frees it): only a regular file (a FIFO or a directory put in its
+ * place is refused, and never blocks the open), read to its end. NULL with
+ * rd filled (MISSING, UNREADABLE, or INVALID when larger than max; the
+ * reason, naming the path, in rd->error); on success only *len is set.
+ * The one reader of a followed file: the catalog's and the TLS files'.
+ */
+char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd);
+
+/*
  * Reads and validates a catalog file (at most CATALOG_MAX_BYTES): a new
  * catalog (the caller owns it), or NULL with what went wrong in *rd (and
  * rd->error). rd is filled either way. The start-up load and every reload
@@ -91,7 +101,8 @@ struct catalog *reload_read_file(const char *path, struct reload_read *rd);
  * Returns 0. */
 int reload_init(struct reload *r, struct holder *holder, const char *path,
 		const struct reload_read *initial, const struct log *log, struct metrics *metrics);
-/* Stops the watch and frees what reload_init made. */
+/* Stops the watch and frees what reload_init made. Safe on a zeroed
+ * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
 
 /* Adds a listener. Returns 0, or -1 when RELOAD_MAX_LISTENERS are set.

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "tls.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,8 @@
 #include <gnutls/crypto.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
+
+#include "reload.h"
 
 struct tls_creds {
 	atomic_uint refs;
@@ -59,45 +60,29 @@ static void pem_cleanup(struct tls_pem *p)
 	}
 }
 
-/* Reads a whole file of at most TLS_MAX_FILE bytes into out (free it).
+/* Reads a whole file of at most TLS_MAX_FILE bytes into out (free it),
+ * through the reload's one reader (reload.h: regular files only).
  * Returns 0, or -1 with the reason in err. */
 static int read_pem(const char *what, const char *path, gnutls_datum_t *out, char *err, size_t cap)
 {
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	size_t n;
-	int ret = -1;
+	struct reload_read rd;
+	size_t n = 0;
+	char *buf;
 
-	if (f == NULL) {
-		snprintf(err, cap, "%s %s: %s", what, path, strerror(errno));
-		return -1;
-	}
-	buf = malloc((size_t)TLS_MAX_FILE + 1);
+	memset(&rd, 0, sizeof(rd));
+	buf = reload_read_bytes(path, TLS_MAX_FILE, &n, &rd);
 	if (buf == NULL) {
-		snprintf(err, cap, "%s %s: out of memory", what, path);
-		goto done;
-	}
-	n = fread(buf, 1, (size_t)TLS_MAX_FILE + 1, f);
-	if (ferror(f)) {
-		snprintf(err, cap, "%s %s: read error", what, path);
-		goto done;
-	}
-	if (n > TLS_MAX_FILE) {
-		snprintf(err, cap, "%s %s: larger than %u bytes", what, path, TLS_MAX_FILE);
-		goto done;
+		snprintf(err, cap, "%s %s", what, rd.error);
+		return -1;
 	}
 	if (n == 0) {
 		snprintf(err, cap, "%s %s: empty", what, path);
-		goto done;
+		free(buf);
+		return -1;
 	}
-	out->data = buf;
+	out->data = (unsigned char *)buf;
 	out->size = (unsigned)n;
-	buf = NULL;
-	ret = 0;
-done:
-	free(buf);
-	fclose(f);
-	return ret;
+	return 0;
 }
 
 static int read_all(const struct tls *t, struct tls_pem *p, unsigned char digest[32], char *err,
@@ -652,44 +637,15 @@ int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int
 	return 0;
 }
 
-size_t tls_metrics(struct tls *t, char *buf, size_t cap)
+void tls_figures(struct tls *t, struct metrics_tls *out)
 {
-	int n = snprintf(
-		buf, cap,
-		"# HELP splitkd_tls_certificate_expiry_timestamp_seconds When the served TLS "
-		"certificate expires (its notAfter).\n"
-		"# TYPE splitkd_tls_certificate_expiry_timestamp_seconds gauge\n"
-		"splitkd_tls_certificate_expiry_timestamp_seconds %lld\n"
-		"# HELP splitkd_tls_certificate_loaded_timestamp_seconds When the served TLS "
-		"certificate was loaded.\n"
-		"# TYPE splitkd_tls_certificate_loaded_timestamp_seconds gauge\n"
-		"splitkd_tls_certificate_loaded_timestamp_seconds %lld\n"
-		"# HELP splitkd_tls_reloads_total Reloads of the TLS files (a change seen, or "
-		"SIGHUP), by result.\n"
-		"# TYPE splitkd_tls_reloads_total counter\n"
-		"splitkd_tls_reloads_total{result=\"ok\"} %llu\n"
-		"splitkd_tls_reloads_total{result=\"error\"} %llu\n"
-		"# HELP splitkd_tls_last_reload_success Whether the last reload of the TLS files "
-		"succeeded (0: the old certificate keeps serving).\n"
-		"# TYPE splitkd_tls_last_reload_success gauge\n"
-		"splitkd_tls_last_reload_success %d\n"
-		"# HELP splitkd_tls_handshakes_total TLS handshakes completed.\n"
-		"# TYPE splitkd_tls_handshakes_total counter\n"
-		"splitkd_tls_handshakes_total %llu\n"
-		"# HELP splitkd_tls_handshake_failures_total TLS handshakes that failed, by reason.\n"
-		"# TYPE splitkd_tls_handshake_failures_total counter\n"
-		"splitkd_tls_handshake_failures_total{reason=\"client_certificate\"} %llu\n"
-		"splitkd_tls_handshake_failures_total{reason=\"handshake\"} %llu\n",
-		(long long)atomic_load(&t->expiry), (long long)atomic_load(&t->loaded_at),
-		(unsigned long long)atomic_load(&t->reloads[TLS_RESULT_OK]),
-		(unsigned long long)atomic_load(&t->reloads[TLS_RESULT_ERROR]),
-		atomic_load(&t->last_result) == TLS_RESULT_OK ? 1 : 0,
-		(unsigned long long)atomic_load(&t->handshakes),
-		(unsigned long long)atomic_load(&t->failures[TLS_FAIL_CLIENT_CERTIFICATE]),
-		(unsigned long long)atomic_load(&t->failures[TLS_FAIL_HANDSHAKE]));
-
-	if (n < 0) {
-		return 0;
-	}
-	return (size_t)n < cap ? (size_t)n : cap - 1;
+	out->expiry = (int64_t)atomic_load(&t->expiry);
+	out->loaded_at = (int64_t)atomic_load(&t->loaded_at);
+	out->reloads_ok = (uint64_t)atomic_load(&t->reloads[TLS_RESULT_OK]);
+	out->reloads_error = (uint64_t)atomic_load(&t->reloads[TLS_RESULT_ERROR]);
+	out->last_reload_ok = atomic_load(&t->last_result) == TLS_RESULT_OK;
+	out->handshakes = (uint64_t)atomic_load(&t->handshakes);
+	out->failures_client_certificate =
+		(uint64_t)atomic_load(&t->failures[TLS_FAIL_CLIENT_CERTIFICATE]);
+	out->failures_handshake = (uint64_t)atomic_load(&t->failures[TLS_FAIL_HANDSHAKE]);
 }

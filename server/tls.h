@@ -11,17 +11,20 @@
  * (unreadable file, a key that does not match the certificate, a
  * certificate expired or not yet valid, a CA file with no certificate)
  * keeps the old credentials serving, and says why: tls_reload's message,
- * the log, and the series of tls_metrics.
+ * the log, and the splitkd_tls_* series (tls_figures, written by metrics.c).
  *
  * With a client CA every handshake requires a client certificate that
  * chains to it (key purpose: TLS client); a client without one, or with
  * another, fails at the handshake and is counted.
  *
- * The files are checked every TLS_CHECK_MS by a thread of this module
- * (stat, then a SHA-256 of their contents when the stat changed: a
- * Kubernetes Secret volume swaps a symlink, which changes the inode) and
- * on SIGHUP (tls_reload); either way nothing changes unless the contents
- * did.
+ * The files are read through reload.c's one bounded reader
+ * (reload_read_bytes: regular files only, at most TLS_MAX_FILE bytes).
+ * They are checked every TLS_CHECK_MS by a thread of this module (stat,
+ * then a SHA-256 of their contents when the stat changed: a Kubernetes
+ * Secret volume swaps a symlink, which changes the inode) and on SIGHUP
+ * (tls_reload); either way nothing changes unless the contents did. The
+ * poller, the dedup and the keep-last-good are still this module's own,
+ * beside reload.c's for the catalog.
  *
  * Ownership: tls_init/tls_cleanup pair up, tls_watch_start/tls_watch_stop
  * run the thread, tls_conn_start/tls_conn_end bracket one connection.
@@ -44,6 +47,7 @@
 #include <gnutls/gnutls.h>
 
 #include "log.h"
+#include "metrics.h"
 
 /* TLS 1.2 and 1.3 only, ECDHE (or TLS 1.3's (EC)DHE) key exchange only,
  * AEAD ciphers only: every suite is forward-secret. --tls-priority
@@ -167,8 +171,7 @@ int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int
 		 const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
 		 unsigned int *pcert_length, gnutls_privkey_t *privkey);
 
-/* Writes the splitkd_tls_* series (Prometheus text format) into buf.
- * Returns the length written (truncated to what fits). */
-size_t tls_metrics(struct tls *t, char *buf, size_t cap);
+/* The figures of the splitkd_tls_* series, for metrics.c to write. */
+void tls_figures(struct tls *t, struct metrics_tls *out);
 
 #endif /* SPLITKD_TLS_H */

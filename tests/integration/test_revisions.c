@@ -596,12 +596,14 @@ Test(revisions, diff_flag_exit_codes, .fini = stop, .timeout = 60)
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "cells")), 0);
 	cr_assert_eq((int)jnum(j, "unchanged"), 8 * 12);
 	cJSON_Delete(j);
-	/* notes change no decision: still 0, but the target is listed changed */
+	/* notes change no decision, but any field of an entry is a change:
+	 * listed, and 1 */
 	cJSON_DeleteItemFromObjectCaseSensitive(entry(c, "targets", "l40s"), "notes");
 	cJSON_AddItemToObject(entry(c, "targets", "l40s"), "notes", cJSON_CreateString("edited"));
 	write_json(b, c);
-	cr_assert_eq(run_diff(a, b, "", out, sizeof(out)), 0, "%s", out);
+	cr_assert_eq(run_diff(a, b, "", out, sizeof(out)), 1, "%s", out);
 	cr_assert(strstr(out, "\"field\":\"notes\"") != NULL, "%s", out);
+	cr_assert(strstr(out, "\"cells\":[]") != NULL, "no decision moved: %s", out);
 	cJSON_ReplaceItemInObjectCaseSensitive(entry(c, "targets", "l40s"), "attn_decode_splitk",
 					       cJSON_CreateString("auto"));
 	write_json(b, c);
@@ -612,8 +614,10 @@ Test(revisions, diff_flag_exit_codes, .fini = stop, .timeout = 60)
 	cr_assert_eq((int)jnum(j, "num_seqs"), 2);
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "cells")), 12);
 	cJSON_Delete(j);
-	/* an override pins every cell on both sides: no decision differs */
-	cr_assert_eq(run_diff(a, b, "--override 4", out, sizeof(out)), 0, "%s", out);
+	/* an override pins every cell on both sides: no decision differs,
+	 * though l40s is still listed changed (1) */
+	cr_assert_eq(run_diff(a, b, "--override 4", out, sizeof(out)), 1, "%s", out);
+	cr_assert(strstr(out, "\"cells\":[]") != NULL, "%s", out);
 	f = fopen(bad, "w");
 	cr_assert_not_null(f);
 	fputs("{\"targets\":[{\"name\":\"x\",\"sm_count\":0}],\"models\":[]}", f);

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
@@ -241,4 +242,89 @@ Test(catalog, empty_lists_are_a_valid_catalog)
 	cr_assert_not_null(cat, "%s", err);
 	cr_assert_null(catalog_find_target(cat, "h100", 4));
 	catalog_free(cat);
+}
+
+/* ------------------------------------------------------------ the fuzz seeds */
+
+/* A file of the source tree, whole and NUL-terminated (tests run from its
+ * top, as make unit runs them). */
+static char *slurp_tree(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = malloc(CATALOG_MAX_BYTES + 1);
+	size_t n;
+
+	cr_assert_not_null(f, "%s: run from the top of the source tree", path);
+	cr_assert_not_null(buf);
+	n = fread(buf, 1, CATALOG_MAX_BYTES, f);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static bool is_schema_key(const char *word)
+{
+	static const enum catalog_kind kinds[] = {CATALOG_TARGETS, CATALOG_MODELS};
+
+	if (strcmp(word, "targets") == 0 || strcmp(word, "models") == 0) {
+		return true;
+	}
+	for (size_t k = 0; k < 2; k++) {
+		size_t n;
+		const struct catalog_field *fields = catalog_fields(kinds[k], &n);
+
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(fields[i].key, word) == 0) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The catalog fuzzer starts from the catalog served (its seed is
+ * api/catalog.json, byte for byte), and its dictionary holds every key of
+ * the schema table (each as "\"key\"") and no key the table lacks: a field
+ * added to the table and not to fuzz/catalog.dict fails here, and so does
+ * a seed left behind when api/catalog.json changes. */
+Test(catalog, the_fuzz_seeds_follow_the_table_and_the_catalog)
+{
+	static const enum catalog_kind kinds[] = {CATALOG_TARGETS, CATALOG_MODELS};
+	size_t len;
+	char *seed = slurp_tree("fuzz/corpus/catalog/default.json", &len);
+	char *dict = slurp_tree("fuzz/catalog.dict", &len), *line, *next;
+	char want[80];
+
+	cr_assert(len > 0);
+	cr_assert(strlen(seed) == embedded_catalog_json_len &&
+			  memcmp(seed, embedded_catalog_json, embedded_catalog_json_len) == 0,
+		  "fuzz/corpus/catalog/default.json is not api/catalog.json: copy it over");
+	for (size_t k = 0; k < 2; k++) {
+		size_t n;
+		const struct catalog_field *fields = catalog_fields(kinds[k], &n);
+
+		for (size_t i = 0; i < n; i++) {
+			snprintf(want, sizeof(want), "\n\"\\\"%s\\\"\"\n", fields[i].key);
+			cr_assert_not_null(strstr(dict, want), "fuzz/catalog.dict lacks the key %s",
+					   fields[i].key);
+		}
+	}
+	/* every quoted word is a key of the table or a policy spelling */
+	for (line = dict; line != NULL && *line != '\0'; line = next) {
+		char word[64];
+		struct splitk_policy p;
+
+		next = strchr(line, '\n');
+		if (next != NULL) {
+			*next++ = '\0';
+		}
+		if (sscanf(line, "\"\\\"%63[^\\]\\\"\"", word) != 1) {
+			continue; /* punctuation and numbers */
+		}
+		cr_assert(is_schema_key(word) || splitk_parse(word, strlen(word), &p),
+			  "fuzz/catalog.dict has \"%s\", no key of the schema table", word);
+	}
+	free(seed);
+	free(dict);
 }

@@ -101,3 +101,45 @@ Test(metrics, decisions_by_target_bounded)
 	free(text);
 	metrics_cleanup(&m);
 }
+
+/* The TLS series come from here too, from tls.c's figures: each figure in
+ * its own series, under the catalog's (after the streams'), and none at
+ * all without TLS. */
+Test(metrics, tls_series_from_the_figures)
+{
+	static struct metrics m;
+	struct metrics_tls tls = {1900000000, 1800000000, 3, 2, false, 41, 5, 7};
+	static const struct {
+		const char *name;
+		long long value;
+	} want[] = {
+		{"splitkd_tls_certificate_expiry_timestamp_seconds", 1900000000},
+		{"splitkd_tls_certificate_loaded_timestamp_seconds", 1800000000},
+		{"splitkd_tls_reloads_total{result=\"ok\"}", 3},
+		{"splitkd_tls_reloads_total{result=\"error\"}", 2},
+		{"splitkd_tls_last_reload_success", 0},
+		{"splitkd_tls_handshakes_total", 41},
+		{"splitkd_tls_handshake_failures_total{reason=\"client_certificate\"}", 5},
+		{"splitkd_tls_handshake_failures_total{reason=\"handshake\"}", 7},
+	};
+	struct metrics_info info = {.version = "t", .build = "t", .digest = "d", .ready = true};
+	size_t len = 0;
+	char *text, *plain;
+
+	cr_assert_eq(metrics_init(&m), 0);
+	plain = render(&m);
+	cr_assert_null(strstr(plain, "splitkd_tls_"), "no TLS series over plain HTTP");
+	info.tls = &tls;
+	text = metrics_render(&m, &info, &len);
+	cr_assert_not_null(text);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		cr_assert_eq(series(text, want[i].name), want[i].value, "%s", want[i].name);
+	}
+	cr_assert(strstr(text, "splitkd_stream_events_total") < strstr(text, "splitkd_tls_") &&
+			  strstr(text, "splitkd_tls_") < strstr(text, "splitkd_catalog_info"),
+		  "where the series stood when tls.c wrote them");
+	cr_assert_eq(strlen(text), len);
+	free(text);
+	free(plain);
+	metrics_cleanup(&m);
+}

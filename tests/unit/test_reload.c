@@ -210,6 +210,43 @@ Test(reload, read_file_names_each_failure, .init = setup, .fini = teardown)
 	cr_assert_eq(rd.state, API_DISK_UNREADABLE);
 }
 
+/* The one reader under any bound (the TLS files' is 1 MiB, the catalog's
+ * 4 MiB): exactly `max` bytes read whole, one more refused with the bound
+ * named; a FIFO refused without blocking whatever the bound. */
+Test(reload, read_bytes_holds_its_caller_s_bound, .init = setup, .fini = teardown)
+{
+	static const size_t bounds[] = {1, 16, 4096};
+	struct reload_read rd;
+	char sub[160], want[64];
+
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		char text[4098];
+		size_t len = 0;
+		char *got;
+
+		memset(text, 'x', bounds[i] + 1);
+		text[bounds[i]] = '\0';
+		write_rename(path, text);
+		got = reload_read_bytes(path, bounds[i], &len, &rd);
+		cr_assert_not_null(got, "%zu bytes under a bound of %zu: %s", bounds[i], bounds[i],
+				   rd.error);
+		cr_assert_eq(len, bounds[i]);
+		cr_assert(memcmp(got, text, len) == 0);
+		free(got);
+		text[bounds[i]] = 'x';
+		text[bounds[i] + 1] = '\0';
+		write_rename(path, text);
+		cr_assert_null(reload_read_bytes(path, bounds[i], &len, &rd));
+		cr_assert_eq(rd.state, API_DISK_INVALID);
+		snprintf(want, sizeof(want), "larger than %zu bytes", bounds[i]);
+		cr_assert_not_null(strstr(rd.error, want), "%s", rd.error);
+	}
+	snprintf(sub, sizeof(sub), "%s/afifo", dir);
+	cr_assert_eq(mkfifo(sub, 0644), 0);
+	cr_assert_null(reload_read_bytes(sub, 1u << 20, &(size_t){0}, &rd));
+	cr_assert_eq(rd.state, API_DISK_UNREADABLE);
+}
+
 /* ------------------------------------------------------------ the watch */
 
 struct counter {

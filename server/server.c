@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "server.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "build_info.h"
+
+/* Every LISTENER_TICK_MS, on the listener's thread. */
+static void tick(void *cls, uint64_t now)
+{
+	struct server *s = cls;
+
+	conntab_sweep(&s->table, now, listener_received_bytes);
+	stream_tick(&s->streams, now);
+	/* after a burst of large bodies, give the memory back (8 MiB: well
+	 * above what a quiet server holds, so this stays rare) */
+	body_budget_trim(&s->budget, 8u << 20);
+}
+
+/* GET /metrics, as the api's route table calls it (api_context.metrics,
+ * lent to every request by http.c as s->render_metrics). */
+static char *render_metrics(void *cls, const struct catalog *catalog, size_t *len)
+{
+	struct server *s = cls;
+	struct metrics_info info;
+	struct metrics_tls tls;
+
+	memset(&info, 0, sizeof(info));
+	info.version = SPLITKD_VERSION;
+	info.build = SPLITKD_BUILD;
+	info.digest = catalog->digest;
+	info.connections = conntab_count(&s->table);
+	info.max_connections = s->cfg->max_connections;
+	info.ready = !atomic_load(&s->draining);
+	for (int i = 0; i < CONNTAB_REASON_COUNT; i++) {
+		info.closed[i] = atomic_load_explicit(&s->table.closed[i], memory_order_relaxed);
+	}
+	info.shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
+	info.body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
+	info.body_budget = s->budget.cap;
+	info.streams = atomic_load(&s->streams.open);
+	info.max_streams = s->cfg->max_streams;
+	info.stream_events = atomic_load_explicit(&s->streams.events_sent, memory_order_relaxed);
+	if (s->tls != NULL) {
+		tls_figures(s->tls, &tls);
+		info.tls = &tls;
+	}
+	return metrics_render(s->metrics, &info, len);
+}
+
+/* The change streams' hub, at the catalog served now. */
+static int streams_start(struct server *s)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = holder_acquire(s->holder, &ref);
+	int rc = stream_hub_init(&s->streams, cat, s->cfg->max_streams, s->cfg->stream_heartbeat,
+				 s->cfg->revisions);
+
+	holder_release(s->holder, ref);
+	s->streams_up = rc == 0;
+	return rc;
+}
+
+int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
+		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
+		 struct tls *tls, char *err, size_t err_cap)
+{
+	struct conntab_limits limits = {
+		cfg->max_connections,
+		cfg->per_client_connections,
+		cfg->threads,
+		(uint64_t)cfg->header_timeout * 1000000000u,
+		(uint64_t)cfg->body_timeout * 1000000000u,
+		cfg->body_min_rate,
+		tls != NULL,
+	};
+
+	memset(s, 0, sizeof(*s));
+	s->listener.fd = -1;
+	s->listener.wake[0] = s->listener.wake[1] = -1;
+	s->cfg = cfg;
+	s->holder = holder;
+	s->log = log;
+	s->metrics = metrics;
+	if (hooks != NULL) {
+		s->hooks = *hooks;
+	}
+	s->tls = tls;
+	s->render_metrics = render_metrics;
+	atomic_init(&s->draining, false);
+	atomic_init(&s->in_flight, 0);
+	body_budget_init(&s->budget, cfg->body_budget);
+	s->limits = (struct api_limits){cfg->max_body, API_DEFAULT_MAX_URI, API_DEFAULT_MAX_BATCH};
+	if (conntab_init(&s->table, &limits) != 0) {
+		snprintf(err, err_cap, "out of memory");
+		return -1;
+	}
+	if (streams_start(s) != 0) {
+		snprintf(err, err_cap, "out of memory");
+		return -1;
+	}
+	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
+	    http_engines_start(s, err, err_cap) != 0 ||
+	    listener_start(&s->listener, http_hand_over, tick, s, err, err_cap) != 0) {
+		return -1;
+	}
+	s->port = s->listener.port;
+	return 0;
+}
+
+unsigned server_drain(struct server *s)
+{
+	uint64_t now = listener_now_ns(), idle_since = 0;
+	uint64_t deadline = now + (uint64_t)s->cfg->drain_timeout * 1000000000u;
+	struct timespec pause = {0, 10 * 1000 * 1000};
+	unsigned left;
+
+	atomic_store(&s->draining, true);
+	listener_stop_accepting(&s->listener);
+	if (s->streams_up) {
+		stream_close_all(&s->streams); /* each ends, and is no longer in flight */
+	}
+	while (now < deadline) {
+		left = atomic_load(&s->in_flight);
+		if (left == 0 && conntab_count(&s->table) == 0) {
+			break;
+		}
+		/* A busy keep-alive client gets "Connection: close" on its next
+		 * answer and leaves; an idle one is closed once all is quiet. */
+		if (left > 0) {
+			idle_since = 0;
+		} else if (idle_since == 0) {
+			idle_since = now;
+		} else if (now - idle_since >= 500u * 1000 * 1000) {
+			break;
+		}
+		nanosleep(&pause, NULL);
+		now = listener_now_ns();
+	}
+	conntab_close_idle(&s->table, true);
+	return atomic_load(&s->in_flight);
+}
+
+void server_stop(struct server *s)
+{
+	if (s->cfg == NULL) {
+		return; /* zeroed: server_start never ran */
+	}
+	listener_close(&s->listener);
+	if (s->streams_up) {
+		/* MHD must not stop with a connection suspended (microhttpd.h) */
+		stream_close_all(&s->streams);
+	}
+	http_engines_stop(s);
+	if (s->table.conns != NULL) {
+		conntab_cleanup(&s->table);
+	}
+	if (s->streams_up) {
+		stream_hub_cleanup(&s->streams);
+		s->streams_up = false;
+	}
+	s->cfg = NULL; /* stopped: a second stop does nothing */
+}

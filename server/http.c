@@ -637,7 +637,7 @@ static void session_end(struct server *s, struct session *ss)
 	}
 	finish_request(ss);
 	drain_input(ss->fd);
-	tls_conn_end(&ss->tls, listener_received_bytes(ss->fd) != 0);
+	tls_conn_end(&ss->tls, ss->fd, listener_received_bytes(ss->fd) != 0);
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
 	}

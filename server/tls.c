@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "tls.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <gnutls/abstract.h>
@@ -140,13 +143,27 @@ static bool key_matches(gnutls_privkey_t key, gnutls_pubkey_t cert_key)
 	return same;
 }
 
+/* A time as a date (RFC 3339, UTC), or "never" for none. */
+static void format_time(int64_t when, char *out, size_t cap)
+{
+	time_t tt = (time_t)when;
+	struct tm tm;
+
+	if (when <= 0 || gmtime_r(&tt, &tm) == NULL) {
+		snprintf(out, cap, "never");
+		return;
+	}
+	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 /* The served certificate's validity: *not_after set; -1 with the reason
- * when it is expired or not yet valid at `now`. */
+ * when it is expired or not yet valid at `now`, its dates as dates. */
 static int check_validity(const gnutls_datum_t *der, time_t now, int64_t *not_after, char *err,
 			  size_t cap)
 {
 	gnutls_x509_crt_t crt = NULL;
 	time_t before, after;
+	char when[32];
 	int ret = -1;
 
 	if (gnutls_x509_crt_init(&crt) != 0) {
@@ -160,12 +177,15 @@ static int check_validity(const gnutls_datum_t *der, time_t now, int64_t *not_af
 	before = gnutls_x509_crt_get_activation_time(crt);
 	after = gnutls_x509_crt_get_expiration_time(crt);
 	if (after != (time_t)-1 && after <= now) {
-		snprintf(err, cap, "the certificate expired %lld s ago", (long long)(now - after));
+		format_time((int64_t)after, when, sizeof(when));
+		snprintf(err, cap, "the certificate expired on %s (%lld days ago)", when,
+			 (long long)((now - after) / 86400));
 		goto done;
 	}
 	if (before != (time_t)-1 && before > now) {
-		snprintf(err, cap, "the certificate is not valid for another %lld s",
-			 (long long)(before - now));
+		format_time((int64_t)before, when, sizeof(when));
+		snprintf(err, cap, "the certificate is not valid before %s (in %lld days)", when,
+			 (long long)((before - now) / 86400));
 		goto done;
 	}
 	*not_after = after == (time_t)-1 ? 0 : (int64_t)after;
@@ -272,18 +292,6 @@ static bool files_changed(struct tls *t)
 static int64_t now_unix(void)
 {
 	return (int64_t)time(NULL);
-}
-
-static void format_time(int64_t when, char *out, size_t cap)
-{
-	time_t tt = (time_t)when;
-	struct tm tm;
-
-	if (when <= 0 || gmtime_r(&tt, &tm) == NULL) {
-		snprintf(out, cap, "never");
-		return;
-	}
-	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 static void set_current(struct tls *t, struct tls_creds *c, const unsigned char digest[32])
@@ -487,6 +495,31 @@ static struct tls_conn *conn_of(gnutls_session_t session)
 	return info != NULL ? info->socket_context : NULL;
 }
 
+/* Why a client's chain did not verify, from GnuTLS's status bits; NULL
+ * when it did. */
+static const char *rejection(unsigned status)
+{
+	if (status == 0) {
+		return NULL;
+	}
+	if (status & GNUTLS_CERT_EXPIRED) {
+		return "its certificate has expired";
+	}
+	if (status & GNUTLS_CERT_NOT_ACTIVATED) {
+		return "its certificate is not valid yet";
+	}
+	if (status & GNUTLS_CERT_PURPOSE_MISMATCH) {
+		return "its certificate is not for TLS clients (its key purpose)";
+	}
+	if (status & (GNUTLS_CERT_SIGNER_NOT_FOUND | GNUTLS_CERT_SIGNER_NOT_CA)) {
+		return "its certificate is not signed by --tls-client-ca";
+	}
+	if (status & GNUTLS_CERT_REVOKED) {
+		return "its certificate is revoked";
+	}
+	return "its certificate did not verify against --tls-client-ca";
+}
+
 /* The client's chain against --tls-client-ca, for a TLS client. Returns
  * 0 to go on with the handshake; anything else ends it. */
 static int verify_client(gnutls_session_t session)
@@ -502,8 +535,10 @@ static int verify_client(gnutls_session_t session)
 	if (c == NULL || c->creds == NULL || c->creds->ca == NULL) {
 		return -1;
 	}
+	c->reject_reason = "its certificate does not parse";
 	peers = gnutls_certificate_get_peers(session, &n);
 	if (peers == NULL || n == 0) {
+		c->reject_reason = "it sent no certificate";
 		goto done;
 	}
 	n = n > TLS_MAX_CHAIN ? TLS_MAX_CHAIN : n;
@@ -516,10 +551,11 @@ static int verify_client(gnutls_session_t session)
 			goto done;
 		}
 	}
+	c->reject_reason = "its certificate did not verify against --tls-client-ca";
 	if (gnutls_x509_trust_list_verify_crt2(c->creds->ca, crts, num, &purpose, 1, 0, &status,
-					       NULL) == 0 &&
-	    status == 0) {
-		ret = 0;
+					       NULL) == 0) {
+		c->reject_reason = rejection(status);
+		ret = status == 0 ? 0 : -1;
 	}
 done:
 	for (unsigned i = 0; i < num; i++) {
@@ -539,8 +575,11 @@ static int on_finished(gnutls_session_t session, unsigned htype, unsigned when, 
 	(void)htype;
 	(void)when;
 	(void)msg;
-	if (c != NULL && incoming) {
+	if (c != NULL && incoming && !c->handshake_done) {
+		/* counted here, not at the close: a scrape over a connection
+		 * still open counts its own handshake, and every earlier one */
 		c->handshake_done = true;
+		atomic_fetch_add_explicit(&c->tls->handshakes, 1, memory_order_relaxed);
 	}
 	return 0;
 }
@@ -567,16 +606,41 @@ void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session)
 	}
 }
 
-void tls_conn_end(struct tls_conn *c, bool received)
+/* The client's address and port, "[v6]:port" or "v4:port". */
+static void peer_name(int fd, char *out, size_t cap)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (getpeername(fd, (struct sockaddr *)&a, &len) == 0) {
+		if (a.ss_family == AF_INET6) {
+			const struct sockaddr_in6 *v6 = (const void *)&a;
+
+			inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
+			port = ntohs(v6->sin6_port);
+			snprintf(out, cap, "[%s]:%u", host, port);
+			return;
+		}
+		if (a.ss_family == AF_INET) {
+			const struct sockaddr_in *v4 = (const void *)&a;
+
+			inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
+			port = ntohs(v4->sin_port);
+		}
+	}
+	snprintf(out, cap, "%s:%u", host, port);
+}
+
+void tls_conn_end(struct tls_conn *c, int fd, bool received)
 {
 	struct tls *t = c->tls;
 
 	if (t == NULL) {
 		return;
 	}
-	if (c->handshake_done) {
-		atomic_fetch_add_explicit(&t->handshakes, 1, memory_order_relaxed);
-	} else if (received) {
+	if (!c->handshake_done && received) {
 		/* with a client CA, a handshake that got past the hello and
 		 * failed is taken for the client's certificate: GnuTLS ends
 		 * one without a certificate before our verify runs */
@@ -586,6 +650,17 @@ void tls_conn_end(struct tls_conn *c, bool received)
 		atomic_fetch_add_explicit(&t->failures[client ? TLS_FAIL_CLIENT_CERTIFICATE
 							      : TLS_FAIL_HANDSHAKE],
 					  1, memory_order_relaxed);
+		if (client) {
+			/* the client sees only a closed connection: the log says
+			 * who was refused and why, one line a refusal */
+			char peer[INET6_ADDRSTRLEN + 16];
+
+			peer_name(fd, peer, sizeof(peer));
+			log_event(t->log, "tls", "refused a client from %s: %s", peer,
+				  c->reject_reason != NULL ? c->reject_reason
+							   : "it sent no certificate (--tls-client-ca "
+							     "requires one)");
+		}
 	}
 	creds_put(c->creds);
 	c->creds = NULL;

@@ -146,17 +146,20 @@ struct tls_conn {
 	bool hello_seen; /* the client's hello asked for our certificate */
 	bool handshake_done;
 	bool client_rejected; /* the client's certificate did not verify */
+	const char *reject_reason; /* why, for the log (a static string) */
 };
 
 /* A new connection: takes a reference on the current credentials and
  * arms the session (client certificate required with a client CA).
  * `session` is MHD_CONNECTION_INFO_GNUTLS_SESSION's. */
 void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session);
-/* The connection closed (its GnuTLS session is gone): counts a handshake
- * that never finished and lets the credentials go. `received` says
- * whether the client sent anything at all (a connect and close is no
- * failed handshake). */
-void tls_conn_end(struct tls_conn *c, bool received);
+/* The connection on `fd` closed (its GnuTLS session is gone): counts a
+ * handshake that never finished, logs a refused client certificate with
+ * the client's address and why, and lets the credentials go. `received`
+ * says whether the client sent anything at all (a connect and close is
+ * no failed handshake). A finished handshake was counted when it
+ * finished. */
+void tls_conn_end(struct tls_conn *c, int fd, bool received);
 
 /* Writes one whole answer through the connection's TLS session, for the
  * few answers splitkd writes itself (http.c): best effort, without

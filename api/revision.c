@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "revision.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "exchange.h"
@@ -119,27 +120,24 @@ static long find_param(const struct api_context *ctx, const char *param, struct 
 	near = nearest_held(ctx, digest);
 	quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
 	if (!well_formed(digest)) {
+		char tail[128];
+
 		if (near != NULL) {
-			problem_set(p, PROBLEM_INVALID_PARAMETER, param, near,
-				    "%s \"%s\" is no revision: a revision is \"fnv1a64:\" and 16 "
-				    "lowercase hex digits; did you mean \"%s\"?", param, quoted, near);
+			snprintf(tail, sizeof(tail), "; did you mean \"%s\"?", near);
 		} else {
-			problem_set(p, PROBLEM_INVALID_PARAMETER, param, NULL,
-				    "%s \"%s\" is no revision: a revision is \"fnv1a64:\" and 16 "
-				    "lowercase hex digits, as GET /v1/revisions lists them (current: %s)",
-				    param, quoted, ctx->catalog->digest);
+			snprintf(tail, sizeof(tail), ", as GET /v1/revisions lists them (current: %s)",
+				 ctx->catalog->digest);
 		}
+		problem_set(p, PROBLEM_INVALID_PARAMETER, param, near,
+			    "%s \"%s\" is no revision: a revision is \"fnv1a64:\" and 16 lowercase hex "
+			    "digits%s", param, quoted, tail);
 		return -1;
 	}
-	if (near != NULL) {
-		problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
-			    "this replica does not hold %s \"%s\"; did you mean \"%s\"? "
-			    "(held: GET /v1/revisions)", param, quoted, near);
-	} else {
-		problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
-			    "this replica does not hold %s \"%s\": try another replica, or wait "
-			    "for it here (held: GET /v1/revisions)", param, quoted);
-	}
+	/* a digest near a held one is a typo; any other may be held elsewhere */
+	problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
+		    "this replica does not hold %s \"%s\"%s%s%s (held: GET /v1/revisions)", param,
+		    quoted, near != NULL ? "; did you mean \"" : ": try another replica, or wait for it here",
+		    near != NULL ? near : "", near != NULL ? "\"?" : "");
 	p->extra = write_held;
 	p->extra_cls = ctx;
 	return -1;

@@ -665,9 +665,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * (170 KiB) made the engines queue 44 MiB in the first second of a slow
  * read flood: 1 to 3 s of kernel CPU (skb allocation and copies) while an
  * honest client's request waited behind it, 100 to 350 ms (issue 33). It
- * bounds what is unsent, not what is in flight, so a fast reader's
- * throughput is the same (the kernel sends as it copies); a slow one
- * holds 16 KiB of splitkd's memory, not the whole answer.
+ * bounds what is unsent, not what is in flight: a reader that keeps up
+ * is sent to as before (the kernel sends as it copies), at the price of
+ * more poll rounds for one that lags; a slow one holds 16 KiB of the
+ * kernel's memory, not the whole answer.
  */
 #define UNSENT_MAX (16 * 1024)
 

@@ -29,20 +29,10 @@ cd "$(dirname "$0")/../.."
 
 BASE=$(sed -n 's/^ARG BASE=//p' docker/Dockerfile)
 TEST_IMAGE=localhost/splitkd-deb-test:bookworm
-T0=$(date +%s%N)
-tmp=$(mktemp -d /tmp/splitkd-deb-test.XXXXXX)
+TEST_NAME=deb-test
+. tests/container/lib.sh
 ctr=splitkd-deb-test-$$
-passed=0
 started=""
-export CONTAINERS_CONF=$tmp/containers.conf
-bash docker/build-image.sh --podman-conf "$CONTAINERS_CONF"
-
-say() { echo "deb-test: $*"; }
-ok() {
-	passed=$((passed + 1))
-	echo "  ok: $*"
-}
-secs() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))" | sed 's/\(...\)$/.\1/; s/^\./0./'; }
 fail() {
 	echo "deb-test: FAILED: $*" >&2
 	if [ -n "$started" ]; then

@@ -22,29 +22,19 @@ cd "$(dirname "$0")/../.."
 
 IMAGE=splitkd:latest
 BASE=$(sed -n 's/^ARG BASE=//p' docker/Dockerfile)
-T0=$(date +%s%N)
-tmp=$(mktemp -d /tmp/splitkd-image-test.XXXXXX)
+TEST_NAME=image-test
+. tests/container/lib.sh
 run=splitkd-test-$$
-passed=0
 containers=()
 bg_pids=()
 compose_up=""
 kube_file=""
 kube_made_network=""
-export CONTAINERS_CONF=$tmp/containers.conf
-bash docker/build-image.sh --podman-conf "$CONTAINERS_CONF"
-
-say() { echo "image-test: $*"; }
-ok() {
-	passed=$((passed + 1))
-	echo "  ok: $*"
-}
 fail() {
 	echo "image-test: FAILED: $*" >&2
 	[ -s "$tmp/podman.log" ] && { echo "--- last podman messages:" >&2; tail -15 "$tmp/podman.log" >&2; }
 	exit 1
 }
-secs() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))" | sed 's/\(...\)$/.\1/; s/^\./0./'; }
 # podman without systemd logs an error for every health check timer it
 # cannot make; those, and podman's chatter, go to a log shown on failure.
 pm() { podman "$@" 2>>"$tmp/podman.log"; }

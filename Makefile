@@ -132,7 +132,7 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # no engine is linked in; the api is there for what metrics and holder use
 # of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
 # by tests/integration/test_tls.c instead.
-SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics reload)
+SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics reload watch)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 
@@ -222,9 +222,11 @@ docs: $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
 # The recipe "a new catalog field" on itself: a field added by the schema
-# table alone, in a scratch copy, is diffed and held by the seeds' check.
+# table alone, in a scratch copy, builds, is diffed, is held by the seeds'
+# check and shows in the page's catalog columns.
 .PHONY: recipe-check
 recipe-check: deps-test
+	@sh scripts/deps.sh recipe
 	@sh scripts/check-field-recipe.sh
 
 deps:

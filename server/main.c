@@ -193,11 +193,10 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Serves SIGHUP (a reload of the catalog and of the TLS files) until
- * SIGINT or SIGTERM, and returns that signal. */
-static int wait_for_stop(const sigset_t *set, struct reload *reload, struct tls *tls)
+/* Serves SIGHUP (a reload of every followed source: the catalog, the TLS
+ * files) until SIGINT or SIGTERM, and returns that signal. */
+static int wait_for_stop(const sigset_t *set, struct reload *reload)
 {
-	char err[640];
 	int sig = 0;
 
 	for (;;) {
@@ -208,9 +207,6 @@ static int wait_for_stop(const sigset_t *set, struct reload *reload, struct tls 
 			return sig;
 		}
 		reload_now(reload);
-		if (tls != NULL) {
-			(void)tls_reload(tls, true, err, sizeof(err));
-		}
 	}
 }
 
@@ -249,21 +245,20 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	metrics_catalog_loaded(&sv.metrics);
+	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
+		    &sv.metrics);
 	if (cfg->tls_cert != NULL) {
-		if (tls_init(&sv.tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+		if (tls_init(&sv.tls, &sv.reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
 			     cfg->tls_priority, log, err, sizeof(err)) != 0) {
 			goto done;
 		}
 		use_tls = &sv.tls;
 	}
-	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
-		    &sv.metrics);
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
 	    server_start(&sv.server, cfg, &sv.holder, log, &sv.metrics, &hooks, use_tls, err,
-			 sizeof(err)) != 0 ||
-	    (use_tls != NULL && tls_watch_start(use_tls, err, sizeof(err)) != 0)) {
+			 sizeof(err)) != 0) {
 		goto done;
 	}
 	/* change streams hear of every swap (the lock in reload_add_listener
@@ -275,7 +270,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
-	sig = wait_for_stop(&set, &sv.reload, use_tls);
+	sig = wait_for_stop(&set, &sv.reload);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&sv.server);
 	ret = 0;
@@ -284,7 +279,7 @@ done:
 		log_event(log, "error", "%s", err);
 	}
 	server_stop(&sv.server);
-	reload_cleanup(&sv.reload);
+	reload_cleanup(&sv.reload); /* the watch stops: no source is read after this */
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
 	metrics_cleanup(&sv.metrics);

@@ -8,7 +8,8 @@
  * Resolution: a target gives sm_count and the declared spelling; a model
  * gives num_q_heads and head_dim; explicit numbers and `declared` override
  * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value. Both go
- * through the core's splitk_resolve_detail, so a spelling that does not
+ * through the core's splitk_resolve_detail_with, at the catalog's
+ * constants (a count clamps to its max_decode_splits), so a spelling that does not
  * parse does what it does in the engine (a declaration reads as legacy, an
  * override is ignored), with a warning and a did-you-mean.
  * max_batch_size (the seed's max_decode_seqs) and num_seqs default to 1,
@@ -45,6 +46,7 @@ struct decide_shape {
 };
 
 struct decision {
+	struct splitk_constants constants;   /* the rule's: the catalog's */
 	const struct catalog_target *target; /* NULL: sm_count given alone */
 	const struct catalog_model *model;   /* NULL: num_q_heads given alone */
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
@@ -72,9 +74,11 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	       struct problem *p);
 
 /* One catalog pair, for the matrix: target and model from the catalog, the
- * rest as given. Cannot fail; warnings are left to the caller. */
-void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 struct decide_shape shape, struct slice override, struct decision *d);
+ * rest as given, under the catalog's constants (its `constants`). Cannot
+ * fail; warnings are left to the caller. */
+void decide_pair(struct splitk_constants k, const struct catalog_target *t,
+		 const struct catalog_model *m, struct decide_shape shape, struct slice override,
+		 struct decision *d);
 
 /* The batch shape a query asks about, defaults filled in: max_batch_size
  * and num_seqs 1, max_rows max_batch_size. The one place they are set. */

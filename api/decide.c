@@ -107,11 +107,12 @@ static void compute(struct decision *d)
 	d->workspace_bytes = splitk_workspace_bytes(d->workspace_slots, d->head_dim);
 }
 
-/* Clears a decision up to its warning texts, which are written before
- * they are read (num_warnings counts them). */
+/* Clears a decision up to its constants, which the caller sets next, and
+ * its warning texts, which are written before they are read (num_warnings
+ * counts them). */
 static void clear(struct decision *d)
 {
-	memset(d, 0, offsetof(struct decision, warnings));
+	memset(d, 0, offsetof(struct decision, constants));
 }
 
 /* What the shape and the numbers warn of, in the order answers list them;

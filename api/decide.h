@@ -46,7 +46,6 @@ struct decide_shape {
 };
 
 struct decision {
-	struct splitk_constants constants;   /* the rule's: the catalog's */
 	const struct catalog_target *target; /* NULL: sm_count given alone */
 	const struct catalog_model *model;   /* NULL: num_q_heads given alone */
 	uint32_t sm_count, num_q_heads, head_dim; /* head_dim 0: unknown */
@@ -64,6 +63,9 @@ struct decision {
 	 * strlen and a scan), for fragment.c */
 	size_t warning_lens[DECIDE_MAX_WARNINGS];
 	bool warning_plain[DECIDE_MAX_WARNINGS];
+	/* the rule's constants, the catalog's: set, not cleared, by decide_run
+	 * and decide_pair */
+	struct splitk_constants constants;
 	/* last, so decide_run clears everything above it and not these 2 KiB */
 	char warnings[DECIDE_MAX_WARNINGS][320];
 };

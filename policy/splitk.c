@@ -206,12 +206,20 @@ static inline uint32_t read_constant(uint32_t v, uint32_t seed, uint32_t bound)
 	return v > bound ? bound : v;
 }
 
+static inline uint32_t read_waves(struct splitk_constants k)
+{
+	return read_constant(k.target_waves, SPLITK_TARGET_WAVES, SPLITK_TARGET_WAVES_MAX);
+}
+
+static inline uint32_t read_cap(struct splitk_constants k)
+{
+	return read_constant(k.max_decode_splits, SPLITK_MAX_DECODE_SPLITS,
+			     SPLITK_MAX_DECODE_SPLITS_MAX);
+}
+
 struct splitk_constants splitk_constants_read(struct splitk_constants k)
 {
-	struct splitk_constants r = {
-		read_constant(k.target_waves, SPLITK_TARGET_WAVES, SPLITK_TARGET_WAVES_MAX),
-		read_constant(k.max_decode_splits, SPLITK_MAX_DECODE_SPLITS,
-			      SPLITK_MAX_DECODE_SPLITS_MAX)};
+	struct splitk_constants r = {read_waves(k), read_cap(k)};
 
 	return r;
 }
@@ -268,7 +276,7 @@ bool splitk_parse_requested_with(struct splitk_constants k, const char *spelling
 	}
 	if (parse_u32_like_rust(s, len, &n)) {
 		*out = (struct splitk_policy){
-			SPLITK_PINNED, clamp_u32(n, 1, splitk_constants_read(k).max_decode_splits)};
+			SPLITK_PINNED, clamp_u32(n, 1, read_cap(k))};
 		*requested = n;
 		return true;
 	}
@@ -390,17 +398,18 @@ static uint32_t sat_mul_flag(uint32_t a, uint32_t b, bool *saturated)
 	return sat_mul(a, b);
 }
 
-/* `k` as splitk_constants_read gives it. */
+/* `k` as given: each arm reads (splitk_constants_read) only the constants
+ * it uses, so legacy, which uses neither, pays for neither. */
 static inline struct splitk_terms auto_terms(struct splitk_constants k, uint32_t sm_count,
 					     uint32_t num_q_heads)
 {
 	struct splitk_terms t = {SPLITK_AUTO, max_u32(sm_count, 1), max_u32(num_q_heads, 1), 0, 0,
 				 false, 0, 0};
 
-	t.product = sat_mul_flag(k.target_waves, t.sm_count, &t.saturated);
+	t.product = sat_mul_flag(read_waves(k), t.sm_count, &t.saturated);
 	/* div_ceil without the overflow of (target + heads - 1) */
 	t.unclamped = t.product / t.num_q_heads + (t.product % t.num_q_heads != 0 ? 1u : 0u);
-	t.num_splits = clamp_u32(t.unclamped, 1, k.max_decode_splits);
+	t.num_splits = clamp_u32(t.unclamped, 1, read_cap(k));
 	return t;
 }
 
@@ -423,7 +432,7 @@ uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads)
 
 uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count, uint32_t num_q_heads)
 {
-	return auto_terms(splitk_constants_read(k), sm_count, num_q_heads).num_splits;
+	return auto_terms(k, sm_count, num_q_heads).num_splits;
 }
 
 uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs)
@@ -432,8 +441,7 @@ uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t 
 }
 
 /* Inline, so that splitk_num_splits, which reads one member, costs no more
- * than the count: the compiler drops the rest. `k` as splitk_constants_read
- * gives it. */
+ * than the count: the compiler drops the rest. `k` as given (auto_terms). */
 static inline struct splitk_terms split_terms(struct splitk_constants k, struct splitk_policy policy,
 					      uint32_t sm_count, uint32_t num_q_heads,
 					      uint32_t legacy_ref_seqs)
@@ -448,7 +456,7 @@ static inline struct splitk_terms split_terms(struct splitk_constants k, struct 
 	case SPLITK_PINNED:
 		break;
 	}
-	t.num_splits = clamp_u32(policy.pinned, 1, k.max_decode_splits);
+	t.num_splits = clamp_u32(policy.pinned, 1, read_cap(k));
 	return t;
 }
 
@@ -462,7 +470,7 @@ struct splitk_terms splitk_split_terms_with(struct splitk_constants k, struct sp
 					    uint32_t sm_count, uint32_t num_q_heads,
 					    uint32_t legacy_ref_seqs)
 {
-	return split_terms(splitk_constants_read(k), policy, sm_count, num_q_heads, legacy_ref_seqs);
+	return split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs);
 }
 
 uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
@@ -474,8 +482,7 @@ uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 uint32_t splitk_num_splits_with(struct splitk_constants k, struct splitk_policy policy,
 				uint32_t sm_count, uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	return split_terms(splitk_constants_read(k), policy, sm_count, num_q_heads, legacy_ref_seqs)
-		.num_splits;
+	return split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
 }
 
 /* The slots for a launch of `splits` splits under `policy`. */
@@ -491,14 +498,20 @@ static inline uint32_t slots_for(struct splitk_policy policy, uint32_t sm_count,
 	return sat_mul(sat_mul(max_u32(max_rows, 1), max_u32(num_q_heads, 1)), splits);
 }
 
-/* `k` as splitk_constants_read gives it: the count once, and its slots. */
+/* The count once, and its slots; `k` as given (auto_terms). */
 static inline struct splitk_launch launch(struct splitk_constants k, struct splitk_policy policy,
 					  uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
 					  uint32_t legacy_ref_seqs)
 {
 	struct splitk_launch l;
 
-	l.num_splits = split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	/* legacy first, as the only arm that reads neither constant: most
+	 * targets declare it, and it then pays for nothing it does not use */
+	if (policy.kind == SPLITK_LEGACY) {
+		l.num_splits = legacy_terms(sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	} else {
+		l.num_splits = split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	}
 	l.workspace_slots = slots_for(policy, sm_count, num_q_heads, max_rows, l.num_splits);
 	return l;
 }
@@ -507,8 +520,7 @@ struct splitk_launch splitk_launch_with(struct splitk_constants k, struct splitk
 					uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
 					uint32_t legacy_ref_seqs)
 {
-	return launch(splitk_constants_read(k), policy, sm_count, num_q_heads, max_rows,
-		      legacy_ref_seqs);
+	return launch(k, policy, sm_count, num_q_heads, max_rows, legacy_ref_seqs);
 }
 
 uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,

@@ -564,7 +564,8 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "field \"%s\": unknown or repeated top-level field", bad);
 		goto fail;
 	}
-	if (load_top(root, cat, err, err_cap) != 0 || load_list(root, "targets", &targets, &cat->num_targets, err, err_cap) != 0 ||
+	if (load_top(root, cat, err, err_cap) != 0 ||
+	    load_list(root, "targets", &targets, &cat->num_targets, err, err_cap) != 0 ||
 	    load_list(root, "models", &models, &cat->num_models, err, err_cap) != 0) {
 		goto fail;
 	}

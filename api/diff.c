@@ -349,7 +349,8 @@ static void top_changes(struct jsonw *w, const struct catalog *from, const struc
 	}
 }
 
-static bool fields_differ(const struct catalog_field *fields, size_t n, const void *a, const void *b)
+static bool fields_differ(const struct catalog_field *fields, size_t n, const void *a,
+			  const void *b)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!field_equal(&fields[i], a, b)) {

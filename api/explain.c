@@ -232,7 +232,8 @@ static void write_policies(struct jsonw *w, const struct decision *d)
 
 void explain_write(struct jsonw *w, const struct decision *d)
 {
-	uint32_t s1 = num_splits(d, d->res.resolved.policy, splitk_split_ref_seqs(1, d->shape.max_batch_size));
+	uint32_t s1 = num_splits(d, d->res.resolved.policy,
+				 splitk_split_ref_seqs(1, d->shape.max_batch_size));
 
 	jsonw_key(w, "explain");
 	jsonw_object_begin(w);

@@ -275,8 +275,7 @@ bool splitk_parse_requested_with(struct splitk_constants k, const char *spelling
 		}
 	}
 	if (parse_u32_like_rust(s, len, &n)) {
-		*out = (struct splitk_policy){
-			SPLITK_PINNED, clamp_u32(n, 1, read_cap(k))};
+		*out = (struct splitk_policy){SPLITK_PINNED, clamp_u32(n, 1, read_cap(k))};
 		*requested = n;
 		return true;
 	}
@@ -430,7 +429,8 @@ uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads)
 	return auto_terms(seed_constants, sm_count, num_q_heads).num_splits;
 }
 
-uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count, uint32_t num_q_heads)
+uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count,
+				 uint32_t num_q_heads)
 {
 	return auto_terms(k, sm_count, num_q_heads).num_splits;
 }
@@ -442,9 +442,9 @@ uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t 
 
 /* Inline, so that splitk_num_splits, which reads one member, costs no more
  * than the count: the compiler drops the rest. `k` as given (auto_terms). */
-static inline struct splitk_terms split_terms(struct splitk_constants k, struct splitk_policy policy,
-					      uint32_t sm_count, uint32_t num_q_heads,
-					      uint32_t legacy_ref_seqs)
+static inline struct splitk_terms split_terms(struct splitk_constants k,
+					      struct splitk_policy policy, uint32_t sm_count,
+					      uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
 	struct splitk_terms t = {SPLITK_PINNED, 0, 0, 0, 0, false, policy.pinned, 0};
 

@@ -179,7 +179,8 @@ uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);
 uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads);
 
 /* clamp(ceil(k.target_waves * sm_count / num_q_heads), 1, k.max_decode_splits). */
-uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count, uint32_t num_q_heads);
+uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count,
+				 uint32_t num_q_heads);
 
 /* The pre-#928 rule: 1 when num_q_heads * ref_seqs (each at least 1,
  * saturating) covers sm_count, else sm_count / that product. */

@@ -15,6 +15,7 @@ struct where {
 	const char *kind; /* "targets" or "models" */
 	size_t index;
 	const char *name; /* NULL until known */
+	struct splitk_constants constants; /* the catalog's: a declared count clamps to them */
 };
 
 static void fail(char *err, size_t cap, const struct where *at, const char *field, const char *what)
@@ -166,12 +167,12 @@ static int check_keys(const cJSON *obj, const char *const *allowed, size_t n, st
 /* The policy spelling a target declares. The engine would read a bad
  * declaration as legacy; a catalog that says something it does not mean
  * is refused instead. */
-static int load_policy(const cJSON *v, const char *key, struct catalog_target *t,
-		       struct where *at, char *err, size_t cap)
+static int load_policy(const cJSON *v, const char *key, struct splitk_constants k,
+		       struct catalog_target *t, struct where *at, char *err, size_t cap)
 {
 	if (!cJSON_IsString(v) ||
-	    !splitk_parse_requested(v->valuestring, strlen(v->valuestring), &t->declared_policy,
-				    &t->declared_requested)) {
+	    !splitk_parse_requested_with(k, v->valuestring, strlen(v->valuestring),
+					 &t->declared_policy, &t->declared_requested)) {
 		/* the did-you-mean an override gets over HTTP */
 		const char *near = cJSON_IsString(v) ? warning_suggest_spelling((struct slice){
 								v->valuestring, strlen(v->valuestring)})
@@ -200,9 +201,9 @@ static int load_policy(const cJSON *v, const char *key, struct catalog_target *t
  */
 /* `type` is the row's enum catalog_field_type less its CATALOG_ (FIELD_U32...) */
 #define TARGET_FIELD(key, type, required, member) \
-	{key, CATALOG_##type, required, offsetof(struct catalog_target, member)}
+	{key, CATALOG_##type, required, offsetof(struct catalog_target, member), 0, 0}
 #define MODEL_FIELD(key, type, required, member) \
-	{key, CATALOG_##type, required, offsetof(struct catalog_model, member)}
+	{key, CATALOG_##type, required, offsetof(struct catalog_model, member), 0, 0}
 
 static const struct catalog_field target_fields[] = {
 	TARGET_FIELD("name", FIELD_NAME, true, names),
@@ -243,6 +244,26 @@ static int check_model(const void *entry, struct where *at, char *err, size_t ca
 	return 0;
 }
 
+/* The catalog's own members besides the two lists: the rule's constants,
+ * bounded by the core (splitk.h), the seed's value when not stated. */
+#define TOP_CONSTANT(key, member, absent, max) \
+	{key, CATALOG_FIELD_CONSTANT, false, offsetof(struct catalog, constants.member), absent, max}
+
+static const struct catalog_field top_fields[] = {
+	TOP_CONSTANT("splitk_target_waves", target_waves, SPLITK_TARGET_WAVES,
+		     SPLITK_TARGET_WAVES_MAX),
+	TOP_CONSTANT("max_decode_splits", max_decode_splits, SPLITK_MAX_DECODE_SPLITS,
+		     SPLITK_MAX_DECODE_SPLITS_MAX),
+};
+
+#define NUM_TOP_FIELDS (sizeof(top_fields) / sizeof(top_fields[0]))
+
+const struct catalog_field *catalog_top_fields(size_t *n)
+{
+	*n = NUM_TOP_FIELDS;
+	return top_fields;
+}
+
 static const struct schema schemas[] = {
 	[CATALOG_TARGETS] = {target_fields, sizeof(target_fields) / sizeof(target_fields[0]), NULL},
 	[CATALOG_MODELS] = {model_fields, sizeof(model_fields) / sizeof(model_fields[0]), check_model},
@@ -280,7 +301,10 @@ static int load_field(const cJSON *obj, const struct catalog_field *f, char *ent
 			fail(err, cap, at, f->key, "is required");
 			return -1;
 		}
-		return load_policy(v, f->key, (struct catalog_target *)(void *)entry, at, err, cap);
+		return load_policy(v, f->key, at->constants, (struct catalog_target *)(void *)entry, at,
+				   err, cap);
+	case CATALOG_FIELD_CONSTANT:
+		break; /* top-level only: load_top */
 	}
 	return -1;
 }
@@ -417,7 +441,7 @@ static int load_entries(struct catalog *cat, enum catalog_kind kind, const cJSON
 	size_t i = 0;
 
 	cJSON_ArrayForEach(item, list) {
-		struct where at = {kind_names[kind], i, NULL};
+		struct where at = {kind_names[kind], i, NULL, cat->constants};
 		void *entry = kind == CATALOG_TARGETS ? (void *)&cat->targets[i] : (void *)&cat->models[i];
 		int rc = load_entry(item, &schemas[kind], entry, &at, err, cap);
 
@@ -488,9 +512,28 @@ static int build_index(struct catalog *cat, enum catalog_kind kind)
 	return 0;
 }
 
+/* The top-level rows: each a count within its bounds, or its default
+ * when not stated. Before the entries, whose declared counts clamp to
+ * max_decode_splits. */
+static int load_top(const cJSON *root, struct catalog *cat, char *err, size_t cap)
+{
+	for (size_t i = 0; i < NUM_TOP_FIELDS; i++) {
+		const struct catalog_field *f = &top_fields[i];
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, f->key);
+		uint32_t value = f->absent;
+
+		if (v != NULL && (!jsonin_u32(v, &value) || value > f->max)) {
+			snprintf(err, cap, "field \"%s\": must be an integer from 1 to %u", f->key, f->max);
+			return -1;
+		}
+		memcpy((char *)cat + f->offset, &value, sizeof(value));
+	}
+	return 0;
+}
+
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
 {
-	static const char *const top_fields[] = {"targets", "models"};
+	const char *keys[2 + NUM_TOP_FIELDS] = {"targets", "models"};
 	struct catalog *cat = calloc(1, sizeof(*cat));
 	const cJSON *targets, *models, *root;
 	const char *bad;
@@ -514,12 +557,15 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "the catalog must be a JSON object with \"targets\" and \"models\"");
 		goto fail;
 	}
-	if (jsonin_check_keys(root, top_fields, sizeof(top_fields) / sizeof(top_fields[0]), &bad) !=
-	    JSONIN_KEYS_OK) {
+	for (size_t i = 0; i < NUM_TOP_FIELDS; i++) {
+		keys[2 + i] = top_fields[i].key;
+	}
+	if (jsonin_check_keys(root, keys, sizeof(keys) / sizeof(keys[0]), &bad) != JSONIN_KEYS_OK) {
 		snprintf(err, err_cap, "field \"%s\": unknown or repeated top-level field", bad);
 		goto fail;
 	}
-	if (load_list(root, "targets", &targets, &cat->num_targets, err, err_cap) != 0 ||
+	if (load_top(root, cat, err, err_cap) != 0 ||
+	    load_list(root, "targets", &targets, &cat->num_targets, err, err_cap) != 0 ||
 	    load_list(root, "models", &models, &cat->num_models, err, err_cap) != 0) {
 		goto fail;
 	}
@@ -636,6 +682,21 @@ static void write_field(struct jsonw *w, const struct catalog_field *f, const ch
 			jsonw_kv_str(w, f->key, str);
 		}
 		break;
+	case CATALOG_FIELD_CONSTANT:
+		/* the default is not written: absent or stated, the same rule
+		 * and the same digest (catalog.h) */
+		memcpy(&u32, entry + f->offset, sizeof(u32));
+		if (u32 != f->absent) {
+			jsonw_kv_u64(w, f->key, u32);
+		}
+		break;
+	}
+}
+
+void catalog_write_top(struct jsonw *w, const struct catalog *cat)
+{
+	for (size_t i = 0; i < NUM_TOP_FIELDS; i++) {
+		write_field(w, &top_fields[i], (const char *)cat);
 	}
 }
 
@@ -665,6 +726,7 @@ void catalog_write(struct jsonw *w, const struct catalog *cat, bool with_digest)
 	if (with_digest) {
 		jsonw_kv_str(w, "digest", cat->digest);
 	}
+	catalog_write_top(w, cat);
 	jsonw_key(w, "targets");
 	jsonw_array_begin(w);
 	for (size_t i = 0; i < cat->num_targets; i++) {

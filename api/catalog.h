@@ -82,6 +82,9 @@ struct catalog {
 	struct catalog_model *models;
 	size_t num_models;
 	char digest[CATALOG_DIGEST_LEN + 1];
+	/* the rule's constants (the top-level splitk_target_waves and
+	 * max_decode_splits): the seed's unless the file states others */
+	struct splitk_constants constants;
 	struct catalog_index index[2]; /* by enum catalog_kind */
 	void *tree; /* the parsed JSON the strings above point into */
 };
@@ -140,18 +143,27 @@ enum catalog_field_type {
 	CATALOG_FIELD_U32,     /* uint32_t; optional ones are 0 when absent and written when not 0 */
 	CATALOG_FIELD_POLICY,  /* a target's declaration: declared, declared_len, declared_policy */
 	CATALOG_FIELD_NOTES,   /* const char *, NULL when absent, written when present */
+	/* uint32_t, a constant of the rule: 1..max, `absent` when not stated,
+	 * written when not `absent` (so stating the seed's value is the same
+	 * catalog, with the same digest, as leaving it out) */
+	CATALOG_FIELD_CONSTANT,
 };
 
 struct catalog_field {
 	const char *key;
 	enum catalog_field_type type;
 	bool required;
-	size_t offset; /* of the member in struct catalog_target or catalog_model */
+	size_t offset; /* of the member in struct catalog_target, catalog_model or catalog */
+	uint32_t absent, max; /* FIELD_CONSTANT only: its value when not stated, its bound */
 };
 
 /* A kind's rows of the table, *n of them, in schema order. Static: never
  * freed. */
 const struct catalog_field *catalog_fields(enum catalog_kind kind, size_t *n);
+/* The rows of the catalog's own top-level members besides "targets" and
+ * "models" (the rule's constants), offsets into struct catalog, in the
+ * order the canonical form writes them (before "targets"). Static. */
+const struct catalog_field *catalog_top_fields(size_t *n);
 
 /* Writes one entry, or the whole catalog ({"digest"?, "targets", "models"}),
  * in the canonical form the digest is computed over: fixed key order, no
@@ -160,5 +172,8 @@ const struct catalog_field *catalog_fields(enum catalog_kind kind, size_t *n);
 void catalog_write_target(struct jsonw *w, const struct catalog_target *t);
 void catalog_write_model(struct jsonw *w, const struct catalog_model *m);
 void catalog_write(struct jsonw *w, const struct catalog *cat, bool with_digest);
+/* The top-level rows (catalog_top_fields) as catalog_write writes them:
+ * members of the object open in `w`, none when every one is its default. */
+void catalog_write_top(struct jsonw *w, const struct catalog *cat);
 
 #endif /* SPLITKD_CATALOG_H */

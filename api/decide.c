@@ -69,10 +69,12 @@ static void resolve_policy(struct decision *d)
 	char *out;
 
 	d->res = d->declared_from_target
-			 ? splitk_resolve_read(d->target->declared_policy, d->target->declared_requested,
-					       d->override.p, d->override.len)
-			 : splitk_resolve_detail(d->declared_spelling.p, d->declared_spelling.len,
-						 d->override.p, d->override.len);
+			 ? splitk_resolve_read_with(d->constants, d->target->declared_policy,
+						    d->target->declared_requested, d->override.p,
+						    d->override.len)
+			 : splitk_resolve_detail_with(d->constants, d->declared_spelling.p,
+						      d->declared_spelling.len, d->override.p,
+						      d->override.len);
 	if (!r->declared_parses) {
 		warn_unparsed(d, "declared", d->declared_spelling, "it reads as legacy");
 	}
@@ -84,30 +86,33 @@ static void resolve_policy(struct decision *d)
 		warn_unparsed(d, "override", d->override, so);
 	}
 	if (r->override_parses && r->override.kind == SPLITK_PINNED &&
-	    r->override_requested > SPLITK_MAX_DECODE_SPLITS) {
+	    r->override_requested > d->constants.max_decode_splits) {
 		out = next_warning(d);
 		if (out != NULL) {
-			warning_clamped(out, WARNING_CAP, r->override_requested, SPLITK_MAX_DECODE_SPLITS);
+			warning_clamped(out, WARNING_CAP, r->override_requested,
+					d->constants.max_decode_splits);
 		}
 	}
 }
 
 static void compute(struct decision *d)
 {
-	struct splitk_policy pol = d->res.resolved.policy;
+	struct splitk_launch l;
 
 	d->ref_seqs = splitk_split_ref_seqs(d->shape.num_seqs, d->shape.max_batch_size);
-	d->num_splits = splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs);
-	d->workspace_slots =
-		splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->shape.max_rows, d->ref_seqs);
+	l = splitk_launch_with(d->constants, d->res.resolved.policy, d->sm_count, d->num_q_heads,
+			       d->shape.max_rows, d->ref_seqs);
+	d->num_splits = l.num_splits;
+	d->workspace_slots = l.workspace_slots;
 	d->workspace_bytes = splitk_workspace_bytes(d->workspace_slots, d->head_dim);
 }
 
-/* Clears a decision up to its warning texts, which are written before
- * they are read (num_warnings counts them). */
+/* Clears a decision up to its constants, which the caller sets next, and
+ * its warning texts, which are written before they are read (num_warnings
+ * counts them). */
 static void clear(struct decision *d)
 {
-	memset(d, 0, offsetof(struct decision, warnings));
+	memset(d, 0, offsetof(struct decision, constants));
 }
 
 /* What the shape and the numbers warn of, in the order answers list them;
@@ -152,6 +157,7 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	       struct problem *p)
 {
 	clear(d);
+	d->constants = cat->constants;
 	if (resolve_entries(cat, q, d, p) != 0) {
 		return -1;
 	}
@@ -173,10 +179,12 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	return 0;
 }
 
-void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 struct decide_shape shape, struct slice override, struct decision *d)
+void decide_pair(struct splitk_constants k, const struct catalog_target *t,
+		 const struct catalog_model *m, struct decide_shape shape, struct slice override,
+		 struct decision *d)
 {
 	clear(d);
+	d->constants = k;
 	d->target = t;
 	d->model = m;
 	d->sm_count = t->sm_count;

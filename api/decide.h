@@ -8,7 +8,8 @@
  * Resolution: a target gives sm_count and the declared spelling; a model
  * gives num_q_heads and head_dim; explicit numbers and `declared` override
  * the catalog's. `override` is the ATLAS_ATTN_DECODE_SPLITK value. Both go
- * through the core's splitk_resolve_detail, so a spelling that does not
+ * through the core's splitk_resolve_detail_with, at the catalog's
+ * constants (a count clamps to its max_decode_splits), so a spelling that does not
  * parse does what it does in the engine (a declaration reads as legacy, an
  * override is ignored), with a warning and a did-you-mean.
  * max_batch_size (the seed's max_decode_seqs) and num_seqs default to 1,
@@ -62,6 +63,9 @@ struct decision {
 	 * strlen and a scan), for fragment.c */
 	size_t warning_lens[DECIDE_MAX_WARNINGS];
 	bool warning_plain[DECIDE_MAX_WARNINGS];
+	/* the rule's constants, the catalog's: set, not cleared, by decide_run
+	 * and decide_pair */
+	struct splitk_constants constants;
 	/* last, so decide_run clears everything above it and not these 2 KiB */
 	char warnings[DECIDE_MAX_WARNINGS][320];
 };
@@ -72,9 +76,11 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	       struct problem *p);
 
 /* One catalog pair, for the matrix: target and model from the catalog, the
- * rest as given. Cannot fail; warnings are left to the caller. */
-void decide_pair(const struct catalog_target *t, const struct catalog_model *m,
-		 struct decide_shape shape, struct slice override, struct decision *d);
+ * rest as given, under the catalog's constants (its `constants`). Cannot
+ * fail; warnings are left to the caller. */
+void decide_pair(struct splitk_constants k, const struct catalog_target *t,
+		 const struct catalog_model *m, struct decide_shape shape, struct slice override,
+		 struct decision *d);
 
 /* The batch shape a query asks about, defaults filled in: max_batch_size
  * and num_seqs 1, max_rows max_batch_size. The one place they are set. */

@@ -25,8 +25,9 @@ static long find_named(const struct catalog *cat, enum catalog_kind kind,
 	return -1;
 }
 
-static void side_of(const struct catalog_target *t, const struct catalog_model *m,
-		    struct decide_shape shape, struct slice override, struct diff_side *s)
+static void side_of(const struct catalog *cat, const struct catalog_target *t,
+		    const struct catalog_model *m, struct decide_shape shape, struct slice override,
+		    struct diff_side *s)
 {
 	struct decision d;
 
@@ -34,7 +35,7 @@ static void side_of(const struct catalog_target *t, const struct catalog_model *
 	if (t == NULL || m == NULL) {
 		return;
 	}
-	decide_pair(t, m, shape, override, &d);
+	decide_pair(cat->constants, t, m, shape, override, &d);
 	s->present = true;
 	splitk_label(d.res.resolved.policy, s->policy);
 	s->num_splits = d.num_splits;
@@ -101,8 +102,8 @@ size_t diff_cells(const struct catalog *from, const struct catalog *to, struct d
 			const struct catalog_model *fm = models.from[m], *tm = models.to[m];
 			struct diff_cell cell;
 
-			side_of(ft, fm, shape, override, &cell.from);
-			side_of(tt, tm, shape, override, &cell.to);
+			side_of(from, ft, fm, shape, override, &cell.from);
+			side_of(to, tt, tm, shape, override, &cell.to);
 			if (!cell.from.present && !cell.to.present) {
 				continue; /* neither side has this pair whole */
 			}
@@ -230,6 +231,7 @@ static bool field_equal(const struct catalog_field *f, const char *a, const char
 	case CATALOG_FIELD_ALIASES:
 		return aliases_equal(names_at(f, a), names_at(f, b));
 	case CATALOG_FIELD_U32:
+	case CATALOG_FIELD_CONSTANT:
 		return u32_at(f, a) == u32_at(f, b);
 	case CATALOG_FIELD_POLICY:
 	case CATALOG_FIELD_NOTES:
@@ -262,6 +264,10 @@ static void write_value(struct jsonw *w, const char *key, const struct catalog_f
 	case CATALOG_FIELD_NOTES:
 		jsonw_kv_str_or_null(w, key, str_at(f, entry));
 		break;
+	case CATALOG_FIELD_CONSTANT:
+		/* the value the rule used, stated or the default */
+		jsonw_kv_u64(w, key, u32_at(f, entry));
+		break;
 	}
 }
 
@@ -271,36 +277,87 @@ static const char *name_of(enum catalog_kind kind, const void *entry)
 				       : ((const struct catalog_model *)entry)->names.name;
 }
 
-/* The fields of two entries of a kind that differ, every row of the
- * schema table in its order, with the catalog file's keys: {"name",
- * "fields": [{"field", "from", "to"}]}, or nothing when none differs. */
-static void entry_changes(struct jsonw *w, enum catalog_kind kind, const void *a, const void *b)
+/* The rows of a table whose fields differ between a and b, each as
+ * {"field", "from", "to"} with the catalog file's keys, in the table's
+ * order. `open` is called before the first (NULL: none) and the return
+ * says whether any differed, so the caller closes what `open` began. */
+static bool field_changes(struct jsonw *w, const struct catalog_field *fields, size_t n,
+			  const void *a, const void *b, void (*open)(struct jsonw *, const void *),
+			  const void *cls)
 {
-	size_t n;
-	const struct catalog_field *fields = catalog_fields(kind, &n);
-	bool open = false;
+	bool any = false;
 
 	for (size_t i = 0; i < n; i++) {
 		if (field_equal(&fields[i], a, b)) {
 			continue;
 		}
-		if (!open) {
-			jsonw_object_begin(w);
-			jsonw_kv_str(w, "name", name_of(kind, b));
-			jsonw_key(w, "fields");
-			jsonw_array_begin(w);
-			open = true;
+		if (!any && open != NULL) {
+			open(w, cls);
 		}
+		any = true;
 		jsonw_object_begin(w);
 		jsonw_kv_str(w, "field", fields[i].key);
 		write_value(w, "from", &fields[i], a);
 		write_value(w, "to", &fields[i], b);
 		jsonw_object_end(w);
 	}
-	if (open) {
+	return any;
+}
+
+/* {"name": the entry's name, "fields": [ ... */
+static void open_entry(struct jsonw *w, const void *name)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "name", name);
+	jsonw_key(w, "fields");
+	jsonw_array_begin(w);
+}
+
+/* The fields of two entries of a kind that differ, every row of the
+ * schema table in its order: {"name", "fields": [{"field", "from",
+ * "to"}]}, or nothing when none differs. */
+static void entry_changes(struct jsonw *w, enum catalog_kind kind, const void *a, const void *b)
+{
+	size_t n;
+	const struct catalog_field *fields = catalog_fields(kind, &n);
+
+	if (field_changes(w, fields, n, a, b, open_entry, name_of(kind, b))) {
 		jsonw_array_end(w);
 		jsonw_object_end(w);
 	}
+}
+
+/* "constants": [ ... */
+static void open_constants(struct jsonw *w, const void *cls)
+{
+	(void)cls;
+	jsonw_key(w, "constants");
+	jsonw_array_begin(w);
+}
+
+/* The top-level rows (the rule's constants) that differ, as
+ * "constants": [{"field", "from", "to"}]; no member at all when none
+ * does, so a diff of two catalogs at the seed's constants is what it was
+ * before a catalog could state them. */
+static void top_changes(struct jsonw *w, const struct catalog *from, const struct catalog *to)
+{
+	size_t n;
+	const struct catalog_field *fields = catalog_top_fields(&n);
+
+	if (field_changes(w, fields, n, from, to, open_constants, NULL)) {
+		jsonw_array_end(w);
+	}
+}
+
+static bool fields_differ(const struct catalog_field *fields, size_t n, const void *a,
+			  const void *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!field_equal(&fields[i], a, b)) {
+			return true;
+		}
+	}
+	return false;
 }
 
 static bool entry_changed(enum catalog_kind kind, const void *a, const void *b)
@@ -308,12 +365,7 @@ static bool entry_changed(enum catalog_kind kind, const void *a, const void *b)
 	size_t n;
 	const struct catalog_field *fields = catalog_fields(kind, &n);
 
-	for (size_t i = 0; i < n; i++) {
-		if (!field_equal(&fields[i], a, b)) {
-			return true;
-		}
-	}
-	return false;
+	return fields_differ(fields, n, a, b);
 }
 
 /* {"added": [...], "removed": [...], "changed": [...]} for one kind. */
@@ -378,6 +430,7 @@ void diff_write(struct jsonw *w, const struct catalog *from, const struct catalo
 		jsonw_str(w, msg);
 	}
 	jsonw_array_end(w);
+	top_changes(w, from, to);
 	jsonw_key(w, "targets");
 	list_union(from, to, CATALOG_TARGETS, &u);
 	write_entries(w, CATALOG_TARGETS, &u);
@@ -397,7 +450,12 @@ bool diff_any_change(const struct catalog *from, const struct catalog *to,
 {
 	static const enum catalog_kind kinds[] = {CATALOG_TARGETS, CATALOG_MODELS};
 	struct union_list u;
+	size_t n;
+	const struct catalog_field *top = catalog_top_fields(&n);
 
+	if (fields_differ(top, n, from, to)) {
+		return true;
+	}
 	for (size_t k = 0; k < 2; k++) {
 		list_union(from, to, kinds[k], &u);
 		for (size_t i = 0; i < u.n; i++) {

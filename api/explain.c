@@ -22,19 +22,25 @@ static void write_waves(struct jsonw *w, bool ok, uint64_t ctas, uint32_t sm_cou
 	jsonw_milli(w, (scaled + sm_count) / (2u * (uint64_t)sm_count));
 }
 
+/* The core's count for the decision's inputs under `pol`, at its
+ * catalog's constants. */
+static uint32_t num_splits(const struct decision *d, struct splitk_policy pol, uint32_t ref_seqs)
+{
+	return splitk_num_splits_with(d->constants, pol, d->sm_count, d->num_q_heads, ref_seqs);
+}
+
 static void write_policy_result(struct jsonw *w, const char *key, struct splitk_policy pol,
 				const struct decision *d)
 {
 	char label[SPLITK_LABEL_MAX];
-	uint32_t slots = splitk_workspace_slots(pol, d->sm_count, d->num_q_heads, d->shape.max_rows,
-						 d->ref_seqs);
+	uint32_t slots = splitk_workspace_slots_with(d->constants, pol, d->sm_count, d->num_q_heads,
+						      d->shape.max_rows, d->ref_seqs);
 
 	splitk_label(pol, label);
 	jsonw_key(w, key);
 	jsonw_object_begin(w);
 	jsonw_kv_str(w, "policy", label);
-	jsonw_kv_u64(w, "num_splits",
-		     splitk_num_splits(pol, d->sm_count, d->num_q_heads, d->ref_seqs));
+	jsonw_kv_u64(w, "num_splits", num_splits(d, pol, d->ref_seqs));
 	jsonw_kv_u64(w, "workspace_slots", slots);
 	jsonw_kv_bytes(w, "workspace_bytes", splitk_workspace_bytes(slots, d->head_dim));
 	jsonw_object_end(w);
@@ -57,13 +63,16 @@ static struct splitk_policy as_written(const struct decision *d)
 	return pol;
 }
 
-static void auto_rule(char *rule, size_t cap, const struct splitk_terms *t)
+/* The rule with the catalog's constants written in: the seed's 2 and 16
+ * unless it states others. */
+static void auto_rule(char *rule, size_t cap, const struct splitk_terms *t,
+		      struct splitk_constants k)
 {
 	int n = snprintf(rule, cap,
 			 "auto: clamp(ceil(%u * sm_count / num_q_heads), 1, %u) = "
 			 "clamp(ceil(%u * %u / %u), 1, %u) = ",
-			 SPLITK_TARGET_WAVES, SPLITK_MAX_DECODE_SPLITS, SPLITK_TARGET_WAVES, t->sm_count,
-			 t->num_q_heads, SPLITK_MAX_DECODE_SPLITS);
+			 k.target_waves, k.max_decode_splits, k.target_waves, t->sm_count, t->num_q_heads,
+			 k.max_decode_splits);
 
 	if (n < 0 || (size_t)n >= cap) {
 		return;
@@ -73,11 +82,11 @@ static void auto_rule(char *rule, size_t cap, const struct splitk_terms *t)
 		snprintf(rule + n, cap - (size_t)n,
 			 "clamp(ceil(%u / %u), 1, %u) = clamp(%u, 1, %u) = %u (%u * sm_count saturates "
 			 "at 4294967295, the seed's u32 arithmetic)",
-			 t->product, t->num_q_heads, SPLITK_MAX_DECODE_SPLITS, t->unclamped,
-			 SPLITK_MAX_DECODE_SPLITS, t->num_splits, SPLITK_TARGET_WAVES);
+			 t->product, t->num_q_heads, k.max_decode_splits, t->unclamped,
+			 k.max_decode_splits, t->num_splits, k.target_waves);
 	} else {
 		snprintf(rule + n, cap - (size_t)n, "clamp(%u, 1, %u) = %u", t->unclamped,
-			 SPLITK_MAX_DECODE_SPLITS, t->num_splits);
+			 k.max_decode_splits, t->num_splits);
 	}
 }
 
@@ -104,17 +113,17 @@ static void legacy_rule(char *rule, size_t cap, const struct splitk_terms *t,
  * and whether a clamp fired. */
 static bool write_rule(struct jsonw *w, const struct decision *d)
 {
-	struct splitk_terms t = splitk_split_terms(as_written(d), d->sm_count, d->num_q_heads,
-						   d->ref_seqs);
+	struct splitk_terms t = splitk_split_terms_with(d->constants, as_written(d), d->sm_count,
+							d->num_q_heads, d->ref_seqs);
 	char rule[320];
 
 	if (t.kind == SPLITK_AUTO) {
-		auto_rule(rule, sizeof(rule), &t);
+		auto_rule(rule, sizeof(rule), &t, d->constants);
 	} else if (t.kind == SPLITK_LEGACY) {
 		legacy_rule(rule, sizeof(rule), &t, d);
 	} else {
 		snprintf(rule, sizeof(rule), "pinned: clamp(%u, 1, %u) = %u", t.unclamped,
-			 SPLITK_MAX_DECODE_SPLITS, t.num_splits);
+			 d->constants.max_decode_splits, t.num_splits);
 	}
 	jsonw_kv_str(w, "rule", rule);
 	return t.kind != SPLITK_LEGACY && t.unclamped != t.num_splits;
@@ -143,8 +152,8 @@ static void write_workspace_rule(struct jsonw *w, const struct decision *d)
 static void write_grids(struct jsonw *w, const struct decision *d, uint32_t s1)
 {
 	struct splitk_policy pol = d->res.resolved.policy;
-	uint32_t smax = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					  splitk_split_ref_seqs(d->shape.max_batch_size, d->shape.max_batch_size));
+	uint32_t smax = num_splits(
+		d, pol, splitk_split_ref_seqs(d->shape.max_batch_size, d->shape.max_batch_size));
 	uint64_t ctas1 = (uint64_t)d->num_q_heads * s1, ctas_max;
 	bool max_ok = mul_u64((uint64_t)d->num_q_heads * smax, d->shape.max_batch_size, &ctas_max);
 
@@ -191,12 +200,10 @@ static void write_invariance(struct jsonw *w, const struct decision *d, uint32_t
 		upper = d->shape.num_seqs;
 	}
 	for (probe = 1; probe <= upper && probe <= 4096 && invariant; probe++) {
-		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					      splitk_split_ref_seqs(probe, d->shape.max_batch_size)) == s1;
+		invariant = num_splits(d, pol, splitk_split_ref_seqs(probe, d->shape.max_batch_size)) == s1;
 	}
 	if (invariant) {
-		invariant = splitk_num_splits(pol, d->sm_count, d->num_q_heads,
-					      splitk_split_ref_seqs(upper, d->shape.max_batch_size)) == s1;
+		invariant = num_splits(d, pol, splitk_split_ref_seqs(upper, d->shape.max_batch_size)) == s1;
 	}
 	jsonw_kv_bool(w, "co_batch_invariant", invariant);
 	jsonw_key(w, "co_batch_range");
@@ -225,8 +232,8 @@ static void write_policies(struct jsonw *w, const struct decision *d)
 
 void explain_write(struct jsonw *w, const struct decision *d)
 {
-	uint32_t s1 = splitk_num_splits(d->res.resolved.policy, d->sm_count, d->num_q_heads,
-					splitk_split_ref_seqs(1, d->shape.max_batch_size));
+	uint32_t s1 = num_splits(d, d->res.resolved.policy,
+				 splitk_split_ref_seqs(1, d->shape.max_batch_size));
 
 	jsonw_key(w, "explain");
 	jsonw_object_begin(w);

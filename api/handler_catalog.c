@@ -3,7 +3,9 @@
 
 #include "lookup.h"
 
-/* GET /v1/targets and /v1/models: the digest and every entry of a kind. */
+/* GET /v1/targets and /v1/models: the digest and every entry of a kind;
+ * the targets with the rule's constants their policies run under when the
+ * catalog states other than the seed's (as /v1/catalog writes them). */
 static void get_list(struct handler_call *c, bool targets)
 {
 	const struct catalog *cat = c->ctx->catalog;
@@ -11,6 +13,9 @@ static void get_list(struct handler_call *c, bool targets)
 
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "catalog", cat->digest);
+	if (targets) {
+		catalog_write_top(&c->w, cat);
+	}
 	jsonw_key(&c->w, targets ? "targets" : "models");
 	jsonw_array_begin(&c->w);
 	for (size_t i = 0; i < n; i++) {

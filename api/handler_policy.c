@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "handler_policy.h"
 
+#include <stdio.h>
+
 #include "decide.h"
 #include "warning.h"
 
@@ -9,7 +11,8 @@ void handler_policy(struct handler_call *c)
 	const struct query *q = &c->q;
 	struct splitk_policy pol;
 	uint32_t requested = 0;
-	char label[SPLITK_LABEL_MAX];
+	char label[SPLITK_LABEL_MAX], note[96];
+	uint32_t max = c->ctx->catalog->constants.max_decode_splits;
 	bool ok;
 
 	if (q->spelling.p == NULL) {
@@ -18,7 +21,8 @@ void handler_policy(struct handler_call *c)
 		handler_fail(c);
 		return;
 	}
-	ok = splitk_parse_requested(q->spelling.p, q->spelling.len, &pol, &requested);
+	ok = splitk_parse_requested_with(c->ctx->catalog->constants, q->spelling.p, q->spelling.len,
+					 &pol, &requested);
 	jsonw_object_begin(&c->w);
 	jsonw_key(&c->w, "spelling");
 	jsonw_strn(&c->w, q->spelling.p, q->spelling.len);
@@ -34,10 +38,10 @@ void handler_policy(struct handler_call *c)
 			jsonw_null(&c->w);
 		}
 		jsonw_kv_bool(&c->w, "clamped", pol.kind == SPLITK_PINNED && requested != pol.pinned);
-		jsonw_kv_str(&c->w, "note",
-			     pol.kind == SPLITK_PINNED
-				     ? "a pinned count, clamped to 1..16; 0/off/false/no mean 1 (no split-K)"
-				     : "a named policy");
+		/* the catalog's max_decode_splits: 16 unless it states another */
+		snprintf(note, sizeof(note),
+			 "a pinned count, clamped to 1..%u; 0/off/false/no mean 1 (no split-K)", max);
+		jsonw_kv_str(&c->w, "note", pol.kind == SPLITK_PINNED ? note : "a named policy");
 	} else {
 		jsonw_key(&c->w, "policy");
 		jsonw_null(&c->w);
@@ -60,7 +64,7 @@ static void write_cell(struct handler_call *c, const struct catalog_target *t,
 	struct decision d;
 	char label[SPLITK_LABEL_MAX];
 
-	decide_pair(t, m, shape, c->q.override, &d);
+	decide_pair(c->ctx->catalog->constants, t, m, shape, c->q.override, &d);
 	splitk_label(d.res.resolved.policy, label);
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "target", t->names.name);

@@ -23,8 +23,10 @@
  * gives for the inputs the answer echoes; and every OFREP flag is a value
  * or a failure, its integer at most 2^53 - 1, its variant a policy label,
  * num_splits in 1..16 unless legacy. The context holds two revisions (the
- * embedded catalog, current, and an older one with another SM count), so
- * pins and diffs between them are reached.
+ * embedded catalog, current, and an older one with another SM count and
+ * other constants of the rule, splitk_target_waves 4 and max_decode_splits
+ * 32), so pins and diffs between them are reached, and a decision is
+ * checked at the constants of the catalog it names (1..32 in the older).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,16 +59,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	{
-		/* an older revision: b200 at 140 SMs */
+		/* an older revision: b200 at 140 SMs, the rule at other constants */
+		static const char constants[] = "{\"splitk_target_waves\":4,\"max_decode_splits\":32,";
 		const char *at = strstr(embedded_catalog_json, "\"sm_count\": 148");
-		char *text = at != NULL ? malloc(embedded_catalog_json_len + 1) : NULL;
+		const char *open = memchr(embedded_catalog_json, '{', embedded_catalog_json_len);
+		size_t rest = open != NULL ? embedded_catalog_json_len - (size_t)(open + 1 - embedded_catalog_json) : 0;
+		char *text = at != NULL && open != NULL ? malloc(sizeof(constants) + rest) : NULL;
 
 		if (text == NULL) {
 			abort();
 		}
-		memcpy(text, embedded_catalog_json, embedded_catalog_json_len);
-		text[at - embedded_catalog_json + 14] = '0'; /* 148 -> 140 */
-		older = catalog_load(text, embedded_catalog_json_len, err, sizeof(err));
+		memcpy(text, constants, sizeof(constants) - 1);
+		memcpy(text + sizeof(constants) - 1, open + 1, rest);
+		text[sizeof(constants) - 1 + (size_t)(at - (open + 1)) + 14] = '0'; /* 148 -> 140 */
+		older = catalog_load(text, sizeof(constants) - 1 + rest, err, sizeof(err));
 		free(text);
 		if (older == NULL) {
 			fprintf(stderr, "older catalog: %s\n", err);
@@ -86,8 +92,24 @@ static double number(const cJSON *o, const char *k)
 	return v->valuedouble;
 }
 
-/* A decision agrees with the core, from the inputs it echoes. */
-static void check_decision(const cJSON *d)
+/* The catalog an answer names by its digest ("catalog", at `key` of o);
+ * NULL when it names none (a fields= answer may leave it out). */
+static const struct catalog *catalog_named(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v)) {
+		return NULL;
+	}
+	CHECK(strcmp(v->valuestring, cat->digest) == 0 || strcmp(v->valuestring, older->digest) == 0);
+	return strcmp(v->valuestring, cat->digest) == 0 ? cat : older;
+}
+
+/* Whether a decision agrees with the core at the constants of `by`: its
+ * count within 1..max_decode_splits (legacy, which the seed never capped:
+ * 580 SMs over 24 heads is 24 splits, within 1..sm_count), and the count
+ * and slots the core gives for the inputs it echoes. */
+static bool agrees_at(const cJSON *d, const struct catalog *by)
 {
 	const cJSON *label = cJSON_GetObjectItemCaseSensitive(d, "policy");
 	struct splitk_policy pol;
@@ -96,15 +118,25 @@ static void check_decision(const cJSON *d)
 	uint32_t mb = (uint32_t)number(d, "max_batch_size"), seqs = (uint32_t)number(d, "num_seqs");
 	uint32_t rows = (uint32_t)number(d, "max_rows");
 	uint32_t ref = splitk_split_ref_seqs(seqs, mb);
+	struct splitk_constants k = by->constants;
 
 	CHECK(cJSON_IsString(label));
-	CHECK(splitk_parse(label->valuestring, strlen(label->valuestring), &pol));
-	/* 1..16 for auto and pinned; the legacy rule has no cap (the seed's
-	 * sm_count / ctas: 580 SMs over 24 heads is 24 splits), only sm_count */
+	CHECK(splitk_parse_requested_with(k, label->valuestring, strlen(label->valuestring), &pol,
+					  &(uint32_t){0}));
 	CHECK(splits >= 1);
-	CHECK(pol.kind == SPLITK_LEGACY ? splits <= (sm > 1 ? sm : 1) : splits <= 16);
-	CHECK(splits == splitk_num_splits(pol, sm, heads, ref));
-	CHECK(number(d, "workspace_slots") == splitk_workspace_slots(pol, sm, heads, rows, ref));
+	return (pol.kind == SPLITK_LEGACY ? splits <= (sm > 1 ? sm : 1)
+					  : splits <= k.max_decode_splits) &&
+	       splits == splitk_num_splits_with(k, pol, sm, heads, ref) &&
+	       number(d, "workspace_slots") == splitk_workspace_slots_with(k, pol, sm, heads, rows, ref);
+}
+
+/* A decision agrees with the core, from the inputs it echoes, at the
+ * constants of the catalog it names (either, when it names none). */
+static void check_decision(const cJSON *d)
+{
+	const struct catalog *by = catalog_named(d, "catalog");
+
+	CHECK(by != NULL ? agrees_at(d, by) : agrees_at(d, cat) || agrees_at(d, older));
 }
 
 static void check_problem(const cJSON *p, int status)
@@ -188,7 +220,12 @@ static void check_ofrep_flag(const cJSON *f, const char *key)
 	/* a JSON reader takes the integer exactly: never past 2^53 - 1 */
 	CHECK(cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 9007199254740991.0);
 	if (strcmp(key, "num_splits") == 0) {
-		CHECK(v->valuedouble >= 1 && (pol.kind == SPLITK_LEGACY || v->valuedouble <= 16));
+		/* the larger max_decode_splits of the two catalogs */
+		CHECK(v->valuedouble >= 1 &&
+		      (pol.kind == SPLITK_LEGACY ||
+		       v->valuedouble <= (cat->constants.max_decode_splits > older->constants.max_decode_splits
+						  ? cat->constants.max_decode_splits
+						  : older->constants.max_decode_splits)));
 	}
 }
 

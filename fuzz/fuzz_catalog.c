@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * libFuzzer harness for the catalog loader. For every input: no crash, no
- * leak; a refused catalog says why; an accepted one round-trips through
- * its canonical form to the same digest, every name and alias finds
+ * leak; a refused catalog says why; an accepted one holds the rule's
+ * constants within their bounds and every declared count within
+ * 1..max_decode_splits, round-trips through its canonical form to the same
+ * digest and constants, every name and alias finds
  * its own entry, and the change stream's event from the embedded catalog
  * to it is whole SSE text (its cells capped, names escaped onto one line).
  */
@@ -76,7 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(catalog_find_target(cat, t->names.aliases[a], t->names.alias_lens[a]) == t);
 		}
 		CHECK(t->sm_count >= 1);
+		CHECK(t->declared_policy.kind != SPLITK_PINNED ||
+		      (t->declared_policy.pinned >= 1 &&
+		       t->declared_policy.pinned <= cat->constants.max_decode_splits));
 	}
+	CHECK(splitk_constants_valid(cat->constants));
 	for (size_t i = 0; i < cat->num_models; i++) {
 		const struct catalog_model *m = &cat->models[i];
 
@@ -89,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	again = catalog_load(w.buf, w.len, err, sizeof(err));
 	CHECK(again != NULL);
 	CHECK(strcmp(again->digest, cat->digest) == 0);
+	CHECK(again->constants.target_waves == cat->constants.target_waves &&
+	      again->constants.max_decode_splits == cat->constants.max_decode_splits);
 	check_event(cat);
 	jsonw_cleanup(&w);
 	catalog_free(again);

@@ -185,6 +185,45 @@ static bool parse_u32_like_rust(const unsigned char *s, size_t len, uint32_t *ou
 	return true;
 }
 
+/* The seed's constants, for the functions without `_with`: a constant,
+ * so the inline bodies below fold them as they did before there were any
+ * others. */
+static const struct splitk_constants seed_constants = SPLITK_SEED_CONSTANTS;
+
+bool splitk_constants_valid(struct splitk_constants k)
+{
+	return k.target_waves >= 1 && k.target_waves <= SPLITK_TARGET_WAVES_MAX &&
+	       k.max_decode_splits >= 1 && k.max_decode_splits <= SPLITK_MAX_DECODE_SPLITS_MAX;
+}
+
+/* 0 is the seed's value and a value past the bound is the bound (splitk.h):
+ * whatever a caller passes, the products stay within what splitk.h states. */
+static inline uint32_t read_constant(uint32_t v, uint32_t seed, uint32_t bound)
+{
+	if (v == 0) {
+		return seed;
+	}
+	return v > bound ? bound : v;
+}
+
+static inline uint32_t read_waves(struct splitk_constants k)
+{
+	return read_constant(k.target_waves, SPLITK_TARGET_WAVES, SPLITK_TARGET_WAVES_MAX);
+}
+
+static inline uint32_t read_cap(struct splitk_constants k)
+{
+	return read_constant(k.max_decode_splits, SPLITK_MAX_DECODE_SPLITS,
+			     SPLITK_MAX_DECODE_SPLITS_MAX);
+}
+
+struct splitk_constants splitk_constants_read(struct splitk_constants k)
+{
+	struct splitk_constants r = {read_waves(k), read_cap(k)};
+
+	return r;
+}
+
 bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out)
 {
 	uint32_t requested;
@@ -194,6 +233,12 @@ bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out)
 
 bool splitk_parse_requested(const char *spelling, size_t len, struct splitk_policy *out,
 			    uint32_t *requested)
+{
+	return splitk_parse_requested_with(seed_constants, spelling, len, out, requested);
+}
+
+bool splitk_parse_requested_with(struct splitk_constants k, const char *spelling, size_t len,
+				 struct splitk_policy *out, uint32_t *requested)
 {
 	const unsigned char *s = (const unsigned char *)spelling;
 	size_t start = 0, end = len;
@@ -230,8 +275,7 @@ bool splitk_parse_requested(const char *spelling, size_t len, struct splitk_poli
 		}
 	}
 	if (parse_u32_like_rust(s, len, &n)) {
-		*out = (struct splitk_policy){SPLITK_PINNED,
-					      clamp_u32(n, 1, SPLITK_MAX_DECODE_SPLITS)};
+		*out = (struct splitk_policy){SPLITK_PINNED, clamp_u32(n, 1, read_cap(k))};
 		*requested = n;
 		return true;
 	}
@@ -275,15 +319,16 @@ size_t splitk_label(struct splitk_policy policy, char out[SPLITK_LABEL_MAX])
 }
 
 /* What the override does to a resolution whose declaration is read. */
-static struct splitk_resolution resolve_override(struct splitk_resolution r, const char *override,
+static struct splitk_resolution resolve_override(struct splitk_constants k,
+						 struct splitk_resolution r, const char *override,
 						 size_t override_len)
 {
 	r.resolved.policy = r.declared;
 	/* An override that does not parse keeps the declaration: a typo that
 	 * silently became `auto` would arm a geometry change with no receipt. */
-	r.override_parses = override != NULL && splitk_parse_requested(override, override_len,
-								       &r.override,
-								       &r.override_requested);
+	r.override_parses = override != NULL &&
+			    splitk_parse_requested_with(k, override, override_len, &r.override,
+							&r.override_requested);
 	if (r.override_parses) {
 		r.resolved.policy = r.override;
 		r.resolved.from_override = true;
@@ -294,27 +339,44 @@ static struct splitk_resolution resolve_override(struct splitk_resolution r, con
 #define NO_RESOLUTION                                                                              \
 	{{{SPLITK_LEGACY, 0}, false}, false, {SPLITK_LEGACY, 0}, 0, false, {SPLITK_LEGACY, 0}, 0}
 
-struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
-					       const char *override, size_t override_len)
+struct splitk_resolution splitk_resolve_detail_with(struct splitk_constants k, const char *declared,
+						    size_t declared_len, const char *override,
+						    size_t override_len)
 {
 	struct splitk_resolution r = NO_RESOLUTION;
 
 	/* A declaration that does not parse is legacy, as the seed's
 	 * parse(declared).unwrap_or(Legacy). */
-	r.declared_parses = splitk_parse_requested(declared, declared_len, &r.declared,
-						   &r.declared_requested);
-	return resolve_override(r, override, override_len);
+	r.declared_parses = splitk_parse_requested_with(k, declared, declared_len, &r.declared,
+							&r.declared_requested);
+	return resolve_override(k, r, override, override_len);
 }
 
-struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
-					     const char *override, size_t override_len)
+struct splitk_resolution splitk_resolve_read_with(struct splitk_constants k,
+						  struct splitk_policy declared,
+						  uint32_t declared_requested, const char *override,
+						  size_t override_len)
 {
 	struct splitk_resolution r = NO_RESOLUTION;
 
 	r.declared_parses = true;
 	r.declared = declared;
 	r.declared_requested = declared_requested;
-	return resolve_override(r, override, override_len);
+	return resolve_override(k, r, override, override_len);
+}
+
+struct splitk_resolution splitk_resolve_detail(const char *declared, size_t declared_len,
+					       const char *override, size_t override_len)
+{
+	return splitk_resolve_detail_with(seed_constants, declared, declared_len, override,
+					  override_len);
+}
+
+struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
+					     const char *override, size_t override_len)
+{
+	return splitk_resolve_read_with(seed_constants, declared, declared_requested, override,
+					override_len);
 }
 
 struct splitk_resolved splitk_resolve(const char *declared, size_t declared_len,
@@ -335,15 +397,18 @@ static uint32_t sat_mul_flag(uint32_t a, uint32_t b, bool *saturated)
 	return sat_mul(a, b);
 }
 
-static inline struct splitk_terms auto_terms(uint32_t sm_count, uint32_t num_q_heads)
+/* `k` as given: each arm reads (splitk_constants_read) only the constants
+ * it uses, so legacy, which uses neither, pays for neither. */
+static inline struct splitk_terms auto_terms(struct splitk_constants k, uint32_t sm_count,
+					     uint32_t num_q_heads)
 {
 	struct splitk_terms t = {SPLITK_AUTO, max_u32(sm_count, 1), max_u32(num_q_heads, 1), 0, 0,
 				 false, 0, 0};
 
-	t.product = sat_mul_flag(SPLITK_TARGET_WAVES, t.sm_count, &t.saturated);
+	t.product = sat_mul_flag(read_waves(k), t.sm_count, &t.saturated);
 	/* div_ceil without the overflow of (target + heads - 1) */
 	t.unclamped = t.product / t.num_q_heads + (t.product % t.num_q_heads != 0 ? 1u : 0u);
-	t.num_splits = clamp_u32(t.unclamped, 1, SPLITK_MAX_DECODE_SPLITS);
+	t.num_splits = clamp_u32(t.unclamped, 1, read_cap(k));
 	return t;
 }
 
@@ -361,7 +426,13 @@ static inline struct splitk_terms legacy_terms(uint32_t sm_count, uint32_t num_q
 
 uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads)
 {
-	return auto_terms(sm_count, num_q_heads).num_splits;
+	return auto_terms(seed_constants, sm_count, num_q_heads).num_splits;
+}
+
+uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count,
+				 uint32_t num_q_heads)
+{
+	return auto_terms(k, sm_count, num_q_heads).num_splits;
 }
 
 uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs)
@@ -370,8 +441,9 @@ uint32_t splitk_legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t 
 }
 
 /* Inline, so that splitk_num_splits, which reads one member, costs no more
- * than the count: the compiler drops the rest. */
-static inline struct splitk_terms split_terms(struct splitk_policy policy, uint32_t sm_count,
+ * than the count: the compiler drops the rest. `k` as given (auto_terms). */
+static inline struct splitk_terms split_terms(struct splitk_constants k,
+					      struct splitk_policy policy, uint32_t sm_count,
 					      uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
 	struct splitk_terms t = {SPLITK_PINNED, 0, 0, 0, 0, false, policy.pinned, 0};
@@ -380,40 +452,91 @@ static inline struct splitk_terms split_terms(struct splitk_policy policy, uint3
 	case SPLITK_LEGACY:
 		return legacy_terms(sm_count, num_q_heads, legacy_ref_seqs);
 	case SPLITK_AUTO:
-		return auto_terms(sm_count, num_q_heads);
+		return auto_terms(k, sm_count, num_q_heads);
 	case SPLITK_PINNED:
 		break;
 	}
-	t.num_splits = clamp_u32(policy.pinned, 1, SPLITK_MAX_DECODE_SPLITS);
+	t.num_splits = clamp_u32(policy.pinned, 1, read_cap(k));
 	return t;
 }
 
 struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_count,
 				       uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	return split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs);
+	return split_terms(seed_constants, policy, sm_count, num_q_heads, legacy_ref_seqs);
+}
+
+struct splitk_terms splitk_split_terms_with(struct splitk_constants k, struct splitk_policy policy,
+					    uint32_t sm_count, uint32_t num_q_heads,
+					    uint32_t legacy_ref_seqs)
+{
+	return split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs);
 }
 
 uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 			   uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	return split_terms(policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	return split_terms(seed_constants, policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
 }
 
-uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
-				uint32_t num_q_heads, uint32_t max_rows,
-				uint32_t legacy_ref_seqs)
+uint32_t splitk_num_splits_with(struct splitk_constants k, struct splitk_policy policy,
+				uint32_t sm_count, uint32_t num_q_heads, uint32_t legacy_ref_seqs)
 {
-	uint32_t splits;
+	return split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+}
 
+/* The slots for a launch of `splits` splits under `policy`. */
+static inline uint32_t slots_for(struct splitk_policy policy, uint32_t sm_count,
+				 uint32_t num_q_heads, uint32_t max_rows, uint32_t splits)
+{
 	/* Legacy picks sm_count / (heads * max(batch, num_seqs)), so
 	 * num_seqs * heads * splits <= sm_count for every batch: the arena it
 	 * had before #928 still covers it, and "unchanged" means unchanged. */
 	if (policy.kind == SPLITK_LEGACY) {
 		return max_u32(sm_count, 1);
 	}
-	splits = splitk_num_splits(policy, sm_count, num_q_heads, legacy_ref_seqs);
 	return sat_mul(sat_mul(max_u32(max_rows, 1), max_u32(num_q_heads, 1)), splits);
+}
+
+/* The count once, and its slots; `k` as given (auto_terms). */
+static inline struct splitk_launch launch(struct splitk_constants k, struct splitk_policy policy,
+					  uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
+					  uint32_t legacy_ref_seqs)
+{
+	struct splitk_launch l;
+
+	/* legacy first, as the only arm that reads neither constant: most
+	 * targets declare it, and it then pays for nothing it does not use */
+	if (policy.kind == SPLITK_LEGACY) {
+		l.num_splits = legacy_terms(sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	} else {
+		l.num_splits = split_terms(k, policy, sm_count, num_q_heads, legacy_ref_seqs).num_splits;
+	}
+	l.workspace_slots = slots_for(policy, sm_count, num_q_heads, max_rows, l.num_splits);
+	return l;
+}
+
+struct splitk_launch splitk_launch_with(struct splitk_constants k, struct splitk_policy policy,
+					uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
+					uint32_t legacy_ref_seqs)
+{
+	return launch(k, policy, sm_count, num_q_heads, max_rows, legacy_ref_seqs);
+}
+
+uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
+				uint32_t num_q_heads, uint32_t max_rows,
+				uint32_t legacy_ref_seqs)
+{
+	return launch(seed_constants, policy, sm_count, num_q_heads, max_rows, legacy_ref_seqs)
+		.workspace_slots;
+}
+
+uint32_t splitk_workspace_slots_with(struct splitk_constants k, struct splitk_policy policy,
+				     uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
+				     uint32_t legacy_ref_seqs)
+{
+	return splitk_launch_with(k, policy, sm_count, num_q_heads, max_rows, legacy_ref_seqs)
+		.workspace_slots;
 }
 
 struct splitk_bytes splitk_workspace_bytes(uint32_t slots, uint32_t head_dim)

@@ -36,6 +36,45 @@ extern "C" {
 /* Longest label, "4294967295", plus its NUL. */
 #define SPLITK_LABEL_MAX 11
 
+/*
+ * The rule's two constants, as a release may set them (a catalog's
+ * `splitk_target_waves` and `max_decode_splits`). The functions without
+ * `_with` use the seed's, SPLITK_TARGET_WAVES and SPLITK_MAX_DECODE_SPLITS;
+ * each `_with` variant takes them as its first argument and is otherwise
+ * the same function (with the seed's constants, the same answer, bit for
+ * bit).
+ *
+ * The bounds keep every product the core and a caller form in 64 bits:
+ * target_waves * sm_count < 2^6 * 2^32, num_q_heads * num_splits <
+ * 2^32 * 2^10 (a grid's CTAs), and the workspace's
+ * max_rows * num_q_heads * num_splits is formed in 64 bits and saturated
+ * at UINT32_MAX as the seed's u32 arithmetic does. More waves than an SM
+ * holds resident CTAs (32 on Hopper) buys nothing; a split count past
+ * 1024 is a workspace no decode needs.
+ *
+ * A value outside its bounds is still answered, never wrapped: 0 reads as
+ * the seed's value (so a zeroed struct is the seed's rule), and a value
+ * above its bound reads as the bound (splitk_constants_read says what a
+ * given pair reads as). A catalog refuses both (splitk_constants_valid).
+ */
+#define SPLITK_TARGET_WAVES_MAX 64u
+#define SPLITK_MAX_DECODE_SPLITS_MAX 1024u
+
+struct splitk_constants {
+	uint32_t target_waves;      /* 1..SPLITK_TARGET_WAVES_MAX */
+	uint32_t max_decode_splits; /* 1..SPLITK_MAX_DECODE_SPLITS_MAX */
+};
+
+/* An initializer of the seed's constants (C and C++ alike). */
+#define SPLITK_SEED_CONSTANTS {SPLITK_TARGET_WAVES, SPLITK_MAX_DECODE_SPLITS}
+
+/* True when both constants are within their bounds (1..the _MAX above). */
+bool splitk_constants_valid(struct splitk_constants k);
+
+/* The constants the `_with` functions compute with for `k`: each 0 raised
+ * to the seed's value, each above its bound lowered to the bound. */
+struct splitk_constants splitk_constants_read(struct splitk_constants k);
+
 enum splitk_kind { SPLITK_LEGACY, SPLITK_AUTO, SPLITK_PINNED };
 
 /* `pinned` is read only when kind == SPLITK_PINNED. splitk_parse stores an
@@ -74,6 +113,11 @@ bool splitk_parse(const char *spelling, size_t len, struct splitk_policy *out);
  */
 bool splitk_parse_requested(const char *spelling, size_t len, struct splitk_policy *out,
 			    uint32_t *requested);
+
+/* splitk_parse_requested with the count clamped to 1..k.max_decode_splits
+ * instead of the seed's 16. */
+bool splitk_parse_requested_with(struct splitk_constants k, const char *spelling, size_t len,
+				 struct splitk_policy *out, uint32_t *requested);
 
 /* True when s[0..len) is well-formed UTF-8 (what Rust's str::from_utf8
  * accepts: no overlong forms, no surrogates, nothing above U+10FFFF). */
@@ -117,12 +161,26 @@ struct splitk_resolution splitk_resolve_detail(const char *declared, size_t decl
 struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
 					     const char *override, size_t override_len);
 
+/* splitk_resolve_detail and splitk_resolve_read with the spellings
+ * clamped to k.max_decode_splits (splitk_parse_requested_with). */
+struct splitk_resolution splitk_resolve_detail_with(struct splitk_constants k, const char *declared,
+						    size_t declared_len, const char *override,
+						    size_t override_len);
+struct splitk_resolution splitk_resolve_read_with(struct splitk_constants k,
+						  struct splitk_policy declared,
+						  uint32_t declared_requested, const char *override,
+						  size_t override_len);
+
 /* The reference batch the legacy rule reads: max(num_seqs, max_decode_seqs). */
 uint32_t splitk_split_ref_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);
 
 /* clamp(ceil(WAVES * sm_count / num_q_heads), 1, MAX_DECODE_SPLITS), with
  * both inputs raised to at least 1 and a saturating multiplication. */
 uint32_t splitk_auto_splits(uint32_t sm_count, uint32_t num_q_heads);
+
+/* clamp(ceil(k.target_waves * sm_count / num_q_heads), 1, k.max_decode_splits). */
+uint32_t splitk_auto_splits_with(struct splitk_constants k, uint32_t sm_count,
+				 uint32_t num_q_heads);
 
 /* The pre-#928 rule: 1 when num_q_heads * ref_seqs (each at least 1,
  * saturating) covers sm_count, else sm_count / that product. */
@@ -160,6 +218,15 @@ struct splitk_terms splitk_split_terms(struct splitk_policy policy, uint32_t sm_
 uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 			   uint32_t num_q_heads, uint32_t legacy_ref_seqs);
 
+/* splitk_split_terms and splitk_num_splits at the constants k: the auto
+ * product is k.target_waves * sm_count, and the clamp 1..k.max_decode_splits.
+ * Legacy reads neither (the seed never capped it). */
+struct splitk_terms splitk_split_terms_with(struct splitk_constants k, struct splitk_policy policy,
+					    uint32_t sm_count, uint32_t num_q_heads,
+					    uint32_t legacy_ref_seqs);
+uint32_t splitk_num_splits_with(struct splitk_constants k, struct splitk_policy policy,
+				uint32_t sm_count, uint32_t num_q_heads, uint32_t legacy_ref_seqs);
+
 /*
  * Slots the split-K workspace must hold. Legacy keeps its old bound,
  * max(sm_count, 1); every other policy needs
@@ -170,6 +237,21 @@ uint32_t splitk_num_splits(struct splitk_policy policy, uint32_t sm_count,
 uint32_t splitk_workspace_slots(struct splitk_policy policy, uint32_t sm_count,
 				uint32_t num_q_heads, uint32_t max_rows,
 				uint32_t legacy_ref_seqs);
+/* splitk_workspace_slots with the split count of splitk_num_splits_with. */
+uint32_t splitk_workspace_slots_with(struct splitk_constants k, struct splitk_policy policy,
+				     uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
+				     uint32_t legacy_ref_seqs);
+
+/* A launch's two numbers: splitk_num_splits_with's and
+ * splitk_workspace_slots_with's answers for the same arguments, from one
+ * call that computes the count once (what a server answering both pays). */
+struct splitk_launch {
+	uint32_t num_splits, workspace_slots;
+};
+
+struct splitk_launch splitk_launch_with(struct splitk_constants k, struct splitk_policy policy,
+					uint32_t sm_count, uint32_t num_q_heads, uint32_t max_rows,
+					uint32_t legacy_ref_seqs);
 
 /* Workspace bytes, exactly: slots * (head_dim + 2) * 4 floats' bytes can
  * pass 2^64 (slots and head_dim are each up to 2^32 - 1), so the count is

@@ -92,6 +92,14 @@ function prismCases(r) {
 			body: r.oldCatalog, expect: 200, check: (a, j) => (j && j.cells.length === 0 && j.unchanged > 0 ? [] : ['cells for no change']) },
 		{ name: 'candidate diff from a revision not held', method: 'POST', path: `/v1/catalog/diff?from=${UNHELD}`, headers: JSON_CT,
 			body: r.oldCatalog, expect: 409, slug: 'revision-unavailable' },
+		// the rule's constants of a release: listed under "constants", the cells they move under "cells"
+		{ name: 'candidate diff at other constants', method: 'POST', path: '/v1/catalog/diff?max_batch_size=16', headers: JSON_CT,
+			body: { ...r.oldCatalog, splitk_target_waves: 4, max_decode_splits: 32 }, expect: 200,
+			check: (a, j) => (j && j.constants && j.constants.length === 2 && j.constants[1].field === 'max_decode_splits' &&
+				j.constants[1].from === 16 && j.constants[1].to === 32 ? [] : [`constants: ${JSON.stringify(j && j.constants)}`]) },
+		{ name: 'candidate with a constant past its bound', method: 'POST', path: '/v1/catalog/diff', headers: JSON_CT,
+			body: { ...r.oldCatalog, max_decode_splits: 1025 }, expect: 400, slug: 'invalid-catalog',
+			check: (a, j) => (j && /max_decode_splits.*1 to 1024/.test(j.detail) ? [] : [`detail: ${j && j.detail}`]) },
 		{ name: 'candidate a load refuses', method: 'POST', path: '/v1/catalog/diff', headers: JSON_CT,
 			body: { targets: [{ name: 'x', sm_count: 0 }], models: [] }, expect: 400, slug: 'invalid-catalog',
 			check: (a, j) => (j && /sm_count/.test(j.detail) ? [] : [`detail does not name the field: ${j && j.detail}`]) },

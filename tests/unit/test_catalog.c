@@ -14,6 +14,8 @@
 
 #define T(body) "{\"targets\":[" body "],\"models\":[{\"name\":\"m\",\"num_q_heads\":8}]}"
 #define M(body) "{\"targets\":[{\"name\":\"t\",\"sm_count\":8,\"attn_decode_splitk\":\"auto\"}],\"models\":[" body "]}"
+/* top-level members beside one target and one model */
+#define C(members) "{" members ",\"targets\":[{\"name\":\"t\",\"sm_count\":8,\"attn_decode_splitk\":\"99\"}],\"models\":[{\"name\":\"m\",\"num_q_heads\":8}]}"
 
 struct broken {
 	const char *json;
@@ -63,6 +65,25 @@ static const struct broken broken[] = {
 	{M("{\"name\":\"m\",\"num_q_heads\":8,\"heads\":8}"), "models[0]: field \"heads\": unknown field"},
 	{M("{\"name\":\"t\",\"num_q_heads\":8}"), "\"t\" is already used by targets[0]"},
 	{"{\"targets\":[{\"name\":\"t\\u0000x\",\"sm_count\":8,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}", "not valid JSON"},
+	/* the rule's constants: integers within their bounds (splitk.h) */
+	{C("\"splitk_target_waves\":0"), "field \"splitk_target_waves\": must be an integer from 1 to 64"},
+	{C("\"splitk_target_waves\":65"), "field \"splitk_target_waves\": must be an integer from 1 to 64"},
+	{C("\"splitk_target_waves\":2.5"), "field \"splitk_target_waves\": must be an integer"},
+	{C("\"splitk_target_waves\":-2"), "field \"splitk_target_waves\": must be an integer"},
+	{C("\"splitk_target_waves\":1e300"), "field \"splitk_target_waves\": must be an integer"},
+	{C("\"splitk_target_waves\":4294967298"), "field \"splitk_target_waves\": must be an integer"},
+	{C("\"splitk_target_waves\":\"2\""), "field \"splitk_target_waves\": must be an integer"},
+	{C("\"splitk_target_waves\":null"), "field \"splitk_target_waves\": must be an integer"},
+	{C("\"max_decode_splits\":0"), "field \"max_decode_splits\": must be an integer from 1 to 1024"},
+	{C("\"max_decode_splits\":1025"), "field \"max_decode_splits\": must be an integer from 1 to 1024"},
+	{C("\"max_decode_splits\":16.0001"), "field \"max_decode_splits\": must be an integer"},
+	{C("\"max_decode_splits\":-16"), "field \"max_decode_splits\": must be an integer"},
+	{C("\"max_decode_splits\":1e20"), "field \"max_decode_splits\": must be an integer"},
+	{C("\"max_decode_splits\":\"16\""), "field \"max_decode_splits\": must be an integer"},
+	{C("\"max_decode_splits\":[16]"), "field \"max_decode_splits\": must be an integer"},
+	{C("\"max_decode_splits\":true"), "field \"max_decode_splits\": must be an integer"},
+	{C("\"max_decode_splits\":16,\"max_decode_splits\":16"), "field \"max_decode_splits\""},
+	{C("\"max_decode_split\":16"), "field \"max_decode_split\": unknown"},
 };
 
 Test(catalog, embedded_loads)
@@ -263,16 +284,22 @@ static char *slurp_tree(const char *path, size_t *len)
 	return buf;
 }
 
-static bool is_schema_key(const char *word)
+/* The rows of the schema table: k 0 and 1 the kinds', 2 the top level's. */
+static const struct catalog_field *table_rows(size_t k, size_t *n)
 {
 	static const enum catalog_kind kinds[] = {CATALOG_TARGETS, CATALOG_MODELS};
 
+	return k < 2 ? catalog_fields(kinds[k], n) : catalog_top_fields(n);
+}
+
+static bool is_schema_key(const char *word)
+{
 	if (strcmp(word, "targets") == 0 || strcmp(word, "models") == 0) {
 		return true;
 	}
-	for (size_t k = 0; k < 2; k++) {
+	for (size_t k = 0; k < 3; k++) {
 		size_t n;
-		const struct catalog_field *fields = catalog_fields(kinds[k], &n);
+		const struct catalog_field *fields = table_rows(k, &n);
 
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(fields[i].key, word) == 0) {
@@ -290,7 +317,6 @@ static bool is_schema_key(const char *word)
  * a seed left behind when api/catalog.json changes. */
 Test(catalog, the_fuzz_seeds_follow_the_table_and_the_catalog)
 {
-	static const enum catalog_kind kinds[] = {CATALOG_TARGETS, CATALOG_MODELS};
 	size_t len;
 	char *seed = slurp_tree("fuzz/corpus/catalog/default.json", &len);
 	char *dict = slurp_tree("fuzz/catalog.dict", &len), *line, *next;
@@ -300,9 +326,9 @@ Test(catalog, the_fuzz_seeds_follow_the_table_and_the_catalog)
 	cr_assert(strlen(seed) == embedded_catalog_json_len &&
 			  memcmp(seed, embedded_catalog_json, embedded_catalog_json_len) == 0,
 		  "fuzz/corpus/catalog/default.json is not api/catalog.json: copy it over");
-	for (size_t k = 0; k < 2; k++) {
+	for (size_t k = 0; k < 3; k++) {
 		size_t n;
-		const struct catalog_field *fields = catalog_fields(kinds[k], &n);
+		const struct catalog_field *fields = table_rows(k, &n);
 
 		for (size_t i = 0; i < n; i++) {
 			snprintf(want, sizeof(want), "\n\"\\\"%s\\\"\"\n", fields[i].key);
@@ -327,4 +353,76 @@ Test(catalog, the_fuzz_seeds_follow_the_table_and_the_catalog)
 	}
 	free(seed);
 	free(dict);
+}
+
+/* ------------------------------------------------------------ the rule's constants */
+
+static struct catalog *load_ok(const char *json)
+{
+	char err[256];
+	struct catalog *cat = catalog_load(json, strlen(json), err, sizeof(err));
+
+	cr_assert_not_null(cat, "%s: %s", json, err);
+	return cat;
+}
+
+/* Each constant at 1 and at its bound loads and is used; a declared count
+ * clamps to max_decode_splits; absent is the seed's value. */
+Test(catalog, the_constants_load_at_their_bounds_and_clamp_declared_counts)
+{
+	struct catalog *none = load_ok(C("\"splitk_target_waves\":2"));
+	struct catalog *low = load_ok(C("\"splitk_target_waves\":1,\"max_decode_splits\":1"));
+	struct catalog *high = load_ok(C("\"splitk_target_waves\":64,\"max_decode_splits\":1024"));
+	struct catalog *mid = load_ok(C("\"max_decode_splits\":64"));
+
+	cr_assert_eq(none->constants.target_waves, 2);
+	cr_assert_eq(none->constants.max_decode_splits, 16);
+	cr_assert_eq(none->targets[0].declared_policy.pinned, 16); /* "99" at the seed's cap */
+	cr_assert_eq(low->constants.target_waves, 1);
+	cr_assert_eq(low->constants.max_decode_splits, 1);
+	cr_assert_eq(low->targets[0].declared_policy.pinned, 1);
+	cr_assert_eq(high->constants.target_waves, 64);
+	cr_assert_eq(high->constants.max_decode_splits, 1024);
+	cr_assert_eq(high->targets[0].declared_policy.pinned, 99);
+	cr_assert_eq(high->targets[0].declared_requested, 99);
+	cr_assert_eq(mid->constants.target_waves, 2);
+	cr_assert_eq(mid->targets[0].declared_policy.pinned, 64);
+	catalog_free(none);
+	catalog_free(low);
+	catalog_free(high);
+	catalog_free(mid);
+}
+
+/* Revision ids are pinned by schedulers: a catalog without the constants
+ * keeps its digest, and so does one that states the seed's values (the
+ * same rule: not written in the canonical form); another value moves it,
+ * and is written first, before "targets". */
+Test(catalog, the_constants_move_the_digest_only_off_their_defaults)
+{
+	static const char bare[] = "{\"targets\":[],\"models\":[]}";
+	struct catalog *a = load_ok(bare);
+	struct catalog *b = load_ok("{\"targets\":[],\"models\":[],\"max_decode_splits\":16,\"splitk_target_waves\":2}");
+	struct catalog *c = load_ok("{\"targets\":[],\"models\":[],\"max_decode_splits\":32}");
+	struct catalog *d = load_ok("{\"targets\":[],\"models\":[],\"splitk_target_waves\":4}");
+	struct jsonw w;
+
+	cr_assert_str_eq(a->digest, b->digest);
+	cr_assert_str_neq(a->digest, c->digest);
+	cr_assert_str_neq(a->digest, d->digest);
+	cr_assert_str_neq(c->digest, d->digest);
+	jsonw_init(&w, 0);
+	catalog_write(&w, b, false);
+	jsonw_terminate(&w);
+	cr_assert_str_eq(w.buf, bare);
+	jsonw_cleanup(&w);
+	jsonw_init(&w, 0);
+	catalog_write(&w, d, true);
+	jsonw_terminate(&w);
+	cr_assert_not_null(strstr(w.buf, "\",\"splitk_target_waves\":4,\"targets\":[]"), "%s", w.buf);
+	cr_assert_null(strstr(w.buf, "max_decode_splits"), "%s", w.buf);
+	jsonw_cleanup(&w);
+	catalog_free(a);
+	catalog_free(b);
+	catalog_free(c);
+	catalog_free(d);
 }

@@ -395,6 +395,9 @@ static cJSON *other_value(const struct catalog_field *f, const cJSON *now)
 		return cJSON_CreateString(strcmp(now->valuestring, "auto") == 0 ? "legacy" : "auto");
 	case CATALOG_FIELD_NOTES:
 		return cJSON_CreateString(now != NULL ? "" : "added by the sweep");
+	case CATALOG_FIELD_CONSTANT:
+		/* twice the default: within the bound for both constants */
+		return cJSON_CreateNumber(f->absent * 2.0);
 	}
 	return NULL;
 }
@@ -455,5 +458,60 @@ Test(diff, a_change_of_any_field_of_the_schema_is_listed)
 		}
 	}
 	cr_assert_geq(swept, 11, "every row of both kinds");
+	free_default_catalog();
+}
+
+/* The embedded catalog with a top-level member set to `value`. */
+static struct catalog *with_top(const char *key, double value)
+{
+	cJSON *doc = cJSON_ParseWithLength(embedded_catalog_json, embedded_catalog_json_len);
+	char *text, err[512];
+	struct catalog *cat;
+
+	cJSON_AddItemToObject(doc, key, cJSON_CreateNumber(value));
+	text = cJSON_PrintUnformatted(doc);
+	cat = catalog_load(text, strlen(text), err, sizeof(err));
+	cr_assert_not_null(cat, "%s = %g: %s", key, value, err);
+	free(text);
+	cJSON_Delete(doc);
+	return cat;
+}
+
+/* The rule's constants are rows of the table too (catalog_top_fields): a
+ * change of either is listed under "constants", with the values the rule
+ * used, moves the digest and makes --diff exit 1; the seed's value stated
+ * is no change at all (the same digest, no "constants" member, exit 0). */
+Test(diff, a_change_of_either_constant_is_listed_and_the_default_stated_is_none)
+{
+	size_t n;
+	const struct catalog_field *top = catalog_top_fields(&n);
+	const struct decide_shape shape = {16, 1, 16};
+
+	load_default_catalog();
+	cr_assert_eq(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		struct catalog *same = with_top(top[i].key, top[i].absent);
+		struct catalog *b = with_top(top[i].key, top[i].absent * 2.0);
+		cJSON *j = diff_json(test_catalog, same, 16), *list, *row;
+
+		cr_assert_str_eq(same->digest, test_catalog->digest, "%s stated", top[i].key);
+		cr_assert_null(cJSON_GetObjectItem(j, "constants"), "%s stated", top[i].key);
+		cr_assert_not(diff_any_change(test_catalog, same, shape, (struct slice){NULL, 0}));
+		cJSON_Delete(j);
+
+		j = diff_json(test_catalog, b, 16);
+		list = cJSON_GetObjectItem(j, "constants");
+		row = cJSON_GetArrayItem(list, 0);
+		cr_assert_str_neq(b->digest, test_catalog->digest, "%s", top[i].key);
+		cr_assert_eq(cJSON_GetArraySize(list), 1, "%s", top[i].key);
+		cr_assert_str_eq(cJSON_GetObjectItem(row, "field")->valuestring, top[i].key);
+		cr_assert_eq(cJSON_GetObjectItem(row, "from")->valuedouble, top[i].absent);
+		cr_assert_eq(cJSON_GetObjectItem(row, "to")->valuedouble, top[i].absent * 2.0);
+		cr_assert(diff_any_change(test_catalog, b, shape, (struct slice){NULL, 0}), "%s",
+			  top[i].key);
+		cJSON_Delete(j);
+		catalog_free(same);
+		catalog_free(b);
+	}
 	free_default_catalog();
 }

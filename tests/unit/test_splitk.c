@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "splitk.h"
@@ -614,4 +615,286 @@ Test(terms, resolve_detail_says_what_it_read)
 	}
 	cr_assert_eq(splitk_resolve_detail("auto", 4, "99", 2).override_requested, 99);
 	cr_assert_eq(splitk_resolve_detail("99", 2, NULL, 0).declared_requested, 99);
+}
+
+/* ------------------------------------------ the rule at other constants */
+
+/*
+ * The core at constants other than the seed's (a catalog's
+ * splitk_target_waves and max_decode_splits), against the formulas
+ * written out again in 64-bit arithmetic (u128 for the
+ * workspace's three-factor product and its bytes), over random inputs from
+ * a seeded PRNG. The seed is printed with every failure; set
+ * SPLITK_PROPERTY_SEED to replay one (or to try another).
+ */
+#define PROPERTY_CASES 200000u
+
+/* splitmix64: small, and the same sequence on every platform */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* A u32 that often sits where the rule turns: an edge, a small number, or
+ * a random magnitude (uniform bit length, then uniform below it). */
+static uint32_t random_u32(uint64_t *state)
+{
+	static const uint32_t edges[] = {0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 48, 64, 65, 132, 148,
+					 1023, 1024, 1025, 65535, 65536, 2147483648u,
+					 UINT32_MAX - 1, UINT32_MAX};
+	uint64_t r = next_random(state);
+
+	switch (r % 4) {
+	case 0:
+		return edges[(r >> 8) % (sizeof(edges) / sizeof(edges[0]))];
+	case 1:
+		return (uint32_t)((r >> 8) % 300);
+	default: {
+		unsigned bits = (unsigned)((r >> 8) % 33);
+
+		return bits == 0 ? 0 : (uint32_t)(next_random(state) >> (64 - bits));
+	}
+	}
+}
+
+/* The constants of case i: the issue's 4 and 32, the seed's, the corners of
+ * the bounds, then random valid pairs across them. */
+static struct splitk_constants case_constants(uint64_t i, uint64_t *state)
+{
+	static const struct splitk_constants fixed[] = {
+		{4, 32}, {2, 16}, {1, 1}, {1, SPLITK_MAX_DECODE_SPLITS_MAX},
+		{SPLITK_TARGET_WAVES_MAX, 1}, {SPLITK_TARGET_WAVES_MAX, SPLITK_MAX_DECODE_SPLITS_MAX},
+	};
+	struct splitk_constants k;
+	size_t n = sizeof(fixed) / sizeof(fixed[0]);
+
+	if (i % 8 < n) {
+		return fixed[i % 8];
+	}
+	k.target_waves = 1 + (uint32_t)(next_random(state) % SPLITK_TARGET_WAVES_MAX);
+	k.max_decode_splits = 1 + (uint32_t)(next_random(state) % SPLITK_MAX_DECODE_SPLITS_MAX);
+	return k;
+}
+
+/* the workspace's three factors and its bytes pass 2^64 */
+__extension__ typedef unsigned __int128 u128;
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t clamp64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* The seed's rules at constants k, in 64 bits; u32 saturation where the
+ * seed's u32::saturating_mul has it. */
+static uint64_t want_auto(struct splitk_constants k, uint64_t sm, uint64_t heads)
+{
+	uint64_t target = (uint64_t)k.target_waves * max64(sm, 1);
+
+	target = target > UINT32_MAX ? UINT32_MAX : target;
+	return clamp64((target + max64(heads, 1) - 1) / max64(heads, 1), 1, k.max_decode_splits);
+}
+
+static uint64_t want_legacy(uint64_t sm, uint64_t heads, uint64_t ref)
+{
+	uint64_t ctas = max64(heads, 1) * max64(ref, 1);
+
+	ctas = ctas > UINT32_MAX ? UINT32_MAX : ctas;
+	return ctas >= sm ? 1 : sm / ctas;
+}
+
+static uint64_t want_splits(struct splitk_constants k, struct splitk_policy p, uint64_t sm,
+			    uint64_t heads, uint64_t ref)
+{
+	switch (p.kind) {
+	case SPLITK_LEGACY:
+		return want_legacy(sm, heads, ref);
+	case SPLITK_AUTO:
+		return want_auto(k, sm, heads);
+	case SPLITK_PINNED:
+		break;
+	}
+	return clamp64(p.pinned, 1, k.max_decode_splits);
+}
+
+static uint64_t want_slots(struct splitk_constants k, struct splitk_policy p, uint64_t sm,
+			   uint64_t heads, uint64_t rows, uint64_t ref)
+{
+	u128 slots;
+
+	if (p.kind == SPLITK_LEGACY) {
+		return max64(sm, 1);
+	}
+	slots = (u128)max64(rows, 1) * max64(heads, 1) * want_splits(k, p, sm, heads, ref);
+	return slots > UINT32_MAX ? UINT32_MAX : (uint64_t)slots;
+}
+
+/* Fails the test with the seed, the case (`seed` and `i` where it is
+ * used) and its inputs, formatted by the printf arguments that follow. */
+#define PROPERTY_EQ(got, want, ...) PROPERTY_EQ_(got, want, __VA_ARGS__)
+#define PROPERTY_EQ_(got, want, what, ...)                                                       \
+	do {                                                                                      \
+		uint64_t got_ = (got), want_ = (want);                                            \
+		if (got_ != want_) {                                                              \
+			char inputs_[256];                                                        \
+			snprintf(inputs_, sizeof(inputs_), __VA_ARGS__);                          \
+			cr_assert_fail("seed %llu (SPLITK_PROPERTY_SEED=%llu replays it), case %llu: %s: " \
+				 "got %llu, want %llu; %s",                                       \
+				 (unsigned long long)seed, (unsigned long long)seed,              \
+				 (unsigned long long)i, what, (unsigned long long)got_,           \
+				 (unsigned long long)want_, inputs_);                             \
+		}                                                                                 \
+	} while (0)
+
+static uint64_t property_seed(void)
+{
+	const char *env = getenv("SPLITK_PROPERTY_SEED");
+
+	return env != NULL && *env != '\0' ? strtoull(env, NULL, 0) : 0x28c0ffee5eedull;
+}
+
+Test(constants, the_core_at_other_constants_is_the_formula_in_64_bits)
+{
+	uint64_t seed = property_seed(), state = seed;
+
+	for (uint64_t i = 0; i < PROPERTY_CASES; i++) {
+		struct splitk_constants k = case_constants(i, &state);
+		uint32_t sm = random_u32(&state), heads = random_u32(&state);
+		uint32_t rows = random_u32(&state), ref = random_u32(&state), n = random_u32(&state);
+		uint32_t head_dim = random_u32(&state);
+		const struct splitk_policy pols[] = {POL_AUTO, POL_LEGACY, POL_PIN(n)};
+
+		for (size_t p = 0; p < 3; p++) {
+			uint64_t splits = want_splits(k, pols[p], sm, heads, ref);
+			uint64_t slots = want_slots(k, pols[p], sm, heads, rows, ref);
+			struct splitk_launch l =
+				splitk_launch_with(k, pols[p], sm, heads, rows, ref);
+			struct splitk_terms t = splitk_split_terms_with(k, pols[p], sm, heads, ref);
+			struct splitk_bytes b = splitk_workspace_bytes(l.workspace_slots, head_dim);
+			u128 bytes = (u128)slots * ((uint64_t)head_dim + 2) * 4;
+
+#define ARGS(what)                                                                               \
+	what, "k {%u, %u}, policy %d/%u, sm %u, heads %u, rows %u, ref %u, head_dim %u",          \
+		k.target_waves, k.max_decode_splits, (int)pols[p].kind, n, sm, heads, rows, ref,  \
+		head_dim
+			PROPERTY_EQ(splitk_num_splits_with(k, pols[p], sm, heads, ref), splits, ARGS("num_splits"));
+			PROPERTY_EQ(l.num_splits, splits, ARGS("launch num_splits"));
+			PROPERTY_EQ(t.num_splits, splits, ARGS("terms num_splits"));
+			PROPERTY_EQ(splitk_workspace_slots_with(k, pols[p], sm, heads, rows, ref), slots,
+				    ARGS("workspace_slots"));
+			PROPERTY_EQ(l.workspace_slots, slots, ARGS("launch workspace_slots"));
+			PROPERTY_EQ(b.known, head_dim != 0, ARGS("bytes known"));
+			PROPERTY_EQ(b.lo, head_dim != 0 ? (uint64_t)bytes : 0, ARGS("bytes lo"));
+			PROPERTY_EQ(b.hi, head_dim != 0 ? (uint64_t)(bytes >> 64) : 0, ARGS("bytes hi"));
+			if (pols[p].kind == SPLITK_AUTO) {
+				uint64_t product = (uint64_t)k.target_waves * max64(sm, 1);
+
+				PROPERTY_EQ(t.product, product > UINT32_MAX ? UINT32_MAX : product,
+					    ARGS("auto product"));
+				PROPERTY_EQ(t.saturated, product > UINT32_MAX, ARGS("auto saturated"));
+				PROPERTY_EQ(splitk_auto_splits_with(k, sm, heads), splits, ARGS("auto_splits"));
+			}
+			/* at the seed's constants, the functions without _with, bit for bit */
+			if (k.target_waves == SPLITK_TARGET_WAVES &&
+			    k.max_decode_splits == SPLITK_MAX_DECODE_SPLITS) {
+				PROPERTY_EQ(splitk_num_splits(pols[p], sm, heads, ref), splits, ARGS("seed num_splits"));
+				PROPERTY_EQ(splitk_workspace_slots(pols[p], sm, heads, rows, ref), slots,
+					    ARGS("seed workspace_slots"));
+			}
+#undef ARGS
+		}
+	}
+}
+
+/* A declared spelling and an override spelling of a count clamp to
+ * 1..max_decode_splits (0/off/false/no and 0 are 1), keep the count as
+ * written, and the override wins; written with the forms the seed's parse
+ * takes (a '+', leading zeros, white space around). */
+Test(constants, declared_and_override_counts_clamp_to_max_decode_splits)
+{
+	uint64_t seed = property_seed() ^ 0xdec1a5ed, state = seed;
+
+	for (uint64_t i = 0; i < PROPERTY_CASES; i++) {
+		struct splitk_constants k = case_constants(i, &state);
+		uint32_t d = random_u32(&state), o = random_u32(&state);
+		uint64_t form = next_random(&state);
+		char ds[32], os[32];
+		int dl = snprintf(ds, sizeof(ds), "%s%s%u ", form & 1 ? " +" : "", form & 2 ? "00" : "", d);
+		int ol = snprintf(os, sizeof(os), "%s%u", form & 4 ? "\t" : "", o);
+		struct splitk_resolution r = splitk_resolve_detail_with(k, ds, (size_t)dl, os, (size_t)ol);
+		struct splitk_resolution rr =
+			splitk_resolve_read_with(k, r.declared, r.declared_requested, os, (size_t)ol);
+		struct splitk_policy p = {SPLITK_LEGACY, 0};
+		uint32_t requested = 7;
+
+#define ARGS(what)                                                                       \
+	what, "k {%u, %u}, declared \"%s\", override \"%s\"", k.target_waves, k.max_decode_splits, \
+		ds, os
+		PROPERTY_EQ(splitk_parse_requested_with(k, ds, (size_t)dl, &p, &requested), 1, ARGS("parses"));
+		PROPERTY_EQ(p.kind, SPLITK_PINNED, ARGS("kind"));
+		PROPERTY_EQ(p.pinned, clamp64(d, 1, k.max_decode_splits), ARGS("declared pinned"));
+		PROPERTY_EQ(requested, d, ARGS("declared requested"));
+		PROPERTY_EQ(r.declared_parses && r.override_parses && r.resolved.from_override, 1,
+			    ARGS("the override parses and wins"));
+		PROPERTY_EQ(r.declared.pinned, clamp64(d, 1, k.max_decode_splits), ARGS("resolved declared"));
+		PROPERTY_EQ(r.override.pinned, clamp64(o, 1, k.max_decode_splits), ARGS("resolved override"));
+		PROPERTY_EQ(r.resolved.policy.pinned, clamp64(o, 1, k.max_decode_splits), ARGS("resolved"));
+		PROPERTY_EQ(r.override_requested, o, ARGS("override requested"));
+		PROPERTY_EQ(rr.resolved.policy.pinned, r.resolved.policy.pinned, ARGS("resolve_read"));
+		PROPERTY_EQ(rr.declared.pinned, r.declared.pinned, ARGS("resolve_read declared"));
+		PROPERTY_EQ(splitk_num_splits_with(k, r.resolved.policy, 1, 1, 1),
+			    clamp64(o, 1, k.max_decode_splits), ARGS("pinned count"));
+#undef ARGS
+	}
+}
+
+/* The bounds, at their edges: 0 and past the bound are not valid; what the
+ * functions read for them is the seed's value and the bound. */
+Test(constants, the_bounds_at_their_edges)
+{
+	static const struct {
+		struct splitk_constants k, read;
+		bool valid;
+	} cases[] = {
+		{{2, 16}, {2, 16}, true},
+		{{1, 1}, {1, 1}, true},
+		{{64, 1024}, {64, 1024}, true},
+		{{0, 16}, {2, 16}, false},
+		{{2, 0}, {2, 16}, false},
+		{{0, 0}, {2, 16}, false},
+		{{65, 16}, {64, 16}, false},
+		{{2, 1025}, {2, 1024}, false},
+		{{UINT32_MAX, UINT32_MAX}, {64, 1024}, false},
+	};
+	const struct splitk_constants seed = SPLITK_SEED_CONSTANTS;
+
+	cr_assert_eq(seed.target_waves, SPLITK_TARGET_WAVES);
+	cr_assert_eq(seed.max_decode_splits, SPLITK_MAX_DECODE_SPLITS);
+	cr_assert_eq(SPLITK_TARGET_WAVES_MAX, 64);
+	cr_assert_eq(SPLITK_MAX_DECODE_SPLITS_MAX, 1024);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct splitk_constants r = splitk_constants_read(cases[i].k);
+
+		cr_assert_eq(splitk_constants_valid(cases[i].k), cases[i].valid, "case %zu", i);
+		cr_assert_eq(r.target_waves, cases[i].read.target_waves, "case %zu", i);
+		cr_assert_eq(r.max_decode_splits, cases[i].read.max_decode_splits, "case %zu", i);
+		/* the functions compute with what splitk_constants_read says */
+		cr_assert_eq(splitk_auto_splits_with(cases[i].k, 132, 1),
+			     splitk_auto_splits_with(r, 132, 1), "case %zu", i);
+		cr_assert_eq(splitk_num_splits_with(cases[i].k, POL_PIN(UINT32_MAX), 1, 1, 1),
+			     r.max_decode_splits, "case %zu", i);
+	}
+	/* the example at 4 waves and a cap of 32: ceil(4 * 132 / 24) = 22 */
+	cr_assert_eq(splitk_auto_splits_with((struct splitk_constants){4, 32}, 132, 24), 22);
+	cr_assert_eq(splitk_workspace_slots_with((struct splitk_constants){4, 32}, POL_AUTO, 132, 24, 16, 16),
+		     16 * 24 * 22);
+	cr_assert_eq(splitk_auto_splits_with((struct splitk_constants){4, 32}, 132, 1), 32);
 }

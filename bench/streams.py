@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 IP_BIND_ADDRESS_NO_PORT = 24
@@ -73,7 +74,8 @@ class Client:
         self.by_fd = {}
         self.n = 0
 
-    def connect(self, s, last_id=None, rcvbuf=None):
+    def socket(self, rcvbuf=None):
+        """A socket to connect from, made ahead when the connect is timed."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_IP, IP_BIND_ADDRESS_NO_PORT, 1)
         if rcvbuf:
@@ -81,6 +83,10 @@ class Client:
         sock.bind((SOURCES[self.n % len(SOURCES)], 0))
         self.n += 1
         sock.setblocking(False)
+        return sock
+
+    def connect(self, s, last_id=None, rcvbuf=None, sock=None):
+        sock = sock or self.socket(rcvbuf)
         try:
             sock.connect(("127.0.0.1", self.port))
         except BlockingIOError:
@@ -372,6 +378,16 @@ def bench(binary, n, out):
     report(lines, out)
 
 
+def probe(port, statuses):
+    """20 GETs on fresh connections, 50 ms apart, during the storm."""
+    for _ in range(20):
+        try:
+            statuses.append(http_get(port, "/healthz", 5)[0])
+        except OSError:
+            statuses.append(None)
+        time.sleep(0.05)
+
+
 def storm(binary, n, out):
     lines, ok = [], True
     with tempfile.TemporaryDirectory() as tmp:
@@ -390,20 +406,16 @@ def storm(binary, n, out):
                 deadline = time.monotonic() + 5
                 while http_get(d.port, "/v1/status")[1] == before and time.monotonic() < deadline:
                     time.sleep(0.01)
-            # every one back within 1 s, its Last-Event-ID as it was
+            # every one back within 1 s, its Last-Event-ID as it was, and
+            # 20 probes on fresh connections meanwhile (a thread: they block)
+            probes = []
+            prober = threading.Thread(target=probe, args=(d.port, probes))
+            socks = [client.socket() for _ in streams]
             t0 = time.monotonic()
-            probes, probe_at = [], t0
-            for i, s in enumerate(streams):
-                client.connect(s, s.last_id)
-                if i % 500 == 499:
-                    client.run(0.03)
-                now = time.monotonic()
-                if now >= probe_at and len(probes) < 20:
-                    probes.append(http_get(d.port, "/healthz", 5)[0])
-                    probe_at = now + 0.05
+            prober.start()
+            for s, sock in zip(streams, socks):
+                client.connect(s, s.last_id, sock=sock)
             spread = time.monotonic() - t0
-            while len(probes) < 20:
-                probes.append(http_get(d.port, "/healthz", 5)[0])
             retried = set()
 
             def served():
@@ -417,18 +429,23 @@ def storm(binary, n, out):
 
             client.run(10.0 - (time.monotonic() - t0), served)
             took = time.monotonic() - t0
+            prober.join()
             client.run(0.5)  # nothing more may come
             first = ids.pop() if len(ids) == 1 else None
             seq, boot = (first or "0@x").split("@")
             want = ["%d@%s" % (int(seq) + k, boot) for k in (1, 2)]
             good = sum(1 for s in streams
                        if [e[1] for e in s.events if e[0] != "message"] == want)
+            closed = [line for line in http_get(d.port, "/metrics")[1].decode().splitlines()
+                      if line.startswith("splitkd_connections_closed_total") and
+                      not line.endswith(" 0")]
             lines += [
                 "storm: %d streams dropped (half FIN, half RST), 2 changes, all reconnected "
                 "in %.2f s with Last-Event-ID %s" % (n, spread, first),
                 "served again: %d of %d in %.2f s (%d retried after a 503 or a close)" % (
                     good, n, took, len(retried)),
                 "probes on fresh connections: %d of 20 answered 200" % probes.count(200),
+                "connections splitkd closed or refused: %s" % (", ".join(closed) or "none"),
             ]
             ok = first is not None and good == n and took <= 10.0 and probes.count(200) == 20 \
                 and spread <= 1.0
@@ -442,7 +459,14 @@ def report(lines, out):
     text = "\n".join("- " + line for line in lines) + "\n"
     sys.stdout.write(text)
     if out:
-        with open(out, "a") as f:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True).stdout.strip() or "unknown"
+        with open(out, "w") as f:
+            f.write("# Change streams at fleet scale\n\n"
+                    "Measured by `make bench-streams` (`bench/streams.py bench build/splitkd`) "
+                    "on %s, splitkd %s, %d CPUs, %s; the client shares the machine.\n\n" % (
+                        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev,
+                        os.cpu_count(), " ".join(os.uname()[2:3])))
             f.write(text)
 
 

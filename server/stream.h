@@ -29,8 +29,9 @@
  * its memory pool are the rest: README, "Change streams"). A stream whose
  * client does not read holds one text at most and holds up nobody (each
  * write is the engine's, non-blocking); when it falls more than the
- * history's depth behind it gets a reset instead of the changes, and an
- * engine closes it once nothing could be written for --idle-timeout.
+ * history's depth behind it gets a reset instead of the changes. Its
+ * connection stays the engine's to time out (--idle-timeout), as any
+ * other whose client stopped reading.
  *
  * Streams have their own cap (--max-streams): they are not in the
  * connection table (the server releases their slot when a stream opens),

@@ -415,6 +415,17 @@ static long metric(const struct daemon *d, const char *line_start)
 	return v;
 }
 
+/* n streams, each at its hello, and /metrics counts them. */
+static void open_streams(const struct daemon *d, struct stream_read *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		stream_connect(&s[i], d->port, NULL);
+		cr_assert_not_null(stream_until(&s[i], 0, "event: hello\n", 2000), "stream %d: %s", i,
+				   s[i].buf);
+	}
+	cr_assert_eq(metric(d, "\nsplitkd_streams "), n);
+}
+
 Test(streams, past_the_cap_a_stream_is_503_and_queries_are_still_answered)
 {
 	/* more streams than connections: streams must not take their slots */
@@ -426,12 +437,7 @@ Test(streams, past_the_cap_a_stream_is_503_and_queries_are_still_answered)
 	cJSON *problem;
 
 	start_with_catalog(&d, path, more);
-	for (int i = 0; i < 12; i++) {
-		stream_connect(&s[i], d.port, NULL);
-		cr_assert_not_null(stream_until(&s[i], 0, "event: hello\n", 2000), "stream %d: %s", i,
-				   s[i].buf);
-	}
-	cr_assert_eq(metric(&d, "\nsplitkd_streams "), 12);
+	open_streams(&d, s, 12);
 	stream_connect(&extra, d.port, NULL);
 	body = stream_until(&extra, 0, "\r\n\r\n", 2000);
 	cr_assert_not_null(body, "%s", extra.buf);
@@ -603,12 +609,7 @@ static void a_quarter_leaves_and_comes_back(enum leave how)
 
 	cr_assert_not_null(s);
 	start_with_catalog(&d, path, more);
-	for (int i = 0; i < 40; i++) {
-		stream_connect(&s[i], d.port, NULL);
-		cr_assert_not_null(stream_until(&s[i], 0, "event: hello\n", 2000), "stream %d: %s", i,
-				   s[i].buf);
-	}
-	cr_assert_eq(metric(&d, "\nsplitkd_streams "), 40);
+	open_streams(&d, s, 40);
 	left_at = now_ms();
 	for (int i = 0; i < 10; i++) {
 		stream_leave_as(&s[i * 4], how);

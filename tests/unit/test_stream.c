@@ -123,6 +123,26 @@ static struct stream *join(struct fake_conn *c, int fd, const char *last_id)
 	return s;
 }
 
+static char text[65536], other[65536];
+
+/* Two streams (on c[0], c[1]; no socket) past their hello, suspended. */
+static void two_idle(struct fake_conn c[2], struct stream **a, struct stream **b)
+{
+	*a = join(&c[0], -1, NULL);
+	*b = join(&c[1], -1, NULL);
+	drain_stream(*a, text, sizeof(text), 4096, listener_now_ns());
+	drain_stream(*b, text, sizeof(text), 4096, listener_now_ns());
+}
+
+/* Both leave, and the hub goes. */
+static void two_leave(struct stream *a, struct stream *b)
+{
+	stream_leave(a);
+	stream_leave(b);
+	cr_assert_eq(atomic_load(&hub.open), 0u);
+	stop();
+}
+
 static unsigned count(const char *hay, const char *needle)
 {
 	unsigned n = 0;
@@ -132,8 +152,6 @@ static unsigned count(const char *hay, const char *needle)
 	}
 	return n;
 }
-
-static char text[65536], other[65536];
 
 Test(stream, a_new_stream_says_retry_and_hello_then_suspends)
 {
@@ -258,10 +276,7 @@ Test(stream, a_stream_that_fell_behind_the_history_gets_a_reset_not_the_changes)
 	struct stream *lag, *keep;
 
 	start(4, 2);
-	lag = join(&c[0], -1, NULL);
-	keep = join(&c[1], -1, NULL);
-	drain_stream(lag, text, sizeof(text), 4096, listener_now_ns());
-	drain_stream(keep, text, sizeof(text), 4096, listener_now_ns());
+	two_idle(c, &lag, &keep);
 	/* one keeps up, one reads nothing while three changes pass */
 	for (int i = 0; i < 3; i++) {
 		change();
@@ -275,9 +290,7 @@ Test(stream, a_stream_that_fell_behind_the_history_gets_a_reset_not_the_changes)
 	change();
 	cr_assert_eq(drain_stream(lag, text, sizeof(text), 4096, listener_now_ns()), 0);
 	cr_assert_eq(count(text, "event: catalog\n"), 1, "%s", text);
-	stream_leave(lag);
-	stream_leave(keep);
-	stop();
+	two_leave(lag, keep);
 }
 
 /* A stream half-way through a change keeps its bytes when the history
@@ -290,10 +303,7 @@ Test(stream, a_change_being_sent_outlives_its_place_in_the_history)
 	ssize_t n;
 
 	start(4, 1);
-	slow = join(&c[0], -1, NULL);
-	fast = join(&c[1], -1, NULL);
-	drain_stream(slow, text, sizeof(text), 4096, listener_now_ns());
-	drain_stream(fast, text, sizeof(text), 4096, listener_now_ns());
+	two_idle(c, &slow, &fast);
 	change();
 	drain_stream(fast, other, sizeof(other), 4096, listener_now_ns()); /* change 2, whole */
 	n = stream_read(slow, text, 10, listener_now_ns());
@@ -309,9 +319,7 @@ Test(stream, a_change_being_sent_outlives_its_place_in_the_history)
 	cr_assert_eq(got, strlen(other));
 	text[got] = '\0';
 	cr_assert_str_eq(text, other, "change 2 as the slow stream read it");
-	stream_leave(slow);
-	stream_leave(fast);
-	stop();
+	two_leave(slow, fast);
 }
 
 Test(stream, the_tick_wakes_only_the_streams_whose_heartbeat_is_due)
@@ -335,9 +343,7 @@ Test(stream, the_tick_wakes_only_the_streams_whose_heartbeat_is_due)
 	/* the early one wrote last now: the late one is due first */
 	stream_tick(&hub, t0 + HEARTBEAT_NS + HEARTBEAT_NS / 2);
 	cr_assert(c[0].suspended && !c[1].suspended);
-	stream_leave(early);
-	stream_leave(late);
-	stop();
+	two_leave(early, late);
 }
 
 /* A client that closes, resets or half-closes its end: the next tick
@@ -372,14 +378,11 @@ static void a_client_that_leaves_ends_its_stream(int how)
 	/* told once: a later tick wakes nothing more */
 	stream_tick(&hub, listener_now_ns());
 	cr_assert_eq(c[0].resumes, 1);
-	stream_leave(leaves);
-	stream_leave(stays);
-	cr_assert_eq(atomic_load(&hub.open), 0u);
 	for (int i = 0; i < 2; i++) {
 		close(a[i]);
 		close(b[i]);
 	}
-	stop();
+	two_leave(leaves, stays);
 }
 
 Test(stream, a_client_that_closes_ends_its_stream_at_the_next_tick)
@@ -417,10 +420,7 @@ Test(stream, the_drain_ends_every_stream_after_what_it_has_and_opens_none)
 	enum stream_open_status st;
 
 	start(4, 8);
-	idle = join(&c[0], -1, NULL);
-	behind = join(&c[1], -1, NULL);
-	drain_stream(idle, text, sizeof(text), 4096, listener_now_ns());
-	drain_stream(behind, text, sizeof(text), 4096, listener_now_ns());
+	two_idle(c, &idle, &behind);
 	change();
 	cr_assert_eq(drain_stream(idle, text, sizeof(text), 4096, listener_now_ns()), 0);
 	stream_close_all(&hub);
@@ -434,7 +434,5 @@ Test(stream, the_drain_ends_every_stream_after_what_it_has_and_opens_none)
 	cr_assert_eq(count(text, "event: catalog\n"), 1, "%s", text);
 	cr_assert_null(stream_join(&hub, &c[0], -1, NULL, &st));
 	cr_assert_eq(st, STREAM_CLOSING);
-	stream_leave(idle);
-	stream_leave(behind);
-	stop();
+	two_leave(idle, behind);
 }

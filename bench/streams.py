@@ -375,7 +375,7 @@ def bench(binary, n, out):
             ]
         finally:
             d.stop()
-    report(lines, out)
+    report(lines, out, "bench")
 
 
 def probe(port, statuses):
@@ -451,23 +451,30 @@ def storm(binary, n, out):
                 and spread <= 1.0
         finally:
             d.stop()
-    report(lines, out)
+    report(lines, out, "storm")
     return 0 if ok else 1
 
 
-def report(lines, out):
+def report(lines, out, mode):
+    """Prints the figures; with `out`, the bench starts the file and the
+    storm adds its own section."""
     text = "\n".join("- " + line for line in lines) + "\n"
     sys.stdout.write(text)
-    if out:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True).stdout.strip() or "unknown"
-        with open(out, "w") as f:
+    if not out:
+        return
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip() or "unknown"
+    when = "%s, splitkd %s, %d CPUs, Linux %s; the client shares the machine" % (
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev, os.cpu_count(), os.uname()[2])
+    with open(out, "w" if mode == "bench" else "a") as f:
+        if mode == "bench":
             f.write("# Change streams at fleet scale\n\n"
-                    "Measured by `make bench-streams` (`bench/streams.py bench build/splitkd`) "
-                    "on %s, splitkd %s, %d CPUs, %s; the client shares the machine.\n\n" % (
-                        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev,
-                        os.cpu_count(), " ".join(os.uname()[2:3])))
-            f.write(text)
+                    "`make bench-streams` (`bench/streams.py bench build/splitkd --out "
+                    "bench/streams.md`), %s.\n\n" % when)
+        else:
+            f.write("\n## Reconnect storm\n\n"
+                    "`make stream-storm` (`bench/streams.py storm build/splitkd`), %s.\n\n" % when)
+        f.write(text)
 
 
 def main():

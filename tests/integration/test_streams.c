@@ -638,11 +638,16 @@ static void a_quarter_leaves_and_comes_back(enum leave how)
 	/* the cap is whole again: one more is refused */
 	{
 		struct stream_read *extra = calloc(1, sizeof(*extra));
+		const char *after;
 
 		cr_assert_not_null(extra);
 		stream_connect(extra, d.port, NULL);
 		cr_assert_not_null(stream_until(extra, 0, "\r\n\r\n", 2000));
 		cr_assert(strstr(extra->buf, "HTTP/1.1 503") == extra->buf, "%s", extra->buf);
+		/* spread, so refused reconnects do not come back together */
+		after = find_ci(extra->buf, "\r\nRetry-After: ");
+		cr_assert_not_null(after, "%s", extra->buf);
+		cr_assert(after[15] >= '1' && after[15] <= '4' && after[16] == '\r', "%s", extra->buf);
 		close(extra->fd);
 		free(extra);
 	}

@@ -340,6 +340,32 @@ Test(streams, last_event_id_replays_the_changes_missed_in_order)
 }
 
 /* One catalog change, waited for: the file flips between a and b. */
+/* Waits (a second at most) until the streams' hub has heard of `digest`:
+ * reload.c answers with a new catalog (/version) a moment before it tells
+ * its listeners, so a stream opened in between still stands a change
+ * earlier. A fresh stream's hello says where the hub stands; with every
+ * stream taken (503) the caller's own streams are what it waits on. */
+static void hub_has(const struct daemon *d, const char *digest)
+{
+	struct stream_read *probe = calloc(1, sizeof(*probe));
+	bool there = false;
+
+	cr_assert_not_null(probe);
+	for (int w = 0; w < 100 && !there; w++) {
+		stream_connect(probe, d->port, NULL);
+		if (stream_until(probe, 0, "}\n\n", 2000) == NULL) {
+			close(probe->fd);
+			break; /* 503: no hello to read */
+		}
+		there = strstr(probe->buf, digest) != NULL;
+		close(probe->fd);
+		if (!there) {
+			sleep_ms(10);
+		}
+	}
+	free(probe);
+}
+
 static void change_catalog(const struct daemon *d, const char *path, int i, char *digest)
 {
 	char was[64];
@@ -351,6 +377,7 @@ static void change_catalog(const struct daemon *d, const char *path, int i, char
 		sleep_ms(10);
 	}
 	cr_assert_str_neq(digest, was, "reload %d not seen", i);
+	hub_has(d, digest);
 }
 
 /* The replay reaches as far as --revisions: 3 here, so three missed

@@ -51,7 +51,7 @@ static const char usage[] =
 	"  --max-header BYTES        request line + headers limit (default 4096)\n"
 	"  --drain-timeout SECONDS   on SIGTERM, wait this long for requests (default 10)\n"
 	"  --max-streams N           change streams (GET /v1/events) open at once\n"
-	"                            (default 128); over it: 503\n"
+	"                            (default 10000); over it: 503\n"
 	"  --stream-heartbeat SECONDS  a comment on an idle stream this often (1-15,\n"
 	"                            default 15)\n"
 	"  --log-format text|json    log line format on stderr (default text)\n"
@@ -238,7 +238,7 @@ static void set_defaults(struct server_config *cfg)
 	cfg->log_format = CLI_LOG_TEXT;
 	cfg->access_log = true;
 	cfg->revisions = 8;
-	cfg->max_streams = 128;
+	cfg->max_streams = 10000;
 	cfg->stream_heartbeat = 15;
 }
 

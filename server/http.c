@@ -310,8 +310,9 @@ static void answer_on_socket(struct session *ss, const char *method, enum proble
  * framing the server will not guess at (400, 417, 501), queued through
  * the engine. Framing errors close the connection: where the body ends is
  * unknown. */
-static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, const char *method,
-			      enum problem_kind kind, const char *detail)
+static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session *ss,
+				    const char *method, enum problem_kind kind, const char *detail,
+				    const char *retry_after)
 {
 	struct api_response a;
 	enum MHD_Result ret;
@@ -320,11 +321,17 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, c
 	a.close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
 	a.route = api_route_of(ss->req.uri, ss->req.uri_len);
 	if (kind == PROBLEM_OVERLOADED) {
-		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
 	}
 	ret = queue(conn, ss, method, &a, NULL);
 	api_response_cleanup(&a); /* nothing unless queue failed to hand it over */
 	return ret;
+}
+
+static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, const char *method,
+			      enum problem_kind kind, const char *detail)
+{
+	return refuse_after(conn, ss, method, kind, detail, "1");
 }
 
 static enum MHD_Result over_limit(struct MHD_Connection *conn, struct session *ss,
@@ -496,10 +503,16 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 		resp = stream_open(&s->streams, conn, last_id, &why);
 	}
 	if (resp == NULL) {
+		/* 1 to 4 s, not 1 for all: a storm of reconnects refused
+		 * together comes back spread out, so the next one is smaller
+		 * (the socket and the clock are random enough for a spread) */
+		char after[2] = {(char)('1' + (((uint64_t)ss->fd * 2654435761u ^
+					       listener_now_ns() >> 10) & 3)), '\0'};
+
 		snprintf(detail, sizeof(detail), "%s; retry",
 			 why == STREAM_FULL ? "every change stream this server keeps (--max-streams) is open"
 			 : why == STREAM_CLOSING ? "the server is draining" : "out of memory");
-		return refuse(conn, ss, method, PROBLEM_OVERLOADED, detail);
+		return refuse_after(conn, ss, method, PROBLEM_OVERLOADED, detail, after);
 	}
 	/* the stream's end is the connection's: a drain closes both */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");

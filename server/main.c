@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -223,6 +224,53 @@ static void announce(const struct server_config *cfg, bool tls, unsigned port,
 		  SPLITKD_BUILD, cfg->threads, cat->digest);
 }
 
+/* Descriptors besides the sockets of streams and connections: the
+ * listener, the engines' wake pipes, the epoll set, the watch, the log,
+ * a catalog or TLS file being read. */
+#define FD_RESERVE 64
+
+/*
+ * Every change stream and every connection is a socket, and a soft limit
+ * of open files (often 1024) is far below --max-streams: it is raised to
+ * the hard limit when lower than they need. Only when needed: under the
+ * systemd unit (LimitNOFILE=) nothing is changed. Returns the limit now
+ * in *have and what they need.
+ */
+static rlim_t raise_open_files(const struct server_config *cfg, struct rlimit *have)
+{
+	rlim_t need = (rlim_t)cfg->max_streams + cfg->max_connections + FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, have) != 0) {
+		have->rlim_cur = have->rlim_max = RLIM_INFINITY; /* unknown: nothing to say */
+		return need;
+	}
+	if (have->rlim_cur < need && have->rlim_cur < have->rlim_max) {
+		struct rlimit up = {have->rlim_max == RLIM_INFINITY ? need : have->rlim_max,
+				    have->rlim_max};
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+			*have = up;
+		}
+	}
+	return need;
+}
+
+/* One line when even the hard limit is too low (after the line scripts
+ * wait for): accept then pauses at the limit, and streams past it are
+ * refused by the kernel, not with a 503. */
+static void say_open_files(const struct server_config *cfg, const struct rlimit *have, rlim_t need,
+			   const struct log *log)
+{
+	if (have->rlim_cur < need) {
+		log_event(log, "start",
+			  "open files limited to %llu (hard limit %llu): --max-streams %u and "
+			  "--max-connections %u need %llu; raise the hard limit (ulimit -Hn, "
+			  "LimitNOFILE=) or lower them",
+			  (unsigned long long)have->rlim_cur, (unsigned long long)have->rlim_max,
+			  cfg->max_streams, cfg->max_connections, (unsigned long long)need);
+	}
+}
+
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
@@ -233,9 +281,12 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	sigset_t set;
 	char err[640] = "out of memory";
 	unsigned left = 0;
+	struct rlimit files;
+	rlim_t need_files;
 	int sig, ret = 1;
 
 	memset(&sv, 0, sizeof(sv));
+	need_files = raise_open_files(cfg, &files);
 	block_signals(&set);
 	if (holder_init_with(&sv.holder, cat, &ho) != 0) {
 		goto done;
@@ -270,6 +321,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
+	say_open_files(cfg, &files, need_files, log);
 	sig = wait_for_stop(&set, &sv.reload);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&sv.server);

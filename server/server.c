@@ -58,7 +58,7 @@ static int streams_start(struct server *s)
 	struct holder_ref *ref;
 	const struct catalog *cat = holder_acquire(s->holder, &ref);
 	int rc = stream_hub_init(&s->streams, cat, s->cfg->max_streams, s->cfg->stream_heartbeat,
-				 s->cfg->revisions);
+				 s->cfg->revisions, NULL);
 
 	holder_release(s->holder, ref);
 	s->streams_up = rc == 0;

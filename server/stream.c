@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,18 +12,32 @@
 
 #include "listener.h"
 
-/* One open stream: what its client has been told, and the bytes of the
- * event being sent. Guarded by the hub's lock. */
+/* Text a stream sends: a change (the history's, shared by every stream),
+ * the heartbeat (the hub's) or a stream's own greeting or reset. refs is
+ * under the hub's lock. */
+struct stream_text {
+	unsigned refs;
+	size_t len;
+	char bytes[];
+};
+
+/* One open stream: what its client has been told and what it is being
+ * sent. Guarded by the hub's lock. */
 struct stream {
 	struct stream_hub *hub;
-	struct MHD_Connection *conn;
-	struct stream *prev, *next;
+	void *conn;
+	struct stream *prev, *next; /* the hub's list, by last write */
+	int fd;                     /* watched in the hub's epoll set; -1: not */
 	bool suspended;
-	uint64_t told;          /* the last seq this client has heard of */
-	uint64_t last_write_ns; /* listener_now_ns's clock */
-	size_t off, len;        /* out[off..len) is still to send */
-	char out[EVENTS_TEXT_MAX + 64]; /* the preamble and one event at most */
+	bool gone;                  /* its client closed or reset the connection */
+	uint64_t told;              /* the last seq this client has heard of */
+	uint64_t last_write_ns;     /* listener_now_ns's clock */
+	struct stream_text *text;   /* being sent, from off; NULL: nothing */
+	size_t off;
 };
+
+/* The most departures one epoll_wait reads; a tick reads until none is left. */
+#define DEPARTURES_PER_READ 64
 
 static int64_t unix_now(void)
 {
@@ -34,19 +49,69 @@ static struct events_revision current(const struct stream_hub *h)
 	return (struct events_revision){h->seq, h->revision, h->loaded_at};
 }
 
-int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
-		    unsigned heartbeat_seconds, unsigned depth)
+/* A text of its own (refs 1) with `len` bytes of `bytes`, or NULL. */
+static struct stream_text *text_new(const char *bytes, size_t len)
 {
+	struct stream_text *t = malloc(sizeof(*t) + len);
+
+	if (t != NULL) {
+		t->refs = 1;
+		t->len = len;
+		memcpy(t->bytes, bytes, len);
+	}
+	return t;
+}
+
+static struct stream_text *text_ref(struct stream_text *t)
+{
+	if (t != NULL) {
+		t->refs++;
+	}
+	return t;
+}
+
+static void text_unref(struct stream_text *t)
+{
+	if (t != NULL && --t->refs == 0) {
+		free(t);
+	}
+}
+
+static void mhd_suspend(void *conn)
+{
+	MHD_suspend_connection(conn);
+}
+
+static void mhd_resume(void *conn)
+{
+	MHD_resume_connection(conn);
+}
+
+static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume};
+
+int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
+		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine)
+{
+	char beat[64];
 	struct timespec ts;
+	bool locked = false;
 	int ret = -1;
 
 	memset(h, 0, sizeof(*h));
+	h->epfd = -1;
+	h->engine = engine != NULL ? engine : &mhd_engine;
 	h->depth = depth > 0 ? depth : 1;
-	/* depth x EVENTS_TEXT_MAX: 512 KiB at --revisions 64 */
+	/* pointers only: a change's text is allocated at its size */
 	h->history = calloc(h->depth, sizeof(*h->history));
-	if (h->history == NULL || pthread_mutex_init(&h->lock, NULL) != 0) {
+	h->heartbeat = text_new(beat, events_heartbeat(beat, sizeof(beat)));
+	h->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (h->history == NULL || h->heartbeat == NULL || h->epfd < 0) {
 		goto done;
 	}
+	if (pthread_mutex_init(&h->lock, NULL) != 0) {
+		goto done;
+	}
+	locked = true;
 	h->max_streams = max_streams;
 	h->heartbeat_ns = (uint64_t)heartbeat_seconds * 1000000000u;
 	/* Not a secret, only distinct between runs: a Last-Event-ID from an
@@ -63,8 +128,17 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	ret = 0;
 done:
 	if (ret != 0) {
+		if (locked) {
+			pthread_mutex_destroy(&h->lock);
+		}
 		free(h->history);
 		h->history = NULL;
+		text_unref(h->heartbeat);
+		h->heartbeat = NULL;
+		if (h->epfd >= 0) {
+			close(h->epfd);
+			h->epfd = -1;
+		}
 	}
 	return ret;
 }
@@ -72,86 +146,22 @@ done:
 void stream_hub_cleanup(struct stream_hub *h)
 {
 	pthread_mutex_destroy(&h->lock);
+	for (unsigned i = 0; h->history != NULL && i < h->depth; i++) {
+		text_unref(h->history[i]);
+	}
 	free(h->history);
 	h->history = NULL;
-}
-
-/* Puts the next thing to say in s->out, if there is one: a change the
- * client has not heard of (or a reset, when it fell behind what the
- * history holds), else a heartbeat when one is due. */
-static void refill(struct stream *s, struct stream_hub *h, uint64_t now)
-{
-	struct events_revision cur = current(h);
-
-	s->off = s->len = 0;
-	if (s->told < h->seq && h->seq - s->told > h->depth) {
-		char id[EVENTS_ID_MAX];
-
-		snprintf(id, sizeof(id), "%llu@%s", (unsigned long long)s->told, h->boot);
-		s->len = events_reset(s->out, sizeof(s->out), h->boot, &cur, id);
-		s->told = h->seq;
-		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
-	} else if (s->told < h->seq) {
-		const struct stream_change *c = &h->history[(s->told + 1) % h->depth];
-
-		memcpy(s->out, c->text, c->len);
-		s->len = c->len;
-		s->told++;
-		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
-	} else if (!h->closing && now > s->last_write_ns &&
-		   now - s->last_write_ns >= h->heartbeat_ns) {
-		s->len = events_heartbeat(s->out, sizeof(s->out));
+	text_unref(h->heartbeat);
+	h->heartbeat = NULL;
+	if (h->epfd >= 0) {
+		close(h->epfd);
+		h->epfd = -1;
 	}
 }
 
-/* libmicrohttpd asks for the next bytes. Nothing to say: suspend (see the
- * header), or end the stream when draining. */
-static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
+/* The hub's list, under the lock. */
+static void unlink_stream(struct stream_hub *h, struct stream *s)
 {
-	struct stream *s = cls;
-	struct stream_hub *h = s->hub;
-	uint64_t now = listener_now_ns();
-	ssize_t ret;
-
-	(void)pos;
-	pthread_mutex_lock(&h->lock);
-	if (s->off == s->len) {
-		refill(s, h, now);
-	}
-	if (s->off < s->len) {
-		size_t n = s->len - s->off < max ? s->len - s->off : max;
-
-		memcpy(buf, s->out + s->off, n);
-		s->off += n;
-		s->last_write_ns = now;
-		ret = (ssize_t)n;
-	} else if (h->closing) {
-		ret = MHD_CONTENT_READER_END_OF_STREAM;
-	} else {
-		s->suspended = true;
-		MHD_suspend_connection(s->conn);
-		ret = 0;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return ret;
-}
-
-/* Under the lock. */
-static void wake(struct stream *s)
-{
-	if (s->suspended) {
-		s->suspended = false;
-		MHD_resume_connection(s->conn);
-	}
-}
-
-/* The response is done with (the stream ended, or its connection closed). */
-static void free_stream(void *cls)
-{
-	struct stream *s = cls;
-	struct stream_hub *h = s->hub;
-
-	pthread_mutex_lock(&h->lock);
 	if (s->prev != NULL) {
 		s->prev->next = s->next;
 	} else {
@@ -159,40 +169,190 @@ static void free_stream(void *cls)
 	}
 	if (s->next != NULL) {
 		s->next->prev = s->prev;
+	} else {
+		h->tail = s->prev;
 	}
+	s->prev = s->next = NULL;
+}
+
+/* Last in the list: the list stays in order of last write, so the tick
+ * finds the heartbeats due at its head. */
+static void append_stream(struct stream_hub *h, struct stream *s)
+{
+	s->prev = h->tail;
+	s->next = NULL;
+	if (h->tail != NULL) {
+		h->tail->next = s;
+	} else {
+		h->head = s;
+	}
+	h->tail = s;
+}
+
+/* A reset for a client that stands at `seen`, out of the history's
+ * reach, after `before` (what else the text starts with, `before_len`
+ * bytes): a text of its own, or NULL when memory ran out. */
+static struct stream_text *text_reset(struct stream_hub *h, const char *before, size_t before_len,
+				      const char *last_id)
+{
+	struct events_revision cur = current(h);
+	char text[EVENTS_TEXT_MAX + 64];
+	size_t n = before_len;
+
+	memcpy(text, before, before_len);
+	n += events_reset(text + n, sizeof(text) - n, h->boot, &cur, last_id);
+	return text_new(text, n);
+}
+
+/* Puts the next thing to say in s->text, if there is one: a change the
+ * client has not heard of (or a reset, when it fell behind what the
+ * history holds), else a heartbeat when one is due. */
+static void refill(struct stream *s, struct stream_hub *h, uint64_t now)
+{
+	struct stream_text *next = NULL;
+
+	text_unref(s->text);
+	s->text = NULL;
+	s->off = 0;
+	if (s->told < h->seq) {
+		next = h->seq - s->told <= h->depth ? h->history[(s->told + 1) % h->depth] : NULL;
+		if (next == NULL) {
+			/* fell behind the history (or a change's text could not be
+			 * kept): where it stands is out of reach */
+			char id[EVENTS_ID_MAX];
+
+			snprintf(id, sizeof(id), "%llu@%s", (unsigned long long)s->told, h->boot);
+			s->text = text_reset(h, "", 0, id);
+			s->told = h->seq;
+		} else {
+			s->text = text_ref(next);
+			s->told++;
+		}
+		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
+	} else if (!h->closing && now > s->last_write_ns &&
+		   now - s->last_write_ns >= h->heartbeat_ns) {
+		s->text = text_ref(h->heartbeat);
+	}
+}
+
+ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns)
+{
+	struct stream_hub *h = s->hub;
+	ssize_t ret;
+
+	pthread_mutex_lock(&h->lock);
+	if (s->gone) {
+		ret = STREAM_READ_GONE;
+		goto done;
+	}
+	if (s->text == NULL || s->off == s->text->len) {
+		refill(s, h, now_ns);
+	}
+	if (s->text != NULL && s->off < s->text->len) {
+		size_t n = s->text->len - s->off < max ? s->text->len - s->off : max;
+
+		memcpy(buf, s->text->bytes + s->off, n);
+		s->off += n;
+		s->last_write_ns = now_ns;
+		unlink_stream(h, s);
+		append_stream(h, s);
+		ret = (ssize_t)n;
+	} else if (h->closing) {
+		ret = STREAM_READ_END;
+	} else {
+		s->suspended = true;
+		h->engine->suspend(s->conn);
+		ret = 0;
+	}
+done:
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+/* libmicrohttpd asks for the next bytes. */
+static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	ssize_t n = stream_read(cls, buf, max, listener_now_ns());
+
+	(void)pos;
+	if (n == STREAM_READ_END) {
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	if (n == STREAM_READ_GONE) {
+		return MHD_CONTENT_READER_END_WITH_ERROR; /* closes the connection */
+	}
+	return n;
+}
+
+/* Under the lock. */
+static void wake(struct stream *s)
+{
+	if (s->suspended) {
+		s->suspended = false;
+		s->hub->engine->resume(s->conn);
+	}
+}
+
+void stream_leave(struct stream *s)
+{
+	struct stream_hub *h;
+
+	if (s == NULL) {
+		return;
+	}
+	h = s->hub;
+	pthread_mutex_lock(&h->lock);
+	/* before the socket closes (libmicrohttpd frees the response first),
+	 * and under the lock, so stream_tick never reads a freed stream */
+	if (s->fd >= 0) {
+		epoll_ctl(h->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	}
+	unlink_stream(h, s);
+	text_unref(s->text);
 	atomic_fetch_sub(&h->open, 1);
 	pthread_mutex_unlock(&h->lock);
 	free(s);
 }
 
-/* What a new stream says first (under the lock): where its client stands. */
-static void greet(struct stream *s, struct stream_hub *h, const char *last_event_id)
+/* The response is done with (the stream ended, or its connection closed). */
+static void free_stream(void *cls)
+{
+	stream_leave(cls);
+}
+
+/* What a new stream says first (under the lock): where its client stands.
+ * Returns 0, or -1 when memory ran out. */
+static int greet(struct stream *s, struct stream_hub *h, const char *last_event_id)
 {
 	struct events_revision cur = current(h);
+	char text[EVENTS_TEXT_MAX];
 	uint64_t seen = 0;
-	size_t n = events_preamble(s->out, sizeof(s->out));
+	size_t n = events_preamble(text, sizeof(text));
 
 	if (last_event_id != NULL && events_parse_id(last_event_id, h->boot, &seen) == 0 &&
 	    seen <= h->seq && h->seq - seen <= h->depth) {
 		s->told = seen; /* the changes since follow, from the history */
-		s->len = n;
-		return;
-	}
-	if (last_event_id == NULL) {
-		n += events_hello(s->out + n, sizeof(s->out) - n, h->boot, &cur);
+		s->text = text_new(text, n);
+	} else if (last_event_id == NULL) {
+		n += events_hello(text + n, sizeof(text) - n, h->boot, &cur);
+		s->text = text_new(text, n);
+		s->told = h->seq;
+		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	} else {
-		n += events_reset(s->out + n, sizeof(s->out) - n, h->boot, &cur, last_event_id);
+		s->text = text_reset(h, text, n, last_event_id);
+		s->told = h->seq;
+		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	}
-	s->told = h->seq;
-	atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
-	s->len = n;
+	return s->text != NULL ? 0 : -1;
 }
 
-struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *conn,
-				 const char *last_event_id, enum stream_open_status *status)
+struct stream *stream_join(struct stream_hub *h, void *conn, int fd, const char *last_event_id,
+			   enum stream_open_status *status)
 {
-	struct MHD_Response *resp = NULL;
 	struct stream *s = calloc(1, sizeof(*s));
+	/* edge-triggered: a departure is told once, not at every tick until
+	 * the stream is freed */
+	struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLET, .data.ptr = s};
 
 	*status = STREAM_NO_MEMORY;
 	if (s == NULL) {
@@ -200,30 +360,50 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 	}
 	s->hub = h;
 	s->conn = conn;
+	s->fd = -1;
 	s->last_write_ns = listener_now_ns();
 	pthread_mutex_lock(&h->lock);
 	if (h->closing) {
 		*status = STREAM_CLOSING;
 	} else if (atomic_load(&h->open) >= h->max_streams) {
 		*status = STREAM_FULL;
-	} else {
-		/* 1: MHD calls with room for at least one byte; the size is unknown */
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, read_stream, s,
-							 free_stream);
-	}
-	if (resp != NULL) {
-		greet(s, h, last_event_id);
-		s->next = h->head;
-		if (h->head != NULL) {
-			h->head->prev = s;
-		}
-		h->head = s;
+	} else if (greet(s, h, last_event_id) == 0 &&
+		   (fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)) {
+		/* a client gone before this is reported at once: epoll checks
+		 * the socket as it adds it */
+		s->fd = fd;
+		append_stream(h, s);
 		atomic_fetch_add(&h->open, 1);
 		*status = STREAM_OPENED;
 	}
 	pthread_mutex_unlock(&h->lock);
-	if (resp == NULL) {
+	if (*status != STREAM_OPENED) {
+		text_unref(s->text);
 		free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *conn,
+				 const char *last_event_id, enum stream_open_status *status)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct stream *s = stream_join(h, conn, info != NULL ? info->connect_fd : -1,
+				       last_event_id, status);
+	struct MHD_Response *resp;
+
+	if (s == NULL) {
+		return NULL;
+	}
+	/* The block is the response's own buffer, used only when a body is
+	 * not chunked (an HTTP/1.0 client): an event's line or a few, not a
+	 * whole event. Chunked, MHD writes into the connection's pool. */
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256, read_stream, s, free_stream);
+	if (resp == NULL) {
+		stream_leave(s);
+		*status = STREAM_NO_MEMORY;
 	}
 	return resp;
 }
@@ -231,7 +411,7 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after)
 {
 	struct stream_hub *h = cls;
-	struct stream_change *c;
+	struct stream_text *t, **slot;
 	struct events_revision was, now;
 	char text[EVENTS_TEXT_MAX];
 	size_t len;
@@ -248,11 +428,13 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	was = current(h);
 	now = (struct events_revision){h->seq + 1, after->digest, unix_now()};
 	len = events_change(text, sizeof(text), h->boot, &now, &was, before, after);
+	/* rendered once for every stream; NULL (out of memory) reads as a
+	 * change not held: its streams get a reset */
+	t = text_new(text, len);
 	pthread_mutex_lock(&h->lock);
-	c = &h->history[now.seq % h->depth];
-	c->seq = now.seq;
-	memcpy(c->text, text, len);
-	c->len = len;
+	slot = &h->history[now.seq % h->depth];
+	text_unref(*slot); /* a stream still sending it keeps its own reference */
+	*slot = t;
 	memcpy(h->revision, after->digest, sizeof(h->revision));
 	h->loaded_at = now.loaded_at;
 	h->seq = now.seq;
@@ -262,14 +444,34 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* Under the lock: every stream whose client left since the last call is
+ * marked and woken, so its callback ends it. */
+static void end_departed(struct stream_hub *h)
+{
+	struct epoll_event ev[DEPARTURES_PER_READ];
+	int n;
+
+	do {
+		n = epoll_wait(h->epfd, ev, DEPARTURES_PER_READ, 0);
+		for (int i = 0; i < n; i++) {
+			struct stream *s = ev[i].data.ptr;
+
+			s->gone = true;
+			wake(s);
+		}
+	} while (n == DEPARTURES_PER_READ);
+}
+
 void stream_tick(struct stream_hub *h, uint64_t now_ns)
 {
 	pthread_mutex_lock(&h->lock);
+	end_departed(h);
+	/* in order of last write: past the first that is not due, none is */
 	for (struct stream *s = h->head; s != NULL; s = s->next) {
-		if (s->suspended && now_ns > s->last_write_ns &&
-		    now_ns - s->last_write_ns >= h->heartbeat_ns) {
-			wake(s);
+		if (now_ns <= s->last_write_ns || now_ns - s->last_write_ns < h->heartbeat_ns) {
+			break;
 		}
+		wake(s);
 	}
 	pthread_mutex_unlock(&h->lock);
 }

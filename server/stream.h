@@ -2,7 +2,8 @@
 /*
  * stream — the change streams of GET /v1/events, held open in
  * libmicrohttpd: who is listening, the last --revisions changes for a
- * Last-Event-ID replay (as deep as the catalogs held for revision=R), heartbeats, and the end of every stream at a drain.
+ * Last-Event-ID replay (as deep as the catalogs held for revision=R),
+ * heartbeats, a client that left, and the end of every stream at a drain.
  * What the events say is api/events.c's.
  *
  * Each stream is a libmicrohttpd response read by a content callback.
@@ -11,25 +12,44 @@
  * content callback) and returns 0: a suspended connection is out of MHD's
  * poll set, so an idle stream costs no CPU (returning 0 without suspending
  * would be called again at once, a busy loop). A change, a heartbeat that
- * falls due (stream_tick, from the listener's 100 ms tick) or the drain
- * resumes it. A suspended connection neither times out nor notices a
- * client that left; the next heartbeat does.
+ * falls due (stream_tick, from the listener's 100 ms tick), a client that
+ * left, or the drain resumes it.
+ *
+ * A suspended connection neither times out nor notices a client that
+ * left, so the hub keeps every stream's socket in an epoll set of its own
+ * (EPOLLRDHUP, edge-triggered: a FIN, an RST or a half-close is reported
+ * once), read without waiting by stream_tick: the stream is resumed and
+ * ends (MHD_CONTENT_READER_END_WITH_ERROR), and its slot, memory and
+ * count go at once, within a tick, not at the next heartbeat.
+ *
+ * Fan-out: a change is rendered once into a shared, reference-counted
+ * text that the history holds and every stream sends from; a stream holds
+ * a reference to the one text it is sending, never a copy, so an idle
+ * stream costs about a hundred bytes here (libmicrohttpd's connection and
+ * its memory pool are the rest: README, "Change streams"). A stream whose
+ * client does not read holds one text at most and holds up nobody (each
+ * write is the engine's, non-blocking); when it falls more than the
+ * history's depth behind it gets a reset instead of the changes. Its
+ * connection stays the engine's to time out (--idle-timeout), as any
+ * other whose client stopped reading.
  *
  * Streams have their own cap (--max-streams): they are not in the
  * connection table (the server releases their slot when a stream opens),
  * so they never count against --max-connections nor get reclaimed as a
  * stuck answer.
  *
- * Locking: one mutex guards the history, the list of streams and every
- * stream's state; held by the worker threads in the content callback, by
- * the main thread at a change and by the listener's tick, each for a copy
- * of an event's text at most (8 KiB). seq, revision and loaded_at are
- * written only by stream_catalog_changed's one thread, under the lock,
- * which reads them unlocked and renders the event (the diff) before it
- * takes the lock. Lock order: this mutex, then MHD's own
- * (MHD_suspend/resume take it); MHD calls no callback of ours holding it.
- * stream_hub_init/stream_hub_cleanup pair up; a stream is freed by
- * libmicrohttpd's free callback when its response is done.
+ * Locking: one mutex guards the history, the list of streams, the epoll
+ * set's reading and every stream's state; held by the worker threads in
+ * the content callback, by the reload's thread at a change and by the
+ * listener's tick, each for a copy of an event's text at most (8 KiB) or
+ * one pass over the streams. seq, revision and loaded_at are written only
+ * by stream_catalog_changed's one thread, under the lock, which reads them
+ * unlocked and renders the event (the diff) before it takes the lock.
+ * Lock order: this mutex, then MHD's own (MHD_suspend/resume take it);
+ * MHD calls no callback of ours holding it. stream_hub_init and
+ * stream_hub_cleanup pair up; a stream is freed by libmicrohttpd's free
+ * callback when its response is done (stream_join/stream_leave without
+ * libmicrohttpd).
  */
 #ifndef SPLITKD_STREAM_H
 #define SPLITKD_STREAM_H
@@ -38,6 +58,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "catalog.h"
 #include "events.h"
@@ -45,35 +66,40 @@
 struct MHD_Connection;
 struct MHD_Response;
 struct stream;
+struct stream_text;
 
-/* One change as the history holds it: its rendered text. */
-struct stream_change {
-	uint64_t seq;
-	size_t len;
-	char text[EVENTS_TEXT_MAX];
+/* How a stream's connection is paused and woken: libmicrohttpd's
+ * suspend and resume, or a test's. Called under the hub's lock. */
+struct stream_engine {
+	void (*suspend)(void *conn);
+	void (*resume)(void *conn);
 };
 
 struct stream_hub {
 	pthread_mutex_t lock;
+	const struct stream_engine *engine;
 	unsigned max_streams;
 	uint64_t heartbeat_ns;
 	char boot[EVENTS_BOOT_LEN + 1]; /* this process, in every event id */
 	uint64_t seq;                   /* events' number of the catalog: 1 at start */
 	char revision[CATALOG_DIGEST_LEN + 1]; /* its digest */
 	int64_t loaded_at;
-	unsigned depth;               /* changes held: --revisions */
-	struct stream_change *history; /* depth of them, seq s at s % depth */
-	struct stream *head;           /* open streams */
-	bool closing;                  /* draining: every stream ends */
-	atomic_uint open;              /* for /metrics */
+	unsigned depth;                 /* changes held: --revisions */
+	struct stream_text **history;   /* depth of them, seq s at s % depth; NULL: not held */
+	struct stream_text *heartbeat;  /* the one comment every idle stream sends */
+	struct stream *head, *tail;     /* open streams, the longest silent first */
+	int epfd;                       /* every stream's socket, for a client that left */
+	bool closing;                   /* draining: every stream ends */
+	atomic_uint open;               /* for /metrics */
 	atomic_uint_fast64_t events_sent; /* heartbeats not counted */
 };
 
 /* The hub for a server serving `cat` (seq 1), replaying up to `depth`
- * changes (--revisions, at least 1). Returns 0, or -1 when the mutex or
- * the history cannot be made. */
+ * changes (--revisions, at least 1), pausing streams through `engine`
+ * (NULL: libmicrohttpd's). Returns 0, or -1 when the mutex, the epoll set
+ * or the history cannot be made. */
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
-		    unsigned heartbeat_seconds, unsigned depth);
+		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine);
 /* After the daemons stopped: no stream is left. */
 void stream_hub_cleanup(struct stream_hub *h);
 
@@ -91,14 +117,32 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 				 const char *last_event_id, enum stream_open_status *status);
 
 /*
+ * What stream_open is made of, for a test without libmicrohttpd: a stream
+ * on `conn` (given to the engine's suspend and resume) whose socket is
+ * `fd` (watched for its client leaving; -1: not watched), or NULL with
+ * *status. stream_read gives its next bytes at time `now_ns`
+ * (listener_now_ns's clock): up to `max` of them, 0 when it has nothing
+ * to say (it was suspended), or STREAM_READ_END (the drain: it ends
+ * cleanly) or STREAM_READ_GONE (its client left). stream_leave frees it.
+ */
+#define STREAM_READ_END ((ssize_t)-1)
+#define STREAM_READ_GONE ((ssize_t)-2)
+struct stream *stream_join(struct stream_hub *h, void *conn, int fd, const char *last_event_id,
+			   enum stream_open_status *status);
+ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns);
+void stream_leave(struct stream *s);
+
+/*
  * A catalog change (reload_listener_fn's shape: cls is the hub): the next
  * seq, told to every stream with the cells that changed from `before` to
  * `after` (both alive for the call); a reload of the same digest is none.
- * Call after the swap, from one thread at a time (main's reload).
+ * Call after the swap, from one thread at a time (reload.c's reload).
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);
 
-/* Resumes every stream whose heartbeat is due (the listener's tick). */
+/* Ends every stream whose client left, and resumes every stream whose
+ * heartbeat is due (the listener's tick). Costs the streams due, not all
+ * of them. */
 void stream_tick(struct stream_hub *h, uint64_t now_ns);
 
 /* The drain: every stream sends what it has, ends, and its connection

@@ -54,6 +54,7 @@ void answer_write_members(struct jsonw *w, const struct decision *d, const struc
 	}
 	jsonw_array_end(w);
 	jsonw_kv_str(w, "catalog", cat->digest);
+	jsonw_kv_str(w, "catalog_name", cat->name);
 	if (d->explain) {
 		explain_write(w, d);
 	}

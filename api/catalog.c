@@ -488,6 +488,29 @@ static int build_index(struct catalog *cat, enum catalog_kind kind)
 	return 0;
 }
 
+bool catalog_name_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > CATALOG_NAME_MAX) {
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+void catalog_set_name(struct catalog *cat, const char *name, size_t len)
+{
+	memcpy(cat->name, name, len);
+	cat->name[len] = '\0';
+	cat->name_len = len;
+}
+
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
 {
 	static const char *const top_fields[] = {"targets", "models"};
@@ -500,6 +523,7 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "out of memory");
 		return NULL;
 	}
+	catalog_set_name(cat, CATALOG_DEFAULT_NAME, sizeof(CATALOG_DEFAULT_NAME) - 1);
 	if (len > CATALOG_MAX_BYTES) {
 		snprintf(err, err_cap, "catalog is larger than %u bytes", CATALOG_MAX_BYTES);
 		goto fail;

@@ -68,7 +68,8 @@ typedef void api_status_fn(void *cls, struct api_status *out);
  * buffer the api frees, with its length, or NULL when out of memory. */
 typedef char *api_metrics_fn(void *cls, const struct catalog *catalog, size_t *len);
 
-struct revision; /* revision.h */
+struct revision;       /* revision.h */
+struct revision_named; /* revision.h */
 
 struct api_context {
 	const struct catalog *catalog;
@@ -77,6 +78,11 @@ struct api_context {
 	 * Immutable for the request. */
 	const struct revision *revisions;
 	size_t num_revisions;
+	/* Every catalog the server serves by name (catalog=NAME), the default
+	 * among them; NULL (0): `catalog` alone, under its own name. Immutable
+	 * for the request. */
+	const struct revision_named *catalogs;
+	size_t num_catalogs;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
 	api_status_fn *status; /* NULL: the status names the catalog alone */

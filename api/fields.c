@@ -27,6 +27,7 @@ static const char *const member_names[FM_COUNT] = {
 	[FM_WORKSPACE_BYTES] = "workspace_bytes",
 	[FM_WARNINGS] = "warnings",
 	[FM_CATALOG] = "catalog",
+	[FM_CATALOG_NAME] = "catalog_name",
 	[FM_EXPLAIN] = "explain",
 };
 
@@ -176,6 +177,9 @@ void fields_write(struct jsonw *w, const struct decision *d, const struct catalo
 	}
 	if (mask & FIELDS_BIT(FM_CATALOG)) {
 		jsonw_kv_str(w, "catalog", cat->digest);
+	}
+	if (mask & FIELDS_BIT(FM_CATALOG_NAME)) {
+		jsonw_kv_str(w, "catalog_name", cat->name);
 	}
 	if ((mask & FIELDS_BIT(FM_EXPLAIN)) && d->explain) {
 		explain_write(w, d);

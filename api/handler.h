@@ -80,8 +80,12 @@ bool handler_is_json(const char *content_type);
  * false. `route` names it in the 415 ("POST /v1/splits"). */
 bool handler_json_body(struct handler_call *c, const char *route);
 
-/* The field a request pins a catalog revision with (revision.c): GET
- * /v1/splits and /v1/matrix, a POST /v1/splits body, an OFREP context. */
-#define HANDLER_PIN_FIELD QUERY_BIT(QF_REVISION)
+/* The field a request names a catalog with (revision.c): every route that
+ * reads a catalog. */
+#define HANDLER_CATALOG_FIELD QUERY_BIT(QF_CATALOG)
+/* The fields a request pins a catalog revision with, and names its
+ * catalog (revision.c): GET /v1/splits and /v1/matrix, a POST /v1/splits
+ * body, an OFREP context. */
+#define HANDLER_PIN_FIELD (QUERY_BIT(QF_REVISION) | HANDLER_CATALOG_FIELD)
 
 #endif /* SPLITKD_HANDLER_H */

@@ -310,7 +310,7 @@ static void evaluate(struct handler_call *c, const cJSON *context, struct evalua
 
 	/* a pinned revision answers from its catalog, metadata included */
 	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
-		     revision_pin(c, e->context.q.revision, &e->problem) == 0 &&
+		     revision_choose(c, e->context.q.catalog, e->context.q.revision, &e->problem) == 0 &&
 		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0;
 	if (!e->decided) {
 		return;

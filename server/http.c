@@ -468,6 +468,16 @@ static const struct revision *revisions_for(struct session *ss, const struct hol
 	return holder_reader_revisions(&ss->server->readers[ss->conn->engine], n);
 }
 
+/* Every named catalog held with it (the same ref). */
+static const struct revision_named *catalogs_for(struct session *ss, const struct holder_ref *ref,
+						 size_t *n)
+{
+	if (ref != NULL) {
+		return holder_catalogs(ref, n);
+	}
+	return holder_reader_catalogs(&ss->server->readers[ss->conn->engine], n);
+}
+
 static void catalog_done(struct session *ss, struct holder_ref *ref)
 {
 	if (ref != NULL) {
@@ -528,6 +538,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
 	ctx.revisions = revisions_for(ss, ref, &ctx.num_revisions);
+	ctx.catalogs = catalogs_for(ss, ref, &ctx.num_catalogs);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
 	ctx.status = s->hooks.status;

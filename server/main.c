@@ -177,7 +177,10 @@ struct serving {
 	struct metrics metrics; /* ~17 KiB: on the main thread's stack for the life of serve() */
 	struct holder holder;
 	struct tls tls;
-	struct reload reload;
+	struct reload reload; /* the default catalog's */
+	/* every other --catalog NAME=FILE's, each followed on its own */
+	struct reload named[CLI_MAX_CATALOGS];
+	size_t num_named;
 	struct server server;
 };
 
@@ -193,9 +196,9 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Serves SIGHUP (a reload of the catalog and of the TLS files) until
+/* Serves SIGHUP (a reload of every catalog and of the TLS files) until
  * SIGINT or SIGTERM, and returns that signal. */
-static int wait_for_stop(const sigset_t *set, struct reload *reload, struct tls *tls)
+static int wait_for_stop(const sigset_t *set, struct serving *sv, struct tls *tls)
 {
 	char err[640];
 	int sig = 0;
@@ -207,7 +210,10 @@ static int wait_for_stop(const sigset_t *set, struct reload *reload, struct tls 
 		if (sig != SIGHUP) {
 			return sig;
 		}
-		reload_now(reload);
+		reload_now(&sv->reload);
+		for (size_t i = 0; i < sv->num_named; i++) {
+			reload_now(&sv->named[i]);
+		}
 		if (tls != NULL) {
 			(void)tls_reload(tls, true, err, sizeof(err));
 		}
@@ -227,11 +233,53 @@ static void announce(const struct server_config *cfg, bool tls, unsigned port,
 		  SPLITKD_BUILD, cfg->threads, cat->digest);
 }
 
+/* The default catalog's name: --default-catalog, or the first --catalog's. */
+static const char *default_name(const struct server_config *cfg)
+{
+	if (cfg->default_catalog != NULL) {
+		return cfg->default_catalog;
+	}
+	return cfg->num_catalogs > 0 ? cfg->catalogs[0].name : CATALOG_DEFAULT_NAME;
+}
+
+/* Every --catalog NAME=FILE besides the default: loaded (an invalid one
+ * stops the start, as the default's does), held by name and followed on
+ * its own. Returns 0, or -1 with err set. */
+static int add_named(struct serving *sv, const struct server_config *cfg, const struct log *log,
+		     char *err, size_t cap)
+{
+	for (size_t i = 0; i < cfg->num_catalogs; i++) {
+		const struct cli_catalog *c = &cfg->catalogs[i];
+		struct reload *r = &sv->named[sv->num_named];
+		struct reload_read rd;
+		struct catalog *cat;
+
+		if (strcmp(c->name, holder_default_name(&sv->holder)) == 0) {
+			continue;
+		}
+		cat = load_catalog_read(c->path, &rd, err, cap);
+		if (cat == NULL) {
+			return -1;
+		}
+		if (holder_swap_named(&sv->holder, c->name, cat, c->path) != 0) {
+			snprintf(err, cap, "catalog %s: out of memory", c->name);
+			return -1;
+		}
+		reload_init_named(r, &sv->holder, c->name, c->path, &rd, log, &sv->metrics);
+		sv->num_named++;
+		if (reload_watch_start(r, cfg->catalog_check, err, cap) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
 	struct serving sv;
-	struct holder_options ho = {cfg->revisions, 0, cfg->catalog_path};
+	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
+				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
 	struct server_hooks hooks = {reload_status, &sv.reload};
 	struct tls *use_tls = NULL;
 	sigset_t set;
@@ -258,6 +306,9 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	}
 	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
 		    &sv.metrics);
+	if (add_named(&sv, cfg, log, err, sizeof(err)) != 0) {
+		goto done;
+	}
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
@@ -275,7 +326,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
-	sig = wait_for_stop(&set, &sv.reload, use_tls);
+	sig = wait_for_stop(&set, &sv, use_tls);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&sv.server);
 	ret = 0;
@@ -285,6 +336,9 @@ done:
 	}
 	server_stop(&sv.server);
 	reload_cleanup(&sv.reload);
+	for (size_t i = 0; i < sv.num_named; i++) {
+		reload_cleanup(&sv.named[i]);
+	}
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
 	metrics_cleanup(&sv.metrics);

@@ -135,8 +135,20 @@ done:
 	return cat;
 }
 
+static const char *reload_name(const struct reload *r)
+{
+	return r->name != NULL ? r->name : holder_default_name(r->holder);
+}
+
 int reload_init(struct reload *r, struct holder *holder, const char *path,
 		const struct reload_read *initial, const struct log *log, struct metrics *metrics)
+{
+	return reload_init_named(r, holder, NULL, path, initial, log, metrics);
+}
+
+int reload_init_named(struct reload *r, struct holder *holder, const char *name, const char *path,
+		      const struct reload_read *initial, const struct log *log,
+		      struct metrics *metrics)
 {
 	struct holder_ref *ref;
 	const struct catalog *cat;
@@ -146,12 +158,15 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 	pthread_mutex_init(&r->run_lock, NULL);
 	pthread_mutex_init(&r->state_lock, NULL);
 	r->holder = holder;
+	r->name = name;
 	r->path = path;
 	r->log = log;
 	r->metrics = metrics;
-	cat = holder_acquire(holder, &ref);
-	snprintf(r->status.revision, sizeof(r->status.revision), "%s", cat->digest);
-	holder_release(holder, ref);
+	cat = holder_acquire_named(holder, reload_name(r), &ref);
+	if (cat != NULL) {
+		snprintf(r->status.revision, sizeof(r->status.revision), "%s", cat->digest);
+		holder_release(holder, ref);
+	}
 	r->status.loaded_at_ms = now;
 	r->status.last = (struct api_status_attempt){.at_ms = now, .trigger = API_TRIGGER_START,
 						     .ok = true, .changed = true};
@@ -249,16 +264,18 @@ static void attempt(struct reload *r, enum api_trigger trigger, struct catalog *
 		return;
 	}
 	memcpy(digest, cat->digest, sizeof(digest));
-	before = holder_acquire(r->holder, &before_ref);
-	if (holder_swap(r->holder, cat) != 0) {
-		holder_release(r->holder, before_ref);
+	before = holder_acquire_named(r->holder, reload_name(r), &before_ref);
+	if (holder_swap_named(r->holder, reload_name(r), cat, r->path) != 0) {
+		if (before_ref != NULL) {
+			holder_release(r->holder, before_ref);
+		}
 		r->tried_key = 0; /* try these bytes again */
 		metrics_reload(r->metrics, false);
 		record(r, trigger, rd, false, false, "out of memory", now);
 		log_event(r->log, "reload", "refused: out of memory (%s)", why);
 		return;
 	}
-	after = holder_acquire(r->holder, &after_ref);
+	after = holder_acquire_named(r->holder, reload_name(r), &after_ref);
 	metrics_reload(r->metrics, true);
 	metrics_catalog_loaded(r->metrics);
 	pthread_mutex_lock(&r->state_lock);
@@ -267,9 +284,11 @@ static void attempt(struct reload *r, enum api_trigger trigger, struct catalog *
 	pthread_mutex_unlock(&r->state_lock);
 	record(r, trigger, rd, true, true, "", now);
 	log_event(r->log, "reload", "ok: %s, catalog %s (%s)", r->path, digest, why);
-	notify(r, before, after);
+	if (before != NULL) {
+		notify(r, before, after);
+		holder_release(r->holder, before_ref);
+	}
 	holder_release(r->holder, after_ref);
-	holder_release(r->holder, before_ref);
 }
 
 void reload_now(struct reload *r)

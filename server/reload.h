@@ -63,6 +63,7 @@ struct reload {
 	pthread_mutex_t run_lock;   /* one reload at a time */
 	pthread_mutex_t state_lock; /* guards status; held only to copy */
 	struct holder *holder;
+	const char *name; /* the catalog it reloads (a holder's name); NULL: the default */
 	const char *path; /* NULL: the embedded catalog, nothing to reload */
 	const struct log *log;
 	struct metrics *metrics;
@@ -101,6 +102,11 @@ struct catalog *reload_read_file(const char *path, struct reload_read *rd);
  * Returns 0. */
 int reload_init(struct reload *r, struct holder *holder, const char *path,
 		const struct reload_read *initial, const struct log *log, struct metrics *metrics);
+/* The same for the catalog `name` of the holder (NULL: the default):
+ * `name` must outlive the reload. */
+int reload_init_named(struct reload *r, struct holder *holder, const char *name, const char *path,
+		      const struct reload_read *initial, const struct log *log,
+		      struct metrics *metrics);
 /* Stops the watch and frees what reload_init made. Safe on a zeroed
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);

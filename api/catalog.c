@@ -504,11 +504,12 @@ bool catalog_name_ok(const char *s, size_t len)
 	return true;
 }
 
-void catalog_set_name(struct catalog *cat, const char *name, size_t len)
+void catalog_set_name(struct catalog *cat, const char *name, size_t len, bool is_default)
 {
 	memcpy(cat->name, name, len);
 	cat->name[len] = '\0';
 	cat->name_len = len;
+	cat->is_default = is_default;
 }
 
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
@@ -523,7 +524,7 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "out of memory");
 		return NULL;
 	}
-	catalog_set_name(cat, CATALOG_DEFAULT_NAME, sizeof(CATALOG_DEFAULT_NAME) - 1);
+	catalog_set_name(cat, CATALOG_DEFAULT_NAME, sizeof(CATALOG_DEFAULT_NAME) - 1, true);
 	if (len > CATALOG_MAX_BYTES) {
 		snprintf(err, err_cap, "catalog is larger than %u bytes", CATALOG_MAX_BYTES);
 		goto fail;

@@ -91,6 +91,7 @@ struct catalog {
 	 * decision answered from it says it (a plain name: nothing to escape) */
 	char name[CATALOG_NAME_MAX + 1];
 	size_t name_len;
+	bool is_default; /* served as the default catalog (set with the name) */
 	struct catalog_index index[2]; /* by enum catalog_kind */
 	void *tree; /* the parsed JSON the strings above point into */
 };
@@ -105,8 +106,9 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
  * a-z 0-9 . _ -, the first a letter or a digit (so no "..", no dot file,
  * nothing a URL or a label needs to escape). */
 bool catalog_name_ok(const char *s, size_t len);
-/* Names a catalog not yet shared (a valid name: catalog_name_ok). */
-void catalog_set_name(struct catalog *cat, const char *name, size_t len);
+/* Names a catalog not yet shared (a valid name: catalog_name_ok), and
+ * says whether it is served as the default. */
+void catalog_set_name(struct catalog *cat, const char *name, size_t len, bool is_default);
 /* Frees a catalog; accepts NULL. */
 void catalog_free(struct catalog *cat);
 

@@ -54,9 +54,12 @@ struct api_header {
 };
 
 /* Called once per decision answered (a batch calls it per query), so the
- * server can count decisions by target and policy. `target` is a catalog
- * name or NULL for an sm_count-only query. May be NULL. */
-typedef void api_decision_fn(void *cls, const char *target, enum splitk_kind kind);
+ * server can count decisions by catalog, target and policy. `catalog` is
+ * the name of the catalog that answered, NULL for the default one (the
+ * common case, told apart without comparing names); `target` an entry's
+ * name in it, or NULL for an sm_count-only query. May be NULL. */
+typedef void api_decision_fn(void *cls, const char *catalog, const char *target,
+			     enum splitk_kind kind);
 
 /* Fills *out (status.h) with a consistent copy of the server's catalog
  * state, for GET /v1/status. May be NULL. */

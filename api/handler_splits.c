@@ -21,7 +21,7 @@ static void answer_one(struct handler_call *c, const struct query *q)
 		handler_fail(c);
 		return;
 	}
-	handler_count_decision(c, &d);
+	handler_count_decision(c, &d, c->ctx->catalog);
 	fields_answer(&c->w, &d, c->ctx->catalog, mask);
 }
 
@@ -52,7 +52,7 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 			answer_batch_error(&c->w, &p);
 			continue;
 		}
-		handler_count_decision(c, &d);
+		handler_count_decision(c, &d, cat);
 		fields_answer(&c->w, &d, cat, mask);
 	}
 	answer_batch_end(&c->w, failures, c->ctx->catalog);

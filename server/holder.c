@@ -261,7 +261,7 @@ int holder_init_with(struct holder *h, struct catalog *cat, const struct holder_
 	}
 	h->max_bytes = o != NULL && o->max_bytes > 0 ? o->max_bytes : HOLDER_DEFAULT_MAX_BYTES;
 	snprintf(h->default_name, sizeof(h->default_name), "%s", name);
-	catalog_set_name(cat, h->default_name, strlen(h->default_name));
+	catalog_set_name(cat, h->default_name, strlen(h->default_name), true);
 	h->source = copy_string(o != NULL && o->source != NULL ? o->source : "embedded");
 	fresh = h->source != NULL ? rev_new(cat, h->source) : NULL;
 	if (fresh == NULL) {
@@ -350,7 +350,7 @@ int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, c
 	struct holder_ref *next;
 	int ret = -1;
 
-	catalog_set_name(cat, name, strlen(name));
+	catalog_set_name(cat, name, strlen(name), strcmp(name, h->default_name) == 0);
 	/* outside the lock: it writes the catalog out to count its bytes */
 	fresh = rev_new(cat, source != NULL ? source : h->source);
 	if (fresh == NULL) {
@@ -442,16 +442,21 @@ const struct revision *holder_revisions(const struct holder_ref *ref, size_t *n)
 	return ref->revisions;
 }
 
+void holder_view(const struct holder_ref *ref, const struct revision **revs, size_t *num_revs,
+		 const struct revision_named **cats, size_t *num_cats)
+{
+	*revs = ref->revisions;
+	*num_revs = ref->num_revisions;
+	*cats = ref->view;
+	*num_cats = ref->n;
+}
+
 const struct revision_named *holder_catalogs(const struct holder_ref *ref, size_t *n)
 {
 	*n = ref->n;
 	return ref->view;
 }
 
-const struct revision_named *holder_reader_catalogs(const struct holder_reader *r, size_t *n)
-{
-	return holder_catalogs(r->ref, n);
-}
 
 const struct revision *holder_reader_revisions(const struct holder_reader *r, size_t *n)
 {

@@ -100,11 +100,15 @@ void holder_reader_cleanup(struct holder *h, struct holder_reader *r);
 const struct revision *holder_revisions(const struct holder_ref *ref, size_t *n);
 const struct revision *holder_reader_revisions(const struct holder_reader *r, size_t *n);
 
+/* holder_revisions and holder_catalogs of one reference in one call (the
+ * request path's). */
+void holder_view(const struct holder_ref *ref, const struct revision **revs, size_t *num_revs,
+		 const struct revision_named **cats, size_t *num_cats);
+
 /* Every catalog a reference (or a reader's, after holder_read) holds, by
  * name, in the order they were first added: *n of them, valid as long as
  * the reference is. */
 const struct revision_named *holder_catalogs(const struct holder_ref *ref, size_t *n);
-const struct revision_named *holder_reader_catalogs(const struct holder_reader *r, size_t *n);
 
 /* The current catalog of `name`, referenced (holder_release the ref), or
  * NULL (and *ref NULL) when the holder serves no catalog of that name. */

@@ -28,8 +28,13 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	struct server *s = cls;
 	struct metrics_info info;
 	struct metrics_tls tls;
+	struct holder_ref *ref;
+	char *text;
 
 	memset(&info, 0, sizeof(info));
+	holder_acquire(s->holder, &ref);
+	info.catalogs = holder_catalogs(ref, &info.num_catalogs);
+	info.default_catalog = holder_default_name(s->holder);
 	info.version = SPLITKD_VERSION;
 	info.build = SPLITKD_BUILD;
 	info.digest = catalog->digest;
@@ -49,7 +54,9 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 		tls_figures(s->tls, &tls);
 		info.tls = &tls;
 	}
-	return metrics_render(s->metrics, &info, len);
+	text = metrics_render(s->metrics, &info, len);
+	holder_release(s->holder, ref);
+	return text;
 }
 
 /* The change streams' hub, at the catalog served now. */

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * Named catalogs against the real daemon: two engine releases served side
+ * by side, the seed's declarations before #928 (every target legacy) as
+ * "legacy" and today's api/catalog.json as "today". Qwen3.8-27B on an H100
+ * at max_batch_size 16 is 1 split (132 slots) on the one and 11 (4,224
+ * slots) on the other through GET, POST, one batch mixing both, OFREP
+ * single and bulk, and /v1/matrix; /v1/diff?from=legacy&to=today lists
+ * exactly the cells whose decision differs, checked against the core
+ * (policy/splitk.h) called here directly.
+ */
+#include "harness.h"
+
+#include "splitk.h"
+
+static struct daemon d;
+
+static void stop(void)
+{
+	daemon_stop(&d);
+}
+
+#define LEGACY_PATH "/tmp/splitkd-test-cat-legacy.json"
+#define TODAY_PATH "/tmp/splitkd-test-cat-today.json"
+
+/* Writes today's catalog (api/catalog.json, the file the binary embeds)
+ * to TODAY_PATH, and to LEGACY_PATH the same with every target declared
+ * legacy: the seed's declarations before #928. */
+static void write_releases(void)
+{
+	FILE *in = fopen("api/catalog.json", "rb");
+	static char text[1 << 20];
+	size_t n;
+	cJSON *c, *t;
+	char *legacy;
+	FILE *out;
+
+	cr_assert_not_null(in, "run from the repository root (api/catalog.json)");
+	n = fread(text, 1, sizeof(text) - 1, in);
+	fclose(in);
+	text[n] = '\0';
+	out = fopen(TODAY_PATH, "wb");
+	cr_assert_not_null(out);
+	cr_assert_eq(fwrite(text, 1, n, out), n);
+	fclose(out);
+	c = cJSON_Parse(text);
+	cr_assert_not_null(c);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(c, "targets")) {
+		cJSON_ReplaceItemInObjectCaseSensitive(t, "attn_decode_splitk", cJSON_CreateString("legacy"));
+	}
+	legacy = cJSON_PrintUnformatted(c);
+	out = fopen(LEGACY_PATH, "wb");
+	cr_assert_not_null(out);
+	fputs(legacy, out);
+	fclose(out);
+	free(legacy);
+	cJSON_Delete(c);
+}
+
+static void start_two(void)
+{
+	const char *args[] = {"--catalog", "legacy=" LEGACY_PATH, "--catalog", "today=" TODAY_PATH,
+			      "--default-catalog", "today", "--access-log", "off", NULL};
+
+	write_releases();
+	daemon_start(&d, args);
+}
+
+static const char *json_ct[] = {"Content-Type: application/json", NULL};
+
+static struct reply post(const char *path, const char *body)
+{
+	return http(&d, "POST", path, json_ct, body);
+}
+
+/* One decision's numbers and the catalog it names. */
+static void expect_decision(const cJSON *o, const char *catalog, double splits, double slots)
+{
+	cr_assert_not_null(o);
+	cr_assert_str_eq(jstr(o, "catalog_name"), catalog, "catalog");
+	cr_assert_eq(jnum(o, "num_splits"), splits, "%s: num_splits", catalog);
+	cr_assert_eq(jnum(o, "workspace_slots"), slots, "%s: workspace_slots", catalog);
+}
+
+#define Q "\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16"
+
+Test(catalogs, two_releases_side_by_side_on_every_route, .fini = stop, .timeout = 60)
+{
+	static const struct {
+		const char *name;
+		double splits, slots;
+	} releases[] = {{"legacy", 1, 132}, {"today", 11, 4224}};
+	struct reply r;
+	char path[256], body[512];
+
+	start_two();
+	for (size_t i = 0; i < 2; i++) {
+		const char *name = releases[i].name;
+		double splits = releases[i].splits, slots = releases[i].slots;
+
+		snprintf(path, sizeof(path),
+			 "/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16&catalog=%s", name);
+		r = http(&d, "GET", path, NULL, NULL);
+		cr_assert_eq(r.status, 200, "%s", r.body);
+		expect_decision(r.json, name, splits, slots);
+		reply_free(&r);
+		snprintf(body, sizeof(body), "{" Q ",\"catalog\":\"%s\"}", name);
+		r = post("/v1/splits", body);
+		expect_decision(r.json, name, splits, slots);
+		reply_free(&r);
+		snprintf(body, sizeof(body), "{\"context\":{" Q ",\"catalog\":\"%s\"}}", name);
+		r = post("/ofrep/v1/evaluate/flags/num_splits", body);
+		cr_assert_eq(r.status, 200, "%s", r.body);
+		cr_assert_eq(jnum(r.json, "value"), splits, "OFREP %s: %s", name, r.body);
+		reply_free(&r);
+		r = post("/ofrep/v1/evaluate/flags", body);
+		cr_assert_eq(r.status, 200, "%s", r.body);
+		{
+			const cJSON *f;
+			int seen = 0;
+
+			cJSON_ArrayForEach(f, cJSON_GetObjectItem(r.json, "flags")) {
+				if (strcmp(jstr(f, "key"), "num_splits") == 0) {
+					cr_assert_eq(jnum(f, "value"), splits, "OFREP bulk %s", name);
+					seen++;
+				} else if (strcmp(jstr(f, "key"), "workspace_slots") == 0) {
+					cr_assert_eq(jnum(f, "value"), slots, "OFREP bulk %s", name);
+					seen++;
+				}
+			}
+			cr_assert_eq(seen, 2, "%s", r.body);
+		}
+		reply_free(&r);
+		snprintf(path, sizeof(path), "/v1/matrix?max_batch_size=16&catalog=%s", name);
+		r = http(&d, "GET", path, NULL, NULL);
+		cr_assert_eq(r.status, 200, "%s", r.body);
+		{
+			const cJSON *cell;
+			int seen = 0;
+
+			cJSON_ArrayForEach(cell, cJSON_GetObjectItem(r.json, "cells")) {
+				if (strcmp(jstr(cell, "target"), "hopper") == 0 &&
+				    strcmp(jstr(cell, "model"), "qwen3.8-27b") == 0) {
+					cr_assert_eq(jnum(cell, "num_splits"), splits, "matrix %s", name);
+					cr_assert_eq(jnum(cell, "workspace_slots"), slots, "matrix %s", name);
+					seen++;
+				}
+			}
+			cr_assert_eq(seen, 1, "the matrix has the cell once: %.300s", r.body);
+		}
+		reply_free(&r);
+	}
+	/* one batch, both releases: a query's own catalog over the batch's */
+	r = post("/v1/splits", "{\"catalog\":\"legacy\",\"queries\":[{" Q "},{" Q ",\"catalog\":\"today\"}]}");
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	expect_decision(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "results"), 0), "legacy", 1, 132);
+	expect_decision(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "results"), 1), "today", 11, 4224);
+	reply_free(&r);
+	/* no catalog: the default (today), exactly */
+	r = http(&d, "GET", "/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16", NULL, NULL);
+	expect_decision(r.json, "today", 11, 4224);
+	reply_free(&r);
+	r = http(&d, "GET", "/v1/splits?target=h100&model=qwen3.8-27b&catalog=legasy", NULL, NULL);
+	expect_problem(&r, 404, "unknown-catalog");
+	cr_assert_str_eq(jstr(r.json, "suggestion"), "legacy");
+	reply_free(&r);
+	r = http(&d, "GET", "/v1/catalogs", NULL, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_assert_str_eq(jstr(r.json, "default"), "today");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "catalogs")), 2);
+	reply_free(&r);
+}
+
+/* The core's decision for one cell: what /v1/matrix would answer at
+ * max_batch_size 16 (num_seqs 1, max_rows 16). */
+struct core_cell {
+	char label[SPLITK_LABEL_MAX];
+	uint32_t num_splits, slots;
+};
+
+static struct core_cell core_at(const char *declared, uint32_t sm_count, uint32_t num_q_heads)
+{
+	struct splitk_resolved res = splitk_resolve(declared, strlen(declared), NULL, 0);
+	uint32_t ref = splitk_split_ref_seqs(1, 16);
+	struct core_cell c;
+
+	splitk_label(res.policy, c.label);
+	c.num_splits = splitk_num_splits(res.policy, sm_count, num_q_heads, ref);
+	c.slots = splitk_workspace_slots(res.policy, sm_count, num_q_heads, 16, ref);
+	return c;
+}
+
+static bool cells_differ(const struct core_cell *a, const struct core_cell *b)
+{
+	return strcmp(a->label, b->label) != 0 || a->num_splits != b->num_splits || a->slots != b->slots;
+}
+
+static const cJSON *named_entry(const cJSON *list, const char *name)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, list) {
+		if (strcmp(jstr(e, "name"), name) == 0) {
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* The diff's cell for (target, model), or NULL. */
+static const cJSON *diff_cell(const cJSON *cells, const char *target, const char *model)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, cells) {
+		if (strcmp(jstr(c, "target"), target) == 0 && strcmp(jstr(c, "model"), model) == 0) {
+			return c;
+		}
+	}
+	return NULL;
+}
+
+Test(catalogs, the_upgrade_diff_is_what_the_core_says_changes, .fini = stop, .timeout = 60)
+{
+	struct reply from_t, to_t, models, diff;
+	const cJSON *t, *m;
+	int expected = 0, hopper = 0;
+
+	start_two();
+	from_t = http(&d, "GET", "/v1/targets?catalog=legacy", NULL, NULL);
+	to_t = http(&d, "GET", "/v1/targets?catalog=today", NULL, NULL);
+	models = http(&d, "GET", "/v1/models?catalog=today", NULL, NULL);
+	diff = http(&d, "GET", "/v1/diff?from=legacy&to=today&max_batch_size=16", NULL, NULL);
+	cr_assert_eq(diff.status, 200, "%s", diff.body);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(to_t.json, "targets")) {
+		const cJSON *old = named_entry(cJSON_GetObjectItem(from_t.json, "targets"), jstr(t, "name"));
+
+		cr_assert_not_null(old);
+		cJSON_ArrayForEach(m, cJSON_GetObjectItem(models.json, "models")) {
+			uint32_t nq = (uint32_t)jnum(m, "num_q_heads"), sm = (uint32_t)jnum(t, "sm_count");
+			struct core_cell a = core_at(jstr(old, "attn_decode_splitk"), sm, nq);
+			struct core_cell b = core_at(jstr(t, "attn_decode_splitk"), sm, nq);
+			const cJSON *cell = diff_cell(cJSON_GetObjectItem(diff.json, "cells"),
+						      jstr(t, "name"), jstr(m, "name"));
+
+			cr_assert_eq(cell != NULL, cells_differ(&a, &b), "%s x %s: listed %d, core differs %d",
+				     jstr(t, "name"), jstr(m, "name"), cell != NULL, cells_differ(&a, &b));
+			if (cell == NULL) {
+				continue;
+			}
+			expected++;
+			hopper += strcmp(jstr(t, "name"), "hopper") == 0;
+			cr_assert_str_eq(jstr(cJSON_GetObjectItem(cell, "from"), "policy"), a.label);
+			cr_assert_eq(jnum(cJSON_GetObjectItem(cell, "from"), "num_splits"), a.num_splits);
+			cr_assert_eq(jnum(cJSON_GetObjectItem(cell, "from"), "workspace_slots"), a.slots);
+			cr_assert_str_eq(jstr(cJSON_GetObjectItem(cell, "to"), "policy"), b.label);
+			cr_assert_eq(jnum(cJSON_GetObjectItem(cell, "to"), "num_splits"), b.num_splits);
+			cr_assert_eq(jnum(cJSON_GetObjectItem(cell, "to"), "workspace_slots"), b.slots);
+		}
+	}
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(diff.json, "cells")), expected,
+		     "no cell besides those");
+	cr_assert_gt(hopper, 0, "the Hopper cells are listed");
+	cr_assert_eq(hopper, expected, "and only Hopper's: the one target #928 moved");
+	reply_free(&from_t);
+	reply_free(&to_t);
+	reply_free(&models);
+	reply_free(&diff);
+}

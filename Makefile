@@ -132,7 +132,7 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # no engine is linked in; the api is there for what metrics and holder use
 # of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
 # by tests/integration/test_tls.c instead.
-SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder metrics reload)
+SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics reload watch)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 

@@ -59,12 +59,12 @@ static void write_text_or_null(struct jsonw *w, const char *key, const char *s)
 	jsonw_kv_str_or_null(w, key, s[0] != '\0' ? s : NULL);
 }
 
-static void write_status(struct jsonw *w, const struct api_status *st)
+/* A source's members: when it was loaded, from where, how it is followed,
+ * what the last look found, the last attempt and the counts. */
+static void write_source(struct jsonw *w, const struct api_source_status *st)
 {
 	bool file = st->source[0] != '\0';
 
-	jsonw_object_begin(w);
-	jsonw_kv_str(w, "revision", st->revision);
 	write_time(w, "loaded_at", st->loaded_at_ms);
 	write_text_or_null(w, "source", st->source);
 	jsonw_key(w, "watch");
@@ -95,6 +95,24 @@ static void write_status(struct jsonw *w, const struct api_status *st)
 	jsonw_kv_u64(w, "ok", st->reloads_ok);
 	jsonw_kv_u64(w, "error", st->reloads_error);
 	jsonw_object_end(w);
+}
+
+static void write_status(struct jsonw *w, const struct api_status *st)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "revision", st->revision);
+	write_source(w, &st->catalog);
+	if (st->tls_on) {
+		jsonw_key(w, "tls");
+		jsonw_object_begin(w);
+		write_source(w, &st->tls);
+		jsonw_key(w, "certificate");
+		jsonw_object_begin(w);
+		write_time(w, "not_before", st->tls_not_before * 1000);
+		write_time(w, "not_after", st->tls_not_after * 1000);
+		jsonw_object_end(w);
+		jsonw_object_end(w);
+	}
 	jsonw_object_end(w);
 }
 
@@ -109,7 +127,7 @@ void status_handler(struct handler_call *c)
 		/* no server behind the context: the catalog it carries, as if
 		 * embedded and loaded at start */
 		snprintf(st.revision, sizeof(st.revision), "%s", c->ctx->catalog->digest);
-		st.last.ok = true;
+		st.catalog.last.ok = true;
 	}
 	write_status(&c->w, &st);
 }

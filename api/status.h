@@ -4,7 +4,9 @@
  *
  * The loaded revision (the catalog digest every answer's `catalog` names)
  * and when it was loaded, the source path, what is on disk now, how the
- * file is watched, and the last reload attempt with its result. The data is
+ * file is watched, and the last reload attempt with its result; with HTTPS
+ * the same of the TLS files (member `tls`, absent without TLS, so a plain
+ * daemon's answer is what it was) and the served certificate's dates. The data is
  * plain: the server fills a struct api_status through the context's
  * status callback (a copy taken under its own lock), and this module only
  * renders it, so the api never sees the server's reload machinery. Without
@@ -51,10 +53,11 @@ struct api_status_attempt {
 	char error[API_STATUS_TEXT]; /* "" when ok */
 };
 
-struct api_status {
-	char revision[CATALOG_DIGEST_LEN + 1]; /* the loaded catalog's digest */
-	int64_t loaded_at_ms;                  /* unix milliseconds */
-	char source[API_STATUS_TEXT];          /* the --catalog path; "" embedded */
+/* One followed source's state (the catalog's file, the TLS files): the
+ * same for every kind of source reload.c drives. */
+struct api_source_status {
+	char source[API_STATUS_TEXT]; /* the path followed; "" for the embedded catalog */
+	int64_t loaded_at_ms;         /* what serves was loaded then (unix milliseconds) */
 	enum api_watch_mode watch;
 	unsigned check_seconds; /* the periodic check; 0 when off */
 	enum api_disk_state disk;
@@ -62,6 +65,14 @@ struct api_status {
 	int64_t checked_at_ms;            /* the last look at the file; 0: none */
 	struct api_status_attempt last;   /* the start-up load at first */
 	uint64_t reloads_ok, reloads_error;
+};
+
+struct api_status {
+	char revision[CATALOG_DIGEST_LEN + 1]; /* the loaded catalog's digest */
+	struct api_source_status catalog;
+	bool tls_on; /* HTTPS: tls below is the TLS files' source */
+	struct api_source_status tls;
+	int64_t tls_not_before, tls_not_after; /* the served certificate's, unix seconds; 0: none */
 };
 
 /* The names the answer uses, for the server's logs too. */

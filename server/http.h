@@ -86,7 +86,8 @@ struct MHD_Daemon;
 struct respcache;
 
 /* What other server modules lend to every request: the status of the
- * catalog's reloads (reload.c) for GET /v1/status. Members may be NULL. */
+ * followed sources (reload.c: the catalog, the TLS files) for GET
+ * /v1/status. Members may be NULL. */
 struct server_hooks {
 	api_status_fn *status;
 	void *status_cls;

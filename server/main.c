@@ -177,9 +177,9 @@ struct serving {
 	struct metrics metrics; /* ~17 KiB: on the main thread's stack for the life of serve() */
 	struct holder holder;
 	struct tls tls;
-	struct reload reload; /* the default catalog's */
-	/* every other --catalog NAME=FILE's, each followed on its own */
-	struct reload named[CLI_MAX_CATALOGS];
+	struct reload reload;
+	/* every --catalog NAME=FILE's but the default's: a source each */
+	struct reload_catalog named[CLI_MAX_CATALOGS];
 	size_t num_named;
 	struct server server;
 };
@@ -196,11 +196,10 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Serves SIGHUP (a reload of every catalog and of the TLS files) until
- * SIGINT or SIGTERM, and returns that signal. */
-static int wait_for_stop(const sigset_t *set, struct serving *sv, struct tls *tls)
+/* Serves SIGHUP (a reload of every followed source: each catalog, the
+ * TLS files) until SIGINT or SIGTERM, and returns that signal. */
+static int wait_for_stop(const sigset_t *set, struct reload *reload)
 {
-	char err[640];
 	int sig = 0;
 
 	for (;;) {
@@ -210,13 +209,7 @@ static int wait_for_stop(const sigset_t *set, struct serving *sv, struct tls *tl
 		if (sig != SIGHUP) {
 			return sig;
 		}
-		reload_now(&sv->reload);
-		for (size_t i = 0; i < sv->num_named; i++) {
-			reload_now(&sv->named[i]);
-		}
-		if (tls != NULL) {
-			(void)tls_reload(tls, true, err, sizeof(err));
-		}
+		reload_now(reload);
 	}
 }
 
@@ -245,12 +238,10 @@ static const char *default_name(const struct server_config *cfg)
 /* Every --catalog NAME=FILE besides the default: loaded (an invalid one
  * stops the start, as the default's does), held by name and followed on
  * its own. Returns 0, or -1 with err set. */
-static int add_named(struct serving *sv, const struct server_config *cfg, const struct log *log,
-		     char *err, size_t cap)
+static int add_named(struct serving *sv, const struct server_config *cfg, char *err, size_t cap)
 {
 	for (size_t i = 0; i < cfg->num_catalogs; i++) {
 		const struct cli_catalog *c = &cfg->catalogs[i];
-		struct reload *r = &sv->named[sv->num_named];
 		struct reload_read rd;
 		struct catalog *cat;
 
@@ -265,11 +256,12 @@ static int add_named(struct serving *sv, const struct server_config *cfg, const 
 			snprintf(err, cap, "catalog %s: out of memory", c->name);
 			return -1;
 		}
-		reload_init_named(r, &sv->holder, c->name, c->path, &rd, log, &sv->metrics);
-		sv->num_named++;
-		if (reload_watch_start(r, cfg->catalog_check, err, cap) != 0) {
+		if (reload_add_named_catalog(&sv->reload, &sv->named[sv->num_named], &sv->holder, c->name,
+					     c->path, &rd, &sv->metrics, cfg->catalog_check) != 0) {
+			snprintf(err, cap, "catalog %s: more followed sources than RELOAD_MAX_SOURCES", c->name);
 			return -1;
 		}
+		sv->num_named++;
 	}
 	return 0;
 }
@@ -297,24 +289,23 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	metrics_catalog_loaded(&sv.metrics);
+	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
+		    &sv.metrics);
 	if (cfg->tls_cert != NULL) {
-		if (tls_init(&sv.tls, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+		if (tls_init(&sv.tls, &sv.reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
 			     cfg->tls_priority, log, err, sizeof(err)) != 0) {
 			goto done;
 		}
 		use_tls = &sv.tls;
 	}
-	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
-		    &sv.metrics);
-	if (add_named(&sv, cfg, log, err, sizeof(err)) != 0) {
+	if (add_named(&sv, cfg, err, sizeof(err)) != 0) {
 		goto done;
 	}
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
 	    server_start(&sv.server, cfg, &sv.holder, log, &sv.metrics, &hooks, use_tls, err,
-			 sizeof(err)) != 0 ||
-	    (use_tls != NULL && tls_watch_start(use_tls, err, sizeof(err)) != 0)) {
+			 sizeof(err)) != 0) {
 		goto done;
 	}
 	/* change streams hear of every swap (the lock in reload_add_listener
@@ -326,7 +317,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
-	sig = wait_for_stop(&set, &sv, use_tls);
+	sig = wait_for_stop(&set, &sv.reload);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&sv.server);
 	ret = 0;
@@ -335,10 +326,7 @@ done:
 		log_event(log, "error", "%s", err);
 	}
 	server_stop(&sv.server);
-	reload_cleanup(&sv.reload);
-	for (size_t i = 0; i < sv.num_named; i++) {
-		reload_cleanup(&sv.named[i]);
-	}
+	reload_cleanup(&sv.reload); /* the watch stops: no source is read after this */
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
 	metrics_cleanup(&sv.metrics);

@@ -103,263 +103,605 @@ done:
 	return buf;
 }
 
-struct catalog *reload_read_file(const char *path, struct reload_read *rd)
-{
-	char why[512];
-	struct catalog *cat = NULL;
-	size_t len = 0;
-	char *text;
+/* The bytes of a source's files, as one read found them. */
+struct reload_texts {
+	char *data[RELOAD_MAX_FILES];
+	struct reload_bytes files[RELOAD_MAX_FILES];
+};
 
+static void texts_cleanup(struct reload_texts *t)
+{
+	for (size_t i = 0; i < RELOAD_MAX_FILES; i++) {
+		free(t->data[i]);
+		t->data[i] = NULL;
+	}
+}
+
+/* Reads every file of `files` (at most max bytes each) into t: 0, or -1
+ * with the first failure in rd (its reason naming the flag and path). The
+ * key covers every file, each one's length in its seed, so bytes moved
+ * from one file to the next are a change; a failure's key names the
+ * file. */
+static int read_files(const struct reload_file *files, size_t num, size_t max,
+		      struct reload_texts *t, struct reload_read *rd)
+{
+	uint64_t key = 0;
+
+	memset(t, 0, sizeof(*t));
 	memset(rd, 0, sizeof(*rd));
-	text = reload_read_bytes(path, CATALOG_MAX_BYTES, &len, rd);
-	if (text == NULL) {
-		return NULL;
-	}
-	rd->key = content_key(text, len, 0);
-	if (len == 0) {
-		/* flagd loads "{}" here and empties its flags; an empty file is a
-		 * write in progress or a mistake, never a catalog */
-		rd->state = API_DISK_INVALID;
-		snprintf(rd->error, sizeof(rd->error), "%s: empty file", path);
-		goto done;
-	}
-	cat = catalog_load(text, len, why, sizeof(why));
-	if (cat == NULL) {
-		rd->state = API_DISK_INVALID;
-		snprintf(rd->error, sizeof(rd->error), "%s: %s", path, why);
-		goto done;
+	for (size_t i = 0; i < num; i++) {
+		const char *flag = files[i].flag;
+		size_t len = 0;
+
+		t->data[i] = reload_read_bytes(files[i].path, max, &len, rd);
+		if (t->data[i] != NULL && len == 0) {
+			/* flagd loads "{}" for an empty file and empties its flags;
+			 * an empty file is a write in progress or a mistake */
+			rd->state = API_DISK_INVALID;
+			rd->key = failure_key(API_DISK_INVALID, 0);
+			snprintf(rd->error, sizeof(rd->error), "%s: empty file", files[i].path);
+		}
+		if (t->data[i] == NULL || len == 0) {
+			char why[sizeof(rd->error)];
+
+			if (flag != NULL) {
+				memcpy(why, rd->error, sizeof(why));
+				if (snprintf(rd->error, sizeof(rd->error), "%s %s", flag, why) < 0) {
+					rd->error[0] = '\0';
+				}
+			}
+			rd->key += i;
+			texts_cleanup(t);
+			return -1;
+		}
+		t->files[i] = (struct reload_bytes){t->data[i], len};
+		key = content_key(t->data[i], len, i == 0 ? 0 : key ^ len);
 	}
 	rd->state = API_DISK_SAME;
-done:
-	free(text);
+	rd->key = key;
+	return 0;
+}
+
+/* ------------------------------------------------------ the catalog kind */
+
+/* The catalog in a file's bytes, or NULL with "PATH: why" in err. */
+static struct catalog *catalog_from(const char *path, const struct reload_bytes *bytes, char *err,
+				    size_t cap)
+{
+	char why[512];
+	struct catalog *cat = catalog_load(bytes->data, bytes->len, why, sizeof(why));
+
+	if (cat == NULL) {
+		snprintf(err, cap, "%s: %s", path, why);
+	}
 	return cat;
 }
 
-static const char *reload_name(const struct reload *r)
+static void *catalog_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
 {
-	return r->name != NULL ? r->name : holder_default_name(r->holder);
+	struct reload_catalog *c = cls;
+
+	return catalog_from(c->src.files[0].path, &files[0], err, cap);
 }
 
-int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics)
+struct catalog *reload_read_file(const char *path, struct reload_read *rd)
 {
-	return reload_init_named(r, holder, NULL, path, initial, log, metrics);
-}
+	const struct reload_file file = {NULL, path};
+	struct reload_texts t;
+	struct catalog *cat;
 
-int reload_init_named(struct reload *r, struct holder *holder, const char *name, const char *path,
-		      const struct reload_read *initial, const struct log *log,
-		      struct metrics *metrics)
-{
-	struct holder_ref *ref;
-	const struct catalog *cat;
-	int64_t now = unix_ms();
-
-	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->run_lock, NULL);
-	pthread_mutex_init(&r->state_lock, NULL);
-	r->holder = holder;
-	r->name = name;
-	r->path = path;
-	r->log = log;
-	r->metrics = metrics;
-	cat = holder_acquire_named(holder, reload_name(r), &ref);
-	if (cat != NULL) {
-		snprintf(r->status.revision, sizeof(r->status.revision), "%s", cat->digest);
-		holder_release(holder, ref);
+	if (read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
+		return NULL;
 	}
-	r->status.loaded_at_ms = now;
-	r->status.last = (struct api_status_attempt){.at_ms = now, .trigger = API_TRIGGER_START,
-						     .ok = true, .changed = true};
-	if (path != NULL && initial != NULL) {
-		snprintf(r->status.source, sizeof(r->status.source), "%s", path);
-		r->status.disk = API_DISK_SAME;
-		r->status.checked_at_ms = now;
-		r->tried_key = initial->key;
+	cat = catalog_from(path, t.files, rd->error, sizeof(rd->error));
+	if (cat == NULL) {
+		rd->state = API_DISK_INVALID;
+	}
+	texts_cleanup(&t);
+	return cat;
+}
+
+/* The source's catalog in the holder: its name, or the default. */
+static const char *catalog_name_of(const struct reload_catalog *c)
+{
+	return c->name != NULL ? c->name : holder_default_name(c->holder);
+}
+
+/* Its current catalog, referenced (NULL: the holder no longer has it). */
+static const struct catalog *catalog_current(const struct reload_catalog *c, struct holder_ref **ref)
+{
+	return holder_acquire_named(c->holder, catalog_name_of(c), ref);
+}
+
+static bool catalog_serving(void *cls, const void *value)
+{
+	struct reload_catalog *c = cls;
+	struct holder_ref *ref;
+	const struct catalog *now = catalog_current(c, &ref);
+	bool same = now != NULL && strcmp(now->digest, ((const struct catalog *)value)->digest) == 0;
+
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
+	return same;
+}
+
+static int catalog_swap(void *cls, void *value, char *err, size_t cap)
+{
+	struct reload_catalog *c = cls;
+	struct holder_ref *before_ref, *after_ref;
+	const struct catalog *before, *after;
+	int rc;
+
+	before = catalog_current(c, &before_ref);
+	rc = holder_swap_named(c->holder, catalog_name_of(c), value, c->src.files[0].path);
+	if (rc != 0) {
+		if (before_ref != NULL) {
+			holder_release(c->holder, before_ref);
+		}
+		snprintf(err, cap, rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory");
+		return -1;
+	}
+	after = catalog_current(c, &after_ref);
+	metrics_catalog_loaded(c->metrics);
+	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
+		c->listeners[i].fn(c->listeners[i].cls, before, after);
+	}
+	holder_release(c->holder, after_ref);
+	if (before_ref != NULL) {
+		holder_release(c->holder, before_ref);
 	}
 	return 0;
 }
 
-void reload_cleanup(struct reload *r)
+static void catalog_drop(void *value)
 {
-	if (r->holder == NULL) {
-		return; /* zeroed: reload_init never ran */
-	}
-	watch_stop(r->watch);
-	r->watch = NULL;
-	pthread_mutex_destroy(&r->run_lock);
-	pthread_mutex_destroy(&r->state_lock);
-	r->holder = NULL;
+	catalog_free(value);
 }
 
-int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)
+static void catalog_say(void *cls, enum reload_outcome outcome, const char *why, char *out,
+			size_t cap)
+{
+	struct reload_catalog *c = cls;
+	struct holder_ref *ref;
+	const struct catalog *cat;
+
+	if (outcome == RELOAD_REFUSED) {
+		snprintf(out, cap, "refused, the old catalog keeps serving: %s", why);
+		return;
+	}
+	cat = catalog_current(c, &ref);
+	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, cat != NULL ? cat->digest : "",
+		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
+}
+
+static void catalog_counted(void *cls, bool ok)
+{
+	struct reload_catalog *c = cls;
+
+	metrics_reload(c->metrics, ok);
+}
+
+static const struct reload_kind catalog_kind = {
+	.event = "reload",
+	.max_bytes = CATALOG_MAX_BYTES,
+	.check = catalog_check,
+	.serving = catalog_serving,
+	.swap = catalog_swap,
+	.drop = catalog_drop,
+	.say = catalog_say,
+	.counted = catalog_counted,
+};
+
+/* ------------------------------------------------------------ the engine */
+
+/* What a source's status says before any reload: loaded now, at start. */
+static void status_start(struct api_source_status *st, const char *source, int64_t now)
+{
+	memset(st, 0, sizeof(*st));
+	st->loaded_at_ms = now;
+	st->last = (struct api_status_attempt){.at_ms = now, .trigger = API_TRIGGER_START,
+					       .ok = true, .changed = true};
+	if (source != NULL) {
+		snprintf(st->source, sizeof(st->source), "%s", source);
+		st->disk = API_DISK_SAME;
+		st->checked_at_ms = now;
+	}
+}
+
+static int add_source(struct reload *r, struct reload_source *s)
 {
 	int ret = -1;
 
 	pthread_mutex_lock(&r->run_lock);
-	if (r->num_listeners < RELOAD_MAX_LISTENERS) {
-		r->listeners[r->num_listeners].fn = fn;
-		r->listeners[r->num_listeners].cls = cls;
-		r->num_listeners++;
+	if (r->num_sources < RELOAD_MAX_SOURCES) {
+		s->owner = r;
+		s->watch_entry = -1;
+		r->sources[r->num_sources++] = s;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&r->run_lock);
 	return ret;
 }
 
-/* Records an attempt in the status (copied out by reload_status). */
-static void record(struct reload *r, enum api_trigger trigger, const struct reload_read *rd,
-		   bool ok, bool changed, const char *error, int64_t now)
+void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
+			const struct reload_file *files, size_t num_files, unsigned check_seconds)
 {
-	pthread_mutex_lock(&r->state_lock);
-	r->status.disk = rd->state;
-	snprintf(r->status.disk_error, sizeof(r->status.disk_error), "%s", rd->error);
-	r->status.checked_at_ms = now;
-	r->status.last.at_ms = now;
-	r->status.last.trigger = trigger;
-	r->status.last.ok = ok;
-	r->status.last.changed = changed;
-	snprintf(r->status.last.error, sizeof(r->status.last.error), "%s", error);
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->cls = cls;
+	s->num_files = num_files < RELOAD_MAX_FILES ? num_files : RELOAD_MAX_FILES;
+	memcpy(s->files, files, s->num_files * sizeof(files[0]));
+	s->check_seconds = check_seconds;
+	s->watch_entry = -1;
+}
+
+int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
+		       const char *path, const struct reload_read *initial, struct metrics *metrics)
+{
+	/* its check is reload_watch_start's */
+	return reload_add_named_catalog(r, c, holder, NULL, path, initial, metrics, 0);
+}
+
+int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
+			     const char *name, const char *path, const struct reload_read *initial,
+			     struct metrics *metrics, unsigned check_seconds)
+{
+	const struct reload_file file = {NULL, path};
+
+	memset(c, 0, sizeof(*c));
+	reload_source_init(&c->src, &catalog_kind, c, &file, 1, check_seconds);
+	c->holder = holder;
+	c->name = name;
+	c->metrics = metrics;
+	status_start(&c->src.status, path, unix_ms());
+	c->src.served_key = c->src.tried_key = initial->key;
+	return add_source(r, &c->src);
+}
+
+int reload_init(struct reload *r, struct holder *holder, const char *path,
+		const struct reload_read *initial, const struct log *log, struct metrics *metrics)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->run_lock, NULL);
+	pthread_mutex_init(&r->state_lock, NULL);
+	r->log = log;
+	if (path != NULL && initial != NULL) {
+		return reload_add_catalog(r, &r->catalog, holder, path, initial, metrics);
+	}
+	/* the embedded catalog: described, never reloaded */
+	r->catalog.holder = holder;
+	r->catalog.metrics = metrics;
+	status_start(&r->catalog.src.status, NULL, unix_ms());
+	return 0;
+}
+
+void reload_cleanup(struct reload *r)
+{
+	if (r->catalog.holder == NULL) {
+		return; /* zeroed: reload_init never ran */
+	}
+	watch_stop(r->watch);
+	r->watch = NULL;
+	pthread_mutex_destroy(&r->run_lock);
+	pthread_mutex_destroy(&r->state_lock);
+	r->catalog.holder = NULL;
+}
+
+int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)
+{
+	struct reload_catalog *c = &r->catalog;
+	int ret = -1;
+
+	pthread_mutex_lock(&r->run_lock);
+	if (c->num_listeners < RELOAD_MAX_LISTENERS) {
+		c->listeners[c->num_listeners].fn = fn;
+		c->listeners[c->num_listeners].cls = cls;
+		c->num_listeners++;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&r->run_lock);
+	return ret;
+}
+
+/* Records an attempt in the source's status. */
+static void record(struct reload_source *s, enum api_trigger trigger, const struct reload_read *rd,
+		   enum reload_outcome outcome, const char *error, int64_t now)
+{
+	struct api_source_status *st = &s->status;
+	bool ok = outcome != RELOAD_REFUSED;
+
+	pthread_mutex_lock(&s->owner->state_lock);
+	st->disk = rd->state;
+	snprintf(st->disk_error, sizeof(st->disk_error), "%s", rd->error);
+	st->checked_at_ms = now;
+	st->last.at_ms = now;
+	st->last.trigger = trigger;
+	st->last.ok = ok;
+	st->last.changed = outcome == RELOAD_SWAPPED;
+	snprintf(st->last.error, sizeof(st->last.error), "%s", error);
+	if (outcome == RELOAD_SWAPPED) {
+		st->loaded_at_ms = now;
+	}
 	if (ok) {
-		r->status.reloads_ok++;
+		st->reloads_ok++;
 	} else {
-		r->status.reloads_error++;
+		st->reloads_error++;
 	}
-	pthread_mutex_unlock(&r->state_lock);
+	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
-static void notify(struct reload *r, const struct catalog *before, const struct catalog *after)
+/* Validates and swaps what a read found (texts NULL: the read failed, why
+ * in rd). Returns the outcome, why in err when refused. Called with
+ * run_lock held. */
+static enum reload_outcome try_texts(struct reload_source *s, const struct reload_texts *texts,
+				     struct reload_read *rd, char *err, size_t cap)
 {
-	for (size_t i = 0; i < r->num_listeners; i++) {
-		r->listeners[i].fn(r->listeners[i].cls, before, after);
+	const struct reload_kind *k = s->kind;
+	void *value;
+
+	if (texts == NULL) {
+		snprintf(err, cap, "%s", rd->error);
+		return RELOAD_REFUSED;
 	}
+	if (rd->key == s->served_key) {
+		return RELOAD_UNCHANGED; /* the bytes in service: nothing to check */
+	}
+	value = k->check(s->cls, texts->files, err, cap);
+	if (value == NULL) {
+		rd->state = API_DISK_INVALID;
+		snprintf(rd->error, sizeof(rd->error), "%s", err);
+		return RELOAD_REFUSED;
+	}
+	if (k->serving != NULL && k->serving(s->cls, value)) {
+		k->drop(value);
+		s->served_key = rd->key;
+		return RELOAD_UNCHANGED;
+	}
+	if (k->swap(s->cls, value, err, cap) != 0) {
+		s->tried_key = 0; /* try these bytes again */
+		return RELOAD_REFUSED;
+	}
+	s->served_key = rd->key;
+	return RELOAD_SWAPPED;
 }
 
-/* One attempt with what a read found (cat NULL: it failed). Takes cat.
- * Called with run_lock held. */
-static void attempt(struct reload *r, enum api_trigger trigger, struct catalog *cat,
-		    const struct reload_read *rd)
+/* One attempt: validate, swap, record, count, log. Called with run_lock
+ * held. Returns the outcome. */
+static enum reload_outcome attempt(struct reload_source *s, enum api_trigger trigger,
+				   const struct reload_texts *texts, struct reload_read *rd,
+				   char *err, size_t cap)
 {
-	const char *why = status_trigger_name(trigger);
-	char digest[CATALOG_DIGEST_LEN + 1];
-	struct holder_ref *before_ref, *after_ref;
-	const struct catalog *before, *after;
+	char line[2 * API_STATUS_TEXT];
+	enum reload_outcome outcome;
+
+	err[0] = '\0';
+	s->tried_key = rd->key;
+	s->pending_key = 0;
+	outcome = try_texts(s, texts, rd, err, cap);
+	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
+	if (s->kind->counted != NULL) {
+		s->kind->counted(s->cls, outcome != RELOAD_REFUSED);
+	}
+	s->kind->say(s->cls, outcome, err, line, sizeof(line));
+	log_event(s->owner->log, s->kind->event, "%s (%s)", line, status_trigger_name(trigger));
+	return outcome;
+}
+
+int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_cap)
+{
+	struct reload_texts texts;
+	struct reload_read rd;
+	enum reload_outcome outcome = RELOAD_REFUSED;
 	int64_t now = unix_ms();
 
-	r->tried_key = rd->key;
-	r->pending_key = 0;
-	if (cat == NULL) {
-		metrics_reload(r->metrics, false);
-		record(r, trigger, rd, false, false, rd->error, now);
-		log_event(r->log, "reload", "refused, the old catalog keeps serving: %s (%s)", rd->error,
-			  why);
-		return;
+	if (add_source(r, s) != 0) {
+		snprintf(err, err_cap, "more followed sources than RELOAD_MAX_SOURCES");
+		return -1;
 	}
-	/* revision is written only under run_lock, which is held */
-	if (strcmp(cat->digest, r->status.revision) == 0) {
-		catalog_free(cat);
-		metrics_reload(r->metrics, true);
-		record(r, trigger, rd, true, false, "", now);
-		log_event(r->log, "reload", "ok: %s, catalog %s, unchanged (%s)", r->path,
-			  r->status.revision, why);
-		return;
+	status_start(&s->status, s->files[0].path, now);
+	pthread_mutex_lock(&r->run_lock);
+	if (read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
+		outcome = try_texts(s, &texts, &rd, err, err_cap);
+		texts_cleanup(&texts);
+	} else {
+		snprintf(err, err_cap, "%s", rd.error);
 	}
-	memcpy(digest, cat->digest, sizeof(digest));
-	before = holder_acquire_named(r->holder, reload_name(r), &before_ref);
-	if (holder_swap_named(r->holder, reload_name(r), cat, r->path) != 0) {
-		if (before_ref != NULL) {
-			holder_release(r->holder, before_ref);
-		}
-		r->tried_key = 0; /* try these bytes again */
-		metrics_reload(r->metrics, false);
-		record(r, trigger, rd, false, false, "out of memory", now);
-		log_event(r->log, "reload", "refused: out of memory (%s)", why);
-		return;
+	s->tried_key = rd.key;
+	if (outcome != RELOAD_SWAPPED) {
+		r->num_sources--; /* nothing serves: the source is not followed */
+		s->owner = NULL;
 	}
-	after = holder_acquire_named(r->holder, reload_name(r), &after_ref);
-	metrics_reload(r->metrics, true);
-	metrics_catalog_loaded(r->metrics);
-	pthread_mutex_lock(&r->state_lock);
-	memcpy(r->status.revision, digest, sizeof(digest));
-	r->status.loaded_at_ms = now;
-	pthread_mutex_unlock(&r->state_lock);
-	record(r, trigger, rd, true, true, "", now);
-	log_event(r->log, "reload", "ok: %s, catalog %s (%s)", r->path, digest, why);
-	if (before != NULL) {
-		notify(r, before, after);
-		holder_release(r->holder, before_ref);
+	pthread_mutex_unlock(&r->run_lock);
+	return outcome == RELOAD_SWAPPED ? 0 : -1;
+}
+
+void reload_source_status(struct reload_source *s, struct api_source_status *out)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	*out = s->status;
+	pthread_mutex_unlock(&s->owner->state_lock);
+	if (s->watch_entry < 0) {
+		out->watch = API_WATCH_OFF;
+	} else {
+		out->watch = watch_entry_inotify(s->owner->watch, s->watch_entry) ? API_WATCH_INOTIFY
+										  : API_WATCH_PERIODIC;
 	}
-	holder_release(r->holder, after_ref);
+}
+
+/* Reads a source and tries what it found. Called with run_lock held. */
+static void reload_one(struct reload_source *s, enum api_trigger trigger)
+{
+	struct reload_texts texts;
+	struct reload_read rd;
+	char err[API_STATUS_TEXT];
+	int got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
+
+	(void)attempt(s, trigger, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
+	texts_cleanup(&texts);
 }
 
 void reload_now(struct reload *r)
 {
-	struct reload_read rd;
-	struct catalog *cat;
-
-	if (r->path == NULL) {
+	if (r->catalog.src.owner == NULL) {
 		log_event(r->log, "reload", "skipped: serving the embedded catalog (no --catalog FILE)");
-		return;
 	}
 	pthread_mutex_lock(&r->run_lock);
-	cat = reload_read_file(r->path, &rd);
-	attempt(r, API_TRIGGER_SIGNAL, cat, &rd);
+	for (size_t i = 0; i < r->num_sources; i++) {
+		reload_one(r->sources[i], API_TRIGGER_SIGNAL);
+	}
 	pthread_mutex_unlock(&r->run_lock);
 }
 
-/* The watch's callback: something may have changed. */
-static unsigned on_watch(void *cls)
+void reload_remove(struct reload *r, struct reload_source *s)
 {
-	struct reload *r = cls;
+	pthread_mutex_lock(&r->run_lock);
+	for (size_t i = 0; i < r->num_sources; i++) {
+		if (r->sources[i] == s) {
+			memmove(&r->sources[i], &r->sources[i + 1],
+				(r->num_sources - i - 1) * sizeof(r->sources[0]));
+			r->num_sources--;
+			break;
+		}
+	}
+	s->owner = NULL;
+	pthread_mutex_unlock(&r->run_lock);
+}
+
+int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
+		     void *cls)
+{
+	if (r->num_watches == RELOAD_MAX_WATCHES) {
+		return -1;
+	}
+	r->watches[r->num_watches].path = path;
+	r->watches[r->num_watches].check_seconds = check_seconds;
+	r->watches[r->num_watches].fn = fn;
+	r->watches[r->num_watches].cls = cls;
+	r->num_watches++;
+	return 0;
+}
+
+unsigned reload_source_check(struct reload_source *s)
+{
+	struct reload *r = s->owner;
+	struct reload_texts texts;
 	struct reload_read rd;
-	struct catalog *cat;
+	char err[API_STATUS_TEXT];
 	unsigned again = 0;
+	int got;
 
 	pthread_mutex_lock(&r->run_lock);
-	cat = reload_read_file(r->path, &rd);
-	if (rd.key == r->tried_key) {
+	got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
+	if (rd.key == s->tried_key) {
 		/* nothing new: the same bytes, or the same failure, as last time */
-		r->pending_key = 0;
-		catalog_free(cat);
+		s->pending_key = 0;
 		pthread_mutex_lock(&r->state_lock);
-		r->status.checked_at_ms = unix_ms();
+		s->status.checked_at_ms = unix_ms();
 		pthread_mutex_unlock(&r->state_lock);
-	} else if (rd.key != r->pending_key) {
+	} else if (rd.key != s->pending_key) {
 		/* first sight of these bytes: a writer may still be writing, so
 		 * read again a moment later and trust them only if unchanged */
-		r->pending_key = rd.key;
-		catalog_free(cat);
+		s->pending_key = rd.key;
 		again = RELOAD_SETTLE_MS;
 	} else {
-		attempt(r, API_TRIGGER_WATCH, cat, &rd);
+		(void)attempt(s, API_TRIGGER_WATCH, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
 	}
+	texts_cleanup(&texts);
 	pthread_mutex_unlock(&r->run_lock);
 	return again;
 }
 
+/* The watch's callback: something of the source's may have changed. */
+static unsigned on_watch(void *cls)
+{
+	return reload_source_check(cls);
+}
+
 int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap)
 {
-	struct watch_options opt = {check_seconds, RELOAD_DEBOUNCE_MS};
+	struct watch *w = NULL;
+	int ret = -1;
 
-	if (r->path == NULL || check_seconds == 0) {
-		return 0;
+	r->catalog.src.check_seconds = r->catalog.src.owner != NULL ? check_seconds : 0;
+	for (size_t i = 0; i < r->num_sources; i++) {
+		struct reload_source *s = r->sources[i];
+		const char *paths[RELOAD_MAX_FILES];
+		struct watch_options opt = {s->check_seconds, RELOAD_DEBOUNCE_MS};
+
+		if (s->check_seconds == 0) {
+			continue;
+		}
+		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
+			goto done;
+		}
+		for (size_t j = 0; j < s->num_files; j++) {
+			paths[j] = s->files[j].path;
+		}
+		s->watch_entry = watch_add(w, paths, s->num_files, &opt, on_watch, s, err, err_cap);
+		if (s->watch_entry < 0) {
+			goto done;
+		}
+		pthread_mutex_lock(&r->state_lock);
+		s->status.check_seconds = s->check_seconds;
+		pthread_mutex_unlock(&r->state_lock);
 	}
-	pthread_mutex_lock(&r->state_lock);
-	r->status.check_seconds = check_seconds;
-	pthread_mutex_unlock(&r->state_lock);
-	r->watch = watch_start(r->path, &opt, on_watch, r, err, err_cap);
-	return r->watch != NULL ? 0 : -1;
+	for (size_t i = 0; i < r->num_watches; i++) {
+		struct watch_options opt = {r->watches[i].check_seconds, RELOAD_DEBOUNCE_MS};
+
+		if (r->watches[i].check_seconds == 0) {
+			continue;
+		}
+		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
+			goto done;
+		}
+		if (watch_add(w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
+			      err_cap) < 0) {
+			goto done;
+		}
+	}
+	if (w != NULL && watch_run(w, err, err_cap) != 0) {
+		goto done;
+	}
+	r->watch = w;
+	w = NULL;
+	ret = 0;
+done:
+	if (w != NULL) {
+		for (size_t i = 0; i < r->num_sources; i++) {
+			r->sources[i]->watch_entry = -1;
+		}
+		watch_stop(w);
+	}
+	return ret;
 }
 
 void reload_status(void *cls, struct api_status *out)
 {
 	struct reload *r = cls;
+	struct holder_ref *ref;
 
-	pthread_mutex_lock(&r->state_lock);
-	*out = r->status;
-	pthread_mutex_unlock(&r->state_lock);
-	if (r->watch == NULL) {
-		out->watch = API_WATCH_OFF;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->revision, sizeof(out->revision), "%s",
+		 holder_acquire(r->catalog.holder, &ref)->digest);
+	holder_release(r->catalog.holder, ref);
+	if (r->catalog.src.owner != NULL) {
+		reload_source_status(&r->catalog.src, &out->catalog);
 	} else {
-		out->watch = watch_inotify(r->watch) ? API_WATCH_INOTIFY : API_WATCH_PERIODIC;
+		pthread_mutex_lock(&r->state_lock);
+		out->catalog = r->catalog.src.status;
+		pthread_mutex_unlock(&r->state_lock);
+	}
+	for (size_t i = 0; i < r->num_sources; i++) {
+		struct reload_source *s = r->sources[i];
+		struct api_source_status st;
+
+		if (s->kind->report != NULL) {
+			reload_source_status(s, &st);
+			s->kind->report(s->cls, &st, out);
+		}
 	}
 }

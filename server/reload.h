@@ -1,30 +1,47 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * reload — the catalog follows its file: every reload of --catalog FILE,
- * whether SIGHUP asks (reload_now) or the watch (watch.c) sees the file
- * change, goes through here, one at a time.
+ * reload — every file splitkd follows, followed one way: the catalog
+ * (--catalog FILE) and the TLS files (--tls-cert, --tls-key,
+ * --tls-client-ca) are two kinds of *source*, and reload.c drives any
+ * number of sources through one cycle (nginx's ngx_init_cycle has the
+ * same shape): read, validate, dedup by content, swap, keep the last good,
+ * log and count. Whether SIGHUP asks (reload_now: every source) or the
+ * watch (watch.c: one thread for every source's files) sees a file
+ * change, the cycle runs here, one attempt at a time.
  *
- * A reload reads the file whole, validates it exactly as at start-up
- * (catalog_load) and, when it is valid and its digest differs from the
- * one in service, swaps it in (holder_swap), then calls every registered
- * listener with the catalogs before and after. Never worse than the last
- * good catalog: a file that is missing, unreadable, partly written or
- * invalid leaves the current one serving.
+ * A kind (struct reload_kind) is a table of callbacks: what the bytes of a
+ * source's files mean (check), whether a checked value is what serves
+ * already (serving), how it goes into service (swap) or away (drop), and
+ * the words of its log lines (say). A source (struct reload_source) is a
+ * kind, its files and the state reload.c keeps for it; its owner embeds
+ * it (struct tls, struct reload_catalog). Adding a kind is the recipe "a
+ * new kind of reloaded source" in docs/DEVELOPING.md.
  *
- * The watch's reloads are by content: the bytes are hashed, and bytes seen
- * before (or the same missing/unreadable condition) are not tried again,
- * so each distinct failure is logged once and counted once, however many
- * checks see it. Bytes seen for the first time are read again
- * RELOAD_SETTLE_MS later and tried only if they are the same (a writer
- * still writing is not trusted). SIGHUP always tries, logs and counts.
+ * The cycle, for every kind alike:
+ * - read: each file whole through reload_read_bytes (regular files only,
+ *   bounded by the kind's max_bytes); a missing, unreadable, too large or
+ *   empty file is refused before the kind sees anything;
+ * - dedup: the bytes of all the files are hashed (FNV-1a 64, lengths
+ *   included); the watch does not try bytes (or the same failure) it
+ *   tried last, so each distinct failure is logged and counted once
+ *   however many checks see it, and bytes seen for the first time are
+ *   read again RELOAD_SETTLE_MS later and tried only if unchanged (a
+ *   writer still writing is not trusted). SIGHUP always tries, logs and
+ *   counts. Bytes equal to those in service are an unchanged reload;
+ * - validate, swap: a value the kind refuses, or cannot swap in, leaves
+ *   what serves serving (never worse than the last good);
+ * - log and count: one line per attempt (the kind's words, then the
+ *   trigger), the source's counts and state for GET /v1/status and
+ *   /metrics.
  *
  * State for GET /v1/status is copied out under a short lock of its own
  * (reload_status, an api_status_fn): a request never waits on a reload.
  *
  * Thread-safe: reload_now and the watch's thread may run at once (the
  * second waits for the first). reload_init/reload_cleanup pair up;
- * reload_watch_start must come after reload_init, and reload_cleanup stops
- * the watch before anything it uses goes.
+ * sources are added (reload_add) after reload_init and before
+ * reload_watch_start; reload_cleanup stops the watch before anything a
+ * source uses goes, and never frees a source (its owner does, after).
  */
 #ifndef SPLITKD_RELOAD_H
 #define SPLITKD_RELOAD_H
@@ -42,41 +59,119 @@
 #include "watch.h"
 
 #define RELOAD_MAX_LISTENERS 8
+/* every named catalog (HOLDER_MAX_CATALOGS) and the TLS files */
+#define RELOAD_MAX_SOURCES (HOLDER_MAX_CATALOGS + 2)
+#define RELOAD_MAX_WATCHES 2 /* reload_add_watch's: a --catalog-dir */
+#define RELOAD_MAX_FILES WATCH_MAX_PATHS /* of one source */
 #define RELOAD_DEBOUNCE_MS 200 /* quiet time after the last event in the directory */
 #define RELOAD_SETTLE_MS 250   /* new bytes are read again this much later */
 
-/* Called after each successful swap, on the reloading thread, with the
- * reload lock held (so listeners see swaps one at a time, in order). Both
- * catalogs are valid for the call only. Must not call reload_now. */
-typedef void reload_listener_fn(void *cls, const struct catalog *before,
-				const struct catalog *after);
-
-/* What a read of the file found; `key` tells one content (or one failure)
- * from another without keeping the bytes. */
+/* What a read of the files found; `key` tells one content (or one
+ * failure) from another without keeping the bytes. */
 struct reload_read {
 	enum api_disk_state state; /* SAME (valid), INVALID, MISSING or UNREADABLE */
 	uint64_t key;
 	char error[API_STATUS_TEXT];
 };
 
-struct reload {
-	pthread_mutex_t run_lock;   /* one reload at a time */
-	pthread_mutex_t state_lock; /* guards status; held only to copy */
-	struct holder *holder;
-	const char *name; /* the catalog it reloads (a holder's name); NULL: the default */
-	const char *path; /* NULL: the embedded catalog, nothing to reload */
-	const struct log *log;
-	struct metrics *metrics;
-	struct watch *watch;
-	/* the watch thread's own, under run_lock */
+/* One file of a source: its path and the flag that named it, for the
+ * errors ("--tls-key /etc/k.pem: ..."; NULL: the path alone). */
+struct reload_file {
+	const char *flag;
+	const char *path; /* borrowed: must outlive the source */
+};
+
+/* One file's bytes, as the kind's check sees them (never empty). */
+struct reload_bytes {
+	const char *data;
+	size_t len;
+};
+
+enum reload_outcome {
+	RELOAD_SWAPPED,   /* a new value serves */
+	RELOAD_UNCHANGED, /* valid, and what serves already */
+	RELOAD_REFUSED,   /* what served keeps serving */
+};
+
+/* A kind of source: callbacks on the source's `cls`, all called with the
+ * reload's one-attempt-at-a-time lock held, on the reloading thread. */
+struct reload_kind {
+	const char *event; /* the log's event word: "reload", "tls" */
+	size_t max_bytes;  /* each file's bound */
+	/* The files' bytes (files[i] for the source's files[i]) into a new
+	 * value of the kind's own, or NULL with why in err. */
+	void *(*check)(void *cls, const struct reload_bytes *files, char *err, size_t err_cap);
+	/* Whether a checked value is what serves (other bytes, the same
+	 * meaning: an unchanged reload). NULL: other bytes are a change. */
+	bool (*serving)(void *cls, const void *value);
+	/* Puts the value in service (takes it). 0, or -1 with why in err
+	 * (the value freed, what served keeps serving). */
+	int (*swap)(void *cls, void *value, char *err, size_t err_cap);
+	/* Frees a checked value that will not serve. */
+	void (*drop)(void *value);
+	/* The log line for an outcome (`why`: a refusal's reason, else ""),
+	 * into out; reload.c adds the trigger. */
+	void (*say)(void *cls, enum reload_outcome outcome, const char *why, char *out, size_t cap);
+	/* Optional: copies the source's state into its place in the status
+	 * answer (the catalog's is reload.c's own). */
+	void (*report)(void *cls, const struct api_source_status *st, struct api_status *out);
+	/* Optional: every attempt's result, for the kind's own metrics. */
+	void (*counted)(void *cls, bool ok);
+};
+
+struct reload;
+
+struct reload_source {
+	const struct reload_kind *kind;
+	void *cls;
+	struct reload_file files[RELOAD_MAX_FILES];
+	size_t num_files;
+	unsigned check_seconds; /* the watch's periodic check; 0: SIGHUP only */
+	/* reload.c's from here: attempts under the reload's run_lock */
+	struct reload *owner;
+	int watch_entry; /* -1: not watched */
+	uint64_t served_key;  /* the content in service */
 	uint64_t tried_key;   /* the content (or failure) last tried */
 	uint64_t pending_key; /* new content waiting for its second read; 0: none */
-	struct api_status status;
+	struct api_source_status status; /* under the reload's state_lock */
+};
+
+/* Called after each successful swap of the catalog, on the reloading
+ * thread, with the reload lock held (so listeners see swaps one at a
+ * time, in order). Both catalogs are valid for the call only. Must not
+ * call reload_now. */
+typedef void reload_listener_fn(void *cls, const struct catalog *before,
+				const struct catalog *after);
+
+/* The catalog kind's source: one catalog file over one holder, the
+ * holder's catalog `name` (NULL: its default). */
+struct reload_catalog {
+	struct reload_source src;
+	struct holder *holder;
+	const char *name; /* borrowed: must outlive the source */
+	struct metrics *metrics;
 	struct {
 		reload_listener_fn *fn;
 		void *cls;
 	} listeners[RELOAD_MAX_LISTENERS];
 	size_t num_listeners;
+};
+
+struct reload {
+	pthread_mutex_t run_lock;   /* one attempt at a time */
+	pthread_mutex_t state_lock; /* guards every source's status; held only to copy */
+	const struct log *log;
+	struct watch *watch;
+	struct reload_source *sources[RELOAD_MAX_SOURCES];
+	size_t num_sources;
+	struct reload_catalog catalog; /* --catalog's; a source only with a file */
+	struct {
+		const char *path;
+		unsigned check_seconds;
+		watch_fn *fn;
+		void *cls;
+	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
+	size_t num_watches;
 };
 
 /*
@@ -85,43 +180,83 @@ struct reload {
  * place is refused, and never blocks the open), read to its end. NULL with
  * rd filled (MISSING, UNREADABLE, or INVALID when larger than max; the
  * reason, naming the path, in rd->error); on success only *len is set.
- * The one reader of a followed file: the catalog's and the TLS files'.
+ * The one reader of a followed file.
  */
 char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd);
 
 /*
- * Reads and validates a catalog file (at most CATALOG_MAX_BYTES): a new
+ * Reads and validates a catalog file as every reload of it does: a new
  * catalog (the caller owns it), or NULL with what went wrong in *rd (and
- * rd->error). rd is filled either way. The start-up load and every reload
- * read through this one function.
+ * rd->error). rd is filled either way. The start-up load, --check-catalog
+ * and --diff read through this one function.
  */
 struct catalog *reload_read_file(const char *path, struct reload_read *rd);
 
 /* Takes the catalog loaded at start (already in `holder`) and what its
- * read found (NULL for the embedded catalog; then `path` is NULL too).
- * Returns 0. */
+ * read found (NULL for the embedded catalog; then `path` is NULL too, and
+ * the catalog is no source). Returns 0. */
 int reload_init(struct reload *r, struct holder *holder, const char *path,
 		const struct reload_read *initial, const struct log *log, struct metrics *metrics);
-/* The same for the catalog `name` of the holder (NULL: the default):
- * `name` must outlive the reload. */
-int reload_init_named(struct reload *r, struct holder *holder, const char *name, const char *path,
-		      const struct reload_read *initial, const struct log *log,
-		      struct metrics *metrics);
 /* Stops the watch and frees what reload_init made. Safe on a zeroed
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
 
-/* Adds a listener. Returns 0, or -1 when RELOAD_MAX_LISTENERS are set.
- * Call before reloads can happen (before the watch and signals). */
+/* Makes `c` a catalog source over `holder`, following `path`, whose
+ * catalog already serves from bytes of `initial`'s key, and adds it (the
+ * catalog in reload_init is one; a daemon with more catalogs adds more).
+ * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
+int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
+		       const char *path, const struct reload_read *initial, struct metrics *metrics);
+
+/* reload_add_catalog for the holder's catalog `name` (NULL: the
+ * default), one source per named catalog, its file watched with a check
+ * every check_seconds (0: not watched; SIGHUP and reload_source_check
+ * only); `name` and `path` must outlive the source. A watched one before
+ * reload_watch_start; an unwatched one also while the watch runs (a
+ * --catalog-dir's catalog, which the directory's watch drives). */
+int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
+			     const char *name, const char *path, const struct reload_read *initial,
+			     struct metrics *metrics, unsigned check_seconds);
+
+/* Stops following a source (a named catalog whose file is gone): no
+ * attempt reads it after this returns. Its owner frees it after. */
+void reload_remove(struct reload *r, struct reload_source *s);
+
+/* The watch's attempt on one source, for an owner that watches its files
+ * itself (a --catalog-dir): reads, dedups, settles, tries. Returns the
+ * milliseconds after which it wants another look (RELOAD_SETTLE_MS for
+ * bytes seen the first time), or 0. */
+unsigned reload_source_check(struct reload_source *s);
+
+/* One more path for the watch, with its own callback (a --catalog-dir:
+ * `path` "DIR/" follows every entry of DIR). Before reload_watch_start.
+ * Returns 0, or -1 when RELOAD_MAX_WATCHES are added. */
+int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
+		     void *cls);
+
+/* Fills a source (kind, its cls, its files, copied) for reload_add. */
+void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
+			const struct reload_file *files, size_t num_files, unsigned check_seconds);
+
+/* Adds a source and loads it now (read, check, swap: the start-up load,
+ * trigger "start"). Returns 0, or -1 with why in err: a start-up error,
+ * nothing serves, and the source is not added. Before reload_watch_start. */
+int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_cap);
+
+/* The source's state, copied under the state lock. */
+void reload_source_status(struct reload_source *s, struct api_source_status *out);
+
+/* Adds a listener to the --catalog's swaps. Returns 0, or -1 when
+ * RELOAD_MAX_LISTENERS are set. */
 int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls);
 
-/* Starts following the file: the directory watch plus a check every
- * check_seconds. A no-op for the embedded catalog or check_seconds 0.
- * Returns 0, or -1 with a message in err. */
+/* Starts following every source's files: one watch (directory events plus
+ * each source's periodic check); the catalog's check is check_seconds (0:
+ * SIGHUP only). Returns 0, or -1 with a message in err. */
 int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap);
 
-/* SIGHUP: reads the file now and swaps it in when valid and new. Logs and
- * counts the attempt whatever it finds. */
+/* SIGHUP: reads every source now and swaps in what is valid and new.
+ * Logs and counts each attempt whatever it finds. */
 void reload_now(struct reload *r);
 
 /* An api_status_fn: copies the state for GET /v1/status. */

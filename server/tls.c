@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
-#include "reload.h"
 
 struct tls_creds {
 	atomic_uint refs;
@@ -22,12 +22,7 @@ struct tls_creds {
 	unsigned num_pcerts;
 	gnutls_privkey_t key;
 	gnutls_x509_trust_list_t ca; /* NULL: no client certificates asked for */
-	int64_t not_after;
-};
-
-/* The three files of one generation, as read. */
-struct tls_pem {
-	gnutls_datum_t data[3]; /* cert, key, CA (size 0 when there is no CA) */
+	int64_t not_before, not_after; /* unix seconds; 0: none */
 };
 
 static void creds_free(struct tls_creds *c)
@@ -52,75 +47,6 @@ static void creds_put(struct tls_creds *c)
 	if (c != NULL && atomic_fetch_sub(&c->refs, 1) == 1) {
 		creds_free(c);
 	}
-}
-
-static void pem_cleanup(struct tls_pem *p)
-{
-	for (int i = 0; i < 3; i++) {
-		free(p->data[i].data);
-		p->data[i].data = NULL;
-		p->data[i].size = 0;
-	}
-}
-
-/* Reads a whole file of at most TLS_MAX_FILE bytes into out (free it),
- * through the reload's one reader (reload.h: regular files only).
- * Returns 0, or -1 with the reason in err. */
-static int read_pem(const char *what, const char *path, gnutls_datum_t *out, char *err, size_t cap)
-{
-	struct reload_read rd;
-	size_t n = 0;
-	char *buf;
-
-	memset(&rd, 0, sizeof(rd));
-	buf = reload_read_bytes(path, TLS_MAX_FILE, &n, &rd);
-	if (buf == NULL) {
-		snprintf(err, cap, "%s %s", what, rd.error);
-		return -1;
-	}
-	if (n == 0) {
-		snprintf(err, cap, "%s %s: empty", what, path);
-		free(buf);
-		return -1;
-	}
-	out->data = (unsigned char *)buf;
-	out->size = (unsigned)n;
-	return 0;
-}
-
-static int read_all(const struct tls *t, struct tls_pem *p, unsigned char digest[32], char *err,
-		    size_t cap)
-{
-	gnutls_hash_hd_t h;
-	int ret = -1;
-
-	memset(p, 0, sizeof(*p));
-	if (read_pem("--tls-cert", t->cert_path, &p->data[0], err, cap) != 0 ||
-	    read_pem("--tls-key", t->key_path, &p->data[1], err, cap) != 0 ||
-	    (t->ca_path != NULL && read_pem("--tls-client-ca", t->ca_path, &p->data[2], err, cap) != 0)) {
-		goto done;
-	}
-	if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) != 0) {
-		snprintf(err, cap, "cannot hash the TLS files");
-		goto done;
-	}
-	for (int i = 0; i < 3; i++) {
-		/* the length first, so moving bytes from one file to the next
-		 * is a change */
-		uint32_t len = p->data[i].size;
-
-		gnutls_hash(h, &len, sizeof(len));
-		if (len > 0) {
-			gnutls_hash(h, p->data[i].data, len);
-		}
-	}
-	gnutls_hash_deinit(h, digest);
-	ret = 0;
-done:
-	if (ret != 0) {
-		pem_cleanup(p);
-	}
-	return ret;
 }
 
 /* Whether the private key is the certificate's. */
@@ -156,10 +82,10 @@ static void format_time(int64_t when, char *out, size_t cap)
 	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The served certificate's validity: *not_after set; -1 with the reason
+/* The served certificate's validity: its dates set; -1 with the reason
  * when it is expired or not yet valid at `now`, its dates as dates. */
-static int check_validity(const gnutls_datum_t *der, time_t now, int64_t *not_after, char *err,
-			  size_t cap)
+static int check_validity(const gnutls_datum_t *der, time_t now, int64_t *not_before,
+			  int64_t *not_after, char *err, size_t cap)
 {
 	gnutls_x509_crt_t crt = NULL;
 	time_t before, after;
@@ -188,6 +114,7 @@ static int check_validity(const gnutls_datum_t *der, time_t now, int64_t *not_af
 			 (long long)((before - now) / 86400));
 		goto done;
 	}
+	*not_before = before == (time_t)-1 ? 0 : (int64_t)before;
 	*not_after = after == (time_t)-1 ? 0 : (int64_t)after;
 	ret = 0;
 done:
@@ -195,12 +122,20 @@ done:
 	return ret;
 }
 
-/* Turns the three files into credentials. Returns them (one reference),
- * or NULL with the reason in err. */
-static struct tls_creds *creds_load(const struct tls *t, const struct tls_pem *p, char *err,
-				    size_t cap)
+/* A file's bytes as GnuTLS takes them (it only reads them). */
+static gnutls_datum_t datum(const struct reload_bytes *b)
 {
+	return (gnutls_datum_t){(unsigned char *)(uintptr_t)b->data, (unsigned)b->len};
+}
+
+/* The TLS kind's check: the files' bytes (cert, key, then the CA when
+ * there is one) into credentials. Returns them (one reference), or NULL
+ * with the reason in err. */
+static void *creds_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
+{
+	const struct tls *t = cls;
 	struct tls_creds *c = calloc(1, sizeof(*c));
+	gnutls_datum_t cert = datum(&files[0]), key = datum(&files[1]);
 	unsigned n = TLS_MAX_CHAIN;
 	char why[200];
 	int rc;
@@ -210,7 +145,7 @@ static struct tls_creds *creds_load(const struct tls *t, const struct tls_pem *p
 		return NULL;
 	}
 	atomic_init(&c->refs, 1);
-	rc = gnutls_pcert_list_import_x509_raw(c->pcerts, &n, &p->data[0], GNUTLS_X509_FMT_PEM, 0);
+	rc = gnutls_pcert_list_import_x509_raw(c->pcerts, &n, &cert, GNUTLS_X509_FMT_PEM, 0);
 	if (rc < 0 || n == 0) {
 		snprintf(err, cap, "--tls-cert %s: no PEM certificate (%s)", t->cert_path,
 			 rc < 0 ? gnutls_strerror(rc) : "none found");
@@ -221,7 +156,7 @@ static struct tls_creds *creds_load(const struct tls *t, const struct tls_pem *p
 		snprintf(err, cap, "out of memory");
 		goto fail;
 	}
-	rc = gnutls_privkey_import_x509_raw(c->key, &p->data[1], GNUTLS_X509_FMT_PEM, NULL, 0);
+	rc = gnutls_privkey_import_x509_raw(c->key, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
 	if (rc < 0) {
 		snprintf(err, cap, "--tls-key %s: no unencrypted PEM private key (%s)", t->key_path,
 			 gnutls_strerror(rc));
@@ -232,16 +167,19 @@ static struct tls_creds *creds_load(const struct tls *t, const struct tls_pem *p
 			 t->key_path, t->cert_path);
 		goto fail;
 	}
-	if (check_validity(&c->pcerts[0].cert, time(NULL), &c->not_after, why, sizeof(why)) != 0) {
+	if (check_validity(&c->pcerts[0].cert, time(NULL), &c->not_before, &c->not_after, why,
+			   sizeof(why)) != 0) {
 		snprintf(err, cap, "--tls-cert %s: %s", t->cert_path, why);
 		goto fail;
 	}
 	if (t->ca_path != NULL) {
+		gnutls_datum_t ca = datum(&files[2]);
+
 		if (gnutls_x509_trust_list_init(&c->ca, 0) != 0) {
 			snprintf(err, cap, "out of memory");
 			goto fail;
 		}
-		rc = gnutls_x509_trust_list_add_trust_mem(c->ca, &p->data[2], NULL, GNUTLS_X509_FMT_PEM,
+		rc = gnutls_x509_trust_list_add_trust_mem(c->ca, &ca, NULL, GNUTLS_X509_FMT_PEM,
 							  0, 0);
 		if (rc <= 0) {
 			snprintf(err, cap, "--tls-client-ca %s: no PEM certificate (%s)", t->ca_path,
@@ -255,68 +193,87 @@ fail:
 	return NULL;
 }
 
-/* What the watch compares: a changed inode, size or time means "look". */
-static bool same_stat(const struct stat *a, const struct stat *b)
+static void creds_drop(void *value)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+	creds_put(value);
 }
 
-/* Stats the files; returns whether anything differs from the last look
- * (and remembers this one). */
-static bool files_changed(struct tls *t)
+/* The TLS kind's swap: new handshakes take `value`; a connection keeps
+ * the generation it started with until it closes. */
+static int creds_swap(void *cls, void *value, char *err, size_t cap)
 {
-	const char *paths[3] = {t->cert_path, t->key_path, t->ca_path};
-	bool changed = false;
+	struct tls *t = cls;
+	struct tls_creds *c = value, *old;
 
-	for (int i = 0; i < 3; i++) {
-		struct stat st;
-		bool seen;
-
-		if (paths[i] == NULL) {
-			continue;
-		}
-		seen = stat(paths[i], &st) == 0;
-		if (seen != t->files.seen[i] || (seen && !same_stat(&st, &t->files.st[i]))) {
-			changed = true;
-		}
-		t->files.seen[i] = seen;
-		if (seen) {
-			t->files.st[i] = st;
-		}
-	}
-	return changed;
-}
-
-static int64_t now_unix(void)
-{
-	return (int64_t)time(NULL);
-}
-
-static void set_current(struct tls *t, struct tls_creds *c, const unsigned char digest[32])
-{
-	struct tls_creds *old;
-
+	(void)err;
+	(void)cap;
 	pthread_mutex_lock(&t->lock);
 	old = t->current;
 	t->current = c;
-	memcpy(t->digest, digest, sizeof(t->digest));
-	t->last_error[0] = '\0';
 	pthread_mutex_unlock(&t->lock);
 	atomic_store(&t->expiry, c->not_after);
-	atomic_store(&t->loaded_at, now_unix());
 	creds_put(old); /* freed when its last connection closes */
+	return 0;
 }
 
-int tls_init(struct tls *t, const char *cert_path, const char *key_path, const char *ca_path,
-	     const char *priority, const struct log *log, char *err, size_t err_cap)
+static void creds_say(void *cls, enum reload_outcome outcome, const char *why, char *out,
+		      size_t cap)
 {
+	struct tls *t = cls;
+	char expires[32];
+
+	switch (outcome) {
+	case RELOAD_REFUSED:
+		snprintf(out, cap, "reload refused, the old certificate keeps serving: %s", why);
+		break;
+	case RELOAD_UNCHANGED:
+		snprintf(out, cap, "reload: the TLS files are unchanged");
+		break;
+	case RELOAD_SWAPPED:
+		format_time((int64_t)atomic_load(&t->expiry), expires, sizeof(expires));
+		snprintf(out, cap, "reloaded: %s, expires %s; new handshakes take it", t->cert_path,
+			 expires);
+		break;
+	}
+}
+
+/* The served generation's dates, under the lock that guards which one
+ * is current. */
+static void creds_dates(struct tls *t, int64_t *not_before, int64_t *not_after)
+{
+	pthread_mutex_lock(&t->lock);
+	*not_before = t->current != NULL ? t->current->not_before : 0;
+	*not_after = t->current != NULL ? t->current->not_after : 0;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void creds_report(void *cls, const struct api_source_status *st, struct api_status *out)
+{
+	struct tls *t = cls;
+
+	out->tls_on = true;
+	out->tls = *st;
+	creds_dates(t, &out->tls_not_before, &out->tls_not_after);
+}
+
+static const struct reload_kind tls_kind = {
+	.event = "tls",
+	.max_bytes = TLS_MAX_FILE,
+	.check = creds_check,
+	.swap = creds_swap,
+	.drop = creds_drop,
+	.say = creds_say,
+	.report = creds_report,
+};
+
+int tls_init(struct tls *t, struct reload *reload, const char *cert_path, const char *key_path,
+	     const char *ca_path, const char *priority, const struct log *log, char *err,
+	     size_t err_cap)
+{
+	const struct reload_file files[3] = {
+		{"--tls-cert", cert_path}, {"--tls-key", key_path}, {"--tls-client-ca", ca_path}};
 	gnutls_priority_t prio = NULL;
 	const char *where = NULL;
-	unsigned char digest[32];
-	struct tls_pem pem;
-	struct tls_creds *c;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
@@ -326,9 +283,6 @@ int tls_init(struct tls *t, const char *cert_path, const char *key_path, const c
 	t->priority = priority != NULL ? priority : TLS_DEFAULT_PRIORITY;
 	t->log = log;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_mutex_init(&t->watch_lock, NULL);
-	pthread_cond_init(&t->watch_wake, NULL);
-	atomic_init(&t->last_result, TLS_RESULT_OK);
 	/* the priority string is checked here, with the place it went wrong,
 	 * rather than by the engine at start with no word why */
 	rc = gnutls_priority_init(&prio, t->priority, &where);
@@ -338,17 +292,8 @@ int tls_init(struct tls *t, const char *cert_path, const char *key_path, const c
 		return -1;
 	}
 	gnutls_priority_deinit(prio);
-	(void)files_changed(t); /* the watch's starting point */
-	if (read_all(t, &pem, digest, err, err_cap) != 0) {
-		return -1;
-	}
-	c = creds_load(t, &pem, err, err_cap);
-	pem_cleanup(&pem);
-	if (c == NULL) {
-		return -1;
-	}
-	set_current(t, c, digest);
-	return 0;
+	reload_source_init(&t->src, &tls_kind, t, files, ca_path != NULL ? 3 : 2, TLS_CHECK_SECONDS);
+	return reload_add(reload, &t->src, err, err_cap);
 }
 
 void tls_cleanup(struct tls *t)
@@ -356,128 +301,10 @@ void tls_cleanup(struct tls *t)
 	if (t == NULL || t->cert_path == NULL) {
 		return;
 	}
-	tls_watch_stop(t);
 	creds_put(t->current);
 	t->current = NULL;
 	pthread_mutex_destroy(&t->lock);
-	pthread_mutex_destroy(&t->watch_lock);
-	pthread_cond_destroy(&t->watch_wake);
 	t->cert_path = NULL;
-}
-
-static void refused(struct tls *t, const char *why)
-{
-	atomic_fetch_add(&t->reloads[TLS_RESULT_ERROR], 1);
-	atomic_store(&t->last_result, TLS_RESULT_ERROR);
-	pthread_mutex_lock(&t->lock);
-	snprintf(t->last_error, sizeof(t->last_error), "%s", why);
-	pthread_mutex_unlock(&t->lock);
-	log_event(t->log, "tls", "reload refused, the old certificate keeps serving: %s", why);
-}
-
-enum tls_reload tls_reload(struct tls *t, bool explicit, char *err, size_t err_cap)
-{
-	unsigned char digest[32];
-	struct tls_pem pem;
-	struct tls_creds *c;
-	char expires[32];
-	bool same;
-
-	/* one reload at a time: the watch thread and SIGHUP both come here */
-	pthread_mutex_lock(&t->watch_lock);
-	if (explicit) {
-		(void)files_changed(t);
-	}
-	if (read_all(t, &pem, digest, err, err_cap) != 0) {
-		pthread_mutex_unlock(&t->watch_lock);
-		refused(t, err);
-		return TLS_RELOAD_REFUSED;
-	}
-	pthread_mutex_lock(&t->lock);
-	same = memcmp(digest, t->digest, sizeof(digest)) == 0;
-	pthread_mutex_unlock(&t->lock);
-	if (same) {
-		pem_cleanup(&pem);
-		pthread_mutex_unlock(&t->watch_lock);
-		if (explicit) {
-			atomic_fetch_add(&t->reloads[TLS_RESULT_OK], 1);
-			atomic_store(&t->last_result, TLS_RESULT_OK);
-			log_event(t->log, "tls", "reload: the TLS files are unchanged");
-		}
-		return TLS_RELOAD_UNCHANGED;
-	}
-	c = creds_load(t, &pem, err, err_cap);
-	pem_cleanup(&pem);
-	if (c == NULL) {
-		pthread_mutex_unlock(&t->watch_lock);
-		refused(t, err);
-		return TLS_RELOAD_REFUSED;
-	}
-	set_current(t, c, digest);
-	pthread_mutex_unlock(&t->watch_lock);
-	atomic_fetch_add(&t->reloads[TLS_RESULT_OK], 1);
-	atomic_store(&t->last_result, TLS_RESULT_OK);
-	format_time(c->not_after, expires, sizeof(expires));
-	log_event(t->log, "tls", "reloaded: %s, expires %s; new handshakes take it", t->cert_path,
-		  expires);
-	return TLS_RELOAD_SWAPPED;
-}
-
-static void *watch_main(void *arg)
-{
-	struct tls *t = arg;
-	char err[320];
-
-	pthread_mutex_lock(&t->watch_lock);
-	while (!t->stopping) {
-		struct timespec until;
-		bool changed;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += TLS_CHECK_MS / 1000u;
-		until.tv_nsec += (long)(TLS_CHECK_MS % 1000u) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&t->watch_wake, &t->watch_lock, &until);
-		if (t->stopping) {
-			break;
-		}
-		changed = files_changed(t);
-		if (changed) {
-			pthread_mutex_unlock(&t->watch_lock);
-			(void)tls_reload(t, false, err, sizeof(err));
-			pthread_mutex_lock(&t->watch_lock);
-		}
-	}
-	pthread_mutex_unlock(&t->watch_lock);
-	return NULL;
-}
-
-int tls_watch_start(struct tls *t, char *err, size_t err_cap)
-{
-	int rc = pthread_create(&t->thread, NULL, watch_main, t);
-
-	if (rc != 0) {
-		snprintf(err, err_cap, "cannot start the TLS file watch: %s", strerror(rc));
-		return -1;
-	}
-	t->running = true;
-	return 0;
-}
-
-void tls_watch_stop(struct tls *t)
-{
-	if (!t->running) {
-		return;
-	}
-	pthread_mutex_lock(&t->watch_lock);
-	t->stopping = true;
-	pthread_cond_signal(&t->watch_wake);
-	pthread_mutex_unlock(&t->watch_lock);
-	pthread_join(t->thread, NULL);
-	t->running = false;
 }
 
 /* The connection a GnuTLS session belongs to: libmicrohttpd keeps its
@@ -714,11 +541,14 @@ int tls_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int
 
 void tls_figures(struct tls *t, struct metrics_tls *out)
 {
+	struct api_source_status st;
+
+	reload_source_status(&t->src, &st);
 	out->expiry = (int64_t)atomic_load(&t->expiry);
-	out->loaded_at = (int64_t)atomic_load(&t->loaded_at);
-	out->reloads_ok = (uint64_t)atomic_load(&t->reloads[TLS_RESULT_OK]);
-	out->reloads_error = (uint64_t)atomic_load(&t->reloads[TLS_RESULT_ERROR]);
-	out->last_reload_ok = atomic_load(&t->last_result) == TLS_RESULT_OK;
+	out->loaded_at = st.loaded_at_ms / 1000;
+	out->reloads_ok = st.reloads_ok;
+	out->reloads_error = st.reloads_error;
+	out->last_reload_ok = st.last.ok;
 	out->handshakes = (uint64_t)atomic_load(&t->handshakes);
 	out->failures_client_certificate =
 		(uint64_t)atomic_load(&t->failures[TLS_FAIL_CLIENT_CERTIFICATE]);

@@ -10,27 +10,27 @@
  * lets it go) and is never disturbed by a rotation. A reload that fails
  * (unreadable file, a key that does not match the certificate, a
  * certificate expired or not yet valid, a CA file with no certificate)
- * keeps the old credentials serving, and says why: tls_reload's message,
- * the log, and the splitkd_tls_* series (tls_figures, written by metrics.c).
+ * keeps the old credentials serving, and says why: the log, GET
+ * /v1/status's `tls`, and the splitkd_tls_* series (tls_figures, written
+ * by metrics.c).
  *
  * With a client CA every handshake requires a client certificate that
  * chains to it (key purpose: TLS client); a client without one, or with
  * another, fails at the handshake and is counted.
  *
- * The files are read through reload.c's one bounded reader
- * (reload_read_bytes: regular files only, at most TLS_MAX_FILE bytes).
- * They are checked every TLS_CHECK_MS by a thread of this module (stat,
- * then a SHA-256 of their contents when the stat changed: a Kubernetes
- * Secret volume swaps a symlink, which changes the inode) and on SIGHUP
- * (tls_reload); either way nothing changes unless the contents did. The
- * poller, the dedup and the keep-last-good are still this module's own,
- * beside reload.c's for the catalog.
+ * The files are one source of reload.c's (struct reload_source, the TLS
+ * kind): read by its one bounded reader, followed by its one watch
+ * (directory events and a check every TLS_CHECK_SECONDS) and by SIGHUP,
+ * deduplicated by content, counted and logged there, like the catalog.
+ * This module only says what the bytes mean (a certificate chain, a key
+ * that matches it, dates that hold, a CA with a certificate) and puts a
+ * checked generation in service.
  *
- * Ownership: tls_init/tls_cleanup pair up, tls_watch_start/tls_watch_stop
- * run the thread, tls_conn_start/tls_conn_end bracket one connection.
- * Thread-safe: one mutex guards the current credentials and the reload
- * notes; the handshake path takes it once per connection, to take a
- * reference. The paths and the priority string are borrowed from the
+ * Ownership: tls_init/tls_cleanup pair up (tls_init adds the source to
+ * the reload, which must be cleaned up before tls_cleanup);
+ * tls_conn_start/tls_conn_end bracket one connection. Thread-safe: one
+ * mutex guards which generation is current (the reload's thread swaps it,
+ * every handshake takes a reference under it, once per connection). The paths and the priority string are borrowed from the
  * configuration and must outlive the struct.
  */
 #ifndef SPLITKD_TLS_H
@@ -48,6 +48,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "reload.h"
 
 /* TLS 1.2 and 1.3 only, ECDHE (or TLS 1.3's (EC)DHE) key exchange only,
  * AEAD ciphers only: every suite is forward-secret. --tls-priority
@@ -57,14 +58,11 @@
 	"-CIPHER-ALL:+CHACHA20-POLY1305:+AES-256-GCM:+AES-128-GCM:-MAC-ALL:+AEAD:"             \
 	"%SERVER_PRECEDENCE"
 
-#define TLS_CHECK_MS 1000u      /* how often the files are looked at */
+#define TLS_CHECK_SECONDS 1u    /* the watch's periodic look at the files */
 #define TLS_MAX_FILE (1u << 20) /* bytes: a PEM file larger than this is refused */
 #define TLS_MAX_CHAIN 16        /* certificates in the --tls-cert file */
 
 struct tls_creds; /* one generation of certificate, key and CA; reference-counted */
-
-/* What the last reload attempt did, for /metrics. */
-enum tls_result { TLS_RESULT_OK, TLS_RESULT_ERROR };
 
 /* Why a handshake failed, the metrics labels. */
 enum tls_failure {
@@ -73,63 +71,32 @@ enum tls_failure {
 	TLS_FAIL_COUNT
 };
 
-struct tls_files {
-	struct stat st[3]; /* cert, key, client CA: what the last check saw */
-	bool seen[3];
-};
-
 struct tls {
 	const char *cert_path, *key_path, *ca_path; /* ca_path NULL: no client certificates */
 	const char *priority;
 	const struct log *log;
+	struct reload_source src; /* the TLS files, followed by the reload */
 
 	pthread_mutex_t lock;
-	struct tls_creds *current;   /* never NULL after tls_init */
-	unsigned char digest[32];    /* SHA-256 of what current was loaded from */
-	struct tls_files files;      /* the watch's view of the files */
-	char last_error[256];        /* the last refused reload's reason; "" when none */
+	struct tls_creds *current; /* never NULL after tls_init */
 
-	atomic_int_fast64_t expiry;     /* the served certificate's notAfter, unix seconds */
-	atomic_int_fast64_t loaded_at;  /* when it was loaded */
-	atomic_int last_result;         /* enum tls_result */
-	atomic_uint_fast64_t reloads[2];   /* by enum tls_result */
+	atomic_int_fast64_t expiry; /* the served certificate's notAfter, unix seconds */
 	atomic_uint_fast64_t failures[TLS_FAIL_COUNT];
-	atomic_uint_fast64_t handshakes;   /* completed */
-
-	pthread_t thread;
-	bool running;
-	pthread_mutex_t watch_lock;
-	pthread_cond_t watch_wake;
-	bool stopping;
+	atomic_uint_fast64_t handshakes; /* completed */
 };
 
 /*
- * Loads the files and checks them (see above). `ca_path` may be NULL;
- * `priority` NULL takes TLS_DEFAULT_PRIORITY. Returns 0, or -1 with the
- * reason in err (a start-up error: nothing to keep serving).
+ * Checks the priority string, then adds the files to `reload` as a source
+ * and loads them (see above). `ca_path` may be NULL; `priority` NULL takes
+ * TLS_DEFAULT_PRIORITY. Returns 0, or -1 with the reason in err (a
+ * start-up error: nothing to keep serving).
  */
-int tls_init(struct tls *t, const char *cert_path, const char *key_path, const char *ca_path,
-	     const char *priority, const struct log *log, char *err, size_t err_cap);
-/* Stops the watch and frees the credentials. Every connection must have
- * ended first. Safe on a zeroed struct. */
+int tls_init(struct tls *t, struct reload *reload, const char *cert_path, const char *key_path,
+	     const char *ca_path, const char *priority, const struct log *log, char *err,
+	     size_t err_cap);
+/* Frees the credentials. Every connection must have ended, and the
+ * reload's watch stopped (reload_cleanup), first. Safe on a zeroed struct. */
 void tls_cleanup(struct tls *t);
-
-/* The outcome of a reload. */
-enum tls_reload {
-	TLS_RELOAD_UNCHANGED, /* the same contents: nothing done */
-	TLS_RELOAD_SWAPPED,   /* new handshakes take the new credentials */
-	TLS_RELOAD_REFUSED,   /* invalid: the old ones keep serving; why in err */
-};
-
-/* Reads the files again and swaps the credentials when their contents
- * changed and are valid. Logs and counts what it did (an unchanged reload
- * is counted only when `explicit`, a SIGHUP). */
-enum tls_reload tls_reload(struct tls *t, bool explicit, char *err, size_t err_cap);
-
-/* Starts the thread that checks the files every TLS_CHECK_MS. Returns 0,
- * or -1 with a message in err. */
-int tls_watch_start(struct tls *t, char *err, size_t err_cap);
-void tls_watch_stop(struct tls *t);
 
 /*
  * One connection's hold on a generation of credentials. The socket

@@ -22,15 +22,27 @@
 	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB |      \
 	 IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF)
 
-struct watch {
+struct watch_path {
 	char *dir;  /* the directory holding the path */
 	char *name; /* the path's last component */
+	int wd;     /* -1: not watching the directory now */
+	atomic_bool watching;
+};
+
+struct watch_entry {
+	struct watch_path paths[WATCH_MAX_PATHS];
+	size_t num_paths;
 	struct watch_options opt;
 	watch_fn *fn;
 	void *cls;
+	/* the thread's own */
+	uint64_t next_check, pending_since, last_event, again_at; /* 0: none */
+};
+
+struct watch {
+	struct watch_entry entries[WATCH_MAX_ENTRIES];
+	size_t num_entries;
 	int inotify; /* -1: none (inotify unavailable) */
-	int wd;      /* -1: not watching the directory now */
-	atomic_bool watching;
 	int stop[2]; /* a pipe: a byte (or its close) stops the thread */
 	pthread_t thread;
 	bool started;
@@ -45,54 +57,91 @@ static uint64_t now_ms(void)
 }
 
 /* Splits a path into its directory and last component (both copied). */
-static int split_path(struct watch *w, const char *path)
+static int split_path(struct watch_path *p, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dir_len;
 
+	p->wd = -1;
+	atomic_init(&p->watching, false);
 	if (slash == NULL) {
-		w->dir = strdup(".");
-		w->name = strdup(path);
+		p->dir = strdup(".");
+		p->name = strdup(path);
 	} else {
 		dir_len = slash == path ? 1 : (size_t)(slash - path); /* "/x": the root */
-		w->dir = malloc(dir_len + 1);
-		if (w->dir != NULL) {
-			memcpy(w->dir, path, dir_len);
-			w->dir[dir_len] = '\0';
+		p->dir = malloc(dir_len + 1);
+		if (p->dir != NULL) {
+			memcpy(p->dir, path, dir_len);
+			p->dir[dir_len] = '\0';
 		}
-		w->name = strdup(slash + 1);
+		p->name = strdup(slash + 1);
 	}
-	return w->dir != NULL && w->name != NULL ? 0 : -1;
+	return p->dir != NULL && p->name != NULL ? 0 : -1;
 }
 
-static void add_watch(struct watch *w)
+/* Watches the entry's directories that are not watched now (two paths in
+ * one directory get the same descriptor from inotify). */
+static void add_watches(struct watch *w, struct watch_entry *e)
 {
-	if (w->inotify < 0 || w->wd >= 0) {
-		return;
+	for (size_t i = 0; i < e->num_paths && w->inotify >= 0; i++) {
+		struct watch_path *p = &e->paths[i];
+
+		if (p->wd < 0) {
+			p->wd = inotify_add_watch(w->inotify, p->dir, WATCH_EVENTS | IN_ONLYDIR);
+			atomic_store(&p->watching, p->wd >= 0);
+		}
 	}
-	w->wd = inotify_add_watch(w->inotify, w->dir, WATCH_EVENTS | IN_ONLYDIR);
-	atomic_store(&w->watching, w->wd >= 0);
 }
 
 /* Whether an event concerns the path: its own name, a `..` entry (the
  * kubelet's `..data` and timestamped directories), or the directory. */
-static bool relevant(const struct watch *w, const struct inotify_event *ev)
+static bool relevant(const struct watch_path *p, const struct inotify_event *ev)
 {
-	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) {
+	if (ev->mask & IN_Q_OVERFLOW) {
+		return true; /* events were lost: any of them may have been ours */
+	}
+	if (ev->wd != p->wd) {
+		return false;
+	}
+	if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
 		return true;
 	}
 	if (ev->len == 0) {
 		return false;
 	}
-	return strcmp(ev->name, w->name) == 0 || strncmp(ev->name, "..", 2) == 0;
+	/* "DIR/" names no file: every entry of the directory is its */
+	return p->name[0] == '\0' || strcmp(ev->name, p->name) == 0 || strncmp(ev->name, "..", 2) == 0;
 }
 
-/* Reads what inotify has. Returns whether any of it concerns the path. */
-static bool drain_events(struct watch *w)
+/* One event against every entry: marks the ones it concerns pending, and
+ * forgets a directory whose watch is gone (re-added at the next check). */
+static void take_event(struct watch *w, const struct inotify_event *ev, uint64_t now)
+{
+	for (size_t i = 0; i < w->num_entries; i++) {
+		struct watch_entry *e = &w->entries[i];
+		bool hit = false;
+
+		for (size_t j = 0; j < e->num_paths; j++) {
+			struct watch_path *p = &e->paths[j];
+
+			hit = hit || relevant(p, ev);
+			if ((ev->mask & IN_IGNORED) && ev->wd == p->wd) {
+				p->wd = -1;
+				atomic_store(&p->watching, false);
+			}
+		}
+		if (hit) {
+			e->pending_since = e->pending_since != 0 ? e->pending_since : now;
+			e->last_event = now;
+		}
+	}
+}
+
+/* Reads what inotify has. */
+static void drain_events(struct watch *w, uint64_t now)
 {
 	/* aligned as inotify(7) asks */
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool hit = false;
 
 	for (;;) {
 		ssize_t n = read(w->inotify, buf, sizeof(buf));
@@ -103,17 +152,55 @@ static bool drain_events(struct watch *w)
 		for (char *p = buf; p < buf + n;) {
 			struct inotify_event *ev = (struct inotify_event *)(void *)p;
 
-			hit = hit || relevant(w, ev);
-			if (ev->mask & IN_IGNORED) {
-				/* the directory went away (or was moved): the watch is
-				 * gone, re-added at the next check or call */
-				w->wd = -1;
-				atomic_store(&w->watching, false);
-			}
+			take_event(w, ev, now);
 			p += sizeof(*ev) + ev->len;
 		}
 	}
-	return hit;
+}
+
+/* When the entry next wants its callback (its check, its settled burst,
+ * its second look: the earliest). */
+static uint64_t entry_wake(const struct watch_entry *e)
+{
+	uint64_t wake = e->next_check;
+
+	if (e->pending_since != 0) {
+		uint64_t settle = e->last_event + e->opt.debounce_ms;
+		uint64_t cap = e->pending_since + WATCH_MAX_WAIT_MS;
+
+		wake = settle < cap ? settle : cap;
+		wake = wake < e->next_check ? wake : e->next_check;
+	}
+	if (e->again_at != 0 && e->again_at < wake) {
+		wake = e->again_at;
+	}
+	return wake;
+}
+
+/* Calls the entry back when it is due at `now`. */
+static void entry_run(struct watch *w, struct watch_entry *e, uint64_t now)
+{
+	bool call = e->again_at != 0 && now >= e->again_at;
+	unsigned later;
+
+	if (e->pending_since != 0 && (now >= e->last_event + e->opt.debounce_ms ||
+				      now >= e->pending_since + WATCH_MAX_WAIT_MS)) {
+		call = true;
+	}
+	if (now >= e->next_check) {
+		add_watches(w, e); /* a directory may be back */
+		call = true;
+		e->next_check = now + (uint64_t)e->opt.check_seconds * 1000u;
+	}
+	if (!call) {
+		return;
+	}
+	e->pending_since = 0;
+	e->again_at = 0;
+	later = e->fn(e->cls);
+	if (later != 0) {
+		e->again_at = now_ms() + later;
+	}
 }
 
 static int timeout_until(uint64_t now, uint64_t at)
@@ -127,22 +214,18 @@ static void *watch_thread(void *arg)
 {
 	struct watch *w = arg;
 	uint64_t now = now_ms();
-	uint64_t next_check = now + (uint64_t)w->opt.check_seconds * 1000u;
-	uint64_t pending_since = 0, last_event = 0, again_at = 0; /* 0: none */
 
+	for (size_t i = 0; i < w->num_entries; i++) {
+		w->entries[i].next_check = now + (uint64_t)w->entries[i].opt.check_seconds * 1000u;
+	}
 	for (;;) {
 		struct pollfd fds[2] = {{w->stop[0], POLLIN, 0}, {w->inotify, POLLIN, 0}};
-		uint64_t wake = next_check;
-		bool call = false;
+		uint64_t wake = UINT64_MAX;
 
-		if (pending_since != 0) {
-			uint64_t settle = last_event + w->opt.debounce_ms;
-			uint64_t cap = pending_since + WATCH_MAX_WAIT_MS;
+		for (size_t i = 0; i < w->num_entries; i++) {
+			uint64_t at = entry_wake(&w->entries[i]);
 
-			wake = settle < cap ? settle : cap;
-		}
-		if (again_at != 0 && again_at < wake) {
-			wake = again_at;
+			wake = at < wake ? at : wake;
 		}
 		if (poll(fds, w->inotify >= 0 ? 2 : 1, timeout_until(now_ms(), wake)) < 0 &&
 		    errno != EINTR) {
@@ -152,38 +235,17 @@ static void *watch_thread(void *arg)
 			break;
 		}
 		now = now_ms();
-		if (w->inotify >= 0 && (fds[1].revents & POLLIN) && drain_events(w)) {
-			pending_since = pending_since != 0 ? pending_since : now;
-			last_event = now;
+		if (w->inotify >= 0 && (fds[1].revents & POLLIN)) {
+			drain_events(w, now);
 		}
-		if (pending_since != 0 && (now >= last_event + w->opt.debounce_ms ||
-					   now >= pending_since + WATCH_MAX_WAIT_MS)) {
-			call = true;
-		}
-		if (again_at != 0 && now >= again_at) {
-			call = true;
-		}
-		if (now >= next_check) {
-			add_watch(w); /* the directory may be back */
-			call = true;
-			next_check = now + (uint64_t)w->opt.check_seconds * 1000u;
-		}
-		if (call) {
-			unsigned later;
-
-			pending_since = 0;
-			again_at = 0;
-			later = w->fn(w->cls);
-			if (later != 0) {
-				again_at = now_ms() + later;
-			}
+		for (size_t i = 0; i < w->num_entries; i++) {
+			entry_run(w, &w->entries[i], now);
 		}
 	}
 	return NULL;
 }
 
-struct watch *watch_start(const char *path, const struct watch_options *opt, watch_fn *fn,
-			  void *cls, char *err, size_t err_cap)
+struct watch *watch_new(char *err, size_t err_cap)
 {
 	struct watch *w = calloc(1, sizeof(*w));
 
@@ -191,38 +253,100 @@ struct watch *watch_start(const char *path, const struct watch_options *opt, wat
 		snprintf(err, err_cap, "out of memory");
 		return NULL;
 	}
-	w->inotify = -1;
-	w->wd = -1;
 	w->stop[0] = w->stop[1] = -1;
-	w->opt = *opt;
-	w->opt.check_seconds = opt->check_seconds > 0 ? opt->check_seconds : 1;
-	w->fn = fn;
-	w->cls = cls;
-	atomic_init(&w->watching, false);
-	if (split_path(w, path) != 0 || pipe(w->stop) != 0) {
-		snprintf(err, err_cap, "cannot watch %s: %s", path, strerror(errno ? errno : ENOMEM));
-		goto fail;
+	w->inotify = -1;
+	if (pipe(w->stop) != 0) {
+		snprintf(err, err_cap, "cannot start a watch: %s", strerror(errno));
+		watch_stop(w);
+		return NULL;
 	}
 	fcntl(w->stop[0], F_SETFD, FD_CLOEXEC);
 	fcntl(w->stop[1], F_SETFD, FD_CLOEXEC);
 	/* no inotify (a container without it, too many instances): the
-	 * periodic check alone */
+	 * periodic checks alone */
 	w->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	add_watch(w);
+	return w;
+}
+
+int watch_add(struct watch *w, const char *const *paths, size_t num_paths,
+	      const struct watch_options *opt, watch_fn *fn, void *cls, char *err, size_t err_cap)
+{
+	struct watch_entry *e;
+
+	if (w->started || w->num_entries == WATCH_MAX_ENTRIES || num_paths == 0 ||
+	    num_paths > WATCH_MAX_PATHS) {
+		snprintf(err, err_cap, "cannot watch %s: too many files followed",
+			 num_paths > 0 ? paths[0] : "nothing");
+		return -1;
+	}
+	e = &w->entries[w->num_entries];
+	memset(e, 0, sizeof(*e));
+	e->opt = *opt;
+	e->opt.check_seconds = opt->check_seconds > 0 ? opt->check_seconds : 1;
+	e->fn = fn;
+	e->cls = cls;
+	w->num_entries++; /* counted now: watch_stop frees what a failure left */
+	for (size_t i = 0; i < num_paths; i++) {
+		e->num_paths++;
+		if (split_path(&e->paths[i], paths[i]) != 0) {
+			snprintf(err, err_cap, "cannot watch %s: out of memory", paths[i]);
+			return -1;
+		}
+	}
+	add_watches(w, e);
+	return (int)(w->num_entries - 1);
+}
+
+int watch_run(struct watch *w, char *err, size_t err_cap)
+{
 	if (pthread_create(&w->thread, NULL, watch_thread, w) != 0) {
-		snprintf(err, err_cap, "cannot start the watch of %s: no thread", path);
-		goto fail;
+		snprintf(err, err_cap, "cannot start the file watch: no thread");
+		return -1;
 	}
 	w->started = true;
+	return 0;
+}
+
+struct watch *watch_start(const char *path, const struct watch_options *opt, watch_fn *fn,
+			  void *cls, char *err, size_t err_cap)
+{
+	struct watch *w = watch_new(err, err_cap);
+
+	if (w != NULL && (watch_add(w, &path, 1, opt, fn, cls, err, err_cap) < 0 ||
+			  watch_run(w, err, err_cap) != 0)) {
+		watch_stop(w);
+		w = NULL;
+	}
 	return w;
-fail:
-	watch_stop(w);
-	return NULL;
+}
+
+bool watch_entry_inotify(const struct watch *w, int entry)
+{
+	const struct watch_entry *e;
+
+	if (w == NULL || entry < 0 || (size_t)entry >= w->num_entries) {
+		return false;
+	}
+	e = &w->entries[entry];
+	for (size_t i = 0; i < e->num_paths; i++) {
+		if (!atomic_load(&e->paths[i].watching)) {
+			return false;
+		}
+	}
+	return true;
 }
 
 bool watch_inotify(const struct watch *w)
 {
-	return w != NULL && atomic_load(&w->watching);
+	if (w == NULL || w->num_entries == 0) {
+		return false;
+	}
+	for (size_t i = 0; i < w->num_entries; i++) {
+		if (!watch_entry_inotify(w, (int)i)) {
+			return false;
+		}
+	}
+	return true;
 }
 
 void watch_stop(struct watch *w)
@@ -244,7 +368,11 @@ void watch_stop(struct watch *w)
 	if (w->inotify >= 0) {
 		close(w->inotify);
 	}
-	free(w->dir);
-	free(w->name);
+	for (size_t i = 0; i < w->num_entries; i++) {
+		for (size_t j = 0; j < w->entries[i].num_paths; j++) {
+			free(w->entries[i].paths[j].dir);
+			free(w->entries[i].paths[j].name);
+		}
+	}
 	free(w);
 }

@@ -15,19 +15,23 @@
 
 static struct daemon d;
 
+static char legacy_path[64], today_path[64];
+
 static void stop(void)
 {
 	daemon_stop(&d);
+	unlink(legacy_path);
+	unlink(today_path);
 }
 
-#define LEGACY_PATH "/tmp/splitkd-test-cat-legacy.json"
-#define TODAY_PATH "/tmp/splitkd-test-cat-today.json"
 
 /* Writes today's catalog (api/catalog.json, the file the binary embeds)
- * to TODAY_PATH, and to LEGACY_PATH the same with every target declared
+ * to today_path, and to legacy_path the same with every target declared
  * legacy: the seed's declarations before #928. */
 static void write_releases(void)
 {
+	snprintf(legacy_path, sizeof(legacy_path), "/tmp/splitkd-test-cat-legacy-%d.json", (int)getpid());
+	snprintf(today_path, sizeof(today_path), "/tmp/splitkd-test-cat-today-%d.json", (int)getpid());
 	FILE *in = fopen("api/catalog.json", "rb");
 	static char text[1 << 20];
 	size_t n;
@@ -39,7 +43,7 @@ static void write_releases(void)
 	n = fread(text, 1, sizeof(text) - 1, in);
 	fclose(in);
 	text[n] = '\0';
-	out = fopen(TODAY_PATH, "wb");
+	out = fopen(today_path, "wb");
 	cr_assert_not_null(out);
 	cr_assert_eq(fwrite(text, 1, n, out), n);
 	fclose(out);
@@ -49,7 +53,7 @@ static void write_releases(void)
 		cJSON_ReplaceItemInObjectCaseSensitive(t, "attn_decode_splitk", cJSON_CreateString("legacy"));
 	}
 	legacy = cJSON_PrintUnformatted(c);
-	out = fopen(LEGACY_PATH, "wb");
+	out = fopen(legacy_path, "wb");
 	cr_assert_not_null(out);
 	fputs(legacy, out);
 	fclose(out);
@@ -59,10 +63,13 @@ static void write_releases(void)
 
 static void start_two(void)
 {
-	const char *args[] = {"--catalog", "legacy=" LEGACY_PATH, "--catalog", "today=" TODAY_PATH,
-			      "--default-catalog", "today", "--access-log", "off", NULL};
+	char legacy[96], today[96];
+	const char *args[] = {"--catalog", legacy, "--catalog", today, "--default-catalog", "today",
+			      "--access-log", "off", NULL};
 
 	write_releases();
+	snprintf(legacy, sizeof(legacy), "legacy=%s", legacy_path);
+	snprintf(today, sizeof(today), "today=%s", today_path);
 	daemon_start(&d, args);
 }
 

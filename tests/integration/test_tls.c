@@ -476,6 +476,72 @@ Test(tls, an_invalid_pair_keeps_the_old_certificate_serving, .init = make_pki,
 	daemon_finish(&d);
 }
 
+/* GET /v1/status over TLS, parsed: its `tls` member in *tls (the reply
+ * keeps it; free the reply). */
+static void tls_status(const struct client *c, struct reply *r, const cJSON **tls)
+{
+	CURL *curl = curl_easy_init();
+
+	cr_assert_eq(tls_get(curl, "/v1/status", c, r, NULL, 0), CURLE_OK);
+	curl_easy_cleanup(curl);
+	cr_assert_eq(r->status, 200);
+	*tls = cJSON_GetObjectItemCaseSensitive(r->json, "tls");
+	cr_assert(cJSON_IsObject(*tls), "no tls in %s", r->body);
+}
+
+static const cJSON *member(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	cr_assert(cJSON_IsObject(v), "%s is not an object", k);
+	return v;
+}
+
+/* The TLS files are a source like the catalog: /v1/status shows what the
+ * last look found, the last attempt, the counts (as /metrics has them) and
+ * the served certificate's dates, which a refused change leaves alone. */
+Test(tls, status_shows_the_tls_source, .init = make_pki, .fini = remove_pki, .timeout = 60)
+{
+	const char *args[] = {"--tls-cert", at("live.pem"), "--tls-key", at("live-key.pem"),
+			      "--access-log", "off", NULL};
+	struct client c = {at("ca.pem"), NULL, NULL};
+	char want_after[40], not_after[40];
+	const cJSON *tls;
+	struct reply r;
+	time_t expiry;
+	struct tm tm;
+
+	install(at("server.pem"), at("live.pem"));
+	install(at("server-key.pem"), at("live-key.pem"));
+	daemon_start(&d, args);
+	expiry = (time_t)metric(&c, "splitkd_tls_certificate_expiry_timestamp_seconds");
+	cr_assert_not_null(gmtime_r(&expiry, &tm));
+	strftime(want_after, sizeof(want_after), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+
+	tls_status(&c, &r, &tls);
+	cr_assert_str_eq(jstr(tls, "source"), at("live.pem"));
+	cr_assert_str_eq(jstr(member(tls, "disk"), "state"), "same");
+	cr_assert_str_eq(jstr(member(tls, "last_attempt"), "trigger"), "start");
+	cr_assert_str_eq(jstr(member(tls, "watch"), "mode"), "inotify");
+	cr_assert_eq(jnum(member(tls, "reloads"), "error"), 0);
+	cr_assert_str_eq(jstr(member(tls, "certificate"), "not_after"), want_after);
+	reply_free(&r);
+
+	change_refused(&c, at("server2.pem"), at("live.pem"));
+	tls_status(&c, &r, &tls);
+	cr_assert_str_eq(jstr(member(tls, "disk"), "state"), "invalid");
+	cr_assert_not_null(strstr(jstr(member(tls, "disk"), "error"), "does not match"), "%s",
+			   r.body);
+	cr_assert_str_eq(jstr(member(tls, "last_attempt"), "result"), "error");
+	cr_assert_str_eq(jstr(member(tls, "last_attempt"), "trigger"), "watch");
+	cr_assert_eq(jnum(member(tls, "reloads"), "error"),
+		     metric(&c, "splitkd_tls_reloads_total{result=\"error\"}"));
+	snprintf(not_after, sizeof(not_after), "%s", jstr(member(tls, "certificate"), "not_after"));
+	cr_assert_str_eq(not_after, want_after, "a refused certificate's dates are not shown");
+	reply_free(&r);
+	daemon_finish(&d);
+}
+
 /* ------------------------------------------------------- start-up errors */
 
 /* Runs splitkd to its exit; returns the exit code, its stderr in err. */

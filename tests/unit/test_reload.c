@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * The reload (server/reload.c) and the watch (server/watch.c) through their
- * own APIs, no socket: listeners see each swap once, with the catalogs
- * before and after, and nothing else; a watch calls back once per burst of
- * events, ignores other files of the directory, asks for a second look
- * when told to, and comes back after its directory is removed and made
- * again (the watch that died after a ConfigMap update, flagd #42).
+ * The reload (server/reload.c) through its own API, no socket: listeners
+ * see each swap once, with the catalogs before and after, and nothing
+ * else; the one reader holds its bound and refuses what is no regular
+ * file; a kind of source of its own gets the whole cycle (read, check,
+ * dedup, swap, keep the last good, status). The watch's own tests are
+ * tests/unit/test_watch.c.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -21,16 +21,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "reload.h"
-#include "watch.h"
 
 static char dir[64], path[128];
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
 
 static void setup(void)
 {
@@ -149,7 +141,7 @@ Test(reload, listeners_see_each_swap_once, .init = setup, .fini = teardown)
 	reload_now(&r.reload);
 	cr_assert_eq(s.calls, 1, "a listener was called for a catalog already served");
 	reload_status(&r.reload, &st);
-	cr_assert(st.last.ok && !st.last.changed);
+	cr_assert(st.catalog.last.ok && !st.catalog.last.changed);
 
 	/* refused: no call, the old one stays, the status says why */
 	write_rename(path, "{\"targets\":[{\"name\":\"x\",\"sm_count\":0}],\"models\":[]}");
@@ -157,18 +149,18 @@ Test(reload, listeners_see_each_swap_once, .init = setup, .fini = teardown)
 	cr_assert_eq(s.calls, 1, "a listener was called for a refused file");
 	cr_assert_str_eq(served(&r, now), s.after);
 	reload_status(&r.reload, &st);
-	cr_assert(!st.last.ok);
-	cr_assert_eq(st.disk, API_DISK_INVALID);
-	cr_assert_not_null(strstr(st.disk_error, "sm_count"), "%s", st.disk_error);
-	cr_assert_eq(st.last.trigger, API_TRIGGER_SIGNAL);
-	cr_assert_eq(st.reloads_ok, 2);
-	cr_assert_eq(st.reloads_error, 1);
+	cr_assert(!st.catalog.last.ok);
+	cr_assert_eq(st.catalog.disk, API_DISK_INVALID);
+	cr_assert_not_null(strstr(st.catalog.disk_error, "sm_count"), "%s", st.catalog.disk_error);
+	cr_assert_eq(st.catalog.last.trigger, API_TRIGGER_SIGNAL);
+	cr_assert_eq(st.catalog.reloads_ok, 2);
+	cr_assert_eq(st.catalog.reloads_error, 1);
 	cr_assert_eq(atomic_load(&r.metrics.last_reload_ok), false);
 
 	cr_assert_eq(unlink(path), 0);
 	reload_now(&r.reload);
 	reload_status(&r.reload, &st);
-	cr_assert_eq(st.disk, API_DISK_MISSING);
+	cr_assert_eq(st.catalog.disk, API_DISK_MISSING);
 	cr_assert_str_eq(served(&r, now), s.after);
 	rig_stop(&r);
 }
@@ -247,121 +239,118 @@ Test(reload, read_bytes_holds_its_caller_s_bound, .init = setup, .fini = teardow
 	cr_assert_eq(rd.state, API_DISK_UNREADABLE);
 }
 
-/* ------------------------------------------------------------ the watch */
+/* ------------------------------------------------------- a kind of its own */
 
-struct counter {
-	atomic_int calls;
-	atomic_int again_left; /* calls that still ask for a second look */
+/* A toy kind over two files: the value is "A+B", and a file that says
+ * "bad" is refused. It counts what reload.c asks of it. */
+struct toy {
+	struct reload_source src;
+	char serving[64];
+	int checks, swaps;
+	char said[256];
 };
 
-static unsigned count_call(void *cls)
+static void *toy_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
 {
-	struct counter *c = cls;
+	struct toy *t = cls;
+	char *v = malloc(64);
 
-	atomic_fetch_add(&c->calls, 1);
-	if (atomic_load(&c->again_left) > 0) {
-		atomic_fetch_sub(&c->again_left, 1);
-		return 100;
+	t->checks++;
+	cr_assert_not_null(v);
+	snprintf(v, 64, "%.*s+%.*s", (int)files[0].len, files[0].data, (int)files[1].len,
+		 files[1].data);
+	if (strstr(v, "bad") != NULL) {
+		snprintf(err, cap, "a bad value: %s", v);
+		free(v);
+		return NULL;
 	}
+	return v;
+}
+
+static int toy_swap(void *cls, void *value, char *err, size_t cap)
+{
+	struct toy *t = cls;
+
+	(void)err;
+	(void)cap;
+	t->swaps++;
+	snprintf(t->serving, sizeof(t->serving), "%s", (char *)value);
+	free(value);
 	return 0;
 }
 
-static int wait_calls(struct counter *c, int want, long ms)
+static void toy_drop(void *value)
 {
-	for (long waited = 0; waited < ms && atomic_load(&c->calls) < want; waited += 10) {
-		sleep_ms(10);
-	}
-	return atomic_load(&c->calls);
+	free(value);
 }
 
-Test(watch, one_call_per_burst_none_for_other_files, .init = setup, .fini = teardown)
+static void toy_say(void *cls, enum reload_outcome o, const char *why, char *out, size_t cap)
 {
-	struct counter c = {0};
-	struct watch_options opt = {3600, 500}; /* no periodic check within the test */
-	char err[128], other[160];
-	struct watch *w;
+	struct toy *t = cls;
 
-	write_rename(path, cat_a);
-	w = watch_start(path, &opt, count_call, &c, err, sizeof(err));
-	cr_assert_not_null(w, "%s", err);
-	cr_assert(watch_inotify(w));
-	/* five saves back to back: well inside one 500 ms debounce */
-	for (int i = 0; i < 5; i++) {
-		write_rename(path, i % 2 ? cat_a : cat_b);
-	}
-	cr_assert_eq(wait_calls(&c, 1, 3000), 1);
-	sleep_ms(800);
-	cr_assert_eq(atomic_load(&c.calls), 1, "a burst of saves called back more than once");
-	/* another file of the directory is none of its business */
-	snprintf(other, sizeof(other), "%s/notes.txt", dir);
-	write_rename(other, "hello");
-	sleep_ms(800);
-	cr_assert_eq(atomic_load(&c.calls), 1, "a change to another file called back");
-	watch_stop(w);
+	snprintf(out, cap, "toy %d %s", (int)o, why);
+	snprintf(t->said, sizeof(t->said), "%s", out);
 }
 
-Test(watch, a_second_look_when_asked, .init = setup, .fini = teardown)
+static const struct reload_kind toy_kind = {
+	.event = "toy", .max_bytes = 16, .check = toy_check, .swap = toy_swap, .drop = toy_drop,
+	.say = toy_say,
+};
+
+Test(reload, a_kind_of_its_own_gets_the_whole_cycle, .init = setup, .fini = teardown)
 {
-	struct counter c = {0};
-	struct watch_options opt = {3600, 50};
-	char err[128];
-	struct watch *w;
+	struct rig r;
+	struct toy t;
+	struct api_source_status st;
+	char a[160], b[160], err[640];
+	struct reload_file files[2] = {{"--toy-a", a}, {"--toy-b", b}};
 
-	write_rename(path, cat_a);
-	atomic_store(&c.again_left, 1);
-	w = watch_start(path, &opt, count_call, &c, err, sizeof(err));
-	cr_assert_not_null(w, "%s", err);
-	write_rename(path, cat_b);
-	cr_assert_eq(wait_calls(&c, 2, 3000), 2, "the callback asked to be called again, in vain");
-	sleep_ms(400);
-	cr_assert_eq(atomic_load(&c.calls), 2);
-	watch_stop(w);
-}
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	memset(&t, 0, sizeof(t));
+	rig_start(&r);
+	reload_source_init(&t.src, &toy_kind, &t, files, 2, 0);
 
-Test(watch, comes_back_after_its_directory_goes, .init = setup, .fini = teardown)
-{
-	struct counter c = {0};
-	struct watch_options opt = {1, 50};
-	char err[128], sub[96], file[160], cmd[160];
-	struct watch *w;
-	int before;
+	/* the start-up load: a missing file is a start-up error naming it */
+	write_rename(a, "one");
+	cr_assert_eq(reload_add(&r.reload, &t.src, err, sizeof(err)), -1);
+	cr_assert_eq(r.reload.num_sources, 1, "a source that failed its start stays out");
+	cr_assert_not_null(strstr(err, "--toy-b"), "%s", err);
+	cr_assert_eq(t.checks, 0, "the kind saw a read that failed");
+	write_rename(b, "two");
+	cr_assert_eq(reload_add(&r.reload, &t.src, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(t.serving, "one+two");
 
-	snprintf(sub, sizeof(sub), "%s/volume", dir);
-	cr_assert_eq(mkdir(sub, 0755), 0);
-	snprintf(file, sizeof(file), "%s/catalog.json", sub);
-	write_rename(file, cat_a);
-	w = watch_start(file, &opt, count_call, &c, err, sizeof(err));
-	cr_assert_not_null(w, "%s", err);
-	cr_assert(watch_inotify(w));
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sub);
-	cr_assert_eq(system(cmd), 0);
-	for (int i = 0; i < 300 && watch_inotify(w); i++) {
-		sleep_ms(10);
-	}
-	cr_assert(!watch_inotify(w), "the removed directory is still said to be watched");
-	cr_assert_eq(mkdir(sub, 0755), 0);
-	for (int i = 0; i < 300 && !watch_inotify(w); i++) { /* the next check, 1 s */
-		sleep_ms(10);
-	}
-	cr_assert(watch_inotify(w), "the watch did not come back with its directory");
-	/* and a save is seen again (by its event, or at the latest the check) */
-	sleep_ms(200);
-	before = wait_calls(&c, 1 << 30, 0);
-	write_rename(file, cat_b);
-	cr_assert_gt(wait_calls(&c, before + 1, 3000), before);
-	watch_stop(w);
-}
+	/* the same bytes: unchanged without a check */
+	reload_now(&r.reload);
+	cr_assert_eq(t.checks, 1);
+	cr_assert_not_null(strstr(t.said, "toy 1"), "%s", t.said);
 
-Test(watch, stop_is_prompt_and_null_safe, .init = setup, .fini = teardown)
-{
-	struct counter c = {0};
-	struct watch_options opt = {3600, 50};
-	char err[128];
-	struct watch *w;
+	/* a refused change keeps the value, says why; the next good one swaps */
+	write_rename(b, "bad");
+	reload_now(&r.reload);
+	cr_assert_str_eq(t.serving, "one+two");
+	cr_assert_not_null(strstr(t.said, "a bad value: one+bad"), "%s", t.said);
+	reload_source_status(&t.src, &st);
+	cr_assert_eq(st.disk, API_DISK_INVALID);
+	cr_assert_eq(st.reloads_error, 1);
+	cr_assert(!st.last.ok);
 
-	watch_stop(NULL);
-	w = watch_start(path, &opt, count_call, &c, err, sizeof(err)); /* no file yet: fine */
-	cr_assert_not_null(w, "%s", err);
-	watch_stop(w);
-	cr_assert_eq(atomic_load(&c.calls), 0);
+	/* larger than the kind's bound: refused by the reader, before the kind */
+	write_rename(a, "0123456789abcdefX");
+	reload_now(&r.reload);
+	cr_assert_eq(t.checks, 2);
+	reload_source_status(&t.src, &st);
+	cr_assert_not_null(strstr(st.disk_error, "--toy-a"), "%s", st.disk_error);
+	cr_assert_not_null(strstr(st.disk_error, "larger than 16 bytes"), "%s", st.disk_error);
+
+	write_rename(a, "three");
+	write_rename(b, "four");
+	reload_now(&r.reload);
+	cr_assert_str_eq(t.serving, "three+four");
+	reload_source_status(&t.src, &st);
+	cr_assert(st.last.ok && st.last.changed);
+	cr_assert_eq(st.reloads_ok, 2);
+	cr_assert_eq(st.reloads_error, 2);
+	rig_stop(&r);
 }

@@ -50,17 +50,17 @@ static struct api_status a_file(enum api_disk_state disk, bool ok)
 
 	memset(&st, 0, sizeof(st));
 	snprintf(st.revision, sizeof(st.revision), "fnv1a64:0123456789abcdef");
-	st.loaded_at_ms = T_LOADED;
-	snprintf(st.source, sizeof(st.source), "/etc/splitkd/catalog.json");
-	st.watch = API_WATCH_INOTIFY;
-	st.check_seconds = 5;
-	st.disk = disk;
-	st.checked_at_ms = T_LOADED + 60000;
-	st.last.at_ms = T_LOADED + 60000;
-	st.last.trigger = API_TRIGGER_WATCH;
-	st.last.ok = ok;
-	st.reloads_ok = 3;
-	st.reloads_error = ok ? 0 : 1;
+	st.catalog.loaded_at_ms = T_LOADED;
+	snprintf(st.catalog.source, sizeof(st.catalog.source), "/etc/splitkd/catalog.json");
+	st.catalog.watch = API_WATCH_INOTIFY;
+	st.catalog.check_seconds = 5;
+	st.catalog.disk = disk;
+	st.catalog.checked_at_ms = T_LOADED + 60000;
+	st.catalog.last.at_ms = T_LOADED + 60000;
+	st.catalog.last.trigger = API_TRIGGER_WATCH;
+	st.catalog.last.ok = ok;
+	st.catalog.reloads_ok = 3;
+	st.catalog.reloads_error = ok ? 0 : 1;
 	return st;
 }
 
@@ -69,7 +69,7 @@ Test(status, a_followed_file_in_step)
 	struct api_status st = a_file(API_DISK_SAME, true);
 	struct answer a;
 
-	st.last.changed = true;
+	st.catalog.last.changed = true;
 	a = status_of(&st);
 	cr_assert_eq(a.status, 200, "%s", a.body);
 	cr_assert_str_eq(a.content_type, "application/json");
@@ -107,8 +107,8 @@ Test(status, each_failure_named_with_its_error)
 		struct api_status st = a_file(cases[i].disk, false);
 		struct answer a;
 
-		snprintf(st.disk_error, sizeof(st.disk_error), "why %s \"quoted\"", cases[i].name);
-		snprintf(st.last.error, sizeof(st.last.error), "attempt %s", cases[i].name);
+		snprintf(st.catalog.disk_error, sizeof(st.catalog.disk_error), "why %s \"quoted\"", cases[i].name);
+		snprintf(st.catalog.last.error, sizeof(st.catalog.last.error), "attempt %s", cases[i].name);
 		a = status_of(&st);
 		cr_assert_eq(a.status, 200);
 		cr_assert_not_null(a.json, "not JSON: %s", a.body);
@@ -132,8 +132,8 @@ Test(status, triggers_and_watch_modes_by_name)
 		struct api_status st = a_file(API_DISK_SAME, true);
 		struct answer a;
 
-		st.last.trigger = (enum api_trigger)i;
-		st.watch = (enum api_watch_mode)i;
+		st.catalog.last.trigger = (enum api_trigger)i;
+		st.catalog.watch = (enum api_watch_mode)i;
 		a = status_of(&st);
 		cr_assert_str_eq(str(obj(a.json, "last_attempt"), "trigger"), triggers[i]);
 		cr_assert_str_eq(str(obj(a.json, "watch"), "mode"), modes[i]);
@@ -148,8 +148,8 @@ Test(status, embedded_catalog_has_no_source_or_disk)
 
 	memset(&st, 0, sizeof(st));
 	snprintf(st.revision, sizeof(st.revision), "%s", test_catalog->digest);
-	st.loaded_at_ms = T_LOADED;
-	st.last.ok = true;
+	st.catalog.loaded_at_ms = T_LOADED;
+	st.catalog.last.ok = true;
 	a = status_of(&st);
 	cr_assert(is_null(a.json, "source"), "%s", a.body);
 	cr_assert(is_null(a.json, "disk"), "%s", a.body);
@@ -177,5 +177,47 @@ Test(status, post_is_405_and_query_refused)
 	answer_free(&a);
 	a = get("/v1/status?verbose=1");
 	cr_assert_eq(a.status, 400, "%s", a.body);
+	answer_free(&a);
+}
+
+/* The TLS files are a source like the catalog: written under `tls` with the
+ * same members and the certificate's dates, and only with TLS (a plain
+ * daemon's answer has no `tls` at all). */
+Test(status, the_tls_source_only_with_tls)
+{
+	struct api_status st = a_file(API_DISK_SAME, true);
+	const cJSON *tls;
+	struct answer a;
+
+	a = status_of(&st);
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(a.json, "tls"), "%s", a.body);
+	answer_free(&a);
+
+	st.tls_on = true;
+	snprintf(st.tls.source, sizeof(st.tls.source), "/etc/splitkd/tls/tls.crt");
+	st.tls.loaded_at_ms = T_LOADED + 1000;
+	st.tls.watch = API_WATCH_PERIODIC;
+	st.tls.check_seconds = 1;
+	st.tls.disk = API_DISK_INVALID;
+	snprintf(st.tls.disk_error, sizeof(st.tls.disk_error), "--tls-key k.pem does not match");
+	st.tls.last = (struct api_status_attempt){.at_ms = T_LOADED + 2000,
+						  .trigger = API_TRIGGER_SIGNAL};
+	snprintf(st.tls.last.error, sizeof(st.tls.last.error), "--tls-key k.pem does not match");
+	st.tls.reloads_error = 2;
+	st.tls_not_before = 1796119200; /* 2026-12-01T10:00:00Z */
+	st.tls_not_after = 1827655200;  /* 2027-12-01T10:00:00Z */
+	a = status_of(&st);
+	tls = obj(a.json, "tls");
+	cr_assert_str_eq(str(a.json, "source"), "/etc/splitkd/catalog.json", "the catalog's own");
+	cr_assert_str_eq(str(tls, "source"), "/etc/splitkd/tls/tls.crt");
+	cr_assert_str_eq(str(tls, "loaded_at"), "2026-12-01T10:00:01.250Z");
+	cr_assert_str_eq(str(obj(tls, "watch"), "mode"), "periodic");
+	cr_assert_str_eq(str(obj(tls, "disk"), "state"), "invalid");
+	cr_assert_str_eq(str(obj(tls, "disk"), "error"), "--tls-key k.pem does not match");
+	cr_assert_str_eq(str(obj(tls, "last_attempt"), "trigger"), "signal");
+	cr_assert_str_eq(str(obj(tls, "last_attempt"), "result"), "error");
+	cr_assert_eq(num(obj(tls, "reloads"), "error"), 2);
+	cr_assert_str_eq(str(obj(tls, "certificate"), "not_before"), "2026-12-01T10:00:00.000Z");
+	cr_assert_str_eq(str(obj(tls, "certificate"), "not_after"), "2027-12-01T10:00:00.000Z");
 	answer_free(&a);
 }

@@ -5,6 +5,7 @@
  * sigwait, so no handler runs in async-signal context.
  */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "api.h"
 #include "build_info.h"
+#include "catalogdir.h"
 #include "catalog.h"
 #include "cli.h"
 #include "decide.h"
@@ -181,6 +183,7 @@ struct serving {
 	/* every --catalog NAME=FILE's but the default's: a source each */
 	struct reload_catalog named[CLI_MAX_CATALOGS];
 	size_t num_named;
+	struct catalogdir *dir; /* --catalog-dir's other catalogs; NULL: none */
 	struct server server;
 };
 
@@ -301,6 +304,12 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	if (add_named(&sv, cfg, err, sizeof(err)) != 0) {
 		goto done;
 	}
+	if (cfg->catalog_dir != NULL &&
+	    ((sv.dir = catalogdir_new(cfg->catalog_dir, holder_default_name(&sv.holder))) == NULL ||
+	     catalogdir_start(sv.dir, &sv.reload, &sv.holder, &sv.metrics, log, cfg->catalog_check,
+			      err, sizeof(err)) != 0)) {
+		goto done;
+	}
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
@@ -327,6 +336,7 @@ done:
 	}
 	server_stop(&sv.server);
 	reload_cleanup(&sv.reload); /* the watch stops: no source is read after this */
+	catalogdir_free(sv.dir);
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
 	metrics_cleanup(&sv.metrics);
@@ -361,11 +371,22 @@ int main(int argc, char **argv)
 	struct log log;
 	struct catalog *cat;
 	struct reload_read rd;
-	char err[640];
+	char err[640], dir_default[PATH_MAX], dir_default_name[CATALOG_NAME_MAX + 1];
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 2;
+	}
+	/* --catalog-dir: its default catalog's file is the --catalog source */
+	if (cfg.catalog_dir != NULL) {
+		if (catalogdir_default(cfg.catalog_dir, cfg.default_catalog, dir_default,
+				       sizeof(dir_default), dir_default_name, sizeof(dir_default_name), err,
+				       sizeof(err)) != 0) {
+			fprintf(stderr, "splitkd: %s\n", err);
+			return 1;
+		}
+		cfg.catalog_path = dir_default;
+		cfg.default_catalog = dir_default_name;
 	}
 	log_init(&log, cfg.log_format == CLI_LOG_JSON, cfg.access_log, STDERR_FILENO);
 	keep_large_buffers();

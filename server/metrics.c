@@ -316,6 +316,28 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 	    (unsigned long long)info->shed, info->body_buffered, info->body_budget);
 }
 
+/* Each catalog's own reload state: a bad file of one catalog names itself. */
+static void render_catalog_reloads(struct out *o, const struct metrics_info *info)
+{
+	if (info->sources == NULL) {
+		return;
+	}
+	put(o, "# HELP splitkd_catalog_reload_successful Whether the last reload attempt of this catalog succeeded (0: its file is refused, its last good serves).\n"
+	       "# TYPE splitkd_catalog_reload_successful gauge\n");
+	for (size_t i = 0; i < info->num_sources; i++) {
+		put(o, "splitkd_catalog_reload_successful{catalog=\"%s\"} %d\n", info->sources[i].name,
+		    info->sources[i].st.last.ok ? 1 : 0);
+	}
+	put(o, "# HELP splitkd_catalog_reloads_total Reload attempts of this catalog, by result.\n"
+	       "# TYPE splitkd_catalog_reloads_total counter\n");
+	for (size_t i = 0; i < info->num_sources; i++) {
+		put(o, "splitkd_catalog_reloads_total{catalog=\"%s\",result=\"ok\"} %llu\n"
+		       "splitkd_catalog_reloads_total{catalog=\"%s\",result=\"error\"} %llu\n",
+		    info->sources[i].name, (unsigned long long)info->sources[i].st.reloads_ok,
+		    info->sources[i].name, (unsigned long long)info->sources[i].st.reloads_error);
+	}
+}
+
 char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
 {
 	struct out o;
@@ -368,6 +390,7 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	    (unsigned long long)load(&m->reloads_ok), (unsigned long long)load(&m->reloads_failed),
 	    atomic_load(&m->last_reload_ok) ? 1 : 0,
 	    (double)atomic_load(&m->last_reload_success) / 1000.0);
+	render_catalog_reloads(&o, info);
 	put(&o, "# HELP splitkd_build_info The running build.\n"
 		"# TYPE splitkd_build_info gauge\n"
 		"splitkd_build_info{version=\"%s\",build=\"%s\"} 1\n",

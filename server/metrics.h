@@ -21,6 +21,7 @@
 
 #include "conntab.h"
 #include "revision.h"
+#include "status.h"
 #include "splitk.h"
 
 #define METRICS_MAX_ROUTES 32 /* the router's routes (/metrics among them) and "other" */
@@ -77,6 +78,10 @@ struct metrics_info {
 	const struct revision_named *catalogs;
 	size_t num_catalogs;
 	const char *default_catalog; /* the default's name; NULL: "default" */
+	/* each catalog's source state (the reload's), for the per-catalog
+	 * reload series; NULL: none */
+	const struct api_named_source *sources;
+	size_t num_sources;
 };
 
 /* Returns 0, or -1 when the router has more routes than the table has

@@ -317,12 +317,14 @@ static int add_source(struct reload *r, struct reload_source *s)
 	int ret = -1;
 
 	pthread_mutex_lock(&r->run_lock);
+	pthread_mutex_lock(&r->state_lock); /* reload_status copies the list under it */
 	if (r->num_sources < RELOAD_MAX_SOURCES) {
 		s->owner = r;
 		s->watch_entry = -1;
 		r->sources[r->num_sources++] = s;
 		ret = 0;
 	}
+	pthread_mutex_unlock(&r->state_lock);
 	pthread_mutex_unlock(&r->run_lock);
 	return ret;
 }
@@ -519,17 +521,23 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	return outcome == RELOAD_SWAPPED ? 0 : -1;
 }
 
-void reload_source_status(struct reload_source *s, struct api_source_status *out)
+/* reload_source_status with the state lock held. */
+static void source_status_locked(const struct reload_source *s, struct api_source_status *out)
 {
-	pthread_mutex_lock(&s->owner->state_lock);
 	*out = s->status;
-	pthread_mutex_unlock(&s->owner->state_lock);
 	if (s->watch_entry < 0) {
 		out->watch = API_WATCH_OFF;
 	} else {
 		out->watch = watch_entry_inotify(s->owner->watch, s->watch_entry) ? API_WATCH_INOTIFY
 										  : API_WATCH_PERIODIC;
 	}
+}
+
+void reload_source_status(struct reload_source *s, struct api_source_status *out)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	source_status_locked(s, out);
+	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
 /* Reads a source and tries what it found. Called with run_lock held. */
@@ -559,6 +567,7 @@ void reload_now(struct reload *r)
 void reload_remove(struct reload *r, struct reload_source *s)
 {
 	pthread_mutex_lock(&r->run_lock);
+	pthread_mutex_lock(&r->state_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
 		if (r->sources[i] == s) {
 			memmove(&r->sources[i], &r->sources[i + 1],
@@ -567,7 +576,7 @@ void reload_remove(struct reload *r, struct reload_source *s)
 			break;
 		}
 	}
-	s->owner = NULL;
+	pthread_mutex_unlock(&r->state_lock);
 	pthread_mutex_unlock(&r->run_lock);
 }
 
@@ -679,12 +688,31 @@ done:
 	return ret;
 }
 
+/* A catalog source's row of the status: its name, its revision, its state. */
+static void named_row(struct reload_catalog *c, const struct api_source_status *st,
+		      struct api_named_source *row)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = catalog_current(c, &ref);
+
+	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
+	snprintf(row->revision, sizeof(row->revision), "%s", cat != NULL ? cat->digest : "");
+	row->st = *st;
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
+}
+
 void reload_status(void *cls, struct api_status *out)
 {
 	struct reload *r = cls;
 	struct holder_ref *ref;
+	struct api_named_source *named = out->named;
+	size_t max_named = out->max_named;
 
 	memset(out, 0, sizeof(*out));
+	out->named = named;
+	out->max_named = max_named;
 	snprintf(out->revision, sizeof(out->revision), "%s",
 		 holder_acquire(r->catalog.holder, &ref)->digest);
 	holder_release(r->catalog.holder, ref);
@@ -695,13 +723,24 @@ void reload_status(void *cls, struct api_status *out)
 		out->catalog = r->catalog.src.status;
 		pthread_mutex_unlock(&r->state_lock);
 	}
+	if (out->max_named > 0) {
+		named_row(&r->catalog, &out->catalog, &out->named[out->num_named++]);
+	}
+	/* under the short lock, never the reload's: a --catalog-dir adds and
+	 * removes sources (under both), and a request never waits on a reload */
+	pthread_mutex_lock(&r->state_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;
 
 		if (s->kind->report != NULL) {
-			reload_source_status(s, &st);
+			source_status_locked(s, &st);
 			s->kind->report(s->cls, &st, out);
+		} else if (s->kind == &catalog_kind && s != &r->catalog.src &&
+			   out->num_named < out->max_named) {
+			source_status_locked(s, &st);
+			named_row(s->cls, &st, &out->named[out->num_named++]);
 		}
 	}
+	pthread_mutex_unlock(&r->state_lock);
 }

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,6 +30,7 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	struct metrics_info info;
 	struct metrics_tls tls;
 	struct holder_ref *ref;
+	struct api_status st = {0};
 	char *text;
 
 	memset(&info, 0, sizeof(info));
@@ -54,7 +56,17 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 		tls_figures(s->tls, &tls);
 		info.tls = &tls;
 	}
+	if (s->hooks.status != NULL) {
+		/* each catalog's reload state, as GET /v1/status has it */
+		st.max_named = info.num_catalogs;
+		st.named = calloc(st.max_named, sizeof(*st.named));
+		st.max_named = st.named != NULL ? st.max_named : 0;
+		s->hooks.status(s->hooks.status_cls, &st);
+		info.sources = st.named;
+		info.num_sources = st.num_named;
+	}
 	text = metrics_render(s->metrics, &info, len);
+	free(st.named);
 	holder_release(s->holder, ref);
 	return text;
 }

@@ -46,23 +46,28 @@ static handler_fn serve_metrics;
 static const struct route routes[] = {
 	{.path = "/v1/splits", .get_fields = FIELDS_SPLITS_PARAMS | HANDLER_PIN_FIELD,
 	 .get = handler_splits_get, .post = handler_splits_post},
-	{.path = "/v1/targets", .get = handler_targets},
-	{.path = "/v1/targets/", .template = "/v1/targets/{name}", .get = handler_target},
-	{.path = "/v1/models", .get = handler_models},
-	{.path = "/v1/models/", .template = "/v1/models/{name}", .get = handler_model},
-	{.path = "/v1/catalog", .get = handler_catalog},
+	{.path = "/v1/targets", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_targets},
+	{.path = "/v1/targets/", .template = "/v1/targets/{name}", .get_fields = HANDLER_CATALOG_FIELD,
+	 .get = handler_target},
+	{.path = "/v1/models", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_models},
+	{.path = "/v1/models/", .template = "/v1/models/{name}", .get_fields = HANDLER_CATALOG_FIELD,
+	 .get = handler_model},
+	{.path = "/v1/catalog", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_catalog},
+	{.path = "/v1/catalogs", .get = revision_catalogs}, /* every named catalog (revision.c) */
 	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
 	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS | HANDLER_PIN_FIELD,
 	 .get = handler_matrix},
 	/* revisions (revision.c) */
-	{.path = "/v1/revisions", .get = revision_list},
+	{.path = "/v1/revisions", .get_fields = HANDLER_CATALOG_FIELD, .get = revision_list},
 	{.path = "/v1/diff",
-	 .get_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | QUERY_BIT(QF_TO),
+	 .get_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | QUERY_BIT(QF_TO) |
+		       HANDLER_CATALOG_FIELD,
 	 .get = revision_diff},
-	{.path = "/v1/catalog/diff", .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM),
+	{.path = "/v1/catalog/diff",
+	 .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | HANDLER_CATALOG_FIELD,
 	 .post = revision_diff_candidate},
-	{.path = "/v1/events", .get = events_get}, /* the change stream (events.c) */
-	{.path = "/v1/status", .get = status_handler},
+	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = events_get}, /* the change stream (events.c) */
+	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = status_handler},
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},
@@ -264,8 +269,9 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 			       is_get ? route->get_fields : route->post_fields, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
-	} else if (revision_pin(c, c->q.revision, &c->problem) != 0) {
-		handler_fail(c); /* revision=R names a catalog this replica let go */
+	} else if ((c->q.catalog.p != NULL || c->q.revision.p != NULL) &&
+		   revision_choose(c, c->q.catalog, c->q.revision, &c->problem) != 0) {
+		handler_fail(c); /* catalog=NAME names none, or revision=R one this replica let go */
 	} else {
 		(is_get ? route->get : route->post)(c);
 	}

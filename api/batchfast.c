@@ -334,7 +334,7 @@ bool batchfast_answer(struct handler_call *c)
 			answer_batch_error(&c->w, &p);
 			continue;
 		}
-		handler_count_decision(c, &d);
+		handler_count_decision(c, &d, c->ctx->catalog);
 		answer_write(&c->w, &d, c->ctx->catalog, mask);
 	}
 	free(sh.queries);

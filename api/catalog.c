@@ -531,6 +531,30 @@ static int load_top(const cJSON *root, struct catalog *cat, char *err, size_t ca
 	return 0;
 }
 
+bool catalog_name_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > CATALOG_NAME_MAX) {
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+void catalog_set_name(struct catalog *cat, const char *name, size_t len, bool is_default)
+{
+	memcpy(cat->name, name, len);
+	cat->name[len] = '\0';
+	cat->name_len = len;
+	cat->is_default = is_default;
+}
+
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap)
 {
 	const char *keys[2 + NUM_TOP_FIELDS] = {"targets", "models"};
@@ -543,6 +567,7 @@ struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err
 		snprintf(err, err_cap, "out of memory");
 		return NULL;
 	}
+	catalog_set_name(cat, CATALOG_DEFAULT_NAME, sizeof(CATALOG_DEFAULT_NAME) - 1, true);
 	if (len > CATALOG_MAX_BYTES) {
 		snprintf(err, err_cap, "catalog is larger than %u bytes", CATALOG_MAX_BYTES);
 		goto fail;

@@ -28,6 +28,10 @@
 #define CATALOG_MAX_NOTES 1024  /* bytes */
 #define CATALOG_MAX_BYTES (4u << 20)
 #define CATALOG_DIGEST_LEN 24 /* "fnv1a64:" + 16 hex digits */
+/* A served catalog's name (--catalog NAME=FILE, NAME.json in --catalog-dir):
+ * 1 to 63 of a-z 0-9 . _ -, the first a letter or digit (catalog_name_ok) */
+#define CATALOG_NAME_MAX 63
+#define CATALOG_DEFAULT_NAME "default"
 
 /* What a request may call an entry: its name and aliases, matched ASCII
  * case-insensitively. Targets and models are named alike. catalog_load
@@ -85,6 +89,12 @@ struct catalog {
 	/* the rule's constants (the top-level splitk_target_waves and
 	 * max_decode_splits): the seed's unless the file states others */
 	struct splitk_constants constants;
+	/* the name it is served under: CATALOG_DEFAULT_NAME as catalog_load
+	 * leaves it, set (catalog_set_name) before it is shared; every
+	 * decision answered from it says it (a plain name: nothing to escape) */
+	char name[CATALOG_NAME_MAX + 1];
+	size_t name_len;
+	bool is_default; /* served as the default catalog (set with the name) */
 	struct catalog_index index[2]; /* by enum catalog_kind */
 	void *tree; /* the parsed JSON the strings above point into */
 };
@@ -95,6 +105,13 @@ struct catalog {
  * integer from 1 to 4294967295`).
  */
 struct catalog *catalog_load(const char *json, size_t len, char *err, size_t err_cap);
+/* Whether s[0..len) is a catalog name: 1 to CATALOG_NAME_MAX bytes of
+ * a-z 0-9 . _ -, the first a letter or a digit (so no "..", no dot file,
+ * nothing a URL or a label needs to escape). */
+bool catalog_name_ok(const char *s, size_t len);
+/* Names a catalog not yet shared (a valid name: catalog_name_ok), and
+ * says whether it is served as the default. */
+void catalog_set_name(struct catalog *cat, const char *name, size_t len, bool is_default);
 /* Frees a catalog; accepts NULL. */
 void catalog_free(struct catalog *cat);
 

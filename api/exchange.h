@@ -54,9 +54,12 @@ struct api_header {
 };
 
 /* Called once per decision answered (a batch calls it per query), so the
- * server can count decisions by target and policy. `target` is a catalog
- * name or NULL for an sm_count-only query. May be NULL. */
-typedef void api_decision_fn(void *cls, const char *target, enum splitk_kind kind);
+ * server can count decisions by catalog, target and policy. `catalog` is
+ * the name of the catalog that answered, NULL for the default one (the
+ * common case, told apart without comparing names); `target` an entry's
+ * name in it, or NULL for an sm_count-only query. May be NULL. */
+typedef void api_decision_fn(void *cls, const char *catalog, const char *target,
+			     enum splitk_kind kind);
 
 /* Fills *out (status.h) with a consistent copy of the server's catalog
  * state, for GET /v1/status. May be NULL. */
@@ -68,7 +71,8 @@ typedef void api_status_fn(void *cls, struct api_status *out);
  * buffer the api frees, with its length, or NULL when out of memory. */
 typedef char *api_metrics_fn(void *cls, const struct catalog *catalog, size_t *len);
 
-struct revision; /* revision.h */
+struct revision;       /* revision.h */
+struct revision_named; /* revision.h */
 
 struct api_context {
 	const struct catalog *catalog;
@@ -77,6 +81,11 @@ struct api_context {
 	 * Immutable for the request. */
 	const struct revision *revisions;
 	size_t num_revisions;
+	/* Every catalog the server serves by name (catalog=NAME), the default
+	 * among them; NULL (0): `catalog` alone, under its own name. Immutable
+	 * for the request. */
+	const struct revision_named *catalogs;
+	size_t num_catalogs;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
 	api_status_fn *status; /* NULL: the status names the catalog alone */

@@ -25,6 +25,7 @@ static const char *const member_names[FM_COUNT] = {
 	[FM_WORKSPACE_BYTES] = "workspace_bytes",
 	[FM_WARNINGS] = "warnings",
 	[FM_CATALOG] = "catalog",
+	[FM_CATALOG_NAME] = "catalog_name",
 	[FM_EXPLAIN] = "explain",
 };
 

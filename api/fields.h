@@ -42,6 +42,7 @@ enum fields_member {
 	FM_WORKSPACE_BYTES,
 	FM_WARNINGS,
 	FM_CATALOG,
+	FM_CATALOG_NAME, /* the name of the catalog that answered (catalog.h) */
 	FM_EXPLAIN, /* written only when the query asks for explain */
 	FM_COUNT
 };

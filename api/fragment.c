@@ -147,7 +147,8 @@ size_t fragment_bound(const struct decision *d, const struct catalog *cat)
 
 		n += (d->warning_plain[i] ? len + 2 : string_bound(len)) + 1;
 	}
-	return n + strlen(cat->digest) + 2; /* "fnv1a64:" and hex: plain */
+	/* "fnv1a64:" and hex, and a catalog's name (catalog_name_ok): plain */
+	return n + CATALOG_DIGEST_LEN + 2 + cat->name_len + 2;
 }
 
 /* A member is written when its bit is in mask: `,"key":value` each (the
@@ -171,7 +172,6 @@ static inline __attribute__((always_inline)) size_t
 write_members(char *out, const struct decision *d, const struct catalog *cat, unsigned mask)
 {
 	char *p = out;
-	size_t n;
 
 	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
 	 * name_len is the strlen a writer call would take */
@@ -264,9 +264,16 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	if (HAS(FM_CATALOG)) {
 		/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
 		LIT(p, ",\"catalog\":\"");
-		n = strlen(cat->digest);
-		memcpy(p, cat->digest, n);
-		p += n;
+		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest) */
+		memcpy(p, cat->digest, CATALOG_DIGEST_LEN);
+		p += CATALOG_DIGEST_LEN;
+		*p++ = '"';
+	}
+	if (HAS(FM_CATALOG_NAME)) {
+		/* a catalog's name is plain (catalog_name_ok): nothing to escape */
+		LIT(p, ",\"catalog_name\":\"");
+		memcpy(p, cat->name, cat->name_len);
+		p += cat->name_len;
 		*p++ = '"';
 	}
 	if (!HAS(FM_TARGET)) {

@@ -61,14 +61,16 @@ typedef void handler_fn(struct handler_call *c);
  * answer. Returns -1. */
 int handler_fail(struct handler_call *c);
 
-/* Reports one decision answered to the context's on_decision, if any:
- * the target's catalog name (NULL for an sm_count alone) and the kind of
- * policy it resolved to. Inline: every decision takes it. */
-static inline void handler_count_decision(const struct handler_call *c, const struct decision *d)
+/* Reports one decision answered from `cat` to the context's on_decision,
+ * if any: the catalog's name, the target's name in it (NULL for an
+ * sm_count alone) and the kind of policy it resolved to. Inline: every
+ * decision takes it. */
+static inline void handler_count_decision(const struct handler_call *c, const struct decision *d,
+					  const struct catalog *cat)
 {
 	if (c->ctx->on_decision != NULL) {
-		c->ctx->on_decision(c->ctx->on_decision_cls, d->target ? d->target->names.name : NULL,
-				    d->res.resolved.policy.kind);
+		c->ctx->on_decision(c->ctx->on_decision_cls, cat->is_default ? NULL : cat->name,
+				    d->target ? d->target->names.name : NULL, d->res.resolved.policy.kind);
 	}
 }
 
@@ -80,8 +82,12 @@ bool handler_is_json(const char *content_type);
  * false. `route` names it in the 415 ("POST /v1/splits"). */
 bool handler_json_body(struct handler_call *c, const char *route);
 
-/* The field a request pins a catalog revision with (revision.c): GET
- * /v1/splits and /v1/matrix, a POST /v1/splits body, an OFREP context. */
-#define HANDLER_PIN_FIELD QUERY_BIT(QF_REVISION)
+/* The field a request names a catalog with (revision.c): every route that
+ * reads a catalog. */
+#define HANDLER_CATALOG_FIELD QUERY_BIT(QF_CATALOG)
+/* The fields a request pins a catalog revision with, and names its
+ * catalog (revision.c): GET /v1/splits and /v1/matrix, a POST /v1/splits
+ * body, an OFREP context. */
+#define HANDLER_PIN_FIELD (QUERY_BIT(QF_REVISION) | HANDLER_CATALOG_FIELD)
 
 #endif /* SPLITKD_HANDLER_H */

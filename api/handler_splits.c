@@ -21,7 +21,7 @@ static void answer_one(struct handler_call *c, const struct query *q)
 		handler_fail(c);
 		return;
 	}
-	handler_count_decision(c, &d);
+	handler_count_decision(c, &d, c->ctx->catalog);
 	answer_write(&c->w, &d, c->ctx->catalog, mask);
 }
 
@@ -41,47 +41,54 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 		struct decision d;
 		struct problem p;
 
-		if (query_from_json(item, DECIDE_FIELDS, &q, &p) != 0 ||
-		    decide_run(c->ctx->catalog, &q, &d, &p) != 0) {
+		const struct catalog *cat = c->ctx->catalog;
+
+		/* a query may name its own catalog; the batch's (or the default) otherwise */
+		if (query_from_json(item, DECIDE_FIELDS | HANDLER_CATALOG_FIELD, &q, &p) != 0 ||
+		    (q.catalog.p != NULL &&
+		     (cat = revision_named_catalog(c->ctx, q.catalog, &p)) == NULL) ||
+		    decide_run(cat, &q, &d, &p) != 0) {
 			failures++;
 			answer_batch_error(&c->w, &p);
 			continue;
 		}
-		handler_count_decision(c, &d);
-		answer_write(&c->w, &d, c->ctx->catalog, mask);
+		handler_count_decision(c, &d, cat);
+		answer_write(&c->w, &d, cat, mask);
 	}
 	answer_batch_end(&c->w, failures, c->ctx->catalog);
 }
 
-/* A batch's "revision" beside its queries: absent, or a string to pin. */
-static int batch_revision(const cJSON *root, struct slice *out, struct problem *p)
+/* A batch's "revision" or "catalog" beside its queries: absent, or a
+ * string (a digest to pin, a catalog's name: `what`) of at most `max` bytes. */
+static int batch_string(const cJSON *root, const char *key, const char *what, size_t max,
+			struct slice *out, struct problem *p)
 {
-	const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "revision");
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, key);
 
 	*out = (struct slice){NULL, 0};
 	if (r == NULL) {
 		return 0;
 	}
-	if (!cJSON_IsString(r) || strlen(r->valuestring) > CATALOG_DIGEST_LEN * 4) {
-		return problem_set(p, PROBLEM_INVALID_PARAMETER, "revision", NULL,
-				   "revision must be a catalog digest string, not %s",
-				   cJSON_IsString(r) ? "a string that long" : jsonin_type_name(r));
+	if (!cJSON_IsString(r) || strlen(r->valuestring) > max) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, key, NULL, "%s must be %s string, not %s",
+				   key, what, cJSON_IsString(r) ? "a string that long" : jsonin_type_name(r));
 	}
 	*out = (struct slice){r->valuestring, strlen(r->valuestring)};
 	return 0;
 }
 
 /* {"queries": [...]}: 1..max_batch queries, and beside them only a
- * "revision" to pin and "fields" (a string: which members each answer keeps). */
+ * "revision" to pin, a "catalog" to answer from (each query may name its
+ * own) and "fields" (a string: which members each answer keeps). */
 static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *queries)
 {
-	static const char *const batch_fields[] = {"queries", "revision", "fields"};
+	static const char *const batch_fields[] = {"queries", "revision", "fields", "catalog"};
 	const char *bad;
 	int n = cJSON_IsArray(queries) ? cJSON_GetArraySize(queries) : -1;
 	const cJSON *fields = cJSON_GetObjectItemCaseSensitive(root, "fields");
 	unsigned mask = FIELDS_ALL;
-	struct slice revision;
-	enum jsonin_keys keys = jsonin_check_keys(root, batch_fields, 3, &bad);
+	struct slice revision, catalog;
+	enum jsonin_keys keys = jsonin_check_keys(root, batch_fields, 4, &bad);
 
 	if (keys == JSONIN_KEYS_DUPLICATE) {
 		problem_set(&c->problem, PROBLEM_REPEATED_PARAMETER, bad, NULL,
@@ -89,12 +96,15 @@ static void post_batch(struct handler_call *c, const cJSON *root, const cJSON *q
 		handler_fail(c);
 	} else if (keys != JSONIN_KEYS_OK) {
 		problem_set(&c->problem, PROBLEM_UNKNOWN_PARAMETER, bad, NULL,
-			    "a batch body has only \"queries\", \"revision\" and \"fields\"; \"%s\" is not "
-			    "allowed beside them",
+			    "a batch body has only \"queries\", \"revision\", \"catalog\" and \"fields\"; "
+			    "\"%s\" is not allowed beside them",
 			    bad);
 		handler_fail(c);
-	} else if (batch_revision(root, &revision, &c->problem) != 0 ||
-		   revision_pin(c, revision, &c->problem) != 0) {
+	} else if (batch_string(root, "revision", "a catalog digest", CATALOG_DIGEST_LEN * 4,
+				&revision, &c->problem) != 0 ||
+		   batch_string(root, "catalog", "a catalog name", CATALOG_NAME_MAX * 4, &catalog,
+				&c->problem) != 0 ||
+		   revision_choose(c, catalog, revision, &c->problem) != 0) {
 		handler_fail(c);
 	} else if (fields != NULL && !cJSON_IsString(fields)) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "fields", NULL,
@@ -139,7 +149,7 @@ void handler_splits_post(struct handler_call *c)
 	} else if (queries != NULL) {
 		post_batch(c, root, queries);
 	} else if (query_from_json(root, DECIDE_FIELDS | HANDLER_PIN_FIELD, &q, &c->problem) != 0 ||
-		   revision_pin(c, q.revision, &c->problem) != 0) {
+		   revision_choose(c, q.catalog, q.revision, &c->problem) != 0) {
 		handler_fail(c); /* one decision, with the same fields as the query string */
 	} else {
 		answer_one(c, &q);

@@ -131,6 +131,7 @@ static void write_decision_metadata(struct jsonw *w, enum flag f, const struct e
 {
 	jsonw_kv_str(w, "source", decide_source(&e->d));
 	jsonw_kv_str(w, "catalog", cat->digest);
+	jsonw_kv_str(w, "catalog_name", cat->name);
 	if (e->d.target != NULL) {
 		jsonw_kv_str(w, "target", e->d.target->names.name);
 	}
@@ -310,12 +311,12 @@ static void evaluate(struct handler_call *c, const cJSON *context, struct evalua
 
 	/* a pinned revision answers from its catalog, metadata included */
 	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
-		     revision_pin(c, e->context.q.revision, &e->problem) == 0 &&
+		     revision_choose(c, e->context.q.catalog, e->context.q.revision, &e->problem) == 0 &&
 		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0;
 	if (!e->decided) {
 		return;
 	}
-	handler_count_decision(c, &e->d);
+	handler_count_decision(c, &e->d, c->ctx->catalog);
 	splitk_label(e->d.res.resolved.policy, e->label);
 	e->warnings[0] = '\0';
 	e->warnings_other[0] = '\0';
@@ -389,8 +390,9 @@ void ofrep_evaluate(struct handler_call *c)
 
 /* No origin: a provider resolves the path against its own base URL, so a
  * proxy in front keeps working. 120 s is the ADR's default inactivity. */
-#define OFREP_EVENT_STREAMS \
-	"[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":\"/v1/events\"},\"inactivityDelaySec\":120}]"
+#define OFREP_EVENT_STREAMS_HEAD "[{\"type\":\"sse\",\"endpoint\":{\"requestUri\":\"/v1/events"
+#define OFREP_EVENT_STREAMS_TAIL "\"},\"inactivityDelaySec\":120}]"
+#define OFREP_EVENT_STREAMS OFREP_EVENT_STREAMS_HEAD OFREP_EVENT_STREAMS_TAIL
 
 void ofrep_evaluate_all(struct handler_call *c)
 {
@@ -421,10 +423,21 @@ void ofrep_evaluate_all(struct handler_call *c)
 	jsonw_key(&c->w, "metadata");
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
+	jsonw_kv_str(&c->w, "catalog_name", c->ctx->catalog->name);
 	jsonw_object_end(&c->w);
-	/* ADR-0008: the change stream, which sends refetchEvaluation (events.h) */
+	/* ADR-0008: the change stream, which sends refetchEvaluation (events.h);
+	 * a context that names its catalog follows that catalog's stream */
 	jsonw_key(&c->w, "eventStreams");
-	jsonw_raw(&c->w, OFREP_EVENT_STREAMS, sizeof(OFREP_EVENT_STREAMS) - 1);
+	if (e.decided && e.context.q.catalog.p != NULL) {
+		/* a catalog's name needs no escaping (catalog_name_ok) */
+		char streams[sizeof(OFREP_EVENT_STREAMS) + 16 + CATALOG_NAME_MAX];
+		int n = snprintf(streams, sizeof(streams), "%s?catalog=%s%s", OFREP_EVENT_STREAMS_HEAD,
+				 c->ctx->catalog->name, OFREP_EVENT_STREAMS_TAIL);
+
+		jsonw_raw(&c->w, streams, (size_t)n);
+	} else {
+		jsonw_raw(&c->w, OFREP_EVENT_STREAMS, sizeof(OFREP_EVENT_STREAMS) - 1);
+	}
 	jsonw_object_end(&c->w);
 	jsonin_arena_cleanup(&arena);
 }

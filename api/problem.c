@@ -60,6 +60,10 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 		"If-Match names no tag of the current answer (RFC 9110 13.1.1): what the client read has changed. Read it again (its ETag is the new tag), or pin the revision it planned with."},
 	[PROBLEM_INVALID_CATALOG] = {"invalid-catalog", "Invalid catalog", 400,
 		"The candidate catalog would be refused by a load (--catalog, SIGHUP): `detail` names the entry and the field, as splitkd --check-catalog does."},
+	[PROBLEM_UNKNOWN_CATALOG] = {"unknown-catalog", "Unknown catalog", 404,
+		"No catalog this replica serves has this name (`catalog`): it was never declared here, or its file was removed from --catalog-dir. `suggestion` names the nearest one; GET /v1/catalogs lists them."},
+	[PROBLEM_CATALOG_MISMATCH] = {"catalog-mismatch", "Revision of another catalog", 409,
+		"The request pins a revision (a digest) that this replica holds for another catalog than the one the request names (or the default, when it names none). splitkd never answers one catalog's question from another's revision: ask with the `catalog` the revision belongs to, which `detail` names, or without the revision."},
 };
 
 int problem_set(struct problem *p, enum problem_kind kind, const char *param,

@@ -39,6 +39,8 @@ enum problem_kind {
 	PROBLEM_REVISION_UNAVAILABLE, /* 409, with the extra members revision.c writes */
 	PROBLEM_PRECONDITION_FAILED,  /* 412 */
 	PROBLEM_INVALID_CATALOG,      /* 400: a candidate catalog a load would refuse */
+	PROBLEM_UNKNOWN_CATALOG,      /* 404: catalog=NAME names no catalog served */
+	PROBLEM_CATALOG_MISMATCH,     /* 409: a revision pinned is another catalog's */
 	PROBLEM_KIND_COUNT
 };
 

@@ -45,6 +45,8 @@ static const struct field_info fields[QF_COUNT] = {
 	FIELD(QF_FLAG_CONFIG_LAST_MODIFIED, KIND_SPELLING, flagConfigLastModified),
 	/* which members of the answer (fields.c reads the list) */
 	FIELD(QF_FIELDS, KIND_NAME, fields),
+	/* a named catalog (revision.c) */
+	FIELD(QF_CATALOG, KIND_NAME, catalog),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an
@@ -214,7 +216,7 @@ static enum query_field guess_field(const char *name, size_t len)
 	case 6:
 		return name[0] == 't' ? QF_TARGET : QF_FIELDS;
 	case 7:
-		return QF_EXPLAIN;
+		return name[0] == 'c' ? QF_CATALOG : QF_EXPLAIN;
 	case 8:
 		switch (name[0]) {
 		case 's':

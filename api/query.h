@@ -47,6 +47,7 @@ enum query_field {
 	QF_FLAG_CONFIG_ETAG,          /* POST /ofrep/v1/evaluate/flags after an SSE refetch */
 	QF_FLAG_CONFIG_LAST_MODIFIED, /* (ADR-0008); accepted, not needed */
 	QF_FIELDS, /* the answer members asked for (fields.h) */
+	QF_CATALOG, /* a named catalog (revision.c) */
 	QF_COUNT
 };
 
@@ -57,7 +58,7 @@ struct query_u32 {
 
 struct query {
 	struct slice target, declared, model, override, spelling, fields; /* p NULL: absent */
-	struct slice revision, from, to;                                  /* p NULL: absent */
+	struct slice revision, from, to, catalog;                         /* p NULL: absent */
 	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
 	bool explain;
 	/* named as OFREP's query parameters are (a member's name is its parameter's) */

@@ -24,6 +24,52 @@ static const struct revision *held(const struct api_context *ctx, struct revisio
 	return one;
 }
 
+/* The catalogs served by name; a context without any serves its catalog
+ * alone, under its own name, written into `one` (with `rev`). */
+static const struct revision_named *named(const struct api_context *ctx, struct revision_named *one,
+					  struct revision *rev, size_t *n)
+{
+	if (ctx->catalogs != NULL && ctx->num_catalogs > 0) {
+		*n = ctx->num_catalogs;
+		return ctx->catalogs;
+	}
+	*one = (struct revision_named){ctx->catalog->name, held(ctx, rev, n), 0, true};
+	one->num_revisions = *n;
+	*n = 1;
+	return one;
+}
+
+/* The catalog served as `name`, or NULL. */
+static const struct revision_named *named_find(const struct api_context *ctx, struct slice name,
+					       struct revision_named *one, struct revision *rev)
+{
+	size_t n;
+	const struct revision_named *all = named(ctx, one, rev, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (strlen(all[i].name) == name.len && memcmp(all[i].name, name.p, name.len) == 0) {
+			return &all[i];
+		}
+	}
+	return NULL;
+}
+
+/* The served catalog name nearest a typed one (the house's did-you-mean). */
+static const char *named_near(const struct api_context *ctx, struct slice name)
+{
+	struct revision_named one;
+	struct revision rev;
+	size_t n;
+	const struct revision_named *all = named(ctx, &one, &rev, &n);
+	struct names_near near;
+
+	names_near_init(&near, name.p, name.len, NAMES_SAME);
+	for (size_t i = 0; i < n; i++) {
+		names_near_offer(&near, all[i].name);
+	}
+	return near.best;
+}
+
 /* The index of the held revision `digest` names, or -1. */
 static long find_index(const struct api_context *ctx, struct slice digest)
 {
@@ -143,6 +189,87 @@ static long find_param(const struct api_context *ctx, const char *param, struct 
 	return -1;
 }
 
+/* The catalog other than the context's that holds `digest`, or NULL. */
+static const char *held_elsewhere(const struct api_context *ctx, struct slice digest)
+{
+	for (size_t i = 0; ctx->catalogs != NULL && i < ctx->num_catalogs; i++) {
+		const struct revision_named *nc = &ctx->catalogs[i];
+
+		if (nc->revisions == ctx->revisions) {
+			continue; /* the context's own: already looked in */
+		}
+		for (size_t j = 0; j < nc->num_revisions; j++) {
+			const char *d = nc->revisions[j].catalog->digest;
+
+			if (strlen(d) == digest.len && memcmp(d, digest.p, digest.len) == 0) {
+				return nc->name;
+			}
+		}
+	}
+	return NULL;
+}
+
+const struct catalog *revision_named_catalog(const struct api_context *ctx, struct slice name,
+					    struct problem *p)
+{
+	struct revision_named one;
+	struct revision rev;
+	const struct revision_named *nc = named_find(ctx, name, &one, &rev);
+
+	if (nc == NULL) {
+		problem_unknown_name(p, PROBLEM_UNKNOWN_CATALOG, "catalog", "catalog", name.p, name.len,
+				     named_near(ctx, name), "GET /v1/catalogs");
+		return NULL;
+	}
+	return nc->revisions[0].catalog;
+}
+
+int revision_select(struct handler_call *c, struct slice name, struct problem *p)
+{
+	struct revision_named one;
+	struct revision rev;
+	const struct revision_named *nc;
+
+	if (name.p == NULL) {
+		return 0;
+	}
+	if (revision_named_catalog(c->ctx, name, p) == NULL) {
+		return -1;
+	}
+	nc = named_find(c->ctx, name, &one, &rev);
+	if (nc->revisions[0].catalog != c->ctx->catalog) {
+		c->pinned = *c->ctx;
+		c->pinned.catalog = nc->revisions[0].catalog;
+		c->pinned.revisions = nc->revisions;
+		c->pinned.num_revisions = nc->num_revisions;
+		c->ctx = &c->pinned;
+	}
+	return 0;
+}
+
+int revision_choose(struct handler_call *c, struct slice catalog, struct slice digest,
+		    struct problem *p)
+{
+	const char *other;
+
+	if (revision_select(c, catalog, p) != 0) {
+		return -1;
+	}
+	if (digest.p != NULL && find_index(c->ctx, digest) < 0) {
+		other = held_elsewhere(c->ctx, digest);
+		if (other != NULL) {
+			char quoted[QUOTE_MAX];
+
+			quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
+			return problem_set(p, PROBLEM_CATALOG_MISMATCH, "revision", other,
+					   "revision \"%s\" is catalog \"%s\"'s, not \"%s\"'s: ask "
+					   "with catalog=%s, or without the revision", quoted, other,
+					   c->ctx->catalog->name, other);
+		}
+	}
+	return revision_pin(c, digest, p);
+}
+
 int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
 {
 	const struct catalog *cat;
@@ -201,15 +328,76 @@ static long held_param(struct handler_call *c, const char *param, struct slice d
 	return i;
 }
 
+/* A side of a diff: a revision among `revs` (n of them, newest first). */
+struct side {
+	const struct revision *revs;
+	size_t n;
+	long at;
+};
+
+/* What a diff parameter names, besides a revision of the request's
+ * catalog: a catalog's name (its current revision), or a revision another
+ * catalog holds. False when it names neither. */
+static bool side_elsewhere(const struct api_context *ctx, struct slice text, struct side *out)
+{
+	struct revision_named one;
+	struct revision rev;
+	const struct revision_named *nc = named_find(ctx, text, &one, &rev);
+
+	if (nc != NULL && ctx->catalogs != NULL) {
+		*out = (struct side){nc->revisions, nc->num_revisions, 0};
+		return true;
+	}
+	for (size_t i = 0; ctx->catalogs != NULL && i < ctx->num_catalogs; i++) {
+		const struct revision_named *o = &ctx->catalogs[i];
+
+		for (size_t j = 0; j < o->num_revisions; j++) {
+			const char *d = o->revisions[j].catalog->digest;
+
+			if (strlen(d) == text.len && memcmp(d, text.p, text.len) == 0) {
+				*out = (struct side){o->revisions, o->num_revisions, (long)j};
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* A diff side (`param` is "from" or "to"), or false with its problem: a
+ * revision held for the request's catalog, a catalog's name, a revision of
+ * another catalog; a word near a catalog's name is an unknown-catalog
+ * with its did-you-mean; anything else the revision problems. */
+static bool diff_side(struct handler_call *c, const char *param, struct slice text,
+		      struct revision *one, struct side *out)
+{
+	const char *near;
+
+	out->revs = held(c->ctx, one, &out->n);
+	out->at = find_index(c->ctx, text);
+	if (out->at >= 0 || side_elsewhere(c->ctx, text, out)) {
+		return true;
+	}
+	near = well_formed(text) || c->ctx->catalogs == NULL ? NULL : named_near(c->ctx, text);
+	if (near != NULL) {
+		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_CATALOG, param, "catalog", text.p,
+				     text.len, near, "GET /v1/catalogs");
+		handler_fail(c);
+		return false;
+	}
+	return held_param(c, param, text) >= 0;
+}
+
 void revision_diff(struct handler_call *c)
 {
 	struct revision one;
+	struct side from, to, none;
 	size_t n;
 	const struct revision *revs = held(c->ctx, &one, &n);
-	long to = 0, from = -1;
 
+	to = (struct side){revs, n, 0};
 	if (c->q.from.p != NULL && c->q.to.p != NULL && find_index(c->ctx, c->q.from) < 0 &&
-	    find_index(c->ctx, c->q.to) < 0 && well_formed(c->q.from) && well_formed(c->q.to)) {
+	    find_index(c->ctx, c->q.to) < 0 && well_formed(c->q.from) && well_formed(c->q.to) &&
+	    !side_elsewhere(c->ctx, c->q.from, &none) && !side_elsewhere(c->ctx, c->q.to, &none)) {
 		/* both sides missing: say so of both, not only of the first looked at */
 		char qfrom[QUOTE_MAX], qto[QUOTE_MAX];
 
@@ -223,24 +411,21 @@ void revision_diff(struct handler_call *c)
 		handler_fail(c);
 		return;
 	}
-	if (c->q.to.p != NULL) {
-		to = held_param(c, "to", c->q.to);
-		if (to < 0) {
-			return;
-		}
+	if (c->q.to.p != NULL && !diff_side(c, "to", c->q.to, &one, &to)) {
+		return;
 	}
 	if (c->q.from.p != NULL) {
-		from = held_param(c, "from", c->q.from);
-		if (from < 0) {
+		if (!diff_side(c, "from", c->q.from, &one, &from)) {
 			return;
 		}
 	} else {
-		/* the one before it; none held before it (no reload yet, or the
-		 * oldest named): itself, and nothing changed */
-		from = (size_t)to + 1 < n ? to + 1 : to;
+		/* the one before it in its catalog; none held before it (no
+		 * reload yet, or the oldest named): itself, and nothing changed */
+		from = to;
+		from.at = (size_t)to.at + 1 < to.n ? to.at + 1 : to.at;
 	}
-	diff_write(&c->w, revs[from].catalog, revs[to].catalog, decide_shape_of(&c->q),
-		   c->q.override);
+	diff_write(&c->w, from.revs[from.at].catalog, to.revs[to.at].catalog,
+		   decide_shape_of(&c->q), c->q.override);
 }
 
 void revision_diff_candidate(struct handler_call *c)
@@ -272,4 +457,37 @@ void revision_diff_candidate(struct handler_call *c)
 	}
 	diff_write(&c->w, base, candidate, decide_shape_of(&c->q), c->q.override);
 	catalog_free(candidate);
+}
+
+void revision_catalogs(struct handler_call *c)
+{
+	struct revision_named one;
+	struct revision rev;
+	size_t n;
+	const struct revision_named *all = named(c->ctx, &one, &rev, &n);
+
+	jsonw_object_begin(&c->w);
+	for (size_t i = 0; i < n; i++) {
+		if (all[i].is_default) {
+			jsonw_kv_str(&c->w, "default", all[i].name);
+		}
+	}
+	jsonw_key(&c->w, "catalogs");
+	jsonw_array_begin(&c->w);
+	for (size_t i = 0; i < n; i++) {
+		const struct revision *now = &all[i].revisions[0];
+
+		jsonw_object_begin(&c->w);
+		jsonw_kv_str(&c->w, "name", all[i].name);
+		jsonw_kv_bool(&c->w, "default", all[i].is_default);
+		jsonw_kv_str(&c->w, "revision", now->catalog->digest);
+		jsonw_kv_str_or_null(&c->w, "loaded_at", now->loaded_at);
+		jsonw_kv_str_or_null(&c->w, "source", now->source);
+		jsonw_kv_u64(&c->w, "targets", now->catalog->num_targets);
+		jsonw_kv_u64(&c->w, "models", now->catalog->num_models);
+		jsonw_kv_u64(&c->w, "revisions", all[i].num_revisions);
+		jsonw_object_end(&c->w);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_object_end(&c->w);
 }

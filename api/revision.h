@@ -15,6 +15,7 @@
 #ifndef SPLITKD_REVISION_H
 #define SPLITKD_REVISION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "catalog.h"
@@ -27,6 +28,16 @@ struct revision {
 	const struct catalog *catalog;
 	const char *loaded_at;
 	const char *source;
+};
+
+/* One catalog a server serves by name (--catalog NAME=FILE, --catalog-dir):
+ * its revisions, newest first, the first its current catalog (whose name
+ * is `name`); loaded_at and source of the first are its last reload's. */
+struct revision_named {
+	const char *name;
+	const struct revision *revisions;
+	size_t num_revisions;
+	bool is_default;
 };
 
 struct api_context;
@@ -48,9 +59,27 @@ const struct catalog *revision_find(const struct api_context *ctx, struct slice 
  */
 int revision_pin(struct handler_call *c, struct slice digest, struct problem *p);
 
-/* GET /v1/revisions, GET /v1/diff, POST /v1/catalog/diff. */
+/*
+ * Points the call at the catalog served as `name` (catalog=NAME): c->ctx
+ * becomes a copy of the context whose catalog and revisions are that
+ * catalog's. A name with p NULL changes nothing (the default). Returns 0,
+ * or -1 with `p` set: 404 unknown-catalog, with a "did you mean".
+ */
+int revision_select(struct handler_call *c, struct slice name, struct problem *p);
+/* The current catalog served as `name` (p non-NULL), or NULL with `p`
+ * set: 404 unknown-catalog (a batch query's own "catalog"). */
+const struct catalog *revision_named_catalog(const struct api_context *ctx, struct slice name,
+					    struct problem *p);
+/* revision_select, then revision_pin among the selected catalog's
+ * revisions; a revision held only by another catalog is a 409
+ * catalog-mismatch naming that catalog. */
+int revision_choose(struct handler_call *c, struct slice catalog, struct slice digest,
+		    struct problem *p);
+
+/* GET /v1/revisions, GET /v1/diff, POST /v1/catalog/diff, GET /v1/catalogs. */
 void revision_list(struct handler_call *c);
 void revision_diff(struct handler_call *c);
 void revision_diff_candidate(struct handler_call *c);
+void revision_catalogs(struct handler_call *c);
 
 #endif /* SPLITKD_REVISION_H */

@@ -2,6 +2,7 @@
 #include "status.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -97,11 +98,33 @@ static void write_source(struct jsonw *w, const struct api_source_status *st)
 	jsonw_object_end(w);
 }
 
-static void write_status(struct jsonw *w, const struct api_status *st)
+/* The request's catalog (catalog=NAME, or the default) as the answer's
+ * own source, and with more than one catalog served, every one of them
+ * under "catalogs" (a one-catalog daemon answers what it always did). */
+static void write_status(struct jsonw *w, const struct api_status *st, const char *name)
 {
+	const struct api_named_source *own = NULL;
+
+	for (size_t i = 0; i < st->num_named; i++) {
+		if (strcmp(st->named[i].name, name) == 0) {
+			own = &st->named[i];
+		}
+	}
 	jsonw_object_begin(w);
-	jsonw_kv_str(w, "revision", st->revision);
-	write_source(w, &st->catalog);
+	jsonw_kv_str(w, "revision", own != NULL ? own->revision : st->revision);
+	write_source(w, own != NULL ? &own->st : &st->catalog);
+	if (st->num_named > 1) {
+		jsonw_key(w, "catalogs");
+		jsonw_array_begin(w);
+		for (size_t i = 0; i < st->num_named; i++) {
+			jsonw_object_begin(w);
+			jsonw_kv_str(w, "name", st->named[i].name);
+			jsonw_kv_str(w, "revision", st->named[i].revision);
+			write_source(w, &st->named[i].st);
+			jsonw_object_end(w);
+		}
+		jsonw_array_end(w);
+	}
 	if (st->tls_on) {
 		jsonw_key(w, "tls");
 		jsonw_object_begin(w);
@@ -122,6 +145,9 @@ void status_handler(struct handler_call *c)
 
 	memset(&st, 0, sizeof(st));
 	if (c->ctx->status != NULL) {
+		st.max_named = c->ctx->num_catalogs;
+		st.named = st.max_named > 1 ? calloc(st.max_named, sizeof(*st.named)) : NULL;
+		st.max_named = st.named != NULL ? st.max_named : 0;
 		c->ctx->status(c->ctx->status_cls, &st);
 	} else {
 		/* no server behind the context: the catalog it carries, as if
@@ -129,5 +155,6 @@ void status_handler(struct handler_call *c)
 		snprintf(st.revision, sizeof(st.revision), "%s", c->ctx->catalog->digest);
 		st.catalog.last.ok = true;
 	}
-	write_status(&c->w, &st);
+	write_status(&c->w, &st, c->ctx->catalog->name);
+	free(st.named);
 }

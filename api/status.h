@@ -67,9 +67,21 @@ struct api_source_status {
 	uint64_t reloads_ok, reloads_error;
 };
 
+/* A named catalog's source (--catalog NAME=FILE, --catalog-dir). */
+struct api_named_source {
+	char name[CATALOG_NAME_MAX + 1];
+	char revision[CATALOG_DIGEST_LEN + 1];
+	struct api_source_status st;
+};
+
 struct api_status {
 	char revision[CATALOG_DIGEST_LEN + 1]; /* the loaded catalog's digest */
 	struct api_source_status catalog;
+	/* Every catalog's source, the default's among them, when the status
+	 * fn has room: the handler gives `named` with room for max_named
+	 * (NULL, 0: not asked), the fn fills num_named of them. */
+	struct api_named_source *named;
+	size_t num_named, max_named;
 	bool tls_on; /* HTTPS: tls below is the TLS files' source */
 	struct api_source_status tls;
 	int64_t tls_not_before, tls_not_after; /* the served certificate's, unix seconds; 0: none */

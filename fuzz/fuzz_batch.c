@@ -43,10 +43,13 @@ struct tally {
 	uint64_t hash, count;
 };
 
-static void count(void *cls, const char *target, enum splitk_kind kind)
+static void count(void *cls, const char *catalog, const char *target, enum splitk_kind kind)
 {
 	struct tally *t = cls;
 
+	for (const char *c = catalog; *c != '\0'; c++) {
+		t->hash = (t->hash ^ (unsigned char)*c) * 0x100000001b3u;
+	}
 	for (const char *c = target != NULL ? target : "(none)"; *c != '\0'; c++) {
 		t->hash = (t->hash ^ (unsigned char)*c) * 0x100000001b3u;
 	}

@@ -23,6 +23,14 @@ static const char usage[] =
 	"                            without it a port in use is an error\n"
 	"  --catalog FILE            targets and models (default: the embedded catalog);\n"
 	"                            followed: a change is loaded when valid\n"
+	"  --catalog NAME=FILE       a named catalog (repeatable; a request selects it\n"
+	"                            with catalog=NAME); FILE alone is named default\n"
+	"  --catalog-dir DIR         every NAME.json in DIR is a catalog, followed:\n"
+	"                            files added, changed and removed (a ConfigMap)\n"
+	"  --default-catalog NAME    the catalog of a request that names none\n"
+	"                            (default: the first given, or in DIR the first\n"
+	"                            by name)\n"
+	"  --max-catalogs N          named catalogs at most (1-64, default 16)\n"
 	"  --catalog-check SECONDS   re-read FILE this often, besides watching its\n"
 	"                            directory (default 5; 0: only on SIGHUP)\n"
 	"  --threads N               worker threads (default: the number of CPUs)\n"
@@ -97,6 +105,7 @@ static const struct number_flag numbers[] = {
 	SIZE_FLAG("max-header", 2048, 1ull << 20, max_header),
 	SIZE_FLAG("body-budget", 1ull << 20, 1ull << 40, body_budget),
 	UNSIGNED_FLAG("revisions", 1, 64, revisions),
+	UNSIGNED_FLAG("max-catalogs", 1, 64, max_catalogs),
 	/* --diff's, as /v1/matrix takes them */
 	UNSIGNED_FLAG("max-batch-size", 1, 4294967295u, diff_max_batch_size),
 	UNSIGNED_FLAG("num-seqs", 1, 4294967295u, diff_num_seqs),
@@ -111,6 +120,8 @@ enum {
 	OPT_LISTEN = 256,
 	OPT_REUSE_PORT,
 	OPT_CATALOG,
+	OPT_CATALOG_DIR,
+	OPT_DEFAULT_CATALOG,
 	OPT_CHECK,
 	OPT_DUMP,
 	OPT_DIFF,
@@ -131,6 +142,8 @@ static const struct option words[] = {
 	{"listen", required_argument, NULL, OPT_LISTEN},
 	{"reuse-port", no_argument, NULL, OPT_REUSE_PORT},
 	{"catalog", required_argument, NULL, OPT_CATALOG},
+	{"catalog-dir", required_argument, NULL, OPT_CATALOG_DIR},
+	{"default-catalog", required_argument, NULL, OPT_DEFAULT_CATALOG},
 	{"check-catalog", required_argument, NULL, OPT_CHECK},
 	{"dump-catalog", no_argument, NULL, OPT_DUMP},
 	{"diff", required_argument, NULL, OPT_DIFF},
@@ -238,6 +251,7 @@ static void set_defaults(struct server_config *cfg)
 	cfg->log_format = CLI_LOG_TEXT;
 	cfg->access_log = true;
 	cfg->revisions = 8;
+	cfg->max_catalogs = 16;
 	cfg->max_streams = 10000;
 	cfg->stream_heartbeat = 15;
 }
@@ -266,6 +280,71 @@ static int one_of_two(const char *flag, const char *a, const char *first, const 
 	return 0;
 }
 
+#define NAME_RULE "1 to 63 of a-z 0-9 . _ -, first a letter or digit"
+
+/* --catalog NAME=FILE, or --catalog FILE (named "default"): NAME= only
+ * when what is before the first '=' is a catalog name, so a path with an
+ * '=' further on is still a path. */
+static int add_catalog(const char *a, struct server_config *cfg, char *err, size_t cap)
+{
+	const char *eq = strchr(a, '=');
+	struct cli_catalog *c = &cfg->catalogs[cfg->num_catalogs];
+	const char *name = CATALOG_DEFAULT_NAME;
+	size_t len = sizeof(CATALOG_DEFAULT_NAME) - 1;
+
+	if (cfg->num_catalogs == CLI_MAX_CATALOGS) {
+		snprintf(err, cap, "--catalog: at most %d catalogs", CLI_MAX_CATALOGS);
+		return -1;
+	}
+	if (eq != NULL && eq > a && catalog_name_ok(a, (size_t)(eq - a))) {
+		name = a;
+		len = (size_t)(eq - a);
+		a = eq + 1;
+	}
+	if (*a == '\0') {
+		snprintf(err, cap, "--catalog %.*s= needs a file after the '='", (int)len, name);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->num_catalogs; i++) {
+		if (strlen(cfg->catalogs[i].name) == len && memcmp(cfg->catalogs[i].name, name, len) == 0) {
+			snprintf(err, cap, "--catalog: two catalogs named \"%.*s\" (give each NAME=FILE "
+				 "its own name)", (int)len, name);
+			return -1;
+		}
+	}
+	memcpy(c->name, name, len);
+	c->name[len] = '\0';
+	c->path = a;
+	cfg->num_catalogs++;
+	return 0;
+}
+
+/* The default catalog's file, from the catalogs given and --default-catalog. */
+static int pick_default(struct server_config *cfg, char *err, size_t cap)
+{
+	if (cfg->catalog_dir != NULL && cfg->num_catalogs > 0) {
+		snprintf(err, cap, "--catalog-dir and --catalog: give one or the other (put every "
+			 "catalog in the directory as NAME.json)");
+		return -1;
+	}
+	if (cfg->catalog_dir != NULL) {
+		return 0; /* its default is found when the directory is read */
+	}
+	if (cfg->default_catalog == NULL) {
+		cfg->catalog_path = cfg->num_catalogs > 0 ? cfg->catalogs[0].path : NULL;
+		return 0;
+	}
+	for (size_t i = 0; i < cfg->num_catalogs; i++) {
+		if (strcmp(cfg->catalogs[i].name, cfg->default_catalog) == 0) {
+			cfg->catalog_path = cfg->catalogs[i].path;
+			return 0;
+		}
+	}
+	snprintf(err, cap, "--default-catalog %s names no --catalog %s=FILE", cfg->default_catalog,
+		 cfg->default_catalog);
+	return -1;
+}
+
 /* A flag that takes a word, or none. */
 static int set_word(int opt, const char *a, struct server_config *cfg, char *err, size_t cap)
 {
@@ -290,7 +369,17 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 		cfg->reuse_port = true;
 		return 0;
 	case OPT_CATALOG:
-		cfg->catalog_path = a;
+		return add_catalog(a, cfg, err, cap);
+	case OPT_CATALOG_DIR:
+		cfg->catalog_dir = a;
+		return 0;
+	case OPT_DEFAULT_CATALOG:
+		if (!catalog_name_ok(a, strlen(a))) {
+			snprintf(err, cap, "--default-catalog takes a catalog name (" NAME_RULE "), not "
+				 "\"%s\"", a);
+			return -1;
+		}
+		cfg->default_catalog = a;
 		return 0;
 	case OPT_OVERRIDE:
 		cfg->diff_override = a;
@@ -331,6 +420,11 @@ static int check_config(const struct server_config *cfg, char *err, size_t cap)
 	if (cfg->body_budget < cfg->max_body) {
 		snprintf(err, cap, "--body-budget (%zu) is below --max-body (%zu): no body that size "
 			 "could ever be taken", cfg->body_budget, cfg->max_body);
+		return -1;
+	}
+	if (cfg->num_catalogs > cfg->max_catalogs) {
+		snprintf(err, cap, "%zu catalogs given; --max-catalogs is %u", cfg->num_catalogs,
+			 cfg->max_catalogs);
 		return -1;
 	}
 	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
@@ -417,6 +511,9 @@ int cli_parse(int argc, char **argv, struct server_config *cfg, char *err, size_
 	}
 	if (optind < argc) {
 		snprintf(err, err_cap, "unexpected argument \"%s\" (see --help)", argv[optind]);
+		return -1;
+	}
+	if (pick_default(cfg, err, err_cap) != 0) {
 		return -1;
 	}
 	return check_config(cfg, err, err_cap);

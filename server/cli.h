@@ -13,11 +13,26 @@
 enum cli_action { CLI_SERVE, CLI_CHECK_CATALOG, CLI_DUMP_CATALOG, CLI_DIFF, CLI_VERSION, CLI_HELP };
 enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON };
 
+/* Catalogs named on the command line at most (--catalog, repeated). */
+#define CLI_MAX_CATALOGS 64
+
+/* A catalog named on the command line: --catalog NAME=FILE, or --catalog
+ * FILE (named "default"). */
+struct cli_catalog {
+	char name[64]; /* catalog_name_ok */
+	const char *path;
+};
+
 struct server_config {
 	enum cli_action action;
 	char host[256];           /* "127.0.0.1", "::1", "0.0.0.0", "localhost" */
 	unsigned port;            /* 0: any free port */
-	const char *catalog_path; /* NULL: the embedded catalog */
+	const char *catalog_path; /* the default catalog's file; NULL: the embedded catalog */
+	struct cli_catalog catalogs[CLI_MAX_CATALOGS]; /* every --catalog, in order */
+	size_t num_catalogs;
+	const char *catalog_dir;     /* --catalog-dir DIR: every NAME.json; NULL: none */
+	const char *default_catalog; /* --default-catalog NAME; NULL: the first */
+	unsigned max_catalogs;       /* --max-catalogs */
 	unsigned catalog_check;   /* seconds between checks of the file (and inotify); 0: SIGHUP only */
 	const char *check_path;   /* --check-catalog FILE */
 	unsigned threads;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "holder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,11 +17,26 @@ struct holder_rev {
 	char *source;
 };
 
-struct holder_ref {
+/* One catalog's revisions, newest first, the first its current catalog:
+ * shared, counted, by every reference that holds that catalog. */
+struct holder_set {
 	unsigned long refs;
 	size_t n;
+	size_t bytes; /* its revisions' canonical JSON together */
 	struct holder_rev *revs[HOLDER_MAX_REVISIONS];
 	struct revision view[HOLDER_MAX_REVISIONS]; /* what the api reads */
+};
+
+/* Every catalog served, the default's flat in front (what every request
+ * reads first). */
+struct holder_ref {
+	unsigned long refs;
+	const struct catalog *catalog; /* the default's current */
+	const struct revision *revisions;
+	size_t num_revisions;
+	size_t n;
+	struct holder_set *sets[HOLDER_MAX_CATALOGS];
+	struct revision_named view[HOLDER_MAX_CATALOGS];
 };
 
 static char *copy_string(const char *s)
@@ -80,7 +96,7 @@ static void rev_drop(struct holder_rev *r)
 	}
 }
 
-static void ref_drop(struct holder_ref *s)
+static void set_drop(struct holder_set *s)
 {
 	if (--s->refs == 0) {
 		for (size_t i = 0; i < s->n; i++) {
@@ -90,47 +106,148 @@ static void ref_drop(struct holder_ref *s)
 	}
 }
 
-static void ref_add(struct holder_ref *s, struct holder_rev *r)
+static void ref_drop(struct holder_ref *s)
+{
+	if (--s->refs == 0) {
+		for (size_t i = 0; i < s->n; i++) {
+			set_drop(s->sets[i]);
+		}
+		free(s);
+	}
+}
+
+static void set_add(struct holder_set *s, struct holder_rev *r)
 {
 	s->revs[s->n] = r;
 	s->view[s->n] = (struct revision){r->cat, r->loaded_at[0] ? r->loaded_at : NULL, r->source};
 	s->n++;
+	s->bytes += r->bytes;
 }
 
-/* The set after a swap: `fresh` first, then the newest of `old`'s that
- * fit the bounds, each with one more reference. Called with the lock
- * held; `old` may be NULL. NULL when out of memory. */
-static struct holder_ref *set_after(const struct holder *h, struct holder_rev *fresh,
-				    const struct holder_ref *old)
+/* One catalog's set after a swap: `fresh` first, then the newest of
+ * `old`'s that fit the bounds (`room` bytes: max_bytes less what every
+ * other catalog holds), each with one more reference. Called with the
+ * lock held; `old` may be NULL. NULL when out of memory. */
+static struct holder_set *set_after(const struct holder *h, struct holder_rev *fresh,
+				    const struct holder_set *old, size_t room)
 {
-	struct holder_ref *s = calloc(1, sizeof(*s));
-	size_t bytes = fresh->bytes;
+	struct holder_set *s = calloc(1, sizeof(*s));
 
 	if (s == NULL) {
 		return NULL;
 	}
-	s->refs = 1; /* the holder's own */
+	s->refs = 1; /* the reference it is made for */
 	fresh->refs++;
-	ref_add(s, fresh);
+	set_add(s, fresh);
 	for (size_t i = 0; old != NULL && i < old->n && s->n < h->max_revisions; i++) {
 		struct holder_rev *r = old->revs[i];
 
 		if (strcmp(r->cat->digest, fresh->cat->digest) == 0) {
 			continue; /* the same catalog again: held once, as the newest */
 		}
-		if (bytes + r->bytes > h->max_bytes) {
+		if (s->bytes + r->bytes > room) {
 			break; /* the older ones go with it: the list stays newest first */
 		}
-		bytes += r->bytes;
 		r->refs++;
-		ref_add(s, r);
+		set_add(s, r);
 	}
 	return s;
+}
+
+/* The index in `ref` of the catalog `name`, or -1. */
+static long index_of(const struct holder_ref *ref, const char *name)
+{
+	for (size_t i = 0; ref != NULL && i < ref->n; i++) {
+		if (strcmp(ref->view[i].name, name) == 0) {
+			return (long)i;
+		}
+	}
+	return -1;
+}
+
+/* `old`'s catalogs with the one named `name` replaced by `set` (appended
+ * when `old` has none of that name; dropped when `set` is NULL), every
+ * other set shared (one more reference each). Called with the lock held
+ * (or before any reader); `set`'s reference passes to the result. NULL
+ * when out of memory. */
+static struct holder_ref *ref_with(const struct holder *h, const struct holder_ref *old,
+				   const char *name, struct holder_set *set)
+{
+	struct holder_ref *s = calloc(1, sizeof(*s));
+	long at = index_of(old, name);
+
+	if (s == NULL) {
+		return NULL;
+	}
+	s->refs = 1; /* the holder's own */
+	for (size_t i = 0; old != NULL && i < old->n; i++) {
+		struct holder_set *keep = (long)i == at ? set : old->sets[i];
+
+		if (keep == NULL) {
+			continue;
+		}
+		if ((long)i != at) {
+			keep->refs++;
+		}
+		s->sets[s->n++] = keep;
+	}
+	if (at < 0 && set != NULL) {
+		s->sets[s->n++] = set;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct revision_named *v = &s->view[i];
+
+		/* the name lives in the catalog of the set's first revision: the
+		 * same text in every revision of it */
+		v->name = s->sets[i]->view[0].catalog->name;
+		v->revisions = s->sets[i]->view;
+		v->num_revisions = s->sets[i]->n;
+		v->is_default = strcmp(v->name, h->default_name) == 0;
+		if (v->is_default) {
+			s->catalog = v->revisions[0].catalog;
+			s->revisions = v->revisions;
+			s->num_revisions = v->num_revisions;
+		}
+	}
+	return s;
+}
+
+/* What every catalog but `name` holds, in bytes. */
+static size_t bytes_besides(const struct holder_ref *ref, const char *name)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; ref != NULL && i < ref->n; i++) {
+		if (strcmp(ref->view[i].name, name) != 0) {
+			bytes += ref->sets[i]->bytes;
+		}
+	}
+	return bytes;
+}
+
+/* The reference after `fresh` becomes `name`'s current: called with the
+ * lock held (or before any reader). NULL when out of memory. */
+static struct holder_ref *ref_after(const struct holder *h, const struct holder_ref *old,
+				    const char *name, struct holder_rev *fresh)
+{
+	long at = index_of(old, name);
+	size_t besides = bytes_besides(old, name);
+	size_t room = besides < h->max_bytes ? h->max_bytes - besides : 0;
+	struct holder_set *set = set_after(h, fresh, at >= 0 ? old->sets[at] : NULL, room);
+	struct holder_ref *next = set != NULL ? ref_with(h, old, name, set) : NULL;
+
+	if (next == NULL && set != NULL) {
+		fresh->refs++; /* kept through the drop: the caller frees it, as if never added */
+		set_drop(set);
+		fresh->refs = 0;
+	}
+	return next;
 }
 
 int holder_init_with(struct holder *h, struct catalog *cat, const struct holder_options *o)
 {
 	struct holder_rev *fresh;
+	const char *name = o != NULL && o->name != NULL ? o->name : CATALOG_DEFAULT_NAME;
 
 	memset(h, 0, sizeof(*h));
 	h->max_revisions = o != NULL && o->max_revisions > 0 ? o->max_revisions
@@ -138,7 +255,13 @@ int holder_init_with(struct holder *h, struct catalog *cat, const struct holder_
 	if (h->max_revisions > HOLDER_MAX_REVISIONS) {
 		h->max_revisions = HOLDER_MAX_REVISIONS;
 	}
+	h->max_catalogs = o != NULL && o->max_catalogs > 0 ? o->max_catalogs : HOLDER_DEFAULT_CATALOGS;
+	if (h->max_catalogs > HOLDER_MAX_CATALOGS) {
+		h->max_catalogs = HOLDER_MAX_CATALOGS;
+	}
 	h->max_bytes = o != NULL && o->max_bytes > 0 ? o->max_bytes : HOLDER_DEFAULT_MAX_BYTES;
+	snprintf(h->default_name, sizeof(h->default_name), "%s", name);
+	catalog_set_name(cat, h->default_name, strlen(h->default_name), true);
 	h->source = copy_string(o != NULL && o->source != NULL ? o->source : "embedded");
 	fresh = h->source != NULL ? rev_new(cat, h->source) : NULL;
 	if (fresh == NULL) {
@@ -148,7 +271,7 @@ int holder_init_with(struct holder *h, struct catalog *cat, const struct holder_
 		free(h->source);
 		return -1;
 	}
-	h->current = set_after(h, fresh, NULL);
+	h->current = ref_after(h, NULL, h->default_name, fresh);
 	if (h->current == NULL) {
 		rev_free(fresh);
 		free(h->source);
@@ -184,7 +307,22 @@ const struct catalog *holder_acquire(struct holder *h, struct holder_ref **ref)
 	*ref = h->current;
 	(*ref)->refs++;
 	pthread_mutex_unlock(&h->lock);
-	return (*ref)->view[0].catalog;
+	return (*ref)->catalog;
+}
+
+const struct catalog *holder_acquire_named(struct holder *h, const char *name,
+					   struct holder_ref **ref)
+{
+	long at;
+
+	holder_acquire(h, ref);
+	at = index_of(*ref, name);
+	if (at < 0) {
+		holder_release(h, *ref);
+		*ref = NULL;
+		return NULL;
+	}
+	return (*ref)->view[at].revisions[0].catalog;
 }
 
 void holder_release(struct holder *h, struct holder_ref *ref)
@@ -194,36 +332,83 @@ void holder_release(struct holder *h, struct holder_ref *ref)
 	pthread_mutex_unlock(&h->lock);
 }
 
-int holder_swap_from(struct holder *h, struct catalog *cat, const char *source)
+/* Makes `next` current and lets the old reference go; lock held. */
+static void install(struct holder *h, struct holder_ref *next)
+{
+	struct holder_ref *old = h->current;
+
+	h->current = next;
+	atomic_fetch_add_explicit(&h->generation, 1, memory_order_release);
+	/* the free of what the old reference alone held, if this was its
+	 * last, happens under the lock: rare (one per reload) and short */
+	ref_drop(old);
+}
+
+int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, const char *source)
 {
 	struct holder_rev *fresh;
-	struct holder_ref *next, *old;
+	struct holder_ref *next;
+	int ret = -1;
 
+	catalog_set_name(cat, name, strlen(name), strcmp(name, h->default_name) == 0);
 	/* outside the lock: it writes the catalog out to count its bytes */
 	fresh = rev_new(cat, source != NULL ? source : h->source);
 	if (fresh == NULL) {
 		return -1;
 	}
 	pthread_mutex_lock(&h->lock);
-	old = h->current;
-	next = set_after(h, fresh, old);
-	if (next == NULL) {
-		pthread_mutex_unlock(&h->lock);
-		rev_free(fresh);
-		return -1;
+	if (index_of(h->current, name) < 0 && h->current->n >= h->max_catalogs) {
+		ret = -2;
+		next = NULL;
+	} else {
+		next = ref_after(h, h->current, name, fresh);
 	}
-	h->current = next;
-	atomic_fetch_add_explicit(&h->generation, 1, memory_order_release);
-	/* the free of what the old set alone held, if this was its last
-	 * reference, happens under the lock: rare (one per reload) and short */
-	ref_drop(old);
+	if (next != NULL) {
+		install(h, next);
+		ret = 0;
+	}
 	pthread_mutex_unlock(&h->lock);
-	return 0;
+	if (ret != 0) {
+		rev_free(fresh);
+	}
+	return ret;
+}
+
+int holder_swap_from(struct holder *h, struct catalog *cat, const char *source)
+{
+	return holder_swap_named(h, h->default_name, cat, source);
 }
 
 int holder_swap(struct holder *h, struct catalog *cat)
 {
 	return holder_swap_from(h, cat, NULL);
+}
+
+int holder_remove(struct holder *h, const char *name)
+{
+	struct holder_ref *next;
+	int ret = -1;
+
+	if (strcmp(name, h->default_name) == 0) {
+		return -1;
+	}
+	pthread_mutex_lock(&h->lock);
+	if (index_of(h->current, name) >= 0) {
+		next = ref_with(h, h->current, name, NULL);
+		if (next != NULL) {
+			install(h, next);
+			ret = 0;
+		} else {
+			ret = -2;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+const char *holder_default_name(const struct holder *h)
+{
+	return h->default_name;
 }
 
 const struct catalog *holder_read(struct holder *h, struct holder_reader *r)
@@ -240,7 +425,7 @@ const struct catalog *holder_read(struct holder *h, struct holder_reader *r)
 		r->generation = atomic_load_explicit(&h->generation, memory_order_relaxed);
 		pthread_mutex_unlock(&h->lock);
 	}
-	return r->ref->view[0].catalog;
+	return r->ref->catalog;
 }
 
 void holder_reader_cleanup(struct holder *h, struct holder_reader *r)
@@ -253,9 +438,25 @@ void holder_reader_cleanup(struct holder *h, struct holder_reader *r)
 
 const struct revision *holder_revisions(const struct holder_ref *ref, size_t *n)
 {
+	*n = ref->num_revisions;
+	return ref->revisions;
+}
+
+void holder_view(const struct holder_ref *ref, const struct revision **revs, size_t *num_revs,
+		 const struct revision_named **cats, size_t *num_cats)
+{
+	*revs = ref->revisions;
+	*num_revs = ref->num_revisions;
+	*cats = ref->view;
+	*num_cats = ref->n;
+}
+
+const struct revision_named *holder_catalogs(const struct holder_ref *ref, size_t *n)
+{
 	*n = ref->n;
 	return ref->view;
 }
+
 
 const struct revision *holder_reader_revisions(const struct holder_reader *r, size_t *n)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * holder — the catalog in service, swappable while requests read it, and
- * the last catalogs it served (the revisions a request may pin).
+ * holder — the catalogs in service, by name, swappable while requests read
+ * them, and the last catalogs each served (the revisions a request may pin).
  *
  * A request takes a reference (holder_acquire) and gives it back
  * (holder_release); a reload swaps in a new catalog (holder_swap). A
@@ -16,6 +16,15 @@
  * JSON together (the current one always stays); a catalog whose digest is
  * already held moves to the front instead of being held twice. Every
  * reload path (SIGHUP, a file watch) records through holder_swap.
+ *
+ * Named catalogs (--catalog NAME=FILE, --catalog-dir): a reference holds
+ * every one of them, each its own set of revisions as above, so a request
+ * takes one reference however many there are. The default one (the first,
+ * or --default-catalog) is what holder_acquire, holder_read and
+ * holder_revisions give, at the cost they always had; holder_catalogs
+ * lists them all. A swap of one catalog (holder_swap_named) makes a new
+ * reference that shares every other catalog's set; max_bytes bounds the
+ * held revisions of all of them together (each current one always stays).
  * Thread-safe.
  */
 #ifndef SPLITKD_HOLDER_H
@@ -32,6 +41,8 @@
 #define HOLDER_DEFAULT_REVISIONS 8
 /* the held revisions' canonical JSON together, the current one included */
 #define HOLDER_DEFAULT_MAX_BYTES ((size_t)32 << 20)
+#define HOLDER_MAX_CATALOGS 64 /* --max-catalogs at most */
+#define HOLDER_DEFAULT_CATALOGS 16
 
 struct holder_ref; /* a counted set of revisions */
 
@@ -40,6 +51,8 @@ struct holder_options {
 	size_t max_bytes;       /* 0: the default */
 	const char *source;     /* where catalogs come from, e.g. the --catalog path
 				 * ("embedded" when NULL); copied */
+	const char *name;       /* the first (default) catalog's; NULL: "default" */
+	unsigned max_catalogs;  /* 1..HOLDER_MAX_CATALOGS; 0: the default */
 };
 
 struct holder {
@@ -47,8 +60,10 @@ struct holder {
 	struct holder_ref *current;
 	atomic_uint generation; /* one more at each swap */
 	unsigned max_revisions;
+	unsigned max_catalogs;
 	size_t max_bytes;
 	char *source; /* holder_swap's */
+	char default_name[CATALOG_NAME_MAX + 1];
 };
 
 /* A reader that keeps its reference from one request to the next, and
@@ -85,7 +100,35 @@ void holder_reader_cleanup(struct holder *h, struct holder_reader *r);
 const struct revision *holder_revisions(const struct holder_ref *ref, size_t *n);
 const struct revision *holder_reader_revisions(const struct holder_reader *r, size_t *n);
 
-/* Makes `cat` current (taking ownership), recorded as loaded now from the
+/* holder_revisions and holder_catalogs of one reference in one call (the
+ * request path's). */
+void holder_view(const struct holder_ref *ref, const struct revision **revs, size_t *num_revs,
+		 const struct revision_named **cats, size_t *num_cats);
+
+/* Every catalog a reference (or a reader's, after holder_read) holds, by
+ * name, in the order they were first added: *n of them, valid as long as
+ * the reference is. */
+const struct revision_named *holder_catalogs(const struct holder_ref *ref, size_t *n);
+
+/* The current catalog of `name`, referenced (holder_release the ref), or
+ * NULL (and *ref NULL) when the holder serves no catalog of that name. */
+const struct catalog *holder_acquire_named(struct holder *h, const char *name,
+					   struct holder_ref **ref);
+
+/* Makes `cat` (taking ownership) the current catalog of `name`, recorded
+ * as loaded now from `source` (copied; NULL: the holder's), or adds it as
+ * a new named catalog. `name` must be catalog_name_ok. Returns 0; -1 when
+ * out of memory; -2 when it would be a catalog more than max_catalogs. On
+ * failure cat is freed and nothing changes. */
+int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, const char *source);
+/* Stops serving the catalog `name` (a reference already taken keeps it).
+ * Returns 0; -1 when no catalog has that name or it is the default, which
+ * is never removed (it keeps its last good); -2 when out of memory. */
+int holder_remove(struct holder *h, const char *name);
+/* The default catalog's name (static for the holder's life). */
+const char *holder_default_name(const struct holder *h);
+
+/* Makes `cat` the default catalog's current (taking ownership), recorded as loaded now from the
  * holder's source. Returns 0, or -1 when out of memory, in which case cat
  * is freed and the old catalog stays. */
 int holder_swap(struct holder *h, struct catalog *cat);

@@ -465,14 +465,14 @@ static const struct catalog *catalog_for(struct session *ss, struct holder_ref *
 	return holder_acquire(s->holder, ref);
 }
 
-/* The revisions held with the catalog catalog_for gave (the same ref). */
-static const struct revision *revisions_for(struct session *ss, const struct holder_ref *ref,
-					    size_t *n)
+/* The revisions and the named catalogs held with the catalog catalog_for
+ * gave (the same ref), into the context. */
+static void held_for(struct session *ss, const struct holder_ref *ref, struct api_context *ctx)
 {
-	if (ref != NULL) {
-		return holder_revisions(ref, n);
+	if (ref == NULL) {
+		ref = ss->server->readers[ss->conn->engine].ref;
 	}
-	return holder_reader_revisions(&ss->server->readers[ss->conn->engine], n);
+	holder_view(ref, &ctx->revisions, &ctx->num_revisions, &ctx->catalogs, &ctx->num_catalogs);
 }
 
 static void catalog_done(struct session *ss, struct holder_ref *ref)
@@ -482,9 +482,9 @@ static void catalog_done(struct session *ss, struct holder_ref *ref)
 	}
 }
 
-static void on_decision(void *cls, const char *target, enum splitk_kind kind)
+static void on_decision(void *cls, const char *catalog, const char *target, enum splitk_kind kind)
 {
-	metrics_decision(cls, target, kind);
+	metrics_decision(cls, catalog, target, kind);
 }
 
 /* GET /v1/events: the api said "a stream"; the stream module holds it
@@ -540,7 +540,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
-	ctx.revisions = revisions_for(ss, ref, &ctx.num_revisions);
+	held_for(ss, ref, &ctx);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
 	ctx.status = s->hooks.status;

@@ -5,6 +5,7 @@
  * sigwait, so no handler runs in async-signal context.
  */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "api.h"
 #include "build_info.h"
+#include "catalogdir.h"
 #include "catalog.h"
 #include "cli.h"
 #include "decide.h"
@@ -179,6 +181,10 @@ struct serving {
 	struct holder holder;
 	struct tls tls;
 	struct reload reload;
+	/* every --catalog NAME=FILE's but the default's: a source each */
+	struct reload_catalog named[CLI_MAX_CATALOGS];
+	size_t num_named;
+	struct catalogdir *dir; /* --catalog-dir's other catalogs; NULL: none */
 	struct server server;
 };
 
@@ -194,8 +200,8 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Serves SIGHUP (a reload of every followed source: the catalog, the TLS
- * files) until SIGINT or SIGTERM, and returns that signal. */
+/* Serves SIGHUP (a reload of every followed source: each catalog, the
+ * TLS files) until SIGINT or SIGTERM, and returns that signal. */
 static int wait_for_stop(const sigset_t *set, struct reload *reload)
 {
 	int sig = 0;
@@ -271,11 +277,52 @@ static void say_open_files(const struct server_config *cfg, const struct rlimit 
 	}
 }
 
+/* The default catalog's name: --default-catalog, or the first --catalog's. */
+static const char *default_name(const struct server_config *cfg)
+{
+	if (cfg->default_catalog != NULL) {
+		return cfg->default_catalog;
+	}
+	return cfg->num_catalogs > 0 ? cfg->catalogs[0].name : CATALOG_DEFAULT_NAME;
+}
+
+/* Every --catalog NAME=FILE besides the default: loaded (an invalid one
+ * stops the start, as the default's does), held by name and followed on
+ * its own. Returns 0, or -1 with err set. */
+static int add_named(struct serving *sv, const struct server_config *cfg, char *err, size_t cap)
+{
+	for (size_t i = 0; i < cfg->num_catalogs; i++) {
+		const struct cli_catalog *c = &cfg->catalogs[i];
+		struct reload_read rd;
+		struct catalog *cat;
+
+		if (strcmp(c->name, holder_default_name(&sv->holder)) == 0) {
+			continue;
+		}
+		cat = load_catalog_read(c->path, &rd, err, cap);
+		if (cat == NULL) {
+			return -1;
+		}
+		if (holder_swap_named(&sv->holder, c->name, cat, c->path) != 0) {
+			snprintf(err, cap, "catalog %s: out of memory", c->name);
+			return -1;
+		}
+		if (reload_add_named_catalog(&sv->reload, &sv->named[sv->num_named], &sv->holder, c->name,
+					     c->path, &rd, &sv->metrics, cfg->catalog_check) != 0) {
+			snprintf(err, cap, "catalog %s: more followed sources than RELOAD_MAX_SOURCES", c->name);
+			return -1;
+		}
+		sv->num_named++;
+	}
+	return 0;
+}
+
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
 	struct serving sv;
-	struct holder_options ho = {cfg->revisions, 0, cfg->catalog_path};
+	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
+				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
 	struct server_hooks hooks = {reload_status, &sv.reload};
 	struct tls *use_tls = NULL;
 	sigset_t set;
@@ -305,6 +352,15 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		}
 		use_tls = &sv.tls;
 	}
+	if (add_named(&sv, cfg, err, sizeof(err)) != 0) {
+		goto done;
+	}
+	if (cfg->catalog_dir != NULL &&
+	    ((sv.dir = catalogdir_new(cfg->catalog_dir, holder_default_name(&sv.holder))) == NULL ||
+	     catalogdir_start(sv.dir, &sv.reload, &sv.holder, &sv.metrics, log, cfg->catalog_check,
+			      err, sizeof(err)) != 0)) {
+		goto done;
+	}
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
@@ -332,6 +388,7 @@ done:
 	}
 	server_stop(&sv.server);
 	reload_cleanup(&sv.reload); /* the watch stops: no source is read after this */
+	catalogdir_free(sv.dir);
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
 	metrics_cleanup(&sv.metrics);
@@ -366,11 +423,22 @@ int main(int argc, char **argv)
 	struct log log;
 	struct catalog *cat;
 	struct reload_read rd;
-	char err[640];
+	char err[640], dir_default[PATH_MAX], dir_default_name[CATALOG_NAME_MAX + 1];
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 2;
+	}
+	/* --catalog-dir: its default catalog's file is the --catalog source */
+	if (cfg.catalog_dir != NULL) {
+		if (catalogdir_default(cfg.catalog_dir, cfg.default_catalog, dir_default,
+				       sizeof(dir_default), dir_default_name, sizeof(dir_default_name), err,
+				       sizeof(err)) != 0) {
+			fprintf(stderr, "splitkd: %s\n", err);
+			return 1;
+		}
+		cfg.catalog_path = dir_default;
+		cfg.default_catalog = dir_default_name;
 	}
 	log_init(&log, cfg.log_format == CLI_LOG_JSON, cfg.access_log, STDERR_FILENO);
 	keep_large_buffers();

@@ -31,6 +31,7 @@ int metrics_init(struct metrics *m)
 	atomic_init(&m->last_reload_success, (int_fast64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 	pthread_mutex_init(&m->insert_lock, NULL);
 	snprintf(m->targets[METRICS_MAX_TARGETS].name, sizeof(m->targets[0].name), "(other)");
+	snprintf(m->targets[METRICS_MAX_TARGETS].catalog, sizeof(m->targets[0].catalog), "(other)");
 	return api_route_count() + 1 <= METRICS_MAX_ROUTES ? 0 : -1;
 }
 
@@ -75,35 +76,41 @@ void metrics_request(struct metrics *m, int route, unsigned status, uint64_t mic
 	}
 }
 
-static struct metrics_target *find_target(struct metrics *m, const char *name)
+static inline __attribute__((always_inline)) struct metrics_target *
+find_target(struct metrics *m, const char *catalog, const char *name)
 {
 	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
 
 	/* the first byte before the call: most names differ there */
 	for (size_t i = 0; i < n; i++) {
-		if (m->targets[i].name[0] == name[0] && strcmp(m->targets[i].name, name) == 0) {
+		if (m->targets[i].name[0] == name[0] && strcmp(m->targets[i].name, name) == 0 &&
+		    (catalog == NULL ? m->targets[i].catalog[0] == '\0'
+				     : strcmp(m->targets[i].catalog, catalog) == 0)) {
 			return &m->targets[i];
 		}
 	}
 	return NULL;
 }
 
-void metrics_decision(struct metrics *m, const char *target, enum splitk_kind kind)
+void metrics_decision(struct metrics *m, const char *catalog, const char *target,
+		      enum splitk_kind kind)
 {
 	const char *name = target != NULL ? target : "(none)";
-	struct metrics_target *t = find_target(m, name);
+	struct metrics_target *t = find_target(m, catalog, name);
 
 	if (t == NULL) {
 		/* first sighting: publish the name before the count that makes it
 		 * visible, so a lock-free reader never sees a half-written name */
 		pthread_mutex_lock(&m->insert_lock);
-		t = find_target(m, name);
+		t = find_target(m, catalog, name);
 		if (t == NULL) {
 			size_t n = atomic_load_explicit(&m->num_targets, memory_order_relaxed);
 
 			if (n < METRICS_MAX_TARGETS) {
 				t = &m->targets[n];
 				snprintf(t->name, sizeof(t->name), "%s", name);
+				/* "": the default, named at the scrape */
+				snprintf(t->catalog, sizeof(t->catalog), "%s", catalog != NULL ? catalog : "");
 				atomic_store_explicit(&m->num_targets, n + 1, memory_order_release);
 			} else {
 				t = &m->targets[METRICS_MAX_TARGETS];
@@ -252,11 +259,11 @@ static void render_requests(struct metrics *m, struct out *o, int rows)
 	}
 }
 
-static void render_decisions(struct metrics *m, struct out *o)
+static void render_decisions(struct metrics *m, struct out *o, const char *default_catalog)
 {
 	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
 
-	put(o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog target and policy kind.\n"
+	put(o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog, target and policy kind.\n"
 	       "# TYPE splitkd_decisions_total counter\n");
 	for (size_t i = 0; i <= METRICS_MAX_TARGETS; i++) {
 		if (i >= n && i != METRICS_MAX_TARGETS) {
@@ -266,8 +273,10 @@ static void render_decisions(struct metrics *m, struct out *o)
 			uint64_t v = load(&m->targets[i].by_kind[k]);
 
 			if (v != 0) {
-				put(o, "splitkd_decisions_total{target=\"%s\",policy=\"%s\"} %llu\n",
-				    m->targets[i].name, splitk_kind_name((enum splitk_kind)k), (unsigned long long)v);
+				put(o, "splitkd_decisions_total{catalog=\"%s\",target=\"%s\",policy=\"%s\"} %llu\n",
+				    m->targets[i].catalog[0] != '\0' ? m->targets[i].catalog : default_catalog,
+				    m->targets[i].name,
+				    splitk_kind_name((enum splitk_kind)k), (unsigned long long)v);
 			}
 		}
 	}
@@ -308,6 +317,28 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 	    (unsigned long long)info->shed, info->body_buffered, info->body_budget);
 }
 
+/* Each catalog's own reload state: a bad file of one catalog names itself. */
+static void render_catalog_reloads(struct out *o, const struct metrics_info *info)
+{
+	if (info->sources == NULL) {
+		return;
+	}
+	put(o, "# HELP splitkd_catalog_reload_successful Whether the last reload attempt of this catalog succeeded (0: its file is refused, its last good serves).\n"
+	       "# TYPE splitkd_catalog_reload_successful gauge\n");
+	for (size_t i = 0; i < info->num_sources; i++) {
+		put(o, "splitkd_catalog_reload_successful{catalog=\"%s\"} %d\n", info->sources[i].name,
+		    info->sources[i].st.last.ok ? 1 : 0);
+	}
+	put(o, "# HELP splitkd_catalog_reloads_total Reload attempts of this catalog, by result.\n"
+	       "# TYPE splitkd_catalog_reloads_total counter\n");
+	for (size_t i = 0; i < info->num_sources; i++) {
+		put(o, "splitkd_catalog_reloads_total{catalog=\"%s\",result=\"ok\"} %llu\n"
+		       "splitkd_catalog_reloads_total{catalog=\"%s\",result=\"error\"} %llu\n",
+		    info->sources[i].name, (unsigned long long)info->sources[i].st.reloads_ok,
+		    info->sources[i].name, (unsigned long long)info->sources[i].st.reloads_error);
+	}
+}
+
 char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t *len)
 {
 	struct out o;
@@ -318,7 +349,7 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 		return NULL;
 	}
 	render_requests(m, &o, rows);
-	render_decisions(m, &o);
+	render_decisions(m, &o, info->default_catalog != NULL ? info->default_catalog : "default");
 	render_connections(&o, info);
 	put(&o, "# HELP splitkd_streams Open change streams (GET /v1/events).\n"
 		"# TYPE splitkd_streams gauge\n"
@@ -333,13 +364,20 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	if (info->tls != NULL) {
 		render_tls(&o, info->tls);
 	}
-	put(&o, "# HELP splitkd_catalog_info The catalog being served.\n"
-		"# TYPE splitkd_catalog_info gauge\n"
-		"splitkd_catalog_info{digest=\"%s\",revision=\"%s\"} 1\n"
-		"# HELP splitkd_catalog_loaded_timestamp_seconds When the served catalog was loaded.\n"
+	put(&o, "# HELP splitkd_catalog_info Each catalog being served, by name, and its revision.\n"
+		"# TYPE splitkd_catalog_info gauge\n");
+	for (size_t i = 0; i < (info->catalogs != NULL ? info->num_catalogs : 1); i++) {
+		const char *name = info->catalogs != NULL ? info->catalogs[i].name : "default";
+		const char *digest = info->catalogs != NULL ? info->catalogs[i].revisions[0].catalog->digest
+							    : info->digest;
+
+		put(&o, "splitkd_catalog_info{catalog=\"%s\",digest=\"%s\",revision=\"%s\"} 1\n", name,
+		    digest, digest);
+	}
+	put(&o, "# HELP splitkd_catalog_loaded_timestamp_seconds When the served catalog was loaded.\n"
 		"# TYPE splitkd_catalog_loaded_timestamp_seconds gauge\n"
 		"splitkd_catalog_loaded_timestamp_seconds %lld\n",
-	    info->digest, info->digest, (long long)atomic_load(&m->catalog_loaded_at));
+	    (long long)atomic_load(&m->catalog_loaded_at));
 	put(&o, "# HELP splitkd_reloads_total Catalog reload attempts (SIGHUP or the file watch), by result.\n"
 		"# TYPE splitkd_reloads_total counter\n"
 		"splitkd_reloads_total{result=\"ok\"} %llu\n"
@@ -353,6 +391,7 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	    (unsigned long long)load(&m->reloads_ok), (unsigned long long)load(&m->reloads_failed),
 	    atomic_load(&m->last_reload_ok) ? 1 : 0,
 	    (double)atomic_load(&m->last_reload_success) / 1000.0);
+	render_catalog_reloads(&o, info);
 	put(&o, "# HELP splitkd_build_info The running build.\n"
 		"# TYPE splitkd_build_info gauge\n"
 		"splitkd_build_info{version=\"%s\",build=\"%s\"} 1\n",

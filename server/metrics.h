@@ -3,10 +3,11 @@
  * metrics — counters for /metrics, in the Prometheus text format 0.0.4.
  *
  * The hot path only does relaxed atomic increments: requests by route and
- * status, a latency histogram by route, decisions by target and policy.
- * Labels are bounded: routes come from the router's table, targets from
- * catalog names (at most METRICS_MAX_TARGETS distinct, the rest count as
- * "(other)"), never from raw request input. A new target name takes a
+ * status, a latency histogram by route, decisions by catalog, target and
+ * policy. Labels are bounded: routes come from the router's table, catalogs
+ * and targets from the names catalogs declare (at most METRICS_MAX_TARGETS
+ * distinct pairs, the rest count as "(other)"), never from raw request
+ * input. A new target name takes a
  * mutex once, when it is first seen; every later count is lock-free.
  */
 #ifndef SPLITKD_METRICS_H
@@ -19,6 +20,8 @@
 #include <stdint.h>
 
 #include "conntab.h"
+#include "revision.h"
+#include "status.h"
 #include "splitk.h"
 
 #define METRICS_MAX_ROUTES 32 /* the router's routes (/metrics among them) and "other" */
@@ -28,6 +31,7 @@
 #define METRICS_ROUTE_NONE (-1) /* no route: a 404 */
 
 struct metrics_target {
+	char catalog[72]; /* the catalog's name (catalog.h) */
 	char name[72];
 	atomic_uint_fast64_t by_kind[3]; /* legacy, auto, pinned */
 };
@@ -69,6 +73,15 @@ struct metrics_info {
 	unsigned streams, max_streams; /* open change streams (GET /v1/events), --max-streams */
 	uint64_t stream_events;        /* events sent on them, heartbeats not counted */
 	const struct metrics_tls *tls; /* NULL: plain HTTP, no splitkd_tls_* series */
+	/* every catalog served by name (revision.h), for the catalog="..."
+	 * series; NULL: the one catalog of `digest`, named default */
+	const struct revision_named *catalogs;
+	size_t num_catalogs;
+	const char *default_catalog; /* the default's name; NULL: "default" */
+	/* each catalog's source state (the reload's), for the per-catalog
+	 * reload series; NULL: none */
+	const struct api_named_source *sources;
+	size_t num_sources;
 };
 
 /* Returns 0, or -1 when the router has more routes than the table has
@@ -81,8 +94,11 @@ void metrics_cleanup(struct metrics *m);
 
 /* `route` is the router's index (api_route_of) or METRICS_ROUTE_NONE. */
 void metrics_request(struct metrics *m, int route, unsigned status, uint64_t micros);
-/* `target` NULL: an sm_count-only decision. */
-void metrics_decision(struct metrics *m, const char *target, enum splitk_kind kind);
+/* A decision answered from the catalog named `catalog` (NULL: the
+ * default, whose name metrics_info gives at a scrape); `target` NULL: an
+ * sm_count-only decision. */
+void metrics_decision(struct metrics *m, const char *catalog, const char *target,
+		      enum splitk_kind kind);
 /* A reload attempt (SIGHUP or the watch): counted by result; the last
  * one's result and the time of the last success are kept. */
 void metrics_reload(struct metrics *m, bool ok);

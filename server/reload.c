@@ -201,14 +201,28 @@ struct catalog *reload_read_file(const char *path, struct reload_read *rd)
 	return cat;
 }
 
+/* The source's catalog in the holder: its name, or the default. */
+static const char *catalog_name_of(const struct reload_catalog *c)
+{
+	return c->name != NULL ? c->name : holder_default_name(c->holder);
+}
+
+/* Its current catalog, referenced (NULL: the holder no longer has it). */
+static const struct catalog *catalog_current(const struct reload_catalog *c, struct holder_ref **ref)
+{
+	return holder_acquire_named(c->holder, catalog_name_of(c), ref);
+}
+
 static bool catalog_serving(void *cls, const void *value)
 {
 	struct reload_catalog *c = cls;
 	struct holder_ref *ref;
-	bool same = strcmp(holder_acquire(c->holder, &ref)->digest,
-			   ((const struct catalog *)value)->digest) == 0;
+	const struct catalog *now = catalog_current(c, &ref);
+	bool same = now != NULL && strcmp(now->digest, ((const struct catalog *)value)->digest) == 0;
 
-	holder_release(c->holder, ref);
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
 	return same;
 }
 
@@ -217,20 +231,26 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 	struct reload_catalog *c = cls;
 	struct holder_ref *before_ref, *after_ref;
 	const struct catalog *before, *after;
+	int rc;
 
-	before = holder_acquire(c->holder, &before_ref);
-	if (holder_swap(c->holder, value) != 0) {
-		holder_release(c->holder, before_ref);
-		snprintf(err, cap, "out of memory");
+	before = catalog_current(c, &before_ref);
+	rc = holder_swap_named(c->holder, catalog_name_of(c), value, c->src.files[0].path);
+	if (rc != 0) {
+		if (before_ref != NULL) {
+			holder_release(c->holder, before_ref);
+		}
+		snprintf(err, cap, rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory");
 		return -1;
 	}
-	after = holder_acquire(c->holder, &after_ref);
+	after = catalog_current(c, &after_ref);
 	metrics_catalog_loaded(c->metrics);
-	for (size_t i = 0; i < c->num_listeners; i++) {
+	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
 		c->listeners[i].fn(c->listeners[i].cls, before, after);
 	}
 	holder_release(c->holder, after_ref);
-	holder_release(c->holder, before_ref);
+	if (before_ref != NULL) {
+		holder_release(c->holder, before_ref);
+	}
 	return 0;
 }
 
@@ -250,10 +270,12 @@ static void catalog_say(void *cls, enum reload_outcome outcome, const char *why,
 		snprintf(out, cap, "refused, the old catalog keeps serving: %s", why);
 		return;
 	}
-	cat = holder_acquire(c->holder, &ref);
-	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, cat->digest,
+	cat = catalog_current(c, &ref);
+	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, cat != NULL ? cat->digest : "",
 		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
-	holder_release(c->holder, ref);
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
 }
 
 static void catalog_counted(void *cls, bool ok)
@@ -295,12 +317,14 @@ static int add_source(struct reload *r, struct reload_source *s)
 	int ret = -1;
 
 	pthread_mutex_lock(&r->run_lock);
+	pthread_mutex_lock(&r->state_lock); /* reload_status copies the list under it */
 	if (r->num_sources < RELOAD_MAX_SOURCES) {
 		s->owner = r;
 		s->watch_entry = -1;
 		r->sources[r->num_sources++] = s;
 		ret = 0;
 	}
+	pthread_mutex_unlock(&r->state_lock);
 	pthread_mutex_unlock(&r->run_lock);
 	return ret;
 }
@@ -320,11 +344,20 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
 int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
 		       const char *path, const struct reload_read *initial, struct metrics *metrics)
 {
+	/* its check is reload_watch_start's */
+	return reload_add_named_catalog(r, c, holder, NULL, path, initial, metrics, 0);
+}
+
+int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
+			     const char *name, const char *path, const struct reload_read *initial,
+			     struct metrics *metrics, unsigned check_seconds)
+{
 	const struct reload_file file = {NULL, path};
 
 	memset(c, 0, sizeof(*c));
-	reload_source_init(&c->src, &catalog_kind, c, &file, 1, 0);
+	reload_source_init(&c->src, &catalog_kind, c, &file, 1, check_seconds);
 	c->holder = holder;
+	c->name = name;
 	c->metrics = metrics;
 	status_start(&c->src.status, path, unix_ms());
 	c->src.served_key = c->src.tried_key = initial->key;
@@ -488,17 +521,23 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	return outcome == RELOAD_SWAPPED ? 0 : -1;
 }
 
-void reload_source_status(struct reload_source *s, struct api_source_status *out)
+/* reload_source_status with the state lock held. */
+static void source_status_locked(const struct reload_source *s, struct api_source_status *out)
 {
-	pthread_mutex_lock(&s->owner->state_lock);
 	*out = s->status;
-	pthread_mutex_unlock(&s->owner->state_lock);
 	if (s->watch_entry < 0) {
 		out->watch = API_WATCH_OFF;
 	} else {
 		out->watch = watch_entry_inotify(s->owner->watch, s->watch_entry) ? API_WATCH_INOTIFY
 										  : API_WATCH_PERIODIC;
 	}
+}
+
+void reload_source_status(struct reload_source *s, struct api_source_status *out)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	source_status_locked(s, out);
+	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
 /* Reads a source and tries what it found. Called with run_lock held. */
@@ -525,10 +564,38 @@ void reload_now(struct reload *r)
 	pthread_mutex_unlock(&r->run_lock);
 }
 
-/* The watch's callback: something of the source's may have changed. */
-static unsigned on_watch(void *cls)
+void reload_remove(struct reload *r, struct reload_source *s)
 {
-	struct reload_source *s = cls;
+	pthread_mutex_lock(&r->run_lock);
+	pthread_mutex_lock(&r->state_lock);
+	for (size_t i = 0; i < r->num_sources; i++) {
+		if (r->sources[i] == s) {
+			memmove(&r->sources[i], &r->sources[i + 1],
+				(r->num_sources - i - 1) * sizeof(r->sources[0]));
+			r->num_sources--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->state_lock);
+	pthread_mutex_unlock(&r->run_lock);
+}
+
+int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
+		     void *cls)
+{
+	if (r->num_watches == RELOAD_MAX_WATCHES) {
+		return -1;
+	}
+	r->watches[r->num_watches].path = path;
+	r->watches[r->num_watches].check_seconds = check_seconds;
+	r->watches[r->num_watches].fn = fn;
+	r->watches[r->num_watches].cls = cls;
+	r->num_watches++;
+	return 0;
+}
+
+unsigned reload_source_check(struct reload_source *s)
+{
 	struct reload *r = s->owner;
 	struct reload_texts texts;
 	struct reload_read rd;
@@ -555,6 +622,12 @@ static unsigned on_watch(void *cls)
 	texts_cleanup(&texts);
 	pthread_mutex_unlock(&r->run_lock);
 	return again;
+}
+
+/* The watch's callback: something of the source's may have changed. */
+static unsigned on_watch(void *cls)
+{
+	return reload_source_check(cls);
 }
 
 int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap)
@@ -585,6 +658,20 @@ int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size
 		s->status.check_seconds = s->check_seconds;
 		pthread_mutex_unlock(&r->state_lock);
 	}
+	for (size_t i = 0; i < r->num_watches; i++) {
+		struct watch_options opt = {r->watches[i].check_seconds, RELOAD_DEBOUNCE_MS};
+
+		if (r->watches[i].check_seconds == 0) {
+			continue;
+		}
+		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
+			goto done;
+		}
+		if (watch_add(w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
+			      err_cap) < 0) {
+			goto done;
+		}
+	}
 	if (w != NULL && watch_run(w, err, err_cap) != 0) {
 		goto done;
 	}
@@ -601,12 +688,31 @@ done:
 	return ret;
 }
 
+/* A catalog source's row of the status: its name, its revision, its state. */
+static void named_row(struct reload_catalog *c, const struct api_source_status *st,
+		      struct api_named_source *row)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = catalog_current(c, &ref);
+
+	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
+	snprintf(row->revision, sizeof(row->revision), "%s", cat != NULL ? cat->digest : "");
+	row->st = *st;
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
+}
+
 void reload_status(void *cls, struct api_status *out)
 {
 	struct reload *r = cls;
 	struct holder_ref *ref;
+	struct api_named_source *named = out->named;
+	size_t max_named = out->max_named;
 
 	memset(out, 0, sizeof(*out));
+	out->named = named;
+	out->max_named = max_named;
 	snprintf(out->revision, sizeof(out->revision), "%s",
 		 holder_acquire(r->catalog.holder, &ref)->digest);
 	holder_release(r->catalog.holder, ref);
@@ -617,13 +723,24 @@ void reload_status(void *cls, struct api_status *out)
 		out->catalog = r->catalog.src.status;
 		pthread_mutex_unlock(&r->state_lock);
 	}
+	if (out->max_named > 0) {
+		named_row(&r->catalog, &out->catalog, &out->named[out->num_named++]);
+	}
+	/* under the short lock, never the reload's: a --catalog-dir adds and
+	 * removes sources (under both), and a request never waits on a reload */
+	pthread_mutex_lock(&r->state_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;
 
 		if (s->kind->report != NULL) {
-			reload_source_status(s, &st);
+			source_status_locked(s, &st);
 			s->kind->report(s->cls, &st, out);
+		} else if (s->kind == &catalog_kind && s != &r->catalog.src &&
+			   out->num_named < out->max_named) {
+			source_status_locked(s, &st);
+			named_row(s->cls, &st, &out->named[out->num_named++]);
 		}
 	}
+	pthread_mutex_unlock(&r->state_lock);
 }

@@ -59,7 +59,9 @@
 #include "watch.h"
 
 #define RELOAD_MAX_LISTENERS 8
-#define RELOAD_MAX_SOURCES WATCH_MAX_ENTRIES
+/* every named catalog (HOLDER_MAX_CATALOGS) and the TLS files */
+#define RELOAD_MAX_SOURCES (HOLDER_MAX_CATALOGS + 2)
+#define RELOAD_MAX_WATCHES 2 /* reload_add_watch's: a --catalog-dir */
 #define RELOAD_MAX_FILES WATCH_MAX_PATHS /* of one source */
 #define RELOAD_DEBOUNCE_MS 200 /* quiet time after the last event in the directory */
 #define RELOAD_SETTLE_MS 250   /* new bytes are read again this much later */
@@ -141,10 +143,12 @@ struct reload_source {
 typedef void reload_listener_fn(void *cls, const struct catalog *before,
 				const struct catalog *after);
 
-/* The catalog kind's source: one catalog file over one holder. */
+/* The catalog kind's source: one catalog file over one holder, the
+ * holder's catalog `name` (NULL: its default). */
 struct reload_catalog {
 	struct reload_source src;
 	struct holder *holder;
+	const char *name; /* borrowed: must outlive the source */
 	struct metrics *metrics;
 	struct {
 		reload_listener_fn *fn;
@@ -161,6 +165,13 @@ struct reload {
 	struct reload_source *sources[RELOAD_MAX_SOURCES];
 	size_t num_sources;
 	struct reload_catalog catalog; /* --catalog's; a source only with a file */
+	struct {
+		const char *path;
+		unsigned check_seconds;
+		watch_fn *fn;
+		void *cls;
+	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
+	size_t num_watches;
 };
 
 /*
@@ -196,6 +207,32 @@ void reload_cleanup(struct reload *r);
  * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
 int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
 		       const char *path, const struct reload_read *initial, struct metrics *metrics);
+
+/* reload_add_catalog for the holder's catalog `name` (NULL: the
+ * default), one source per named catalog, its file watched with a check
+ * every check_seconds (0: not watched; SIGHUP and reload_source_check
+ * only); `name` and `path` must outlive the source. A watched one before
+ * reload_watch_start; an unwatched one also while the watch runs (a
+ * --catalog-dir's catalog, which the directory's watch drives). */
+int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
+			     const char *name, const char *path, const struct reload_read *initial,
+			     struct metrics *metrics, unsigned check_seconds);
+
+/* Stops following a source (a named catalog whose file is gone): no
+ * attempt reads it after this returns. Its owner frees it after. */
+void reload_remove(struct reload *r, struct reload_source *s);
+
+/* The watch's attempt on one source, for an owner that watches its files
+ * itself (a --catalog-dir): reads, dedups, settles, tries. Returns the
+ * milliseconds after which it wants another look (RELOAD_SETTLE_MS for
+ * bytes seen the first time), or 0. */
+unsigned reload_source_check(struct reload_source *s);
+
+/* One more path for the watch, with its own callback (a --catalog-dir:
+ * `path` "DIR/" follows every entry of DIR). Before reload_watch_start.
+ * Returns 0, or -1 when RELOAD_MAX_WATCHES are added. */
+int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
+		     void *cls);
 
 /* Fills a source (kind, its cls, its files, copied) for reload_add. */
 void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,

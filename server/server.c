@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,8 +29,14 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	struct server *s = cls;
 	struct metrics_info info;
 	struct metrics_tls tls;
+	struct holder_ref *ref;
+	struct api_status st = {0};
+	char *text;
 
 	memset(&info, 0, sizeof(info));
+	holder_acquire(s->holder, &ref);
+	info.catalogs = holder_catalogs(ref, &info.num_catalogs);
+	info.default_catalog = holder_default_name(s->holder);
 	info.version = SPLITKD_VERSION;
 	info.build = SPLITKD_BUILD;
 	info.digest = catalog->digest;
@@ -49,7 +56,19 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 		tls_figures(s->tls, &tls);
 		info.tls = &tls;
 	}
-	return metrics_render(s->metrics, &info, len);
+	if (s->hooks.status != NULL) {
+		/* each catalog's reload state, as GET /v1/status has it */
+		st.max_named = info.num_catalogs;
+		st.named = calloc(st.max_named, sizeof(*st.named));
+		st.max_named = st.named != NULL ? st.max_named : 0;
+		s->hooks.status(s->hooks.status_cls, &st);
+		info.sources = st.named;
+		info.num_sources = st.num_named;
+	}
+	text = metrics_render(s->metrics, &info, len);
+	free(st.named);
+	holder_release(s->holder, ref);
+	return text;
 }
 
 /* The change streams' hub, at the catalog served now. */

@@ -109,7 +109,8 @@ static bool relevant(const struct watch_path *p, const struct inotify_event *ev)
 	if (ev->len == 0) {
 		return false;
 	}
-	return strcmp(ev->name, p->name) == 0 || strncmp(ev->name, "..", 2) == 0;
+	/* "DIR/" names no file: every entry of the directory is its */
+	return p->name[0] == '\0' || strcmp(ev->name, p->name) == 0 || strncmp(ev->name, "..", 2) == 0;
 }
 
 /* One event against every entry: marks the ones it concerns pending, and

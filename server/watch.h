@@ -9,7 +9,8 @@
  * Kubernetes ConfigMap or Secret volume changes its files by swapping the
  * `..data` symlink beside them, which the file itself never sees. So every
  * event in such a directory that names one of an entry's last components
- * or a `..` entry (the kubelet's), whatever its kind, marks the entry
+ * (every name, for a path that ends in '/': a directory followed whole,
+ * as --catalog-dir is) or a `..` entry (the kubelet's), whatever its kind, marks the entry
  * pending; its callback runs once no such event has come for its
  * `debounce_ms` (a burst of writes is one call), or after
  * WATCH_MAX_WAIT_MS of an unbroken burst. When a directory itself goes
@@ -36,7 +37,7 @@
 #include <stddef.h>
 
 #define WATCH_MAX_WAIT_MS 2000 /* a burst longer than this is read anyway */
-#define WATCH_MAX_ENTRIES 16
+#define WATCH_MAX_ENTRIES 72 /* every named catalog's file, the TLS files, a --catalog-dir */
 #define WATCH_MAX_PATHS 4 /* of one entry (the TLS files are three) */
 
 /* Returns milliseconds until it wants to be called again, or 0. */

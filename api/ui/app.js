@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: AGPL-3.0-only
 // splitkd's page: a client of the public API (/v1/matrix, /v1/targets,
-// /v1/models, /v1/splits?explain=1, /version) and nothing else. Catalog
+// /v1/models, /v1/splits?explain=1, /version, /v1/catalogs, /v1/diff) and
+// nothing else. Catalog
 // names and notes are data: they reach the DOM through textContent and
 // attributes only, never as markup. State lives in the URL fragment.
 // Changes are pushed by the change stream (v1/events); where it cannot be
@@ -16,7 +17,8 @@
   const REOPEN_MS = [3000, 60000]; // a refused stream is tried again, backing off between these
 
   const state = {max_batch_size: '', num_seqs: '', max_rows: '', override: '',
-    changes: false, target: '', model: '', poll: POLL_DEFAULT};
+    changes: false, target: '', model: '', poll: POLL_DEFAULT,
+    catalog: '', compare: ''}; // a named catalog ('' the default), and one to diff it with
   const meta = {digest: null, targets: [], models: [], version: null,
     tByName: new Map(), mByName: new Map()};
   const live = {matrix: null, base: null, view: null, explainKey: '', digestSeenAt: null,
@@ -73,7 +75,7 @@
   }
   function readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
-    for (const k of SHAPE.concat(['override', 'target', 'model'])) { state[k] = p.get(k) || ''; }
+    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare'])) { state[k] = p.get(k) || ''; }
     state.changes = p.get('view') === 'changes';
     const poll = Number(p.get('poll'));
     state.poll = Number.isFinite(poll) && poll >= 0.2 && poll <= 3600 ? poll : POLL_DEFAULT;
@@ -84,6 +86,7 @@
     if (state.changes) { p.set('view', 'changes'); }
     if (state.target) { p.set('target', state.target); p.set('model', state.model); }
     if (state.poll !== POLL_DEFAULT) { p.set('poll', String(state.poll)); }
+    for (const k of ['catalog', 'compare']) { if (state[k] !== '') { p.set(k, state[k]); } }
     const s = p.toString();
     history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
   }
@@ -93,6 +96,7 @@
   }
   function query(withOverride, extra) {
     const p = new URLSearchParams(extra || []);
+    if (state.catalog !== '' && !p.has('from')) { p.set('catalog', state.catalog); }
     for (const k of SHAPE) { if (state[k] !== '') { p.set(k, state[k]); } }
     if (withOverride && state.override !== '') { p.set('override', state.override); }
     const s = p.toString();
@@ -131,7 +135,8 @@
 
   // ---------------------------------------------------------------- polling
   async function loadCatalog(digest) {
-    const [t, m, v] = await Promise.all([getJSON('v1/targets'), getJSON('v1/models'), getJSON('version')]);
+    const c = state.catalog !== '' ? '?catalog=' + encodeURIComponent(state.catalog) : '';
+    const [t, m, v] = await Promise.all([getJSON('v1/targets' + c), getJSON('v1/models' + c), getJSON('version')]);
     // a reload between the requests: keep the old view, the next poll retries
     if (!t.ok || !m.ok || t.data.catalog !== digest || m.data.catalog !== digest) { return false; }
     meta.targets = t.data.targets;
@@ -172,6 +177,7 @@
       render();
       await refreshRevisions(gen);
     }
+    await refreshCatalogs(gen);
     await refreshExplain(fresh, gen);
   }
 
@@ -455,7 +461,8 @@
   // What the replica holds, and what its last reload changed under the
   // what-ifs: GET /v1/revisions and GET /v1/diff, as curl sees them.
   async function refreshRevisions(gen) {
-    const [r, d] = await Promise.all([getJSON('v1/revisions'), getJSON('v1/diff' + query(true))]);
+    const c = state.catalog !== '' ? '?catalog=' + encodeURIComponent(state.catalog) : '';
+    const [r, d] = await Promise.all([getJSON('v1/revisions' + c), getJSON('v1/diff' + query(true))]);
     if (gen !== live.generation || !r.ok || !d.ok) { return; }
     renderRevisions(r.data, d.data);
   }
@@ -468,18 +475,28 @@
       el('span', 'meta', (v.loaded_at ? 'loaded ' + v.loaded_at : 'loaded at an unknown time') +
         (v.source ? ' from ' + v.source : '') + (v.revision === r.current ? ' · current' : '')))));
     const t = $('reload-cells');
-    const cap = t.querySelector('caption');
     if (d.from === d.to) {
       $('reload-summary').textContent = '— none yet: one revision held';
-      t.replaceChildren(cap);
+      t.replaceChildren(t.querySelector('caption'));
       return;
     }
-    $('reload-summary').textContent = d.from + ' → ' + d.to + ': ' + d.cells.length + ' cell' +
+    $('reload-summary').textContent = d.from + ' → ' + d.to + ': ' + cellsSummary(d);
+    renderCells(t, d);
+  }
+
+  // What a diff (GET /v1/diff) changes, in words: the cells and the entries.
+  function cellsSummary(d) {
+    return d.cells.length + ' cell' +
       (d.cells.length === 1 ? '' : 's') + ' changed, ' + d.unchanged + ' unchanged' +
       (d.targets.added.length ? '; targets added: ' + d.targets.added.join(', ') : '') +
       (d.targets.removed.length ? '; targets removed: ' + d.targets.removed.join(', ') : '') +
       (d.models.added.length ? '; models added: ' + d.models.added.join(', ') : '') +
       (d.models.removed.length ? '; models removed: ' + d.models.removed.join(', ') : '');
+  }
+
+  // A diff's changed cells into table t, each value old → new where it moved.
+  function renderCells(t, d) {
+    const cap = t.querySelector('caption');
     const head = put(el('thead'), put(el('tr'), ...['target', 'model', 'policy', 'num_splits',
       'workspace_slots', 'workspace_bytes'].map((h) => el('th', '', h))));
     const body = el('tbody');
@@ -494,6 +511,42 @@
       body.append(row);
     }
     t.replaceChildren(cap, head, body);
+  }
+
+  // ---------------------------------------------------------------- catalogs
+  // The named catalogs a replica serves (GET /v1/catalogs): which one the
+  // page shows (#catalog=NAME) and, with #compare=NAME, what moving from it
+  // to the other changes (GET /v1/diff?from=A&to=B, the what-ifs applied).
+  function fillSelect(sel, names, value, none) {
+    const opts = (none ? [['', none]] : []).concat(names.map((n) => [n, n]));
+    if (sel.options.length !== opts.length || [...sel.options].some((o, i) => o.value !== opts[i][0])) {
+      sel.replaceChildren(...opts.map(([v, label]) => { const o = el('option', '', label); o.value = v; return o; }));
+    }
+    sel.value = value;
+  }
+  async function refreshCatalogs(gen) {
+    const c = await getJSON('v1/catalogs');
+    if (gen !== live.generation || !c.ok) { return; }
+    const names = c.data.catalogs.map((x) => x.name);
+    const current = state.catalog || c.data.default;
+    $('catalogs').hidden = names.length < 2;
+    fillSelect($('catalog-select'), names, current, null);
+    fillSelect($('compare-select'), names.filter((n) => n !== current), state.compare, '—');
+    const up = $('upgrade');
+    up.hidden = state.compare === '';
+    if (state.compare === '') { return; }
+    const d = await getJSON('v1/diff' + query(true, [['from', current], ['to', state.compare]]));
+    if (gen !== live.generation) { return; }
+    if (!d.ok) { $('upgrade-summary').textContent = d.data.detail || 'no diff'; return; }
+    $('upgrade-title').textContent = 'Moving from ' + current + ' to ' + state.compare + ' changes';
+    $('upgrade-summary').textContent = cellsSummary(d.data);
+    renderCells($('upgrade-cells'), d.data);
+  }
+  function fromCatalogs() {
+    state.catalog = $('catalog-select').value;
+    state.compare = $('compare-select').value === state.catalog ? '' : $('compare-select').value;
+    writeHash();
+    kick();
   }
 
   // ---------------------------------------------------------------- explain
@@ -644,6 +697,8 @@
       $(k).addEventListener('change', () => { clearTimeout(debounce); fromControls(); });
     }
     $('changes').addEventListener('change', fromControls);
+    $('catalog-select').addEventListener('change', fromCatalogs);
+    $('compare-select').addEventListener('change', fromCatalogs);
     for (const b of document.querySelectorAll('[data-override]')) {
       b.addEventListener('click', () => { $('override').value = b.dataset.override; fromControls(); });
     }

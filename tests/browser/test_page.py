@@ -77,6 +77,7 @@ class Run:
         self.args = args
         self.tmp = tempfile.mkdtemp(prefix="splitkd-browser-")
         self.catalog = os.path.join(self.tmp, "catalog.json")
+        self.legacy = os.path.join(self.tmp, "legacy.json")  # the release before #928: all legacy
         self.port = free_port()
         self.scheme = "https" if args.tls else "http"
         self.api = f"{self.scheme}://127.0.0.1:{self.port}"
@@ -90,6 +91,7 @@ class Run:
     def start_daemon(self):
         self.daemon = subprocess.Popen(
             [self.args.splitkd, "--listen", f"127.0.0.1:{self.port}", "--catalog", self.catalog,
+             "--catalog", "legacy=" + self.legacy,
              "--access-log", "off", "--drain-timeout", "2"] +
             (["--tls-cert", os.path.join(self.args.tls, "server.pem"),
               "--tls-key", os.path.join(self.args.tls, "server-key.pem")] if self.args.tls else []),
@@ -653,6 +655,38 @@ def check_revisions(r):
     r.driver.save_screenshot(os.path.join(r.args.out, "page-revisions.png"))
 
 
+def check_catalogs(r):
+    """The catalog selector switches the grid; compare-with shows /v1/diff?from=A&to=B's cells."""
+    r.open(f"poll={POLL:g}&max_batch_size=16", fresh=True)
+    wait(lambda: r.js("return !document.getElementById('catalogs').hidden"), 2 * POLL + MARGIN,
+         "two catalogs served: the selector shows")
+    names = [c["name"] for c in get_json(r.api + "/v1/catalogs")["catalogs"]]
+    opts = r.js("return [...document.querySelectorAll('#catalog-select option')].map((o) => o.value)")
+    expect(opts == names, f"the selector lists /v1/catalogs: {opts} vs {names}")
+    r.js("""const s = document.getElementById('catalog-select'); s.value = 'legacy';
+        s.dispatchEvent(new Event('change'));""")
+    r.wait_matrix("?max_batch_size=16&catalog=legacy", 2 * POLL + MARGIN, "the grid is legacy's matrix")
+    expect("catalog=legacy" in r.driver.current_url, f"the catalog is in the URL: {r.driver.current_url}")
+    r.js("""const s = document.getElementById('compare-select'); s.value = 'default';
+        s.dispatchEvent(new Event('change'));""")
+    diff = get_json(r.api + "/v1/diff?from=legacy&to=default&max_batch_size=16")
+    side = lambda s: "—" if s is None else str(s["num_splits"])  # as the page writes a missing side
+    want = [[c["target"], c["model"], side(c["from"]) if side(c["from"]) == side(c["to"])
+             else f"{side(c['from'])} → {side(c['to'])}"] for c in diff["cells"]]
+    expect(any(t == "hopper" for t, _, _ in want), f"#928 moved Hopper's cells: {want[:3]}")
+    rows = lambda: r.js("""return [...document.querySelectorAll('#upgrade-cells tbody tr')]
+        .map((tr) => [tr.dataset.target, tr.dataset.model, tr.children[3].textContent]);""")
+    wait(lambda: rows() == want, 2 * POLL + MARGIN, "the upgrade view shows /v1/diff's cells, from → to")
+    title = r.driver.find_element(By.ID, "upgrade-title").text
+    expect(title == "Moving from legacy to default changes", f"the view names both: {title!r}")
+    expect("compare=default" in r.driver.current_url, "compare-with is in the URL")
+    # the state in the URL alone brings the same view back
+    r.open(f"poll={POLL:g}&max_batch_size=16&catalog=legacy&compare=default", fresh=True)
+    wait(lambda: rows() == want, 2 * POLL + MARGIN, "a fresh page at the URL shows the same diff")
+    r.wait_matrix("?max_batch_size=16&catalog=legacy", 2 * POLL + MARGIN, "and legacy's grid")
+    r.driver.save_screenshot(os.path.join(r.args.out, "page-upgrade.png"))
+
+
 def check_stale(r):
     r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED|v1/events"
     r.open(f"poll={POLL:g}&max_batch_size=16", fresh=True)
@@ -729,6 +763,10 @@ def main():
     try:
         with open(r.catalog, "wb") as f:
             f.write(subprocess.run([args.splitkd, "--dump-catalog"], check=True, stdout=subprocess.PIPE).stdout)
+        legacy = json.load(open(r.catalog))
+        for t in legacy["targets"]:
+            t["attn_decode_splitk"] = "legacy"
+        write_catalog(r.legacy, legacy)
         r.start_daemon()
         r.step("headers: types, CSP, nosniff, ETag and 304, GET / negotiated", lambda: check_headers(r))
         status, h, _ = http(r.api + "/", {"Accept": "text/html"})
@@ -749,7 +787,8 @@ def main():
                          ("revisions: the held list and the last reload's cells, old → new", check_revisions),
                          ("stale and back by the stream, polling at 60 s", check_stale_stream),
                          ("stale while splitkd is down, with backoff; recovers on restart", check_stale),
-                         ("XSS catalog: notes and odd names are text, nothing runs", check_xss)]:
+                         ("XSS catalog: notes and odd names are text, nothing runs", check_xss),
+                         ("catalogs: the selector switches the grid; the upgrade diff, from → to", check_catalogs)]:
             r.step(name, lambda fn=fn: fn(r))
     except Failed as e:
         r.failed += 1

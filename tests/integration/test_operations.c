@@ -202,7 +202,7 @@ Test(ops, metrics_parse_and_move_with_traffic, .fini = stop, .timeout = 60)
 	const char *args[] = {"--access-log", "off", NULL};
 	const char *key200 = "splitkd_requests_total{route=\"/v1/splits\",status=\"200\"}";
 	const char *key404 = "splitkd_requests_total{route=\"/v1/splits\",status=\"404\"}";
-	const char *hopper = "splitkd_decisions_total{policy=\"auto\",target=\"hopper\"}";
+	const char *hopper = "splitkd_decisions_total{catalog=\"default\",policy=\"auto\",target=\"hopper\"}";
 	const char *hist = "splitkd_request_duration_seconds_count{route=\"/v1/splits\"}";
 	char *before, *after;
 	struct reply r;
@@ -211,7 +211,7 @@ Test(ops, metrics_parse_and_move_with_traffic, .fini = stop, .timeout = 60)
 	before = scrape_parsed();
 	cr_assert(strstr(before, "splitkd_build_info{") != NULL, "%s", before);
 	cr_assert(strstr(before, "process_resident_memory_bytes{} ") != NULL);
-	cr_assert(strstr(before, "splitkd_catalog_info{digest=\"fnv1a64:") != NULL);
+	cr_assert(strstr(before, "splitkd_catalog_info{catalog=\"default\",digest=\"fnv1a64:") != NULL);
 	cr_assert_gt(sample(before, "process_start_time_seconds{}"), 1.7e9);
 	for (int i = 0; i < 5; i++) {
 		r = http(&d, "GET", "/v1/splits?target=h100&model=qwen3.8-27b", NULL, NULL);
@@ -621,12 +621,7 @@ Test(limits, a_raised_max_header_takes_a_larger_request, .fini = stop, .timeout 
 /* The value of a counter in /metrics (plain scrape, no parser). */
 static double counter(const char *key)
 {
-	struct reply m = http(&d, "GET", "/metrics", NULL, NULL);
-	const char *p = strstr(m.body, key);
-	double v = p != NULL ? strtod(p + strlen(key), NULL) : -1;
-
-	reply_free(&m);
-	return v;
+	return metric_value(&d, key);
 }
 
 /* Issue 14: a header block that keeps arriving, one line a while, is cut at

@@ -86,6 +86,9 @@ static inline void reference_write(struct jsonw *w, const struct decision *d,
 	if (mask & FIELDS_BIT(FM_CATALOG)) {
 		jsonw_kv_str(w, "catalog", cat->digest);
 	}
+	if (mask & FIELDS_BIT(FM_CATALOG_NAME)) {
+		jsonw_kv_str(w, "catalog_name", cat->name);
+	}
 	if ((mask & FIELDS_BIT(FM_EXPLAIN)) && d->explain) {
 		explain_write(w, d);
 	}

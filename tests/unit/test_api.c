@@ -865,9 +865,10 @@ Test(api, malformed_if_none_match_answers_in_full)
 
 static unsigned decisions_seen;
 
-static void on_decision(void *cls, const char *target, enum splitk_kind kind)
+static void on_decision(void *cls, const char *catalog, const char *target, enum splitk_kind kind)
 {
 	(void)cls;
+	(void)catalog;
 	(void)target;
 	(void)kind;
 	decisions_seen++;

@@ -16,8 +16,9 @@
 
 TestSuite(batchfast, .init = load_default_catalog, .fini = free_default_catalog);
 
-static void count(void *cls, const char *target, enum splitk_kind kind)
+static void count(void *cls, const char *catalog, const char *target, enum splitk_kind kind)
 {
+	(void)catalog;
 	(void)target;
 	(void)kind;
 	(*(size_t *)cls)++;

@@ -178,3 +178,35 @@ Test(cli, revisions_and_diff)
 	cr_assert(strstr(err, "--diff") != NULL, "%s", err);
 	cr_assert_eq(PARSE(&cfg, err, "--override", "4"), -1);
 }
+
+Test(cli, named_catalogs)
+{
+	struct server_config cfg;
+	char err[640];
+
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "a.json"), 0, "%s", err);
+	cr_assert_eq(cfg.num_catalogs, 1);
+	cr_assert_str_eq(cfg.catalogs[0].name, "default");
+	cr_assert_str_eq(cfg.catalog_path, "a.json");
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "legacy=old.json", "--catalog", "today=new.json",
+			   "--default-catalog", "today"), 0, "%s", err);
+	cr_assert_eq(cfg.num_catalogs, 2);
+	cr_assert_str_eq(cfg.catalogs[0].name, "legacy");
+	cr_assert_str_eq(cfg.catalogs[0].path, "old.json");
+	cr_assert_str_eq(cfg.catalog_path, "new.json", "the default's file");
+	/* what is before '=' is a name only when it is one: a path stays a path */
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "./dir=x/c.json"), 0, "%s", err);
+	cr_assert_str_eq(cfg.catalogs[0].name, "default");
+	cr_assert_str_eq(cfg.catalogs[0].path, "./dir=x/c.json");
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "a=x.json", "--catalog", "a=y.json"), -1);
+	cr_assert(strstr(err, "two catalogs named \"a\"") != NULL, "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "a=x.json", "--default-catalog", "b"), -1);
+	cr_assert(strstr(err, "names no --catalog b=FILE") != NULL, "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--default-catalog", "Bad"), -1);
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "a=", "--catalog", "b=y"), -1);
+	cr_assert_eq(PARSE(&cfg, err, "--catalog", "a=x", "--catalog", "b=y", "--max-catalogs", "1"), -1);
+	cr_assert(strstr(err, "--max-catalogs is 1") != NULL, "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--catalog-dir", "/etc/splitkd", "--catalog", "a=x"), -1);
+	cr_assert_eq(PARSE(&cfg, err, "--catalog-dir", "/etc/splitkd"), 0, "%s", err);
+	cr_assert_str_eq(cfg.catalog_dir, "/etc/splitkd");
+}

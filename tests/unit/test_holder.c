@@ -121,7 +121,7 @@ static void held(struct holder *h, char digests[][CATALOG_DIGEST_LEN + 1], size_
 Test(holder, keeps_the_newest_n_newest_first)
 {
 	struct holder h;
-	struct holder_options o = {3, 0, "cat.json"};
+	struct holder_options o = {.max_revisions = 3, .source = "cat.json"};
 	char want[6][CATALOG_DIGEST_LEN + 1], got[HOLDER_MAX_REVISIONS][CATALOG_DIGEST_LEN + 1];
 	size_t n;
 
@@ -167,7 +167,7 @@ Test(holder, bounded_in_bytes_the_current_one_always_held)
 	struct catalog *cat = with_sm(140);
 	size_t one = canonical_bytes(cat), n;
 	/* room for two and a half: the third newest does not fit */
-	struct holder_options o = {8, one * 5 / 2, NULL};
+	struct holder_options o = {.max_revisions = 8, .max_bytes = one * 5 / 2};
 	char got[HOLDER_MAX_REVISIONS][CATALOG_DIGEST_LEN + 1];
 
 	cr_assert_eq(holder_init_with(&h, cat, &o), 0);
@@ -188,7 +188,7 @@ Test(holder, bounded_in_bytes_the_current_one_always_held)
 Test(holder, a_reference_outlives_the_swaps_that_evict_it)
 {
 	struct holder h;
-	struct holder_options o = {1, 0, NULL};
+	struct holder_options o = {.max_revisions = 1};
 	struct holder_ref *ref;
 	struct holder_reader reader = {0};
 	const struct catalog *old, *via_reader;
@@ -213,5 +213,88 @@ Test(holder, a_reference_outlives_the_swaps_that_evict_it)
 	cr_assert_eq(holder_reader_revisions(&reader, &n)[0].catalog->targets[2].sm_count, 143);
 	cr_assert_eq(n, 1);
 	holder_reader_cleanup(&h, &reader);
+	holder_cleanup(&h);
+}
+
+/* ------------------------------------------------------ named catalogs */
+
+/* The revisions held for `name` through one reference: *n of them. */
+static const struct revision_named *named_in(const struct holder_ref *ref, const char *name)
+{
+	size_t n;
+	const struct revision_named *all = holder_catalogs(ref, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].name, name) == 0) {
+			return &all[i];
+		}
+	}
+	return NULL;
+}
+
+Test(holder, named_catalogs_swap_on_their_own_and_share_one_reference)
+{
+	struct holder h;
+	struct holder_options o = {.name = "today", .max_catalogs = 2};
+	struct catalog *today = with_sm(140), *legacy = with_sm(141), *legacy2 = with_sm(142);
+	struct holder_ref *before, *after;
+	const struct revision_named *nt, *nl;
+	size_t n;
+
+	cr_assert_eq(holder_init_with(&h, today, &o), 0);
+	cr_assert_str_eq(today->name, "today");
+	cr_assert_eq(holder_swap_named(&h, "legacy", legacy, "legacy.json"), 0);
+	cr_assert_str_eq(legacy->name, "legacy");
+	cr_assert_eq(holder_swap_named(&h, "third", with_sm(143), NULL), -2, "past max_catalogs");
+	holder_acquire(&h, &before);
+	cr_assert_eq(holder_catalogs(before, &n)[0].revisions[0].catalog, today);
+	cr_assert_eq(n, 2);
+	/* a swap of legacy leaves today's set as it was: the same revisions */
+	cr_assert_eq(holder_swap_named(&h, "legacy", legacy2, NULL), 0);
+	cr_assert_eq(holder_acquire(&h, &after), today, "the default is still today");
+	nt = named_in(after, "today");
+	nl = named_in(after, "legacy");
+	cr_assert_eq(nt->revisions, named_in(before, "today")->revisions, "today's set is shared");
+	cr_assert(nt->is_default && !nl->is_default);
+	cr_assert_eq(nl->num_revisions, 2);
+	cr_assert_eq(nl->revisions[0].catalog, legacy2);
+	cr_assert_eq(nl->revisions[1].catalog, legacy);
+	cr_assert_eq(named_in(before, "legacy")->revisions[0].catalog, legacy, "old ref unchanged");
+	holder_release(&h, before);
+	holder_release(&h, after);
+	/* the default is never removed; another is, and a ref taken before keeps it */
+	cr_assert_eq(holder_remove(&h, "today"), -1);
+	cr_assert_eq(holder_remove(&h, "nope"), -1);
+	holder_acquire(&h, &before);
+	cr_assert_eq(holder_remove(&h, "legacy"), 0);
+	cr_assert_eq(holder_acquire_named(&h, "legacy", &after), NULL);
+	cr_assert_null(after);
+	cr_assert_gt(named_in(before, "legacy")->revisions[0].catalog->num_targets, 0);
+	holder_release(&h, before);
+	holder_acquire(&h, &after);
+	holder_catalogs(after, &n);
+	cr_assert_eq(n, 1);
+	holder_release(&h, after);
+	holder_cleanup(&h);
+}
+
+/* max_bytes bounds every catalog's revisions together; each current one stays. */
+Test(holder, named_catalogs_share_the_memory_bound)
+{
+	struct holder h;
+	struct catalog *cat = with_sm(150);
+	size_t one = canonical_bytes(cat), n;
+	struct holder_options o = {.max_revisions = 8, .max_bytes = one * 5 / 2};
+	struct holder_ref *ref;
+
+	cr_assert_eq(holder_init_with(&h, cat, &o), 0);
+	cr_assert_eq(holder_swap_named(&h, "b", with_sm(151), NULL), 0);
+	/* two held: a third revision of "b" would be over two and a half */
+	cr_assert_eq(holder_swap_named(&h, "b", with_sm(152), NULL), 0);
+	holder_acquire(&h, &ref);
+	cr_assert_eq(named_in(ref, "b")->num_revisions, 1, "the default's bytes count against b");
+	holder_revisions(ref, &n);
+	cr_assert_eq(n, 1);
+	holder_release(&h, ref);
 	holder_cleanup(&h);
 }

@@ -80,24 +80,30 @@ Test(metrics, decisions_by_target_bounded)
 	char *text;
 
 	cr_assert_eq(metrics_init(&m), 0);
-	metrics_decision(&m, "h100", SPLITK_AUTO);
-	metrics_decision(&m, "h100", SPLITK_AUTO);
-	metrics_decision(&m, "h100", SPLITK_PINNED);
-	metrics_decision(&m, NULL, SPLITK_LEGACY);
+	metrics_decision(&m, "default", "h100", SPLITK_AUTO);
+	metrics_decision(&m, "default", "h100", SPLITK_AUTO);
+	metrics_decision(&m, "default", "h100", SPLITK_PINNED);
+	metrics_decision(&m, "default", NULL, SPLITK_LEGACY);
+	metrics_decision(&m, "legacy", "h100", SPLITK_LEGACY);
+	metrics_decision(&m, NULL, "h100", SPLITK_LEGACY); /* the default, named at the scrape */
 	for (int i = 0; i < METRICS_MAX_TARGETS + 10; i++) {
 		snprintf(name, sizeof(name), "t%d", i);
-		metrics_decision(&m, name, SPLITK_LEGACY);
+		metrics_decision(&m, "default", name, SPLITK_LEGACY);
 	}
 	text = render(&m);
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"h100\",policy=\"auto\"}"), 2);
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"h100\",policy=\"pinned\"}"), 1);
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"(none)\",policy=\"legacy\"}"), 1);
-	/* h100 and (none) took two rows: the rest of the first 128 have one
-	 * each, and the 12 after them share "(other)" */
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"t0\",policy=\"legacy\"}"), 1);
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"t125\",policy=\"legacy\"}"), 1);
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"t126\",policy=\"legacy\"}"), -1);
-	cr_assert_eq(series(text, "splitkd_decisions_total{target=\"(other)\",policy=\"legacy\"}"), 12);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"h100\",policy=\"auto\"}"), 2);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"h100\",policy=\"pinned\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"(none)\",policy=\"legacy\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"h100\",policy=\"legacy\"}"), 1);
+	/* the same target in another catalog is its own row */
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"legacy\",target=\"h100\",policy=\"legacy\"}"), 1);
+	/* h100, (none), legacy's h100 and the default's h100 took four rows:
+	 * the rest of the first 128 have one each, and the 14 after them
+	 * share "(other)" */
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"t0\",policy=\"legacy\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"t123\",policy=\"legacy\"}"), 1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"default\",target=\"t124\",policy=\"legacy\"}"), -1);
+	cr_assert_eq(series(text, "splitkd_decisions_total{catalog=\"(other)\",target=\"(other)\",policy=\"legacy\"}"), 14);
 	free(text);
 	metrics_cleanup(&m);
 }

@@ -670,9 +670,10 @@ Test(ofrep, bulk_answers_carry_an_etag_and_match_if_none_match)
 
 static size_t decisions_seen;
 
-static void on_decision(void *cls, const char *target, enum splitk_kind kind)
+static void on_decision(void *cls, const char *catalog, const char *target, enum splitk_kind kind)
 {
 	(void)cls;
+	(void)catalog;
 	(void)target;
 	(void)kind;
 	decisions_seen++;

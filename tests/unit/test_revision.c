@@ -515,3 +515,233 @@ Test(diff, a_change_of_either_constant_is_listed_and_the_default_stated_is_none)
 	}
 	free_default_catalog();
 }
+
+/* ------------------------------------------------------ named catalogs */
+
+/* Two releases served by name: "today" (the embedded catalog, the
+ * default) and "legacy" (Hopper declared legacy, as before #928). */
+struct two_releases {
+	struct catalog *today, *legacy;
+	struct revision today_rev, legacy_rev;
+	struct revision_named named[2];
+};
+
+static void two_releases_init(struct two_releases *t)
+{
+	t->today = edited("\"sm_count\": 148", "\"sm_count\": 148");
+	t->legacy = edited("\"attn_decode_splitk\": \"auto\"", "\"attn_decode_splitk\": \"legacy\"");
+	catalog_set_name(t->today, "today", 5, true);
+	catalog_set_name(t->legacy, "legacy", 6, false);
+	t->today_rev = (struct revision){t->today, NULL, "today.json"};
+	t->legacy_rev = (struct revision){t->legacy, NULL, "legacy.json"};
+	t->named[0] = (struct revision_named){"today", &t->today_rev, 1, true};
+	t->named[1] = (struct revision_named){"legacy", &t->legacy_rev, 1, false};
+}
+
+static void two_releases_cleanup(struct two_releases *t)
+{
+	catalog_free(t->today);
+	catalog_free(t->legacy);
+}
+
+/* A request to the two releases; `alone` (non-NULL): to that catalog
+ * served alone instead, as a one-catalog server would answer. */
+static struct answer ask_named(const struct two_releases *t, const struct revision *alone,
+			       const char *method, const char *uri, const char *body)
+{
+	struct api_context ctx = {.catalog = t->today, .revisions = &t->today_rev,
+				  .num_revisions = 1, .catalogs = t->named, .num_catalogs = 2,
+				  .version = "test", .build = "test"};
+	struct api_request req = {.method = method, .uri = uri, .uri_len = strlen(uri),
+				  .content_type = "application/json",
+				  .body = body ? body : "", .body_len = body ? strlen(body) : 0};
+
+	if (alone != NULL) {
+		ctx = (struct api_context){.catalog = alone->catalog, .revisions = alone,
+					   .num_revisions = 1, .version = "test", .build = "test"};
+	}
+	return call_ctx(&ctx, &req);
+}
+
+/* catalog=NAME answers what that catalog answers when served alone, on
+ * every route that reads a catalog; without it, the default's answer. */
+Test(named, a_selected_catalog_answers_as_if_served_alone)
+{
+	struct two_releases t;
+	char uri[256], body[512];
+	const char *asks[][3] = {
+		{"GET", "/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16", NULL},
+		{"GET", "/v1/matrix?max_batch_size=16", NULL},
+		{"GET", "/v1/targets", NULL},
+		{"GET", "/v1/targets/h100", NULL},
+		{"GET", "/v1/models", NULL},
+		{"GET", "/v1/catalog", NULL},
+		{"GET", "/v1/revisions", NULL},
+		{"POST", "/v1/splits", "{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16%s}"},
+		{"POST", "/v1/splits", "{\"queries\":[{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16}]%s}"},
+		{"POST", "/ofrep/v1/evaluate/flags/num_splits", "{\"context\":{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16%s}}"},
+		{"POST", "/ofrep/v1/evaluate/flags", "{\"context\":{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16%s}}"},
+	};
+
+	two_releases_init(&t);
+	for (size_t i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		const struct revision *sides[] = {&t.legacy_rev, &t.today_rev};
+		const char *names[] = {"legacy", "today"};
+
+		for (size_t s = 0; s < 2; s++) {
+			struct answer alone, selected, plain;
+			char extra[64];
+
+			snprintf(body, sizeof(body), asks[i][2] ? asks[i][2] : "", "");
+			alone = ask_named(&t, sides[s], asks[i][0], asks[i][1], asks[i][2] ? body : NULL);
+			plain = ask_named(&t, NULL, asks[i][0], asks[i][1], asks[i][2] ? body : NULL);
+			snprintf(extra, sizeof(extra), ",\"catalog\":\"%s\"", names[s]);
+			snprintf(body, sizeof(body), asks[i][2] ? asks[i][2] : "", extra);
+			snprintf(uri, sizeof(uri), "%s%scatalog=%s", asks[i][1],
+				 strchr(asks[i][1], '?') ? "&" : "?", names[s]);
+			selected = ask_named(&t, NULL, asks[i][0], asks[i][2] ? asks[i][1] : uri,
+					     asks[i][2] ? body : NULL);
+			cr_assert_eq(alone.status, 200, "%s %s: %s", asks[i][0], asks[i][1], alone.body);
+			if (strcmp(asks[i][1], "/ofrep/v1/evaluate/flags") == 0) {
+				/* a context that names its catalog is told that catalog's stream */
+				char stream[64], *at;
+
+				snprintf(stream, sizeof(stream), "/v1/events?catalog=%s", names[s]);
+				at = strstr(selected.body, stream);
+				cr_assert_not_null(at, "%s", selected.body);
+				memmove(at + strlen("/v1/events"), at + strlen(stream),
+					strlen(at + strlen(stream)) + 1);
+			}
+			cr_assert_str_eq(selected.body, alone.body, "%s %s catalog=%s", asks[i][0],
+					 asks[i][1], names[s]);
+			/* without catalog: the default's (today's) answer */
+			if (s == 1) {
+				cr_assert_str_eq(plain.body, alone.body, "%s %s", asks[i][0], asks[i][1]);
+			} else {
+				cr_assert_str_neq(plain.body, alone.body, "%s %s", asks[i][0], asks[i][1]);
+			}
+			answer_free(&alone);
+			answer_free(&selected);
+			answer_free(&plain);
+		}
+	}
+	two_releases_cleanup(&t);
+}
+
+Test(named, a_batch_mixes_catalogs_query_by_query)
+{
+	struct two_releases t;
+	struct answer a;
+	const cJSON *results;
+
+	two_releases_init(&t);
+	a = ask_named(&t, NULL, "POST", "/v1/splits",
+		      "{\"catalog\":\"legacy\",\"queries\":["
+		      "{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16},"
+		      "{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"max_batch_size\":16,\"catalog\":\"today\"},"
+		      "{\"target\":\"h100\",\"model\":\"qwen3.8-27b\",\"catalog\":\"todya\"}]}");
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	results = cJSON_GetObjectItem(a.json, "results");
+	cr_assert_str_eq(str(cJSON_GetArrayItem(results, 0), "catalog_name"), "legacy");
+	cr_assert_str_eq(str(cJSON_GetArrayItem(results, 0), "catalog"), t.legacy->digest);
+	cr_assert_str_eq(str(cJSON_GetArrayItem(results, 1), "catalog_name"), "today");
+	cr_assert_str_eq(str(cJSON_GetArrayItem(results, 1), "catalog"), t.today->digest);
+	cr_assert_neq(num(cJSON_GetArrayItem(results, 0), "num_splits"),
+		      num(cJSON_GetArrayItem(results, 1), "num_splits"));
+	cr_assert_str_eq(str(cJSON_GetObjectItem(cJSON_GetArrayItem(results, 2), "error"), "type"),
+			 "/problems/unknown-catalog");
+	cr_assert_str_eq(str(cJSON_GetObjectItem(cJSON_GetArrayItem(results, 2), "error"), "suggestion"),
+			 "today");
+	cr_assert_eq(num(a.json, "failures"), 1);
+	cr_assert_str_eq(str(a.json, "catalog"), t.legacy->digest, "the batch's own catalog");
+	answer_free(&a);
+	two_releases_cleanup(&t);
+}
+
+Test(named, unknown_names_and_other_catalogs_revisions_are_refused)
+{
+	struct two_releases t;
+	struct answer a;
+	char uri[256];
+
+	two_releases_init(&t);
+	a = ask_named(&t, NULL, "GET", "/v1/splits?target=h100&model=qwen3.8-27b&catalog=legacyy", NULL);
+	assert_problem(&a, 404, "unknown-catalog", "catalog");
+	cr_assert_str_eq(str(a.json, "suggestion"), "legacy");
+	answer_free(&a);
+	a = ask_named(&t, NULL, "GET", "/v1/targets?catalog=zzzzzzzz", NULL);
+	assert_problem(&a, 404, "unknown-catalog", "catalog");
+	cr_assert_null(cJSON_GetObjectItem(a.json, "suggestion"));
+	answer_free(&a);
+	/* legacy's revision with no catalog (the default, today): never today's answer */
+	snprintf(uri, sizeof(uri), "/v1/splits?target=h100&model=qwen3.8-27b&revision=%s",
+		 t.legacy->digest);
+	a = ask_named(&t, NULL, "GET", uri, NULL);
+	assert_problem(&a, 409, "catalog-mismatch", "revision");
+	cr_assert_str_eq(str(a.json, "suggestion"), "legacy");
+	answer_free(&a);
+	snprintf(uri, sizeof(uri), "/v1/splits?target=h100&model=qwen3.8-27b&catalog=legacy&revision=%s",
+		 t.legacy->digest);
+	a = ask_named(&t, NULL, "GET", uri, NULL);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(str(a.json, "catalog_name"), "legacy");
+	answer_free(&a);
+	a = ask_named(&t, NULL, "POST", "/v1/splits", "{\"catalog\":7,\"queries\":[{}]}");
+	assert_problem(&a, 400, "invalid-parameter", "catalog");
+	answer_free(&a);
+	two_releases_cleanup(&t);
+}
+
+Test(named, catalogs_lists_each_and_the_default)
+{
+	struct two_releases t;
+	struct answer a;
+	const cJSON *list;
+
+	two_releases_init(&t);
+	a = ask_named(&t, NULL, "GET", "/v1/catalogs", NULL);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(str(a.json, "default"), "today");
+	list = cJSON_GetObjectItem(a.json, "catalogs");
+	cr_assert_eq(cJSON_GetArraySize(list), 2);
+	cr_assert_str_eq(str(cJSON_GetArrayItem(list, 1), "name"), "legacy");
+	cr_assert_str_eq(str(cJSON_GetArrayItem(list, 1), "revision"), t.legacy->digest);
+	cr_assert_str_eq(str(cJSON_GetArrayItem(list, 1), "source"), "legacy.json");
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "default")));
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "default")));
+	cr_assert_eq(num(cJSON_GetArrayItem(list, 0), "targets"), (double)t.today->num_targets);
+	answer_free(&a);
+	two_releases_cleanup(&t);
+}
+
+/* from=NAME&to=NAME is diff.c's diff of the two current catalogs, and a
+ * revision of either catalog stands for it too. */
+Test(named, the_upgrade_diff_between_names_is_the_catalogs_diff)
+{
+	struct two_releases t;
+	struct answer a, b;
+	struct jsonw w;
+	struct query q = {0};
+	char uri[256];
+
+	two_releases_init(&t);
+	q.max_batch_size = (struct query_u32){true, 16};
+	jsonw_init(&w, 65536);
+	diff_write(&w, t.legacy, t.today, decide_shape_of(&q), (struct slice){NULL, 0});
+	cr_assert(!w.failed);
+	a = ask_named(&t, NULL, "GET", "/v1/diff?from=legacy&to=today&max_batch_size=16", NULL);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(strlen(a.body), w.len);
+	cr_assert(memcmp(a.body, w.buf, w.len) == 0, "%s", a.body);
+	snprintf(uri, sizeof(uri), "/v1/diff?from=%s&to=today&max_batch_size=16", t.legacy->digest);
+	b = ask_named(&t, NULL, "GET", uri, NULL);
+	cr_assert_str_eq(b.body, a.body);
+	answer_free(&a);
+	answer_free(&b);
+	a = ask_named(&t, NULL, "GET", "/v1/diff?from=legac&to=today", NULL);
+	assert_problem(&a, 404, "unknown-catalog", "from");
+	cr_assert_str_eq(str(a.json, "suggestion"), "legacy");
+	answer_free(&a);
+	jsonw_cleanup(&w);
+	two_releases_cleanup(&t);
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "catalogdir.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SUFFIX ".json"
+#define SUFFIX_LEN (sizeof(SUFFIX) - 1)
+
+/* The catalog name of a directory entry ("legacy.json": "legacy"), into
+ * out; false for any other entry. */
+static bool name_of(const char *entry, char *out, size_t cap)
+{
+	size_t len = strlen(entry);
+
+	if (len <= SUFFIX_LEN || strcmp(entry + len - SUFFIX_LEN, SUFFIX) != 0 ||
+	    !catalog_name_ok(entry, len - SUFFIX_LEN) || len - SUFFIX_LEN >= cap) {
+		return false;
+	}
+	memcpy(out, entry, len - SUFFIX_LEN);
+	out[len - SUFFIX_LEN] = '\0';
+	return true;
+}
+
+int catalogdir_default(const char *dir, const char *name, char *path_out, size_t path_cap,
+		       char *name_out, size_t name_cap, char *err, size_t err_cap)
+{
+	DIR *dp = strlen(dir) < CATALOGDIR_MAX_DIR ? opendir(dir) : NULL;
+	struct dirent *e;
+	char best[CATALOG_NAME_MAX + 1] = "", n[CATALOG_NAME_MAX + 1];
+	const char *pick = name;
+
+	if (dp == NULL) {
+		snprintf(err, err_cap, "--catalog-dir %s: cannot read the directory", dir);
+		return -1;
+	}
+	while ((e = readdir(dp)) != NULL) {
+		if (name_of(e->d_name, n, sizeof(n)) && (best[0] == '\0' || strcmp(n, best) < 0)) {
+			snprintf(best, sizeof(best), "%s", n);
+		}
+	}
+	closedir(dp);
+	if (pick == NULL) {
+		if (best[0] == '\0') {
+			snprintf(err, err_cap, "--catalog-dir %s holds no NAME.json catalog", dir);
+			return -1;
+		}
+		pick = best;
+	}
+	snprintf(name_out, name_cap, "%s", pick);
+	snprintf(path_out, path_cap, "%s/%s" SUFFIX, dir, pick);
+	return 0;
+}
+
+struct catalogdir *catalogdir_new(const char *dir, const char *default_name)
+{
+	struct catalogdir *d = calloc(1, sizeof(*d));
+
+	if (d == NULL) {
+		return NULL;
+	}
+	snprintf(d->dir, sizeof(d->dir), "%s", dir);
+	snprintf(d->watch_path, sizeof(d->watch_path), "%s/", dir);
+	d->default_name = default_name;
+	return d;
+}
+
+void catalogdir_free(struct catalogdir *d)
+{
+	free(d);
+}
+
+static struct catalogdir_slot *slot_of(struct catalogdir *d, const char *name)
+{
+	struct catalogdir_slot *free_slot = NULL;
+
+	for (size_t i = 0; i < HOLDER_MAX_CATALOGS; i++) {
+		struct catalogdir_slot *s = &d->slots[i];
+
+		if (s->name[0] != '\0' && strcmp(s->name, name) == 0) {
+			return s;
+		}
+		if (s->name[0] == '\0' && free_slot == NULL) {
+			free_slot = s;
+		}
+	}
+	if (free_slot != NULL) {
+		snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+	}
+	return free_slot;
+}
+
+/* An entry that is no catalog: one log line, the first time. */
+static void ignore(struct catalogdir *d, const char *entry)
+{
+	if (entry[0] == '.') {
+		return; /* ".", "..", the kubelet's "..data" and its directories */
+	}
+	for (size_t i = 0; i < d->num_ignored; i++) {
+		if (strncmp(d->ignored[i], entry, sizeof(d->ignored[i]) - 1) == 0) {
+			return;
+		}
+	}
+	if (d->num_ignored < CATALOGDIR_MAX_IGNORED) {
+		snprintf(d->ignored[d->num_ignored++], sizeof(d->ignored[0]), "%.63s", entry);
+		log_event(d->log, "reload", "--catalog-dir %s: ignoring %s (not NAME.json, NAME 1 to 63 "
+			  "of a-z 0-9 . _ -)", d->dir, entry);
+	}
+}
+
+/* A NAME.json not served yet: served once the same valid bytes are read
+ * twice. Returns the milliseconds until it wants another look. */
+static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool settle)
+{
+	struct reload_read rd;
+	struct catalog *cat;
+	int rc;
+
+	snprintf(s->path, sizeof(s->path), "%s/%s" SUFFIX, d->dir, s->name);
+	cat = reload_read_file(s->path, &rd);
+	if (rd.key == s->refused_key) {
+		catalog_free(cat);
+		return 0; /* refused before, unchanged since */
+	}
+	if (settle && rd.key != s->pending_key) {
+		s->pending_key = rd.key;
+		catalog_free(cat);
+		return RELOAD_SETTLE_MS;
+	}
+	s->pending_key = 0;
+	if (cat == NULL) {
+		s->refused_key = rd.key;
+		log_event(d->log, "reload", "catalog %s not served: %s", s->name, rd.error);
+		return 0;
+	}
+	rc = holder_swap_named(d->holder, s->name, cat, s->path);
+	if (rc != 0) {
+		s->refused_key = rd.key;
+		log_event(d->log, "reload", "catalog %s not served: %s", s->name,
+			  rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory");
+		return 0;
+	}
+	if (reload_add_named_catalog(d->reload, &s->rc, d->holder, s->name, s->path, &rd, d->metrics,
+				     0) != 0) {
+		holder_remove(d->holder, s->name);
+		s->refused_key = rd.key;
+		log_event(d->log, "reload", "catalog %s not served: no room for its source", s->name);
+		return 0;
+	}
+	s->serving = true;
+	s->refused_key = 0;
+	log_event(d->log, "reload", "catalog %s added: %s", s->name, s->path);
+	return 0;
+}
+
+/* A served catalog whose file is gone: no longer declared. */
+static void drop(struct catalogdir *d, struct catalogdir_slot *s)
+{
+	if (s->serving) {
+		reload_remove(d->reload, &s->rc.src);
+		holder_remove(d->holder, s->name);
+		log_event(d->log, "reload", "catalog %s removed: %s is gone; no longer served", s->name,
+			  s->path);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+static unsigned min_again(unsigned a, unsigned b)
+{
+	return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
+/* One listing; `settle`: new bytes must be read twice (not at start). */
+static unsigned scan(struct catalogdir *d, bool settle)
+{
+	DIR *dp = opendir(d->dir);
+	struct dirent *e;
+	unsigned again = 0;
+	char name[CATALOG_NAME_MAX + 1];
+
+	if (dp == NULL) {
+		return 0; /* gone for now (a volume remounting): the served ones stay */
+	}
+	for (size_t i = 0; i < HOLDER_MAX_CATALOGS; i++) {
+		d->slots[i].seen = false;
+	}
+	while ((e = readdir(dp)) != NULL) {
+		struct catalogdir_slot *s;
+
+		if (!name_of(e->d_name, name, sizeof(name))) {
+			ignore(d, e->d_name);
+			continue;
+		}
+		if (strcmp(name, d->default_name) == 0) {
+			continue; /* the --catalog source's own */
+		}
+		s = slot_of(d, name);
+		if (s == NULL) {
+			continue; /* more files than catalogs can ever serve */
+		}
+		s->seen = true;
+		again = min_again(again, s->serving ? reload_source_check(&s->rc.src)
+						    : try_new(d, s, settle));
+	}
+	closedir(dp);
+	for (size_t i = 0; i < HOLDER_MAX_CATALOGS; i++) {
+		if (d->slots[i].name[0] != '\0' && !d->slots[i].seen) {
+			drop(d, &d->slots[i]);
+		}
+	}
+	return again;
+}
+
+unsigned catalogdir_scan(struct catalogdir *d)
+{
+	return scan(d, true);
+}
+
+static unsigned on_watch(void *cls)
+{
+	return catalogdir_scan(cls);
+}
+
+int catalogdir_start(struct catalogdir *d, struct reload *reload, struct holder *holder,
+		     struct metrics *metrics, const struct log *log, unsigned check_seconds,
+		     char *err, size_t err_cap)
+{
+	d->reload = reload;
+	d->holder = holder;
+	d->metrics = metrics;
+	d->log = log;
+	(void)scan(d, false);
+	if (reload_add_watch(reload, d->watch_path, check_seconds, on_watch, d) != 0) {
+		snprintf(err, err_cap, "--catalog-dir: no room for its watch");
+		return -1;
+	}
+	return 0;
+}

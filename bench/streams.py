@@ -360,6 +360,9 @@ def bench(binary, n, out):
             client.run(1.0)
             lasts2, each2 = measure_changes(d, client, streams, 2 * changes)
             rss2 = rss_kib(d.proc.pid)
+            # a never-reader is ended once it has not taken more than half
+            # of --revisions changes (README): after its kernel buffers fill
+            still = (metric(d.port, "splitkd_streams") or 0) - n
             lines += [
                 "streams: %d opened in %.2f s, %d open by /metrics" % (n, took, beats or -1),
                 "RSS: %.1f MiB before, %.1f MiB with %d open (%.2f KiB a stream)" % (
@@ -373,6 +376,7 @@ def bench(binary, n, out):
                 "(max %.3f s); every stream: p50 %.3f s, p99 %.3f s; RSS after %.1f MiB" % (
                     NEVER_READ, 2 * changes, percentile(lasts2, 50), percentile(lasts2, 99),
                     max(lasts2), percentile(each2, 50), percentile(each2, 99), rss2 / 1024),
+                "never-readers still open after those changes: %d of %d" % (still, NEVER_READ),
             ]
             # the budget README states: 96 MiB for 10,000 (9.6 KiB a stream
             # above the idle daemon), and streams that never read add no

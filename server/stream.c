@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,11 +31,18 @@ struct stream {
 	int fd;                     /* watched in the hub's epoll set; -1: not */
 	bool suspended;
 	bool gone;                  /* its client closed or reset the connection */
+	bool behind;                /* ended for falling behind: says so, then ends */
+	bool said_end;              /* its final comment is its text */
+	bool cut;                   /* the engine was told to cut it */
+	uint64_t behind_ns;         /* when it was found behind */
 	uint64_t told;              /* the last seq this client has heard of */
 	uint64_t last_write_ns;     /* listener_now_ns's clock */
 	struct stream_text *text;   /* being sent, from off; NULL: nothing */
 	size_t off;
 };
+
+/* What a stream ended for falling behind says last, when it still can. */
+static const char end_behind[] = ": end: this stream fell behind; reconnect with Last-Event-ID\n\n";
 
 /* The most departures one epoll_wait reads; a tick reads until none is left. */
 #define DEPARTURES_PER_READ 64
@@ -87,7 +95,17 @@ static void mhd_resume(void *conn)
 	MHD_resume_connection(conn);
 }
 
-static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume};
+/* The socket stays open (libmicrohttpd closes it, after our free
+ * callback): its next send fails and the connection closes. */
+static void mhd_cut(void *conn, int fd)
+{
+	(void)conn;
+	if (fd >= 0) {
+		shutdown(fd, SHUT_RDWR);
+	}
+}
+
+static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume, mhd_cut};
 
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
 		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine)
@@ -101,6 +119,7 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	h->epfd = -1;
 	h->engine = engine != NULL ? engine : &mhd_engine;
 	h->depth = depth > 0 ? depth : 1;
+	h->lag_max = h->depth / 2 > 0 ? h->depth / 2 : 1;
 	/* pointers only: a change's text is allocated at its size */
 	h->history = calloc(h->depth, sizeof(*h->history));
 	h->heartbeat = text_new(beat, events_heartbeat(beat, sizeof(beat)));
@@ -245,7 +264,17 @@ ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns)
 		ret = STREAM_READ_GONE;
 		goto done;
 	}
-	if (s->text == NULL || s->off == s->text->len) {
+	if (s->behind && (s->text == NULL || s->off == s->text->len)) {
+		/* what it was sending is whole: the final comment, then the end */
+		if (s->said_end) {
+			ret = STREAM_READ_END;
+			goto done;
+		}
+		text_unref(s->text);
+		s->text = text_new(end_behind, sizeof(end_behind) - 1);
+		s->off = 0;
+		s->said_end = true;
+	} else if (s->text == NULL || s->off == s->text->len) {
 		refill(s, h, now_ns);
 	}
 	if (s->text != NULL && s->off < s->text->len) {
@@ -309,6 +338,9 @@ void stream_leave(struct stream *s)
 	}
 	unlink_stream(h, s);
 	text_unref(s->text);
+	if (s->behind && !s->cut) {
+		h->behind--;
+	}
 	atomic_fetch_sub(&h->open, 1);
 	pthread_mutex_unlock(&h->lock);
 	free(s);
@@ -414,6 +446,7 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	struct stream_text *t, **slot;
 	struct events_revision was, now;
 	char text[EVENTS_TEXT_MAX];
+	uint64_t ns = listener_now_ns();
 	size_t len;
 
 	/* Only this thread writes seq, revision and loaded_at (see the header),
@@ -439,6 +472,14 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	h->loaded_at = now.loaded_at;
 	h->seq = now.seq;
 	for (struct stream *s = h->head; s != NULL; s = s->next) {
+		/* not reading: more changes waiting than lag_max, none taken
+		 * for a grace's length (a stream replaying takes them) */
+		if (!s->behind && h->seq - s->told > h->lag_max && ns > s->last_write_ns &&
+		    ns - s->last_write_ns >= STREAM_CUT_GRACE_NS) {
+			s->behind = true;
+			s->behind_ns = ns;
+			h->behind++;
+		}
 		wake(s);
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -462,6 +503,21 @@ static void end_departed(struct stream_hub *h)
 	} while (n == DEPARTURES_PER_READ);
 }
 
+/* Under the lock: every stream ended for falling behind whose callback
+ * was not called in the grace (its client still reads nothing) is cut.
+ * A pass over every stream, only while one is behind. */
+static void cut_behind(struct stream_hub *h, uint64_t now_ns)
+{
+	for (struct stream *s = h->head; h->behind > 0 && s != NULL; s = s->next) {
+		if (s->behind && !s->cut && now_ns > s->behind_ns &&
+		    now_ns - s->behind_ns >= STREAM_CUT_GRACE_NS) {
+			s->cut = true;
+			h->behind--;
+			h->engine->cut(s->conn, s->fd);
+		}
+	}
+}
+
 void stream_tick(struct stream_hub *h, uint64_t now_ns)
 {
 	pthread_mutex_lock(&h->lock);
@@ -473,6 +529,7 @@ void stream_tick(struct stream_hub *h, uint64_t now_ns)
 		}
 		wake(s);
 	}
+	cut_behind(h, now_ns);
 	pthread_mutex_unlock(&h->lock);
 }
 

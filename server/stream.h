@@ -28,10 +28,14 @@
  * stream costs about a hundred bytes here (libmicrohttpd's connection and
  * its memory pool are the rest: README, "Change streams"). A stream whose
  * client does not read holds one text at most and holds up nobody (each
- * write is the engine's, non-blocking); when it falls more than the
- * history's depth behind it gets a reset instead of the changes. Its
- * connection stays the engine's to time out (--idle-timeout), as any
- * other whose client stopped reading.
+ * write is the engine's, non-blocking). A stream that has not taken
+ * more than half the history's changes (lag_max: its client stopped
+ * reading and the socket's buffers are full) is ended while the replay
+ * still reaches where its client stands: a final comment saying why if
+ * its callback is called within STREAM_CUT_GRACE_NS (the end of the
+ * response; an EventSource reconnects with its Last-Event-ID and gets
+ * the changes it missed), else the engine cuts its connection at the
+ * tick after that (cut). Either way its slot and memory go.
  *
  * Streams have their own cap (--max-streams): they are not in the
  * connection table (the server releases their slot when a stream opens),
@@ -73,6 +77,10 @@ struct stream_text;
 struct stream_engine {
 	void (*suspend)(void *conn);
 	void (*resume)(void *conn);
+	/* closes a stream whose client stopped reading (fd: its socket, or
+	 * -1): libmicrohttpd's shuts the socket down, its connection then
+	 * fails its next send and closes, and the stream is freed */
+	void (*cut)(void *conn, int fd);
 };
 
 struct stream_hub {
@@ -85,6 +93,8 @@ struct stream_hub {
 	char revision[CATALOG_DIGEST_LEN + 1]; /* its digest */
 	int64_t loaded_at;
 	unsigned depth;                 /* changes held: --revisions */
+	unsigned lag_max;               /* changes a stream may have not taken: depth / 2, at least 1 */
+	unsigned behind;                /* streams ended for it, not yet cut nor gone */
 	struct stream_text **history;   /* depth of them, seq s at s % depth; NULL: not held */
 	struct stream_text *heartbeat;  /* the one comment every idle stream sends */
 	struct stream *head, *tail;     /* open streams, the longest silent first */
@@ -140,9 +150,11 @@ void stream_leave(struct stream *s);
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);
 
-/* Ends every stream whose client left, and resumes every stream whose
- * heartbeat is due (the listener's tick). Costs the streams due, not all
- * of them. */
+/* Ends every stream whose client left, resumes every stream whose
+ * heartbeat is due and cuts every stream ended for falling behind more
+ * than STREAM_CUT_GRACE_NS ago (the listener's tick). Costs the streams
+ * due, not all of them, but for a pass over them while one is behind. */
+#define STREAM_CUT_GRACE_NS 1000000000u
 void stream_tick(struct stream_hub *h, uint64_t now_ns);
 
 /* The drain: every stream sends what it has, ends, and its connection

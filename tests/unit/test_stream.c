@@ -21,7 +21,7 @@
 
 /* A connection as the fake engine sees it. */
 struct fake_conn {
-	int suspends, resumes;
+	int suspends, resumes, cuts;
 	bool suspended;
 };
 
@@ -43,7 +43,15 @@ static void fake_resume(void *conn)
 	c->resumes++;
 }
 
-static const struct stream_engine fake = {fake_suspend, fake_resume};
+static void fake_cut(void *conn, int fd)
+{
+	struct fake_conn *c = conn;
+
+	(void)fd;
+	c->cuts++;
+}
+
+static const struct stream_engine fake = {fake_suspend, fake_resume, fake_cut};
 
 #define HEARTBEAT_S 15u
 #define HEARTBEAT_NS ((uint64_t)HEARTBEAT_S * 1000000000u)
@@ -291,6 +299,67 @@ Test(stream, a_stream_that_fell_behind_the_history_gets_a_reset_not_the_changes)
 	cr_assert_eq(drain_stream(lag, text, sizeof(text), 4096, listener_now_ns()), 0);
 	cr_assert_eq(count(text, "event: catalog\n"), 1, "%s", text);
 	two_leave(lag, keep);
+}
+
+/* A stream that has read nothing for two seconds while more than half
+ * the history (--revisions 8: 4) passes it: ended, and its last id still
+ * replays. `lag` last read 2 s ago (the grace is 1 s), `keep` now. */
+static void five_pass_one(struct fake_conn c[2], struct stream **lag, struct stream **keep,
+			  char *id, size_t cap)
+{
+	const char *at;
+
+	start(4, 8);
+	*lag = join(&c[0], -1, NULL);
+	*keep = join(&c[1], -1, NULL);
+	drain_stream(*lag, text, sizeof(text), 4096, listener_now_ns() - 2 * STREAM_CUT_GRACE_NS);
+	at = strstr(text, "id: ");
+	cr_assert_not_null(at, "%s", text);
+	snprintf(id, cap, "%.*s", (int)strcspn(at + 4, "\n"), at + 4);
+	drain_stream(*keep, other, sizeof(other), 4096, listener_now_ns());
+	for (int i = 0; i < 5; i++) {
+		change();
+		cr_assert_eq(drain_stream(*keep, other, sizeof(other), 4096, listener_now_ns()), 0);
+		cr_assert_eq(count(other, "event: catalog\n"), 1, "%s", other);
+	}
+	cr_assert_eq(hub.behind, 1u, "the one that reads nothing, only");
+}
+
+Test(stream, a_stream_too_far_behind_says_so_and_ends)
+{
+	struct fake_conn c[2] = {{0}};
+	struct stream *lag, *keep;
+	char id[EVENTS_ID_MAX];
+
+	five_pass_one(c, &lag, &keep, id, sizeof(id));
+	/* its client reads again: the final comment, no change, the end */
+	cr_assert_eq(drain_stream(lag, text, sizeof(text), 4096, listener_now_ns()), STREAM_READ_END);
+	cr_assert_str_eq(text, ": end: this stream fell behind; reconnect with Last-Event-ID\n\n");
+	cr_assert_eq(c[0].cuts, 0);
+	two_leave(lag, keep);
+}
+
+Test(stream, a_stream_that_still_reads_nothing_is_cut_and_its_id_replays)
+{
+	struct fake_conn c[3] = {{0}};
+	struct stream *lag, *keep, *back;
+	char id[EVENTS_ID_MAX];
+	uint64_t now = listener_now_ns();
+
+	five_pass_one(c, &lag, &keep, id, sizeof(id));
+	stream_tick(&hub, now);
+	cr_assert_eq(c[0].cuts, 0, "cut within the grace");
+	stream_tick(&hub, now + STREAM_CUT_GRACE_NS + 1);
+	stream_tick(&hub, now + 2 * STREAM_CUT_GRACE_NS + 1);
+	cr_assert_eq(c[0].cuts, 1);
+	cr_assert_eq(c[1].cuts, 0);
+	cr_assert_eq(hub.behind, 0u);
+	stream_leave(lag); /* the engine closed it */
+	back = join(&c[2], -1, id);
+	cr_assert_eq(drain_stream(back, text, sizeof(text), 4096, listener_now_ns()), 0);
+	cr_assert_eq(count(text, "event: catalog\n"), 5, "%s", text);
+	cr_assert_eq(count(text, "event: reset"), 0, "%s", text);
+	two_leave(back, keep);
 }
 
 /* A stream half-way through a change keeps its bytes when the history

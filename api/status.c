@@ -68,6 +68,9 @@ static void write_source(struct jsonw *w, const struct api_source_status *st)
 
 	write_time(w, "loaded_at", st->loaded_at_ms);
 	write_text_or_null(w, "source", st->source);
+	if (st->started_from_state) {
+		jsonw_kv_str(w, "started_from", "state"); /* only then: other answers as before */
+	}
 	jsonw_key(w, "watch");
 	jsonw_object_begin(w);
 	jsonw_kv_str(w, "mode", watch_names[st->watch <= API_WATCH_PERIODIC ? st->watch : 0]);
@@ -134,6 +137,14 @@ static void write_status(struct jsonw *w, const struct api_status *st, const cha
 		write_time(w, "not_before", st->tls_not_before * 1000);
 		write_time(w, "not_after", st->tls_not_after * 1000);
 		jsonw_object_end(w);
+		jsonw_object_end(w);
+	}
+	if (st->state_on) {
+		jsonw_key(w, "state");
+		jsonw_object_begin(w);
+		jsonw_kv_str(w, "dir", st->state_dir);
+		jsonw_kv_u64(w, "write_errors", st->state_write_errors);
+		write_text_or_null(w, "last_write_error", st->state_error);
 		jsonw_object_end(w);
 	}
 	jsonw_object_end(w);

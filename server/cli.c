@@ -40,6 +40,7 @@ static const char usage[] =
 	"  --revisions N             catalogs held for revision=R and /v1/diff, the\n"
 	"                            current one included (1-64, default 8); the\n"
 	"                            changes a stream replays after a reconnect\n"
+	"  --state-dir DIR           keep every revision in DIR across restarts\n"
 	"  --diff OLD NEW            print what NEW changes in the entries and decisions\n"
 	"                            of OLD and exit 0 (nothing), 1 (something) or 2\n"
 	"                            (a file is invalid);\n"
@@ -135,6 +136,7 @@ enum {
 	OPT_TLS_CLIENT_CA,
 	OPT_TLS_PRIORITY,
 	OPT_PRETTY,
+	OPT_STATE_DIR,
 	OPT_NUMBER, /* OPT_NUMBER + i: numbers[i] */
 };
 
@@ -143,6 +145,7 @@ static const struct option words[] = {
 	{"reuse-port", no_argument, NULL, OPT_REUSE_PORT},
 	{"catalog", required_argument, NULL, OPT_CATALOG},
 	{"catalog-dir", required_argument, NULL, OPT_CATALOG_DIR},
+	{"state-dir", required_argument, NULL, OPT_STATE_DIR},
 	{"default-catalog", required_argument, NULL, OPT_DEFAULT_CATALOG},
 	{"check-catalog", required_argument, NULL, OPT_CHECK},
 	{"dump-catalog", no_argument, NULL, OPT_DUMP},
@@ -372,6 +375,9 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 		return add_catalog(a, cfg, err, cap);
 	case OPT_CATALOG_DIR:
 		cfg->catalog_dir = a;
+		return 0;
+	case OPT_STATE_DIR:
+		cfg->state_dir = a;
 		return 0;
 	case OPT_DEFAULT_CATALOG:
 		if (!catalog_name_ok(a, strlen(a))) {

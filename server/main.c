@@ -26,6 +26,7 @@
 #include "jsonin.h"
 #include "log.h"
 #include "reload.h"
+#include "state.h"
 #include "tls.h"
 
 
@@ -178,6 +179,7 @@ done:
 struct serving {
 	struct metrics metrics; /* ~17 KiB: on the main thread's stack for the life of serve() */
 	struct holder holder;
+	struct state state; /* --state-dir's; zeroed (log NULL) without one */
 	struct tls tls;
 	struct reload reload;
 	/* every --catalog NAME=FILE's but the default's: a source each */
@@ -238,62 +240,154 @@ static const char *default_name(const struct server_config *cfg)
 	return cfg->num_catalogs > 0 ? cfg->catalogs[0].name : CATALOG_DEFAULT_NAME;
 }
 
+/*
+ * Puts catalog `name` in service: the revisions the state directory kept
+ * of it (oldest first, so they are held as before the restart), then
+ * `cat`, the file's, which is current. With `cat` NULL (the file is
+ * missing or invalid: `why`) the newest kept revision serves instead, and
+ * *from_state says so. The default catalog makes the holder (`ho`); the
+ * others are swapped into it (`ho` NULL). What serves is kept in the
+ * state directory. Returns 0, or -1 with err set (cat freed).
+ */
+static int hold(struct serving *sv, const struct server_config *cfg, const struct holder_options *ho,
+		const char *name, struct catalog *cat, const char *why, bool *from_state, char *err,
+		size_t cap)
+{
+	struct catalog *kept[HOLDER_MAX_REVISIONS + 1];
+	size_t n = 0;
+	int ret = 0;
+
+	*from_state = false;
+	if (sv->state.log != NULL) {
+		n = state_load(&sv->state, name, kept, cfg->revisions);
+	}
+	if (cat == NULL && n == 0) {
+		snprintf(err, cap, "%s%s", why, sv->state.log != NULL ? " (and --state-dir keeps no "
+			 "revision of this catalog to start on)" : "");
+		return -1;
+	}
+	if (cat != NULL) {
+		kept[n++] = cat;
+	} else {
+		*from_state = true;
+		log_event(sv->state.log, "state", "catalog %s: %s; serving its last revision kept, %s",
+			  name, why, kept[n - 1]->digest);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+
+		if (ret != 0) {
+			catalog_free(kept[i]);
+			continue;
+		}
+		rc = ho != NULL && i == 0 ? holder_init_with(&sv->holder, kept[i], ho)
+					  : holder_swap_named(&sv->holder, name, kept[i], NULL);
+		if (rc != 0) {
+			snprintf(err, cap, "catalog %s: out of memory", name);
+			ret = -1;
+		}
+	}
+	if (ret == 0 && sv->state.log != NULL) {
+		state_save(&sv->state, kept[n - 1]); /* held: the holder keeps it alive */
+	}
+	return ret;
+}
+
 /* Every --catalog NAME=FILE besides the default: loaded (an invalid one
- * stops the start, as the default's does), held by name and followed on
- * its own. Returns 0, or -1 with err set. */
+ * stops the start, as the default's does, unless --state-dir kept a
+ * revision of it), held by name and followed on its own. Returns 0, or
+ * -1 with err set. */
 static int add_named(struct serving *sv, const struct server_config *cfg, char *err, size_t cap)
 {
 	for (size_t i = 0; i < cfg->num_catalogs; i++) {
 		const struct cli_catalog *c = &cfg->catalogs[i];
+		struct reload_catalog *source = &sv->named[sv->num_named];
 		struct reload_read rd;
 		struct catalog *cat;
+		char why[640];
+		bool from_state;
 
 		if (strcmp(c->name, holder_default_name(&sv->holder)) == 0) {
 			continue;
 		}
-		cat = load_catalog_read(c->path, &rd, err, cap);
-		if (cat == NULL) {
+		cat = load_catalog_read(c->path, &rd, why, sizeof(why));
+		if (cat == NULL && sv->state.log == NULL) {
+			snprintf(err, cap, "%s", why);
 			return -1;
 		}
-		if (holder_swap_named(&sv->holder, c->name, cat, c->path) != 0) {
-			snprintf(err, cap, "catalog %s: out of memory", c->name);
+		if (hold(sv, cfg, NULL, c->name, cat, why, &from_state, err, cap) != 0) {
 			return -1;
 		}
-		if (reload_add_named_catalog(&sv->reload, &sv->named[sv->num_named], &sv->holder, c->name,
-					     c->path, &rd, &sv->metrics, cfg->catalog_check) != 0) {
+		if (reload_add_named_catalog(&sv->reload, source, &sv->holder, c->name, c->path, &rd,
+					     &sv->metrics, cfg->catalog_check) != 0) {
 			snprintf(err, cap, "catalog %s: more followed sources than RELOAD_MAX_SOURCES", c->name);
 			return -1;
+		}
+		if (from_state) {
+			reload_catalog_from_state(source, &rd);
 		}
 		sv->num_named++;
 	}
 	return 0;
 }
 
+/* GET /v1/status (an api_status_fn): every source's, and the state
+ * directory's part with one. */
+static void serving_status(void *cls, struct api_status *out)
+{
+	struct serving *sv = cls;
+
+	reload_status(&sv->reload, out);
+	if (sv->state.log != NULL) {
+		state_report(&sv->state, out);
+	}
+}
+
+/* Serves until SIGTERM or SIGINT. `cat` is the default catalog's file's
+ * (NULL: the file is missing or invalid, what rd says, and only
+ * --state-dir can start); serve() owns it. Returns the exit status. */
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
 	struct serving sv;
 	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
 				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
-	struct server_hooks hooks = {reload_status, &sv.reload};
+	struct server_hooks hooks = {serving_status, &sv};
 	struct tls *use_tls = NULL;
 	sigset_t set;
 	char err[640] = "out of memory";
 	unsigned left = 0;
 	int sig, ret = 1;
+	bool from_state = false;
+	struct holder_ref *ref = NULL;
 
 	memset(&sv, 0, sizeof(sv));
 	block_signals(&set);
-	if (holder_init_with(&sv.holder, cat, &ho) != 0) {
+	if (metrics_init(&sv.metrics) != 0) {
+		catalog_free(cat);
+		snprintf(err, sizeof(err), "more routes than METRICS_MAX_ROUTES rows: raise it");
 		goto done;
 	}
-	if (metrics_init(&sv.metrics) != 0) {
-		snprintf(err, sizeof(err), "more routes than METRICS_MAX_ROUTES rows: raise it");
+	if (cfg->state_dir != NULL && state_open(&sv.state, cfg->state_dir, cfg->revisions, log,
+						 &sv.metrics, err, sizeof(err)) != 0) {
+		catalog_free(cat);
+		goto done;
+	}
+	if (hold(&sv, cfg, &ho, ho.name, cat, rd->error, &from_state, err, sizeof(err)) != 0) {
 		goto done;
 	}
 	metrics_catalog_loaded(&sv.metrics);
 	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
 		    &sv.metrics);
+	if (from_state) {
+		reload_catalog_from_state(&sv.reload.catalog, rd);
+	}
+	/* every catalog's swap is kept, the start-up loads of a
+	 * --catalog-dir's catalogs among them */
+	if (sv.state.log != NULL && reload_add_swapped(&sv.reload, state_catalog_swapped, &sv.state) != 0) {
+		snprintf(err, sizeof(err), "no room for the state directory's reload listener");
+		goto done;
+	}
 	if (cfg->tls_cert != NULL) {
 		if (tls_init(&sv.tls, &sv.reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
 			     cfg->tls_priority, log, err, sizeof(err)) != 0) {
@@ -325,7 +419,8 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		snprintf(err, sizeof(err), "no room for the change streams' reload listener");
 		goto done;
 	}
-	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
+	announce(cfg, use_tls != NULL, sv.server.port, holder_acquire(&sv.holder, &ref), log);
+	holder_release(&sv.holder, ref);
 	sig = wait_for_stop(&set, &sv.reload);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&sv.server);
@@ -339,6 +434,7 @@ done:
 	catalogdir_free(sv.dir);
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
+	state_close(&sv.state); /* the lock goes last: nothing writes after this */
 	metrics_cleanup(&sv.metrics);
 	if (ret == 0) {
 		log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
@@ -415,7 +511,8 @@ int main(int argc, char **argv)
 		break;
 	}
 	cat = load_catalog_read(cfg.catalog_path, &rd, err, sizeof(err));
-	if (cat == NULL) {
+	/* with --state-dir, serve() may start on the revision it kept */
+	if (cat == NULL && (cfg.state_dir == NULL || cfg.action != CLI_SERVE)) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 1;
 	}

@@ -244,6 +244,9 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 	}
 	after = catalog_current(c, &after_ref);
 	metrics_catalog_loaded(c->metrics);
+	for (size_t i = 0; after != NULL && i < c->src.owner->num_swapped; i++) {
+		c->src.owner->swapped[i].fn(c->src.owner->swapped[i].cls, after);
+	}
 	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
 		c->listeners[i].fn(c->listeners[i].cls, before, after);
 	}
@@ -409,6 +412,37 @@ int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)
 	return ret;
 }
 
+int reload_add_swapped(struct reload *r, reload_swapped_fn *fn, void *cls)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&r->run_lock);
+	if (r->num_swapped < RELOAD_MAX_LISTENERS) {
+		r->swapped[r->num_swapped].fn = fn;
+		r->swapped[r->num_swapped].cls = cls;
+		r->num_swapped++;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&r->run_lock);
+	return ret;
+}
+
+void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
+{
+	struct api_source_status *st = &c->src.status;
+
+	pthread_mutex_lock(&c->src.owner->state_lock);
+	st->started_from_state = true;
+	st->disk = rd->state;
+	snprintf(st->disk_error, sizeof(st->disk_error), "%s", rd->error);
+	st->last.ok = false;
+	st->last.changed = false;
+	snprintf(st->last.error, sizeof(st->last.error), "%s", rd->error);
+	st->reloads_error = 1;
+	pthread_mutex_unlock(&c->src.owner->state_lock);
+	metrics_reload(c->metrics, false);
+}
+
 /* Records an attempt in the source's status. */
 static void record(struct reload_source *s, enum api_trigger trigger, const struct reload_read *rd,
 		   enum reload_outcome outcome, const char *error, int64_t now)
@@ -429,6 +463,7 @@ static void record(struct reload_source *s, enum api_trigger trigger, const stru
 		st->loaded_at_ms = now;
 	}
 	if (ok) {
+		st->started_from_state = false; /* the file serves again */
 		st->reloads_ok++;
 	} else {
 		st->reloads_error++;

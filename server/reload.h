@@ -157,6 +157,12 @@ struct reload_catalog {
 	size_t num_listeners;
 };
 
+/* Called after each swap of any catalog's (the default, a --catalog
+ * NAME=FILE, a --catalog-dir's; a new catalog's first load too), on the
+ * reloading thread with the reload lock held; `after` (named) is valid
+ * for the call only. Must not call reload_now. */
+typedef void reload_swapped_fn(void *cls, const struct catalog *after);
+
 struct reload {
 	pthread_mutex_t run_lock;   /* one attempt at a time */
 	pthread_mutex_t state_lock; /* guards every source's status; held only to copy */
@@ -172,6 +178,11 @@ struct reload {
 		void *cls;
 	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
 	size_t num_watches;
+	struct {
+		reload_swapped_fn *fn;
+		void *cls;
+	} swapped[RELOAD_MAX_LISTENERS]; /* reload_add_swapped's */
+	size_t num_swapped;
 };
 
 /*
@@ -249,6 +260,17 @@ void reload_source_status(struct reload_source *s, struct api_source_status *out
 /* Adds a listener to the --catalog's swaps. Returns 0, or -1 when
  * RELOAD_MAX_LISTENERS are set. */
 int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls);
+
+/* Adds a listener to every catalog's swaps. Before reload_watch_start.
+ * Returns 0, or -1 when RELOAD_MAX_LISTENERS are set. */
+int reload_add_swapped(struct reload *r, reload_swapped_fn *fn, void *cls);
+
+/* The catalog source's start-up load failed (what `rd` found) and its
+ * last revision kept in the state directory serves instead: its status
+ * says so (started_from "state", the file's error, the attempt failed)
+ * and so does splitkd_catalog_last_reload_successful (0); the watch takes
+ * the file as soon as it is good. */
+void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd);
 
 /* Starts following every source's files: one watch (directory events plus
  * each source's periodic check); the catalog's check is check_seconds (0:

@@ -2,23 +2,31 @@
 # SPDX-License-Identifier: AGPL-3.0-only
 #
 # What can be checked of docker/ on a machine without Docker or Kubernetes:
-# the catalog in the Kubernetes ConfigMap loads and has the digest of the
-# embedded one (so the two cannot drift apart), and the systemd unit passes
+# the catalogs in the Kubernetes ConfigMap load, today.json with the digest
+# of the embedded one and before-928.json with the digest of the embedded
+# one with every target legacy (so neither can drift), and the systemd unit passes
 # `systemd-analyze verify` where that tool exists.
 # usage: scripts/check-manifests.sh path/to/splitkd
 set -eu
 bin=$1
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-awk '/^  catalog.json: \|$/ {on=1; next} on && /^---/ {exit} on {sub(/^    /, ""); print}' \
-	docker/kubernetes.yaml > "$tmp"
-want=$("$bin" --check-catalog api/catalog.json)
-got=$("$bin" --check-catalog "$tmp")
+# one ConfigMap key's text: its lines up to the next key (or the end)
+key() {
+	awk -v k="  $1: |" '$0 == k {on=1; next} on && (/^---/ || /^  [^ ]/) {exit} on {sub(/^    /, ""); print}' \
+		docker/kubernetes.yaml
+}
+key today.json > "$tmp/today.json"
+key before-928.json > "$tmp/before-928.json"
+sed 's/"attn_decode_splitk": "auto"/"attn_decode_splitk": "legacy"/' api/catalog.json > "$tmp/legacy.json"
 echo "== manifests"
-echo "embedded:  ${want#*: }"
-echo "configmap: ${got#*: }"
-[ "${want#*: }" = "${got#*: }" ] || { echo "manifests: FAILED: the ConfigMap catalog differs from api/catalog.json" >&2; exit 1; }
+for pair in "api/catalog.json today.json" "$tmp/legacy.json before-928.json"; do
+	want=$("$bin" --check-catalog "${pair% *}")
+	got=$("$bin" --check-catalog "$tmp/${pair#* }")
+	echo "${pair#* }: embedded ${want#*: }; configmap ${got#*: }"
+	[ "${want#*: }" = "${got#*: }" ] || { echo "manifests: FAILED: the ConfigMap's ${pair#* } differs from ${pair% *}" >&2; exit 1; }
+done
 for f in docker/Dockerfile docker/compose.yaml docker/kubernetes.yaml docker/splitkd.service; do
 	[ -s "$f" ] || { echo "manifests: FAILED: $f is missing" >&2; exit 1; }
 done

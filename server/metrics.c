@@ -76,7 +76,8 @@ void metrics_request(struct metrics *m, int route, unsigned status, uint64_t mic
 	}
 }
 
-static struct metrics_target *find_target(struct metrics *m, const char *catalog, const char *name)
+static inline __attribute__((always_inline)) struct metrics_target *
+find_target(struct metrics *m, const char *catalog, const char *name)
 {
 	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
 

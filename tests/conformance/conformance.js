@@ -247,6 +247,7 @@ const SAMPLE = {
 	'/v1/models': '/v1/models',
 	'/v1/models/{name}': '/v1/models/llama-3.1-70b',
 	'/v1/catalog': '/v1/catalog',
+	'/v1/catalogs': '/v1/catalogs',
 	'/v1/policy': '/v1/policy?spelling=auto',
 	'/v1/matrix': '/v1/matrix?max_batch_size=16',
 	'/v1/revisions': '/v1/revisions',
@@ -280,7 +281,8 @@ const SLUGS = ['invalid-parameter', 'unknown-parameter', 'repeated-parameter', '
 	'malformed-query', 'malformed-json', 'unknown-target', 'unknown-model', 'not-found',
 	'method-not-allowed', 'unsupported-media-type', 'payload-too-large', 'uri-too-long',
 	'header-too-large', 'bad-request', 'expectation-failed', 'not-implemented', 'overloaded', 'internal',
-	'revision-unavailable', 'precondition-failed', 'invalid-catalog'];
+	'revision-unavailable', 'precondition-failed', 'invalid-catalog', 'unknown-catalog',
+	'catalog-mismatch'];
 const SPLITS = '/v1/splits';
 const JSON_CT = { 'Content-Type': 'application/json' };
 const JSON_CT_RAW = [['Content-Type', 'application/json']];
@@ -380,6 +382,12 @@ function prismCases() {
 		{ path: `${SPLITS}?target=${'t'.repeat(256)}&model=qwen3-8b`, expect: 404, slug: 'unknown-target' },
 		{ path: q('hoper', 'qwen3-8b'), expect: 404, slug: 'unknown-target', check: (a, j) => field(j, 'suggestion', 'hopper') },
 		{ path: q('h100', 'qwen9'), expect: 404, slug: 'unknown-model' },
+		{ path: q('h100', 'qwen3.8-27b', '&catalog=defualt'), expect: 404, slug: 'unknown-catalog',
+		  check: (a, j) => field(j, 'suggestion', 'default') },
+		{ path: q('h100', 'qwen3.8-27b', '&catalog=default'), expect: 200, check: (a, j) => field(j, 'catalog_name', 'default') },
+		{ path: '/v1/targets?catalog=nope', expect: 404, slug: 'unknown-catalog' },
+		{ path: '/v1/status?catalog=default', expect: 200 },
+		{ path: '/v1/diff?from=default&to=default', expect: 200 },
 		{ path: `${SPLITS}?target=h100`, expect: 400, slug: 'missing-parameter' },
 		{ path: `${SPLITS}?model=qwen3-8b`, expect: 400, slug: 'missing-parameter' },
 		{ path: q('h100', 'qwen3-8b', '&modle=x'), expect: 400, slug: 'unknown-parameter' },

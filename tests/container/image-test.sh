@@ -350,8 +350,9 @@ k=splitkd-pod-0-splitkd
 wait_ready "$port" "$k"
 ready=$(http "$port" /readyz)
 check_decision "$port" "kube play"
-# SIGHUP re-reads --catalog FILE: the log then names the mounted file and
-# its digest, which must be the one /readyz serves.
+# SIGHUP re-reads every catalog: the log then names the default's mounted
+# file (today.json, a key of the ConfigMap, --catalog-dir) and its digest,
+# which must be the one /readyz serves.
 pm kill --signal HUP "$k" >/dev/null
 for _ in $(seq 50); do
 	reload=$(podman logs "$k" 2>&1 | grep '"reload"' || true)
@@ -360,38 +361,48 @@ for _ in $(seq 50); do
 done
 digest=$(echo "$ready" | sed -n 's/.*"catalog":"\([^"]*\)".*/\1/p')
 case $reload in
-*"ok: /etc/splitkd/catalog.json, catalog $digest"*) ;;
+*"ok: /etc/splitkd/catalogs/today.json, catalog $digest"*) ;;
 *) fail "kube play: the catalog is not the ConfigMap's: /readyz $ready, reload: $reload" ;;
 esac
-ok "kube play: /readyz ready and serving the ConfigMap's catalog ($digest, /etc/splitkd/catalog.json)"
-# A ConfigMap edit reaches the running pod, no restart and no signal:
-# podman keeps the ConfigMap's data in a volume mounted on /etc/splitkd;
-# the new catalog (a target added) is renamed into it, as the kubelet's
-# swap is a rename, and splitkd's watch of the directory must serve it.
+ok "kube play: /readyz ready and serving the ConfigMap's catalog ($digest, /etc/splitkd/catalogs/today.json)"
+legacy=$(http "$port" '/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16&catalog=before-928&fields=num_splits,workspace_slots')
+[ "$legacy" = '{"num_splits":1,"workspace_slots":132}' ] ||
+	fail "kube play: the ConfigMap's before-928 key does not answer 1 split, 132 slots: $legacy"
+ok "kube play: both keys served side by side (before-928: $legacy)"
+# A ConfigMap edit of one key reaches the running pod and only its catalog,
+# no restart and no signal: podman keeps the ConfigMap's data in a volume
+# mounted on /etc/splitkd/catalogs; the key's new catalog (a target added)
+# is renamed into it, as the kubelet's swap is a rename, and splitkd's
+# watch of the directory must serve it for that catalog alone.
 vol=$(podman volume inspect --format '{{.Mountpoint}}' splitkd-catalog 2>>"$tmp/podman.log") ||
 	fail "kube play: no splitkd-catalog volume"
-[ -f "$vol/catalog.json" ] || fail "kube play: the ConfigMap volume has no catalog.json: $(ls -la "$vol")"
+[ -f "$vol/before-928.json" ] || fail "kube play: the ConfigMap volume has no before-928.json: $(ls -la "$vol")"
 before=$(podman inspect --format '{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}' "$k")
-/usr/bin/python3 - "$vol/catalog.json" "$vol/..catalog.json.new" <<'PY'
+today_before=$(http "$port" '/v1/revisions?catalog=today')
+/usr/bin/python3 - "$vol/before-928.json" "$vol/..before-928.json.new" <<'PY'
 import json, sys
 cat = json.load(open(sys.argv[1]))
 cat["targets"].append({"name": "zz-configmap-edit", "sm_count": 96, "attn_decode_splitk": "auto"})
 json.dump(cat, open(sys.argv[2], "w"))
 PY
-chmod 0644 "$vol/..catalog.json.new"
-mv -f "$vol/..catalog.json.new" "$vol/catalog.json"
+chmod 0644 "$vol/..before-928.json.new"
+mv -f "$vol/..before-928.json.new" "$vol/before-928.json"
 T_EDIT=$(date +%s%N)
 for _ in $(seq 50); do
-	http "$port" /v1/targets/zz-configmap-edit >/dev/null 2>&1 && break
+	http "$port" '/v1/targets/zz-configmap-edit?catalog=before-928' >/dev/null 2>&1 && break
 	sleep 0.1
 done
-http "$port" /v1/targets/zz-configmap-edit >/dev/null ||
-	fail "kube play: the edited ConfigMap was not served within 5 s: $(podman logs "$k" 2>&1 | tail -3)"
+http "$port" '/v1/targets/zz-configmap-edit?catalog=before-928' >/dev/null ||
+	fail "kube play: the edited ConfigMap key was not served within 5 s: $(podman logs "$k" 2>&1 | tail -3)"
 edit_took=$(secs "$T_EDIT")
+http "$port" /v1/targets/zz-configmap-edit >/dev/null 2>&1 &&
+	fail "kube play: the edit of before-928.json reached the default catalog (today)"
+[ "$(http "$port" '/v1/revisions?catalog=today')" = "$today_before" ] ||
+	fail "kube play: the edit of before-928.json moved today's revisions"
 [ "$(podman inspect --format '{{.State.StartedAt}} {{.RestartCount}} {{.State.Pid}}' "$k")" = "$before" ] ||
 	fail "kube play: the container restarted to take the edit"
 podman logs "$k" 2>&1 | grep -q '"reload".*(watch)' || fail "kube play: no watch reload logged"
-ok "kube play: a ConfigMap edit served in ${edit_took} s by the same process (the watch, no signal, no restart)"
+ok "kube play: an edit of the ConfigMap's before-928 key served in ${edit_took} s by the same process, that catalog alone (the watch, no signal, no restart)"
 [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}} {{.Config.User}}' "$k")" = "true 10001:10001" ] ||
 	fail "kube play: not read-only as uid 10001"
 healthy "$k" "kube play, the liveness probe as podman runs it"

@@ -325,6 +325,17 @@ static inline const char *jstr(const cJSON *o, const char *k)
 	return v->valuestring;
 }
 
+/* The value after `key` in a plain scrape of /metrics (no parser), or -1. */
+static inline double metric_value(const struct daemon *d, const char *key)
+{
+	struct reply m = http(d, "GET", "/metrics", NULL, NULL);
+	const char *p = strstr(m.body, key);
+	double v = p != NULL ? strtod(p + strlen(key), NULL) : -1;
+
+	reply_free(&m);
+	return v;
+}
+
 static inline void expect_problem(const struct reply *r, long status, const char *slug)
 {
 	char type[64];

@@ -345,12 +345,7 @@ static long wait_for(const char *catalog, long status, long ms)
 
 static double metric(const char *name)
 {
-	struct reply r = http(&d, "GET", "/metrics", NULL, NULL);
-	const char *at = strstr(r.body, name);
-	double v = at != NULL ? strtod(at + strlen(name), NULL) : -1;
-
-	reply_free(&r);
-	return v;
+	return metric_value(&d, name);
 }
 
 Test(catalogs, a_directory_of_releases_is_followed_file_by_file, .fini = stop_dir, .timeout = 60)

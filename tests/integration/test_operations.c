@@ -621,12 +621,7 @@ Test(limits, a_raised_max_header_takes_a_larger_request, .fini = stop, .timeout 
 /* The value of a counter in /metrics (plain scrape, no parser). */
 static double counter(const char *key)
 {
-	struct reply m = http(&d, "GET", "/metrics", NULL, NULL);
-	const char *p = strstr(m.body, key);
-	double v = p != NULL ? strtod(p + strlen(key), NULL) : -1;
-
-	reply_free(&m);
-	return v;
+	return metric_value(&d, key);
 }
 
 /* Issue 14: a header block that keeps arriving, one line a while, is cut at

@@ -92,23 +92,6 @@ static void answers_as_recorded(const char *rev, char *const *recorded, const ch
 	}
 }
 
-/* A series's value in /metrics (-1: absent). */
-static double metric(const char *series)
-{
-	struct reply r = http(&d, "GET", "/metrics", NULL, NULL);
-	char key[160];
-	const char *p;
-	double v = -1;
-
-	snprintf(key, sizeof(key), "\n%s ", series);
-	p = strstr(r.body, key);
-	if (p != NULL) {
-		v = strtod(p + strlen(key), NULL);
-	}
-	reply_free(&r);
-	return v;
-}
-
 Test(state, pinned_answers_survive_sigkill_and_sigterm, .fini = stop, .timeout = 90)
 {
 	cJSON *c = setup();
@@ -195,7 +178,7 @@ Test(state, a_torn_or_edited_file_is_skipped_the_rest_held, .fini = stop, .timeo
 	cr_assert(!holds(r1), "a torn file is never held");
 	cr_assert(!holds(r2), "an edited file is never held");
 	cr_assert(holds(r3));
-	cr_assert_eq(metric("splitkd_state_files_skipped_total"), 2);
+	cr_assert_eq(metric_value(&d, "\nsplitkd_state_files_skipped_total "), 2);
 	log = daemon_log(&d);
 	cr_assert_not_null(strstr(log, "skipped"), "%s", log);
 	cr_assert_not_null(strstr(log, "torn or edited"), "%s", log);
@@ -228,14 +211,14 @@ Test(state, a_deleted_catalog_file_serves_its_last_revision, .fini = stop, .time
 	cr_assert_str_eq(jstr(disk, "state"), "missing", "%s", r.body);
 	cr_assert_not_null(strstr(jstr(disk, "error"), path), "%s", r.body);
 	reply_free(&r);
-	cr_assert_eq(metric("splitkd_catalog_last_reload_successful"), 0);
+	cr_assert_eq(metric_value(&d, "\nsplitkd_catalog_last_reload_successful "), 0);
 	/* the file back (a third revision): the watch takes it, the status
 	 * and gauge say the file serves again (5 s: --catalog-check 1) */
 	write_json(path, c);
-	for (int i = 0; i < 500 && metric("splitkd_catalog_last_reload_successful") != 1; i++) {
+	for (int i = 0; i < 500 && metric_value(&d, "\nsplitkd_catalog_last_reload_successful ") != 1; i++) {
 		sleep_ms(10);
 	}
-	cr_assert_eq(metric("splitkd_catalog_last_reload_successful"), 1);
+	cr_assert_eq(metric_value(&d, "\nsplitkd_catalog_last_reload_successful "), 1);
 	r = http(&d, "GET", "/v1/status", NULL, NULL);
 	cr_assert_null(cJSON_GetObjectItemCaseSensitive(r.json, "started_from"), "%s", r.body);
 	reply_free(&r);
@@ -311,7 +294,7 @@ Test(state, a_write_failure_keeps_serving_and_counts, .fini = stop, .timeout = 6
 	next_revision(c, 0, r2, sizeof(r2));
 	next_revision(c, 1, r3, sizeof(r3));
 	cr_assert(holds(r1) && holds(r2), "the reloads landed: serving went on");
-	cr_assert_eq(metric("splitkd_state_write_errors_total"), 2);
+	cr_assert_eq(metric_value(&d, "\nsplitkd_state_write_errors_total "), 2);
 	r = http(&d, "GET", "/v1/status", NULL, NULL);
 	cr_assert_eq(jnum(cJSON_GetObjectItemCaseSensitive(r.json, "state"), "write_errors"), 2,
 		     "%s", r.body);

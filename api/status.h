@@ -100,6 +100,11 @@ struct api_status {
 const char *status_disk_name(enum api_disk_state s);
 const char *status_trigger_name(enum api_trigger t);
 
+/* `key`: unix milliseconds as RFC 3339 UTC with milliseconds, or null
+ * for 0 (never). */
+struct jsonw;
+void status_write_time(struct jsonw *w, const char *key, int64_t ms);
+
 handler_fn status_handler; /* GET /v1/status */
 
 #endif /* SPLITKD_STATUS_H */

@@ -22,6 +22,7 @@
 #include "diff.h"
 #include "embedded.h"
 #include "holder.h"
+#include "journal.h"
 #include "server.h"
 #include "jsonin.h"
 #include "log.h"
@@ -180,6 +181,7 @@ struct serving {
 	struct metrics metrics; /* ~17 KiB: on the main thread's stack for the life of serve() */
 	struct holder holder;
 	struct state state; /* --state-dir's; zeroed (log NULL) without one */
+	struct journal journal; /* GET /v1/history's */
 	struct tls tls;
 	struct reload reload;
 	/* every --catalog NAME=FILE's but the default's: a source each */
@@ -266,6 +268,12 @@ static int hold(struct serving *sv, const struct server_config *cfg, const struc
 			 "revision of this catalog to start on)" : "");
 		return -1;
 	}
+	journal_add(&sv->journal, &(struct reload_attempt){
+		.catalog = name, .trigger = API_TRIGGER_START, .ok = cat != NULL,
+		.changed = cat != NULL && (n == 0 || strcmp(kept[n - 1]->digest, cat->digest) != 0),
+		.error = cat != NULL ? "" : why, .from = n > 0 ? kept[n - 1]->digest : "",
+		.to = cat != NULL ? cat->digest : "",
+		.changed_cells = cat != NULL && n > 0 ? diff_changed_cells(kept[n - 1], cat) : 0});
 	if (cat != NULL) {
 		kept[n++] = cat;
 	} else {
@@ -352,7 +360,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	struct serving sv;
 	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
 				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
-	struct server_hooks hooks = {serving_status, &sv};
+	struct server_hooks hooks = {serving_status, &sv, journal_page, &sv.journal};
 	struct tls *use_tls = NULL;
 	sigset_t set;
 	char err[640] = "out of memory";
@@ -373,6 +381,10 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		catalog_free(cat);
 		goto done;
 	}
+	if (journal_init(&sv.journal, cfg->history, sv.state.log != NULL ? &sv.state : NULL, log) != 0) {
+		catalog_free(cat);
+		goto done;
+	}
 	if (hold(&sv, cfg, &ho, ho.name, cat, rd->error, &from_state, err, sizeof(err)) != 0) {
 		goto done;
 	}
@@ -382,10 +394,14 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	if (from_state) {
 		reload_catalog_from_state(&sv.reload.catalog, rd);
 	}
-	/* every catalog's swap is kept, the start-up loads of a
-	 * --catalog-dir's catalogs among them */
-	if (sv.state.log != NULL && reload_add_swapped(&sv.reload, state_catalog_swapped, &sv.state) != 0) {
-		snprintf(err, sizeof(err), "no room for the state directory's reload listener");
+	/* every catalog's swap is kept and every attempt journaled, the
+	 * start-up loads of a --catalog-dir's catalogs among them */
+	if ((sv.state.log != NULL &&
+	     reload_add_hooks(&sv.reload, &(struct reload_hooks){.swapped = state_catalog_swapped,
+								  .cls = &sv.state}) != 0) ||
+	    reload_add_hooks(&sv.reload, &(struct reload_hooks){.attempted = journal_attempted,
+								 .cls = &sv.journal}) != 0) {
+		snprintf(err, sizeof(err), "no room for the state directory's reload hooks");
 		goto done;
 	}
 	if (cfg->tls_cert != NULL) {
@@ -434,6 +450,7 @@ done:
 	catalogdir_free(sv.dir);
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
+	journal_cleanup(&sv.journal);
 	state_close(&sv.state); /* the lock goes last: nothing writes after this */
 	metrics_cleanup(&sv.metrics);
 	if (ret == 0) {

@@ -155,13 +155,32 @@ struct reload_catalog {
 		void *cls;
 	} listeners[RELOAD_MAX_LISTENERS];
 	size_t num_listeners;
+	/* the last swap, for the attempt hooks (under the run lock) */
+	char swapped_from[CATALOG_DIGEST_LEN + 1], swapped_to[CATALOG_DIGEST_LEN + 1];
+	uint64_t swapped_cells;
 };
 
-/* Called after each swap of any catalog's (the default, a --catalog
- * NAME=FILE, a --catalog-dir's; a new catalog's first load too), on the
- * reloading thread with the reload lock held; `after` (named) is valid
- * for the call only. Must not call reload_now. */
-typedef void reload_swapped_fn(void *cls, const struct catalog *after);
+/* One attempt on a catalog source, as GET /v1/history lists it (every
+ * pointer valid for the call only). */
+struct reload_attempt {
+	const char *catalog; /* its name */
+	enum api_trigger trigger;
+	bool ok, changed;
+	const char *error;    /* "" when ok */
+	const char *from, *to; /* digests: what served before and after; "": none */
+	uint64_t changed_cells; /* diff_changed_cells(from, to) when changed, else 0 */
+};
+
+/* Hooks on every catalog source (the default, a --catalog NAME=FILE, a
+ * --catalog-dir's), called on the reloading thread with the reload lock
+ * held; must not call reload_now. `swapped` after each swap (a new
+ * catalog's first load too; `after` is named and valid for the call),
+ * `attempted` after each attempt, swapped or not. Either may be NULL. */
+struct reload_hooks {
+	void (*swapped)(void *cls, const struct catalog *after);
+	void (*attempted)(void *cls, const struct reload_attempt *a);
+	void *cls;
+};
 
 struct reload {
 	pthread_mutex_t run_lock;   /* one attempt at a time */
@@ -178,11 +197,8 @@ struct reload {
 		void *cls;
 	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
 	size_t num_watches;
-	struct {
-		reload_swapped_fn *fn;
-		void *cls;
-	} swapped[RELOAD_MAX_LISTENERS]; /* reload_add_swapped's */
-	size_t num_swapped;
+	struct reload_hooks hooks[RELOAD_MAX_LISTENERS]; /* reload_add_hooks's */
+	size_t num_hooks;
 };
 
 /*
@@ -261,9 +277,9 @@ void reload_source_status(struct reload_source *s, struct api_source_status *out
  * RELOAD_MAX_LISTENERS are set. */
 int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls);
 
-/* Adds a listener to every catalog's swaps. Before reload_watch_start.
- * Returns 0, or -1 when RELOAD_MAX_LISTENERS are set. */
-int reload_add_swapped(struct reload *r, reload_swapped_fn *fn, void *cls);
+/* Adds hooks on every catalog source (copied). Returns 0, or -1 when
+ * RELOAD_MAX_LISTENERS are set. */
+int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks);
 
 /* The catalog source's start-up load failed (what `rd` found) and its
  * last revision kept in the state directory serves instead: its status

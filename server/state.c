@@ -319,6 +319,14 @@ int state_save(struct state *s, const struct catalog *cat)
 	return ret;
 }
 
+int state_write_failed(struct state *s, const char *what, const char *path, int err)
+{
+	pthread_mutex_lock(&s->lock);
+	write_failed(s, what, path, err);
+	pthread_mutex_unlock(&s->lock);
+	return -1;
+}
+
 void state_catalog_swapped(void *cls, const struct catalog *after)
 {
 	state_save(cls, after);

@@ -75,7 +75,11 @@ size_t state_load(struct state *s, const char *name, struct catalog **cats, size
  * per cause and counted; nothing else changes). */
 int state_save(struct state *s, const struct catalog *cat);
 
-/* A reload_swapped_fn: keeps every revision swapped in. */
+/* A failed write of the state's (the history's file too): counted,
+ * logged when its cause is new, shown in /v1/status. Returns -1. */
+int state_write_failed(struct state *s, const char *what, const char *path, int err);
+
+/* A reload hook's `swapped`: keeps every revision swapped in. */
 void state_catalog_swapped(void *cls, const struct catalog *after);
 
 /* The state's part of GET /v1/status (api_status's state_* members). */

@@ -349,7 +349,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
-FUZZERS      := api batch catalog parse
+FUZZERS      := api batch catalog parse state
 
 $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 	@mkdir -p $(@D)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 
 #include "catalog.h"
+#include "events.h"
+#include "jsonw.h"
 
 /* "fnv1a64-" + 16 hex + ".json" */
 #define STATEFILE_NAME_LEN (CATALOG_DIGEST_LEN + 5)
@@ -36,5 +38,25 @@ bool statefile_digest_of(const char *name, char digest[CATALOG_DIGEST_LEN + 1]);
  */
 struct catalog *statefile_read(const char *name, const char *data, size_t len, char *err,
 			       size_t err_cap);
+
+/* streams.json: the change stream's numbering kept across restarts (the
+ * boot part of every event id, and the seq of each revision the default
+ * catalog served, oldest first), so a Last-Event-ID from before a restart
+ * replays what it missed. */
+struct statefile_seq {
+	uint64_t seq;
+	char revision[CATALOG_DIGEST_LEN + 1];
+};
+
+/* {"boot":"<8 hex>","seqs":[[seq,"fnv1a64:..."],...]} */
+void statefile_write_streams(struct jsonw *w, const char *boot, const struct statefile_seq *seqs,
+			     size_t n);
+
+/* Reads streams.json: 0 with boot, out[0..*n) (at most max, the newest
+ * when more) filled, or -1 with why in err (not JSON, a boot that is not
+ * 8 lowercase hex digits, a seq not above the one before it, a revision
+ * that is no digest). */
+int statefile_read_streams(const char *data, size_t len, char boot[EVENTS_BOOT_LEN + 1],
+			   struct statefile_seq *out, size_t max, size_t *n, char *err, size_t err_cap);
 
 #endif /* SPLITKD_STATEFILE_H */

@@ -6,7 +6,8 @@
  * is taken only when it is a catalog whose digest its name says, and its
  * canonical form is taken again under the same name; every other line of
  * the rest is read as a history line, and a line taken writes back to a
- * line that reads to the same entry. No crash, no leak, every refusal
+ * line that reads to the same entry; the rest as streams.json, whose seqs
+ * taken rise and write back to the same file. No crash, no leak, every refusal
  * says why.
  */
 #include <stdint.h>
@@ -67,6 +68,31 @@ static void check_history_line(const char *line, size_t len)
 	CHECK(strcmp(back.from, e.from) == 0 && strcmp(back.to, e.to) == 0);
 }
 
+static void check_streams(const char *data, size_t len)
+{
+	struct statefile_seq seqs[8], back[8];
+	char boot[EVENTS_BOOT_LEN + 1], boot_back[EVENTS_BOOT_LEN + 1], err[160] = "";
+	size_t n = 0, m = 0;
+	struct jsonw w;
+
+	if (statefile_read_streams(data, len, boot, seqs, 8, &n, err, sizeof(err)) != 0) {
+		CHECK(err[0] != '\0' && n == 0);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		CHECK(seqs[i].seq > seqs[i - 1].seq);
+	}
+	jsonw_init(&w, 0);
+	statefile_write_streams(&w, boot, seqs, n);
+	CHECK(!w.failed);
+	CHECK(statefile_read_streams(w.buf, w.len, boot_back, back, 8, &m, err, sizeof(err)) == 0);
+	CHECK(m == n && strcmp(boot, boot_back) == 0);
+	for (size_t i = 0; i < m; i++) {
+		CHECK(back[i].seq == seqs[i].seq && strcmp(back[i].revision, seqs[i].revision) == 0);
+	}
+	jsonw_cleanup(&w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
@@ -84,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_revision(name, nl + 1, rest);
+	check_streams(nl + 1, rest);
 	for (size_t start = 0, i = 0; i <= rest; i++) {
 		if (i == rest || nl[1 + i] == '\n') {
 			check_history_line(nl + 1 + start, i - start);

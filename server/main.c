@@ -339,6 +339,72 @@ static int add_named(struct serving *sv, const struct server_config *cfg, char *
 	return 0;
 }
 
+/* The held revision of the default catalog whose digest is `digest`, or NULL. */
+static const struct catalog *held(const struct revision *revs, size_t n, const char *digest)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(revs[i].catalog->digest, digest) == 0) {
+			return revs[i].catalog;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * --state-dir: the change stream goes on numbering where the last run
+ * left it (its boot id and seqs, streams.json), so a Last-Event-ID from
+ * before the restart replays the changes it missed as far back as their
+ * revisions are held, and is a reset only beyond. A catalog file changed
+ * while splitkd was down is one more change. Before any stream opens.
+ */
+static void resume_streams(struct serving *sv)
+{
+	struct stream_hub *hub = &sv->server.streams;
+	struct statefile_seq seqs[HOLDER_MAX_REVISIONS + 1];
+	const struct catalog *cats[HOLDER_MAX_REVISIONS + 1];
+	char boot[EVENTS_BOOT_LEN + 1];
+	struct holder_ref *ref;
+	const struct catalog *cur = holder_acquire(&sv->holder, &ref);
+	const struct revision *revs;
+	size_t num_revs, n = 0, k = 0;
+
+	snprintf(boot, sizeof(boot), "%s", hub->boot);
+	if (state_streams_load(&sv->state)) {
+		n = sv->state.num_seqs;
+		memcpy(seqs, sv->state.seqs, n * sizeof(*seqs));
+		snprintf(boot, sizeof(boot), "%s", sv->state.boot);
+	}
+	if (n == 0 || strcmp(seqs[n - 1].revision, cur->digest) != 0) {
+		seqs[n].seq = n > 0 ? seqs[n - 1].seq + 1 : 1;
+		snprintf(seqs[n].revision, sizeof(seqs[n].revision), "%s", cur->digest);
+		n++;
+	}
+	revs = holder_revisions(ref, &num_revs);
+	/* the newest run of seqs whose revisions are held, oldest first */
+	while (k < n && held(revs, num_revs, seqs[n - 1 - k].revision) != NULL) {
+		k++;
+	}
+	for (size_t i = 0; i < k; i++) {
+		cats[i] = held(revs, num_revs, seqs[n - k + i].revision);
+	}
+	if (stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0) {
+		state_streams_keep(&sv->state, boot, seqs[n - 1].seq, seqs[n - 1].revision);
+	}
+	holder_release(&sv->holder, ref);
+}
+
+/* A reload listener after the streams': keeps the seq the change took. */
+static void streams_kept(void *cls, const struct catalog *before, const struct catalog *after)
+{
+	struct serving *sv = cls;
+
+	(void)before;
+	(void)after;
+	/* only this (the reloading) thread writes the hub's seq and revision */
+	state_streams_keep(&sv->state, sv->server.streams.boot, sv->server.streams.seq,
+			   sv->server.streams.revision);
+}
+
 /* GET /v1/status (an api_status_fn): every source's, and the state
  * directory's part with one. */
 static void serving_status(void *cls, struct api_status *out)
@@ -431,7 +497,11 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	 * makes this safe beside a running watch; a stream can only have
 	 * opened in the instant since server_start, and its hello names the
 	 * catalog then current) */
-	if (reload_add_listener(&sv.reload, stream_catalog_changed, &sv.server.streams) != 0) {
+	if (sv.state.log != NULL) {
+		resume_streams(&sv);
+	}
+	if (reload_add_listener(&sv.reload, stream_catalog_changed, &sv.server.streams) != 0 ||
+	    (sv.state.log != NULL && reload_add_listener(&sv.reload, streams_kept, &sv) != 0)) {
 		snprintf(err, sizeof(err), "no room for the change streams' reload listener");
 		goto done;
 	}

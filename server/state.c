@@ -341,3 +341,59 @@ void state_report(struct state *s, struct api_status *out)
 	snprintf(out->state_error, sizeof(out->state_error), "%s", s->last_error);
 	pthread_mutex_unlock(&s->lock);
 }
+
+bool state_streams_load(struct state *s)
+{
+	char path[STATE_PATH_MAX + 32], why[API_STATUS_TEXT + 8];
+	struct reload_read rd;
+	size_t len = 0;
+	char *bytes;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/streams.json", s->dir);
+	bytes = reload_read_bytes(path, 1u << 20, &len, &rd);
+	if (bytes == NULL) {
+		if (rd.state != API_DISK_MISSING) {
+			log_event(s->log, "state", "skipped %s: %s", path, rd.error);
+			atomic_fetch_add(&s->metrics->state_files_skipped, 1);
+		}
+		return false;
+	}
+	rc = statefile_read_streams(bytes, len, s->boot, s->seqs, s->max_revisions, &s->num_seqs, why,
+				    sizeof(why));
+	free(bytes);
+	if (rc != 0) {
+		log_event(s->log, "state", "skipped %s: %s (event ids start afresh)", path, why);
+		atomic_fetch_add(&s->metrics->state_files_skipped, 1);
+		return false;
+	}
+	return s->num_seqs > 0;
+}
+
+void state_streams_keep(struct state *s, const char *boot, uint64_t seq, const char *revision)
+{
+	struct jsonw w;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->num_seqs > 0 && seq <= s->seqs[s->num_seqs - 1].seq && strcmp(boot, s->boot) == 0) {
+		pthread_mutex_unlock(&s->lock);
+		return; /* a reload of the same revision: no event, nothing new */
+	}
+	snprintf(s->boot, sizeof(s->boot), "%s", boot);
+	if (s->num_seqs == s->max_revisions) {
+		memmove(s->seqs, s->seqs + 1, (s->num_seqs - 1) * sizeof(*s->seqs));
+		s->num_seqs--;
+	}
+	s->seqs[s->num_seqs].seq = seq;
+	snprintf(s->seqs[s->num_seqs].revision, sizeof(s->seqs[s->num_seqs].revision), "%s", revision);
+	s->num_seqs++;
+	jsonw_init(&w, 256);
+	statefile_write_streams(&w, s->boot, s->seqs, s->num_seqs);
+	if (w.failed) {
+		write_failed(s, "write", "streams.json", ENOMEM);
+	} else {
+		write_file(s, s->dir, "streams.json", w.buf, w.len);
+	}
+	pthread_mutex_unlock(&s->lock);
+	jsonw_cleanup(&w);
+}

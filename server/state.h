@@ -37,9 +37,11 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "holder.h"
 #include "log.h"
 #include "metrics.h"
 #include "status.h"
+#include "statefile.h"
 
 #define STATE_PATH_MAX 512 /* --state-dir at most this long (it shows in /v1/status) */
 
@@ -52,6 +54,10 @@ struct state {
 	pthread_mutex_t lock; /* one write at a time; guards the two below */
 	int logged_errno;     /* the write failure's cause last logged; 0: none */
 	char last_error[256]; /* the last write failure, for /v1/status; "": none */
+	/* streams.json's: the change stream's numbering (state_streams_*) */
+	char boot[EVENTS_BOOT_LEN + 1];
+	struct statefile_seq seqs[HOLDER_MAX_REVISIONS];
+	size_t num_seqs;
 };
 
 /* Opens (makes when missing) the directory and takes its lock. Returns 0,
@@ -81,6 +87,17 @@ int state_write_failed(struct state *s, const char *what, const char *path, int 
 
 /* A reload hook's `swapped`: keeps every revision swapped in. */
 void state_catalog_swapped(void *cls, const struct catalog *after);
+
+/* DIR/streams.json, read at start: the boot id and the seqs it kept
+ * (oldest first) into the state; false when there is none (or it does
+ * not check: logged, counted, and the numbering starts afresh). */
+bool state_streams_load(struct state *s);
+
+/* The default catalog's change stream moved to `seq` serving `revision`
+ * (ids "<seq>@<boot>"): kept, the oldest past max_revisions dropped, and
+ * streams.json written again (temp file, fsync, rename). A seq not above
+ * the last kept is ignored. */
+void state_streams_keep(struct state *s, const char *boot, uint64_t seq, const char *revision);
 
 /* The state's part of GET /v1/status (api_status's state_* members). */
 void state_report(struct state *s, struct api_status *out);

@@ -222,9 +222,11 @@ docs: $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
 
 # The recipe "a new catalog field" on itself: a field added by the schema
-# table alone, in a scratch copy, is diffed and held by the seeds' check.
+# table alone, in a scratch copy, builds, is diffed, is held by the seeds'
+# check and shows in the page's catalog columns.
 .PHONY: recipe-check
 recipe-check: deps-test
+	@sh scripts/deps.sh recipe
 	@sh scripts/check-field-recipe.sh
 
 deps:

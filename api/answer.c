@@ -1,64 +1,71 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "answer.h"
 
+#include <string.h>
+
 #include "explain.h"
+#include "fields.h"
 #include "fragment.h"
 
-void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat)
+/* An answer with explain: the fragment's members, then explain's object
+ * (written first to know its length) behind a comma in place of the
+ * fragment's closing brace. Never inlined: its frame would cost every
+ * answer without explain a heavier prologue. */
+static __attribute__((noinline)) void write_with_explain(struct jsonw *w, const struct decision *d,
+			       const struct catalog *cat, unsigned mask)
 {
-	/* the common answer from literal fragments (fragment.c), the same
-	 * bytes, written in place */
-	if (!d->explain) {
-		size_t bound = fragment_bound(d, cat);
-		char *at = jsonw_raw_room(w, bound);
+	struct jsonw x;
+	char *at;
+	size_t n;
 
-		if (at != NULL) {
-			jsonw_raw_done(w, fragment_write(at, d, cat));
+	jsonw_init(&x, 2048);
+	jsonw_object_begin(&x);
+	explain_write(&x, d);
+	jsonw_object_end(&x);
+	at = x.failed ? NULL : jsonw_raw_room(w, fragment_bound(d, cat) + x.len);
+	if (at != NULL) {
+		n = fragment_write(at, d, cat, mask) - 1; /* less its closing brace */
+		if (n > 1) {
+			at[n++] = ',';
 		}
-		return;
+		memcpy(at + n, x.buf + 1, x.len - 1); /* {"explain":{...}} less its '{' */
+		jsonw_raw_done(w, n + x.len - 1);
 	}
-	answer_write_members(w, d, cat);
+	w->failed = w->failed || x.failed;
+	jsonw_cleanup(&x);
 }
 
-void answer_write_members(struct jsonw *w, const struct decision *d, const struct catalog *cat)
+/* Some members, or explain: out of line, so that the whole answer's path
+ * below carries no mask through its calls. */
+static __attribute__((noinline)) void write_masked(struct jsonw *w, const struct decision *d,
+						   const struct catalog *cat, unsigned mask)
 {
-	char label[SPLITK_LABEL_MAX];
+	char *at;
 
-	jsonw_object_begin(w);
-	jsonw_kv_str_or_null(w, "target", d->target ? d->target->names.name : NULL);
-	jsonw_kv_u64(w, "sm_count", d->sm_count);
-	splitk_label(d->res.declared, label);
-	jsonw_kv_str(w, "declared", label);
-	jsonw_kv_str_or_null(w, "model", d->model ? d->model->names.name : NULL);
-	jsonw_kv_u64(w, "num_q_heads", d->num_q_heads);
-	jsonw_kv_u64_or_null(w, "head_dim", d->head_dim);
-	jsonw_kv_u64(w, "max_batch_size", d->shape.max_batch_size);
-	jsonw_kv_u64(w, "num_seqs", d->shape.num_seqs);
-	jsonw_kv_u64(w, "max_rows", d->shape.max_rows);
-	jsonw_key(w, "override");
-	if (d->override.p != NULL) {
-		jsonw_strn(w, d->override.p, d->override.len);
-	} else {
-		jsonw_null(w);
+	if (d->explain && (mask & FIELDS_BIT(FM_EXPLAIN))) {
+		write_with_explain(w, d, cat, mask);
+		return;
 	}
-	splitk_label(d->res.resolved.policy, label);
-	jsonw_kv_str(w, "policy", label);
-	jsonw_kv_str(w, "source", decide_source(d));
-	jsonw_kv_u64(w, "num_splits", d->num_splits);
-	jsonw_kv_u64(w, "workspace_slots", d->workspace_slots);
-	jsonw_kv_bytes(w, "workspace_bytes", d->workspace_bytes);
-	jsonw_key(w, "warnings");
-	jsonw_array_begin(w);
-	for (size_t i = 0; i < d->num_warnings; i++) {
-		jsonw_str(w, d->warnings[i]);
+	at = jsonw_raw_room(w, fragment_bound(d, cat));
+	if (at != NULL) {
+		jsonw_raw_done(w, fragment_write(at, d, cat, mask));
 	}
-	jsonw_array_end(w);
-	jsonw_kv_str(w, "catalog", cat->digest);
-	jsonw_kv_str(w, "catalog_name", cat->name);
-	if (d->explain) {
-		explain_write(w, d);
+}
+
+void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
+		  unsigned mask)
+{
+	char *at;
+
+	if (mask != FIELDS_ALL || d->explain) {
+		write_masked(w, d, cat, mask);
+		return;
 	}
-	jsonw_object_end(w);
+	/* the whole answer, the hot path (GET, the batch), written in place */
+	at = jsonw_raw_room(w, fragment_bound(d, cat));
+	if (at != NULL) {
+		jsonw_raw_done(w, fragment_write_all(at, d, cat));
+	}
 }
 
 void answer_batch_begin(struct jsonw *w, size_t count, size_t each_bytes)

@@ -15,14 +15,12 @@
 #include "decide.h"
 #include "jsonw.h"
 
-/* Writes the answer object (with "explain" when d->explain). Without
- * explain, and short enough, from literal fragments (fragment.h). */
-void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat);
-
-/* The same object a writer call per key and per value: what answer_write
- * does with explain, and the reference tests/unit/test_fragment.c holds
- * the fragments to. */
-void answer_write_members(struct jsonw *w, const struct decision *d, const struct catalog *cat);
+/* Writes the answer object with the members in mask (fields.h:
+ * FIELDS_ALL is the whole answer; "explain" only when the mask has it and
+ * d->explain), through the one writer (fragment.h). A writer that fails
+ * (out of memory) is marked failed. */
+void answer_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
+		  unsigned mask);
 
 /* A POST /v1/splits batch answer around its results, one writer call
  * each: {"count":N,"results":[ (the writer sized for count answers of

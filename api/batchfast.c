@@ -335,7 +335,7 @@ bool batchfast_answer(struct handler_call *c)
 			continue;
 		}
 		handler_count_decision(c, &d, c->ctx->catalog);
-		fields_answer(&c->w, &d, c->ctx->catalog, mask);
+		answer_write(&c->w, &d, c->ctx->catalog, mask);
 	}
 	free(sh.queries);
 	answer_batch_end(&c->w, failures, c->ctx->catalog);

@@ -7,9 +7,9 @@
  * member of the answer is an invalid-parameter problem with a "did you
  * mean"; an empty list, an empty name or a name given twice is one too.
  *
- * Every member is written by fields_write exactly as answer_write writes
- * it, so an answer cut down by fields is the full answer with members left
- * out, byte for byte (tests/unit/test_fields.c holds it to that).
+ * The mask drives the one writer (answer_write, fragment.c): an answer cut
+ * down by fields is the full answer with members left out, byte for byte
+ * (tests/unit/test_fields.c holds it to that).
  * No allocation; thread-safe (no state).
  */
 #ifndef SPLITKD_FIELDS_H
@@ -23,7 +23,7 @@
 #include "problem.h"
 #include "slice.h"
 
-/* The members of an answer, in the order answer_write writes them. */
+/* The members of an answer, in the order they are written. */
 enum fields_member {
 	FM_TARGET,
 	FM_SM_COUNT,
@@ -67,18 +67,8 @@ const char *fields_name(enum fields_member m);
  */
 int fields_parse(struct slice list, const char *param, unsigned *mask, struct problem *p);
 
-/* Writes the answer object with only the members in mask (FIELDS_ALL: the
- * same bytes as answer_write). */
-void fields_write(struct jsonw *w, const struct decision *d, const struct catalog *cat,
-		  unsigned mask);
-
 /* About how many bytes one answer with these members takes (a batch sizes
  * its writer by it): the whole answer is about 500. */
 #define FIELDS_ANSWER_BYTES(mask) ((mask) == FIELDS_ALL ? 640u : 160u)
-
-/* A decision's answer as a route writes it: the whole answer
- * (answer_write, its literal fragments) for FIELDS_ALL, else fields_write. */
-void fields_answer(struct jsonw *w, const struct decision *d, const struct catalog *cat,
-		   unsigned mask);
 
 #endif /* SPLITKD_FIELDS_H */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decimal.h"
+#include "fields.h"
 #include "jsonscan.h"
 #include "jsonw.h"
 #include "splitk.h"
@@ -150,73 +151,148 @@ size_t fragment_bound(const struct decision *d, const struct catalog *cat)
 	return n + CATALOG_DIGEST_LEN + 2 + cat->name_len + 2;
 }
 
-size_t fragment_write(char *out, const struct decision *d, const struct catalog *cat)
+/* A member is written when its bit is in mask: `,"key":value` each (the
+ * first comma becomes the object's brace). Always inlined, so the whole
+ * answer (a constant mask, fragment_write's first branch) is the straight
+ * run of literals it was (fragment_write_all), with every test folded
+ * away. */
+#define HAS(m) ((mask & FIELDS_BIT(m)) != 0)
+
+/* `,"source":"override"` or `..."declared"`, then `tail`, one literal. */
+#define PUT_SOURCE(p, d, tail)                                          \
+	do {                                                            \
+		if ((d)->res.resolved.from_override) {                  \
+			LIT(p, ",\"source\":\"override\"" tail);          \
+		} else {                                                \
+			LIT(p, ",\"source\":\"declared\"" tail);          \
+		}                                                       \
+	} while (0)
+
+static inline __attribute__((always_inline)) size_t
+write_members(char *out, const struct decision *d, const struct catalog *cat, unsigned mask)
 {
 	char *p = out;
 
 	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
-	 * name_len is the strlen answer_write takes */
-	LIT(p, "{\"target\":");
-	p = put_name_or_null(p, d->target ? &d->target->names : NULL);
-	LIT(p, ",\"sm_count\":");
-	p = put_u64(p, d->sm_count);
-	LIT(p, ",\"declared\":");
-	p = put_label(p, d->res.declared);
-	LIT(p, ",\"model\":");
-	p = put_name_or_null(p, d->model ? &d->model->names : NULL);
-	LIT(p, ",\"num_q_heads\":");
-	p = put_u64(p, d->num_q_heads);
-	LIT(p, ",\"head_dim\":");
-	if (d->head_dim == 0) {
-		LIT(p, "null");
-	} else {
-		p = put_u64(p, d->head_dim);
+	 * name_len is the strlen a writer call would take */
+	if (HAS(FM_TARGET)) {
+		LIT(p, "{\"target\":"); /* the first member when it is asked for */
+		p = put_name_or_null(p, d->target ? &d->target->names : NULL);
 	}
-	LIT(p, ",\"max_batch_size\":");
-	p = put_u64(p, d->shape.max_batch_size);
-	LIT(p, ",\"num_seqs\":");
-	p = put_u64(p, d->shape.num_seqs);
-	LIT(p, ",\"max_rows\":");
-	p = put_u64(p, d->shape.max_rows);
-	LIT(p, ",\"override\":");
-	p = put_string_or_null(p, d->override.p, d->override.len);
-	LIT(p, ",\"policy\":");
-	p = put_label(p, d->res.resolved.policy);
-	if (d->res.resolved.from_override) {
-		LIT(p, ",\"source\":\"override\",\"num_splits\":");
-	} else {
-		LIT(p, ",\"source\":\"declared\",\"num_splits\":");
+	if (HAS(FM_SM_COUNT)) {
+		LIT(p, ",\"sm_count\":");
+		p = put_u64(p, d->sm_count);
 	}
-	p = put_u64(p, d->num_splits);
-	LIT(p, ",\"workspace_slots\":");
-	p = put_u64(p, d->workspace_slots);
-	LIT(p, ",\"workspace_bytes\":");
-	if (!d->workspace_bytes.known) {
-		LIT(p, "null");
-	} else if (d->workspace_bytes.hi == 0) {
-		p = put_u64(p, d->workspace_bytes.lo);
-	} else {
-		p += decimal_format_u128(d->workspace_bytes.hi, d->workspace_bytes.lo, p);
+	if (HAS(FM_DECLARED)) {
+		LIT(p, ",\"declared\":");
+		p = put_label(p, d->res.declared);
 	}
-	LIT(p, ",\"warnings\":[");
-	for (size_t i = 0; i < d->num_warnings; i++) {
-		if (i > 0) {
-			*p++ = ',';
-		}
-		if (d->warning_plain[i]) {
-			p = put_plain(p, d->warnings[i], warning_len(d, i));
+	if (HAS(FM_MODEL)) {
+		LIT(p, ",\"model\":");
+		p = put_name_or_null(p, d->model ? &d->model->names : NULL);
+	}
+	if (HAS(FM_NUM_Q_HEADS)) {
+		LIT(p, ",\"num_q_heads\":");
+		p = put_u64(p, d->num_q_heads);
+	}
+	if (HAS(FM_HEAD_DIM)) {
+		LIT(p, ",\"head_dim\":");
+		if (d->head_dim == 0) {
+			LIT(p, "null");
 		} else {
-			p = put_string(p, d->warnings[i], warning_len(d, i));
+			p = put_u64(p, d->head_dim);
 		}
 	}
-	/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
-	LIT(p, "],\"catalog\":\"");
-	/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest) */
-	memcpy(p, cat->digest, CATALOG_DIGEST_LEN);
-	p += CATALOG_DIGEST_LEN;
-	LIT(p, "\",\"catalog_name\":\"");
-	memcpy(p, cat->name, cat->name_len);
-	p += cat->name_len;
-	LIT(p, "\"}");
+	if (HAS(FM_MAX_BATCH_SIZE)) {
+		LIT(p, ",\"max_batch_size\":");
+		p = put_u64(p, d->shape.max_batch_size);
+	}
+	if (HAS(FM_NUM_SEQS)) {
+		LIT(p, ",\"num_seqs\":");
+		p = put_u64(p, d->shape.num_seqs);
+	}
+	if (HAS(FM_MAX_ROWS)) {
+		LIT(p, ",\"max_rows\":");
+		p = put_u64(p, d->shape.max_rows);
+	}
+	if (HAS(FM_OVERRIDE)) {
+		LIT(p, ",\"override\":");
+		p = put_string_or_null(p, d->override.p, d->override.len);
+	}
+	if (HAS(FM_POLICY)) {
+		LIT(p, ",\"policy\":");
+		p = put_label(p, d->res.resolved.policy);
+	}
+	if (HAS(FM_SOURCE) && HAS(FM_NUM_SPLITS)) {
+		/* one literal for both keys, the whole answer's way */
+		PUT_SOURCE(p, d, ",\"num_splits\":");
+		p = put_u64(p, d->num_splits);
+	} else if (HAS(FM_SOURCE)) {
+		PUT_SOURCE(p, d, "");
+	} else if (HAS(FM_NUM_SPLITS)) {
+		LIT(p, ",\"num_splits\":");
+		p = put_u64(p, d->num_splits);
+	}
+	if (HAS(FM_WORKSPACE_SLOTS)) {
+		LIT(p, ",\"workspace_slots\":");
+		p = put_u64(p, d->workspace_slots);
+	}
+	if (HAS(FM_WORKSPACE_BYTES)) {
+		LIT(p, ",\"workspace_bytes\":");
+		if (!d->workspace_bytes.known) {
+			LIT(p, "null");
+		} else if (d->workspace_bytes.hi == 0) {
+			p = put_u64(p, d->workspace_bytes.lo);
+		} else {
+			p += decimal_format_u128(d->workspace_bytes.hi, d->workspace_bytes.lo, p);
+		}
+	}
+	if (HAS(FM_WARNINGS)) {
+		LIT(p, ",\"warnings\":[");
+		for (size_t i = 0; i < d->num_warnings; i++) {
+			if (i > 0) {
+				*p++ = ',';
+			}
+			if (d->warning_plain[i]) {
+				p = put_plain(p, d->warnings[i], warning_len(d, i));
+			} else {
+				p = put_string(p, d->warnings[i], warning_len(d, i));
+			}
+		}
+		*p++ = ']';
+	}
+	if (HAS(FM_CATALOG)) {
+		/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
+		LIT(p, ",\"catalog\":\"");
+		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest) */
+		memcpy(p, cat->digest, CATALOG_DIGEST_LEN);
+		p += CATALOG_DIGEST_LEN;
+		*p++ = '"';
+	}
+	if (HAS(FM_CATALOG_NAME)) {
+		LIT(p, ",\"catalog_name\":\"");
+		memcpy(p, cat->name, cat->name_len);
+		p += cat->name_len;
+		*p++ = '"';
+	}
+	if (!HAS(FM_TARGET)) {
+		if (p == out) {
+			*p++ = '{'; /* no member */
+		} else {
+			out[0] = '{'; /* the first member's comma */
+		}
+	}
+	*p++ = '}';
 	return (size_t)(p - out);
+}
+
+size_t fragment_write(char *out, const struct decision *d, const struct catalog *cat,
+		      unsigned mask)
+{
+	return write_members(out, d, cat, mask);
+}
+
+size_t fragment_write_all(char *out, const struct decision *d, const struct catalog *cat)
+{
+	return write_members(out, d, cat, FIELDS_ALL);
 }

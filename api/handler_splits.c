@@ -22,7 +22,7 @@ static void answer_one(struct handler_call *c, const struct query *q)
 		return;
 	}
 	handler_count_decision(c, &d, c->ctx->catalog);
-	fields_answer(&c->w, &d, c->ctx->catalog, mask);
+	answer_write(&c->w, &d, c->ctx->catalog, mask);
 }
 
 void handler_splits_get(struct handler_call *c)
@@ -53,7 +53,7 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 			continue;
 		}
 		handler_count_decision(c, &d, cat);
-		fields_answer(&c->w, &d, cat, mask);
+		answer_write(&c->w, &d, cat, mask);
 	}
 	answer_batch_end(&c->w, failures, c->ctx->catalog);
 }

@@ -6,8 +6,13 @@
 # is added through the schema table alone: one row in api/catalog.c and
 # its member in api/catalog.h. Then the copy must build, `splitkd --diff`
 # of two catalogs that differ in that field alone must list it and exit 1,
-# and the fuzz seeds' check (test_catalog) must fail until the key is in
-# fuzz/catalog.dict, and pass once it is. Nothing outside the copy changes.
+# the fuzz seeds' check (test_catalog) must fail until the key is in
+# fuzz/catalog.dict, and pass once it is, and the page must show it: the
+# copy's daemon, serving the changed catalog, answers GET /v1/targets with
+# the field, and the page's own column code (catalogColumns in the
+# /ui/app.js it serves, run by node) makes it a column of the targets'
+# table, before notes as the table has it. Nothing outside the copy
+# changes.
 # usage: scripts/check-field-recipe.sh   (from anywhere; `make recipe-check`)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,4 +49,31 @@ echo "seeds' check without the key: fails, \"fuzz/catalog.dict lacks the key tdp
 printf '"\\"tdp_watts\\""\n' >>fuzz/catalog.dict
 build/tests/unit/test_catalog --filter "$seeds" >seeds.log 2>&1 || { cat seeds.log; fail "the seeds' check fails with the key in"; }
 echo "seeds' check with the key in fuzz/catalog.dict: passes"
+# the page: the copy's daemon with the changed catalog, its /v1/targets and
+# its /ui/app.js's column code
+build/splitkd --listen 127.0.0.1:0 --catalog new.json --access-log off 2>daemon.log &
+pid=$!
+trap 'kill $pid 2>/dev/null; rm -rf "$scratch"' EXIT
+port=
+for _ in $(seq 50); do
+	port=$(sed -n 's|^listening on http://127.0.0.1:\([0-9]*\)$|\1|p' daemon.log)
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || { cat daemon.log; fail "the copy's daemon did not start"; }
+python3 - "$port" <<'PY' || fail "the page does not show tdp_watts"
+import json, subprocess, sys, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+targets = json.load(urllib.request.urlopen(base + "/v1/targets"))["targets"]
+assert targets[0].get("tdp_watts") == 700, f"/v1/targets lacks tdp_watts: {targets[0]}"
+app = urllib.request.urlopen(base + "/ui/app.js").read().decode()
+start = app.index("  function catalogColumns(")
+end = app.index("  // end of columns")
+js = app[start:end] + "\nconsole.log(JSON.stringify(catalogColumns(JSON.parse(process.argv[1]))));\n"
+cols = json.loads(subprocess.run(["node", "-e", js, json.dumps(targets)], check=True,
+                                 capture_output=True, text=True).stdout)
+assert "tdp_watts" in cols, f"the page's columns lack tdp_watts: {cols}"
+assert cols.index("tdp_watts") + 1 == cols.index("notes"), f"not in the table's order: {cols}"
+print("page: /v1/targets carries tdp_watts, the page's columns are " + ", ".join(cols))
+PY
 echo "recipe-check: ok"

@@ -97,6 +97,11 @@ image)
 	need_cmd podman-compose podman-compose
 	need_cmd curl curl
 	;;
+recipe)
+	# make recipe-check: the page's own column code run on the copy's answer
+	need_cmd node nodejs
+	need_cmd python3 python3
+	;;
 ofrep)
 	need_cmd node nodejs
 	need_cmd npm npm

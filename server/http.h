@@ -7,12 +7,14 @@
  * and stopping the server are server.c's; it calls http_engines_start and
  * http_engines_stop, and the listener calls http_hand_over.
  *
- * Who includes microhttpd.h: http.c (the engines), stream.c (a change
- * stream is a libmicrohttpd response that suspends its connection), tls.c
- * (the connection of a GnuTLS session, MHD's certificate callback) and
- * respcache.c/.h (a worker's kept responses); scripts/check-includes.sh
- * holds server/ to that list. Every other server/ module, and all of
- * api/ and policy/, knows nothing of it.
+ * Who includes microhttpd.h (grep '#include <microhttpd.h>' server/):
+ * http.c (the engines), stream.c (a change stream is a libmicrohttpd
+ * response that suspends its connection), tls.c (the connection of a
+ * GnuTLS session, MHD's certificate callback) and respcache.h (a worker's
+ * kept responses; respcache.c and http.c through it). This header does
+ * not, nor does server.c, which includes it. `make includes`
+ * (scripts/check-includes.sh) holds server/ to that list; every other
+ * server/ module, and all of api/ and policy/, knows nothing of it.
  *
  * An engine is one libmicrohttpd daemon with its one thread and no
  * listening socket of its own; there are cfg->threads of them. splitkd's

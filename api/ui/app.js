@@ -419,21 +419,42 @@
     $('warnings').replaceChildren(...m.warnings.map((w) => el('li', '', w)));
   }
 
+  // columns: the members the catalog's entries have, in the order the
+  // server writes them (its schema table's), merged over every entry: an
+  // optional field shows as soon as one entry states it, and a field added
+  // to the table needs nothing here (scripts/check-field-recipe.sh runs
+  // this function on a scratch daemon's /v1/targets).
+  function catalogColumns(entries) {
+    const cols = [];
+    for (const e of entries) {
+      let at = 0;
+      for (const k of Object.keys(e)) {
+        const i = cols.indexOf(k);
+        if (i < 0) { cols.splice(at, 0, k); at++; } else { at = i + 1; }
+      }
+    }
+    return cols;
+  }
+  // end of columns
+
+  function cellText(v) {
+    if (v === undefined || v === null) { return '—'; }
+    return Array.isArray(v) ? v.join(', ') : String(v);
+  }
+
+  function catalogTable(kind, entries) {
+    const cols = catalogColumns(entries);
+    const t = put(el('table'), put(el('thead'), put(el('tr'),
+      ...cols.map((h) => el('th', '', h === 'name' ? kind : h)))));
+    for (const e of entries) {
+      t.append(put(el('tr'), ...cols.map((k) => el('td', '', cellText(e[k])))));
+    }
+    return t;
+  }
+
   function renderCatalog() {
-    const tt = put(el('table'), put(el('thead'), put(el('tr'),
-      ...['target', 'aliases', 'sm_count', 'attn_decode_splitk', 'notes'].map((h) => el('th', '', h)))));
-    for (const t of meta.targets) {
-      tt.append(put(el('tr'), ...[t.name, t.aliases.join(', '), t.sm_count, t.attn_decode_splitk,
-        t.notes || ''].map((v) => el('td', '', v))));
-    }
-    const mt = put(el('table'), put(el('thead'), put(el('tr'),
-      ...['model', 'aliases', 'num_q_heads', 'num_kv_heads', 'head_dim', 'notes'].map((h) => el('th', '', h)))));
-    for (const m of meta.models) {
-      mt.append(put(el('tr'), ...[m.name, m.aliases.join(', '), m.num_q_heads, m.num_kv_heads || '—',
-        m.head_dim || '—', m.notes || ''].map((v) => el('td', '', v))));
-    }
-    $('catalog-body').replaceChildren(el('h3', '', 'Targets'), put(el('div', 'scroll'), tt),
-      el('h3', '', 'Models'), put(el('div', 'scroll'), mt));
+    $('catalog-body').replaceChildren(el('h3', '', 'Targets'), put(el('div', 'scroll'), catalogTable('target', meta.targets)),
+      el('h3', '', 'Models'), put(el('div', 'scroll'), catalogTable('model', meta.models)));
   }
 
   // ---------------------------------------------------------------- revisions

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * fields: an answer cut down to some members is the whole answer with the
- * others left out — every member exactly as answer_write writes it, in its
- * order — over a sweep of decisions; and every way to get the list wrong
+ * others left out — every member exactly as the whole answer has it, in
+ * its order, the whole answer a writer call per member (reference.h) —
+ * over a sweep of decisions; and every way to get the list wrong
  * is a 400 with the reason (and a "did you mean" for a near miss).
  */
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "decide.h"
 #include "fields.h"
 #include "helpers.h"
+#include "reference.h"
 
 TestSuite(fields, .init = load_default_catalog, .fini = free_default_catalog);
 
@@ -41,9 +43,9 @@ static char *written(const char *params, unsigned mask, bool whole)
 	cr_assert_eq(decide_run(test_catalog, &q, &d, &p), 0, "%s: %s", params, p.detail);
 	jsonw_init(&w, 0);
 	if (whole) {
-		answer_write_members(&w, &d, test_catalog);
+		reference_write(&w, &d, test_catalog, FIELDS_ALL);
 	} else {
-		fields_write(&w, &d, test_catalog, mask);
+		answer_write(&w, &d, test_catalog, mask);
 	}
 	out = jsonw_take(&w, &len);
 	cr_assert_not_null(out);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * fragment_write against answer_write, byte for byte: every catalog pair
+ * The one writer (fragment_write) against a writer call per member
+ * (reference.h), byte for byte, whole and under field masks: every catalog pair
  * under several shapes and overrides, numbers alone up to the 128-bit
  * workspace, and echoed input that must be escaped (quotes, controls,
  * bytes that are not UTF-8, a 256-byte override). Also: it never writes
@@ -16,8 +17,23 @@
 #include "warning.h"
 #include "decide.h"
 #include "helpers.h"
+#include "reference.h"
 
 TestSuite(fragment, .init = load_default_catalog, .fini = free_default_catalog);
+
+/* The whole answer (its own folded copy), none, each end alone, every
+ * other member, and a run across the fused-looking source and num_splits. */
+static const unsigned masks[] = {
+	FIELDS_ALL,
+	0,
+	FIELDS_BIT(FM_TARGET),
+	FIELDS_BIT(FM_CATALOG),
+	FIELDS_BIT(FM_WARNINGS),
+	0x15555u & FIELDS_ALL,
+	0x0aaaau & FIELDS_ALL,
+	FIELDS_BIT(FM_SOURCE) | FIELDS_BIT(FM_NUM_SPLITS),
+	FIELDS_BIT(FM_NUM_SPLITS) | FIELDS_BIT(FM_WORKSPACE_BYTES),
+};
 
 static void same_as_the_members(const struct query *q)
 {
@@ -40,22 +56,26 @@ static void same_as_the_members(const struct query *q)
 		cr_assert(!d.warning_plain[i] || jsonscan_plain_run(d.warnings[i], len, true) == len,
 			  "warning %zu called plain: %s", i, d.warnings[i]);
 	}
-	jsonw_init(&w, 0);
-	answer_write_members(&w, &d, test_catalog);
-	jsonw_terminate(&w);
-	bound = fragment_bound(&d, test_catalog);
-	out = malloc(bound + 64);
-	cr_assert_not_null(out);
-	memset(out, 0x5a, bound + 64);
-	n = fragment_write(out, &d, test_catalog);
-	cr_assert_leq(n, bound);
-	for (size_t i = n; i < bound + 64; i++) {
-		cr_assert_eq(out[i], 0x5a, "fragment_write wrote past its %zu bytes", n);
+	for (size_t k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+		jsonw_init(&w, 0);
+		reference_write(&w, &d, test_catalog, masks[k]);
+		jsonw_terminate(&w);
+		bound = fragment_bound(&d, test_catalog);
+		out = malloc(bound + 64);
+		cr_assert_not_null(out);
+		memset(out, 0x5a, bound + 64);
+		n = fragment_write(out, &d, test_catalog, masks[k]);
+		cr_assert_leq(n, bound);
+		for (size_t i = n; i < bound + 64; i++) {
+			cr_assert_eq(out[i], 0x5a, "fragment_write wrote past its %zu bytes", n);
+		}
+		cr_assert_eq(n, w.len, "mask %x\n  answer: %.*s\n  decide: %s", masks[k], (int)n, out,
+			     w.buf);
+		cr_assert(memcmp(out, w.buf, n) == 0, "mask %x\n  answer: %.*s\n  decide: %s", masks[k],
+			  (int)n, out, w.buf);
+		free(out);
+		jsonw_cleanup(&w);
 	}
-	cr_assert_eq(n, w.len, "\n  answer: %.*s\n  decide: %s", (int)n, out, w.buf);
-	cr_assert(memcmp(out, w.buf, n) == 0, "\n  answer: %.*s\n  decide: %s", (int)n, out, w.buf);
-	free(out);
-	jsonw_cleanup(&w);
 }
 
 static struct slice sl(const char *s)

@@ -21,36 +21,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "reload.h"
-
-static char dir[64], path[128];
-
-static void setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/splitkd-reload-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/catalog.json", dir);
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-static void write_rename(const char *to, const char *text)
-{
-	char tmp[160];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, to), 0);
-}
+#include "scratch.h"
 
 static const char cat_a[] =
 	"{\"targets\":[{\"name\":\"x\",\"sm_count\":10,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
@@ -118,7 +89,7 @@ static const char *served(struct rig *r, char out[CATALOG_DIGEST_LEN + 1])
 	return out;
 }
 
-Test(reload, listeners_see_each_swap_once, .init = setup, .fini = teardown)
+Test(reload, listeners_see_each_swap_once, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct rig r;
 	struct seen s = {0};
@@ -165,7 +136,7 @@ Test(reload, listeners_see_each_swap_once, .init = setup, .fini = teardown)
 	rig_stop(&r);
 }
 
-Test(reload, listener_table_is_bounded, .init = setup, .fini = teardown)
+Test(reload, listener_table_is_bounded, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct rig r;
 	struct seen s = {0};
@@ -181,7 +152,7 @@ Test(reload, listener_table_is_bounded, .init = setup, .fini = teardown)
 	rig_stop(&r);
 }
 
-Test(reload, read_file_names_each_failure, .init = setup, .fini = teardown)
+Test(reload, read_file_names_each_failure, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct reload_read rd;
 	char sub[160];
@@ -205,7 +176,7 @@ Test(reload, read_file_names_each_failure, .init = setup, .fini = teardown)
 /* The one reader under any bound (the TLS files' is 1 MiB, the catalog's
  * 4 MiB): exactly `max` bytes read whole, one more refused with the bound
  * named; a FIFO refused without blocking whatever the bound. */
-Test(reload, read_bytes_holds_its_caller_s_bound, .init = setup, .fini = teardown)
+Test(reload, read_bytes_holds_its_caller_s_bound, .init = scratch_setup, .fini = scratch_teardown)
 {
 	static const size_t bounds[] = {1, 16, 4096};
 	struct reload_read rd;
@@ -297,7 +268,7 @@ static const struct reload_kind toy_kind = {
 	.say = toy_say,
 };
 
-Test(reload, a_kind_of_its_own_gets_the_whole_cycle, .init = setup, .fini = teardown)
+Test(reload, a_kind_of_its_own_gets_the_whole_cycle, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct rig r;
 	struct toy t;

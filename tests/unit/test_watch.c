@@ -16,44 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "watch.h"
-
-static char dir[64], path[128];
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-static void setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/splitkd-watch-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/catalog.json", dir);
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-static void write_rename(const char *to, const char *text)
-{
-	char tmp[160];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, to), 0);
-}
 
 static const char cat_a[] = "{\"a\":1}";
 static const char cat_b[] = "{\"b\":2}";
@@ -83,7 +47,7 @@ static int wait_calls(struct counter *c, int want, long ms)
 	return atomic_load(&c->calls);
 }
 
-Test(watch, one_call_per_burst_none_for_other_files, .init = setup, .fini = teardown)
+Test(watch, one_call_per_burst_none_for_other_files, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct counter c = {0};
 	struct watch_options opt = {3600, 500}; /* no periodic check within the test */
@@ -109,7 +73,7 @@ Test(watch, one_call_per_burst_none_for_other_files, .init = setup, .fini = tear
 	watch_stop(w);
 }
 
-Test(watch, a_second_look_when_asked, .init = setup, .fini = teardown)
+Test(watch, a_second_look_when_asked, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct counter c = {0};
 	struct watch_options opt = {3600, 50};
@@ -127,7 +91,7 @@ Test(watch, a_second_look_when_asked, .init = setup, .fini = teardown)
 	watch_stop(w);
 }
 
-Test(watch, comes_back_after_its_directory_goes, .init = setup, .fini = teardown)
+Test(watch, comes_back_after_its_directory_goes, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct counter c = {0};
 	struct watch_options opt = {1, 50};
@@ -161,7 +125,7 @@ Test(watch, comes_back_after_its_directory_goes, .init = setup, .fini = teardown
 	watch_stop(w);
 }
 
-Test(watch, stop_is_prompt_and_null_safe, .init = setup, .fini = teardown)
+Test(watch, stop_is_prompt_and_null_safe, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct counter c = {0};
 	struct watch_options opt = {3600, 50};
@@ -178,7 +142,7 @@ Test(watch, stop_is_prompt_and_null_safe, .init = setup, .fini = teardown)
 /* Two entries on the one thread: a save of one file calls its entry alone;
  * an entry of two files in two directories hears both. The 3600 s check
  * keeps the periodic calls out of the test. */
-Test(watch, entries_on_one_thread_hear_their_own_files, .init = setup, .fini = teardown)
+Test(watch, entries_on_one_thread_hear_their_own_files, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct counter one = {0}, two = {0};
 	struct watch_options opt = {3600, 50};
@@ -215,7 +179,7 @@ Test(watch, entries_on_one_thread_hear_their_own_files, .init = setup, .fini = t
 	watch_stop(w);
 }
 
-Test(watch, the_entry_table_is_bounded, .init = setup, .fini = teardown)
+Test(watch, the_entry_table_is_bounded, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct counter c = {0};
 	struct watch_options opt = {3600, 50};

@@ -102,7 +102,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c server/reload.c server/watch.c server/catalogdir.c \
 	      server/log.c server/main.c server/metrics.c server/respcache.c server/server.c \
-	      server/stream.c server/tls.c
+	      server/journal.c server/state.c server/stream.c server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -170,7 +170,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 INTEGRATION := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%, \
 	       $(wildcard tests/integration/test_*.c))
 
-$(BUILD)/tests/integration/test_%: tests/integration/test_%.c tests/integration/harness.h \
+$(BUILD)/tests/integration/test_%: tests/integration/test_%.c tests/integration/harness.h tests/integration/pins.h \
 				    $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi $(CJSON_CFLAGS) $(CURL_CFLAGS) $(CRITERION_CFLAGS) $< \
@@ -379,7 +379,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC     := $(POLICY_SRC) $(API_SRC) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
-FUZZERS      := api batch catalog parse
+FUZZERS      := api batch catalog parse state
 
 $(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(POLICY_SRC) $(API_SRC) $(API_HDR) $(BUILD)/gen/catalog_json.c $(BUILD)/gen/openapi_json.c $(UI_GEN)
 	@mkdir -p $(@D)

@@ -13,6 +13,7 @@
 #include "decide.h"
 #include "etag.h"
 #include "events.h"
+#include "history.h"
 #include "fields.h"
 #include "handler.h"
 #include "handler_catalog.h"
@@ -68,6 +69,8 @@ static const struct route routes[] = {
 	 .post = revision_diff_candidate},
 	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = events_get}, /* the change stream (events.c) */
 	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = status_handler},
+	{.path = "/v1/history", .get_fields = QUERY_BIT(QF_LIMIT) | QUERY_BIT(QF_BEFORE),
+	 .get = history_get}, /* every reload attempt (history.c) */
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},

@@ -467,3 +467,18 @@ bool diff_any_change(const struct catalog *from, const struct catalog *to,
 	}
 	return diff_any_cell(from, to, shape, override);
 }
+
+static void count_cell(void *cls, const struct diff_cell *cell)
+{
+	(void)cell;
+	(*(size_t *)cls)++;
+}
+
+size_t diff_changed_cells(const struct catalog *from, const struct catalog *to)
+{
+	struct decide_shape shape = {1, 1, 1};
+	size_t n = 0;
+
+	diff_cells(from, to, shape, (struct slice){NULL, 0}, count_cell, &n);
+	return n;
+}

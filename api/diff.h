@@ -66,6 +66,11 @@ void diff_write_cell(struct jsonw *w, const struct diff_cell *cell);
 void diff_write(struct jsonw *w, const struct catalog *from, const struct catalog *to,
 		struct decide_shape shape, struct slice override);
 
+/* How many cells' decisions differ at the change stream's inputs
+ * (max_batch_size, num_seqs, max_rows 1; no override), as a catalog event
+ * and GET /v1/history count them. */
+size_t diff_changed_cells(const struct catalog *from, const struct catalog *to);
+
 /* Whether a cell's decision differs. */
 bool diff_any_cell(const struct catalog *from, const struct catalog *to, struct decide_shape shape,
 		   struct slice override);

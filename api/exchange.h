@@ -72,6 +72,7 @@ typedef void api_status_fn(void *cls, struct api_status *out);
 typedef char *api_metrics_fn(void *cls, const struct catalog *catalog, size_t *len);
 
 struct revision;       /* revision.h */
+struct history_entry;  /* history.h */
 struct revision_named; /* revision.h */
 
 struct api_context {
@@ -90,6 +91,9 @@ struct api_context {
 	void *on_decision_cls;
 	api_status_fn *status; /* NULL: the status names the catalog alone */
 	void *status_cls;
+	/* GET /v1/history's entries (history.h's api_history_fn); NULL: none */
+	size_t (*history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
+	void *history_cls;
 	bool draining;       /* /readyz answers 503 */
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */

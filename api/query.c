@@ -47,6 +47,8 @@ static const struct field_info fields[QF_COUNT] = {
 	FIELD(QF_FIELDS, KIND_NAME, fields),
 	/* a named catalog (revision.c) */
 	FIELD(QF_CATALOG, KIND_NAME, catalog),
+	/* GET /v1/history (history.c) */
+	FIELD(QF_LIMIT, KIND_U32, limit), FIELD(QF_BEFORE, KIND_U32, before),
 };
 
 /* Longest accepted string value: names are at most 64 bytes, and an

@@ -48,6 +48,8 @@ enum query_field {
 	QF_FLAG_CONFIG_LAST_MODIFIED, /* (ADR-0008); accepted, not needed */
 	QF_FIELDS, /* the answer members asked for (fields.h) */
 	QF_CATALOG, /* a named catalog (revision.c) */
+	QF_LIMIT,   /* GET /v1/history's page (history.c) */
+	QF_BEFORE,
 	QF_COUNT
 };
 
@@ -63,6 +65,7 @@ struct query {
 	bool explain;
 	/* named as OFREP's query parameters are (a member's name is its parameter's) */
 	struct slice flagConfigEtag, flagConfigLastModified;
+	struct query_u32 limit, before; /* GET /v1/history */
 };
 
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */

@@ -39,7 +39,7 @@ const char *status_trigger_name(enum api_trigger t)
 
 /* Unix milliseconds as RFC 3339 UTC ("2026-12-01T09:53:11.123Z"), or null
  * for 0 (never). */
-static void write_time(struct jsonw *w, const char *key, int64_t ms)
+void status_write_time(struct jsonw *w, const char *key, int64_t ms)
 {
 	char text[64];
 	struct tm tm;
@@ -66,8 +66,11 @@ static void write_source(struct jsonw *w, const struct api_source_status *st)
 {
 	bool file = st->source[0] != '\0';
 
-	write_time(w, "loaded_at", st->loaded_at_ms);
+	status_write_time(w, "loaded_at", st->loaded_at_ms);
 	write_text_or_null(w, "source", st->source);
+	if (st->started_from_state) {
+		jsonw_kv_str(w, "started_from", "state"); /* only then: other answers as before */
+	}
 	jsonw_key(w, "watch");
 	jsonw_object_begin(w);
 	jsonw_kv_str(w, "mode", watch_names[st->watch <= API_WATCH_PERIODIC ? st->watch : 0]);
@@ -80,12 +83,12 @@ static void write_source(struct jsonw *w, const struct api_source_status *st)
 		jsonw_object_begin(w);
 		jsonw_kv_str(w, "state", status_disk_name(st->disk));
 		write_text_or_null(w, "error", st->disk == API_DISK_SAME ? "" : st->disk_error);
-		write_time(w, "checked_at", st->checked_at_ms);
+		status_write_time(w, "checked_at", st->checked_at_ms);
 		jsonw_object_end(w);
 	}
 	jsonw_key(w, "last_attempt");
 	jsonw_object_begin(w);
-	write_time(w, "at", st->last.at_ms);
+	status_write_time(w, "at", st->last.at_ms);
 	jsonw_kv_str(w, "trigger", status_trigger_name(st->last.trigger));
 	jsonw_kv_str(w, "result", st->last.ok ? "ok" : "error");
 	jsonw_kv_bool(w, "changed", st->last.changed);
@@ -131,9 +134,17 @@ static void write_status(struct jsonw *w, const struct api_status *st, const cha
 		write_source(w, &st->tls);
 		jsonw_key(w, "certificate");
 		jsonw_object_begin(w);
-		write_time(w, "not_before", st->tls_not_before * 1000);
-		write_time(w, "not_after", st->tls_not_after * 1000);
+		status_write_time(w, "not_before", st->tls_not_before * 1000);
+		status_write_time(w, "not_after", st->tls_not_after * 1000);
 		jsonw_object_end(w);
+		jsonw_object_end(w);
+	}
+	if (st->state_on) {
+		jsonw_key(w, "state");
+		jsonw_object_begin(w);
+		jsonw_kv_str(w, "dir", st->state_dir);
+		jsonw_kv_u64(w, "write_errors", st->state_write_errors);
+		write_text_or_null(w, "last_write_error", st->state_error);
 		jsonw_object_end(w);
 	}
 	jsonw_object_end(w);

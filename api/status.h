@@ -65,6 +65,9 @@ struct api_source_status {
 	int64_t checked_at_ms;            /* the last look at the file; 0: none */
 	struct api_status_attempt last;   /* the start-up load at first */
 	uint64_t reloads_ok, reloads_error;
+	/* --state-dir: the file was missing or invalid at start and its last
+	 * revision kept in the state directory serves ("started_from") */
+	bool started_from_state;
 };
 
 /* A named catalog's source (--catalog NAME=FILE, --catalog-dir). */
@@ -85,11 +88,22 @@ struct api_status {
 	bool tls_on; /* HTTPS: tls below is the TLS files' source */
 	struct api_source_status tls;
 	int64_t tls_not_before, tls_not_after; /* the served certificate's, unix seconds; 0: none */
+	/* --state-dir (written only with one): its path, the writes that
+	 * failed and the last failure ("": none) */
+	bool state_on;
+	char state_dir[API_STATUS_TEXT];
+	uint64_t state_write_errors;
+	char state_error[API_STATUS_TEXT];
 };
 
 /* The names the answer uses, for the server's logs too. */
 const char *status_disk_name(enum api_disk_state s);
 const char *status_trigger_name(enum api_trigger t);
+
+/* `key`: unix milliseconds as RFC 3339 UTC with milliseconds, or null
+ * for 0 (never). */
+struct jsonw;
+void status_write_time(struct jsonw *w, const char *key, int64_t ms);
 
 handler_fn status_handler; /* GET /v1/status */
 

@@ -51,6 +51,8 @@ struct server_config {
 	bool access_log;
 	bool pretty; /* --pretty: --dump-catalog writes one field a line */
 	unsigned revisions; /* --revisions: catalogs held for pinning and diffs */
+	const char *state_dir; /* --state-dir DIR: revisions kept across restarts; NULL: none */
+	unsigned history;      /* --history N: GET /v1/history's entries kept */
 	/* --diff OLD NEW and the matrix inputs it takes (0 / NULL: unset) */
 	const char *diff_old, *diff_new;
 	unsigned diff_max_batch_size, diff_num_seqs, diff_max_rows;

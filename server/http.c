@@ -545,6 +545,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	ctx.on_decision_cls = s->metrics;
 	ctx.status = s->hooks.status;
 	ctx.status_cls = s->hooks.status_cls;
+	ctx.history = s->hooks.history;
+	ctx.history_cls = s->hooks.history_cls;
 	ctx.metrics = s->render_metrics;
 	ctx.metrics_cls = s;
 	ctx.draining = r->draining;

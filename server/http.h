@@ -93,6 +93,9 @@ struct respcache;
 struct server_hooks {
 	api_status_fn *status;
 	void *status_cls;
+	/* GET /v1/history's entries (history.h's api_history_fn); NULL: none */
+	size_t (*history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
+	void *history_cls;
 };
 
 struct server {

@@ -23,10 +23,12 @@
 #include "diff.h"
 #include "embedded.h"
 #include "holder.h"
+#include "journal.h"
 #include "server.h"
 #include "jsonin.h"
 #include "log.h"
 #include "reload.h"
+#include "state.h"
 #include "tls.h"
 
 
@@ -179,6 +181,8 @@ done:
 struct serving {
 	struct metrics metrics; /* ~17 KiB: on the main thread's stack for the life of serve() */
 	struct holder holder;
+	struct state state; /* --state-dir's; zeroed (log NULL) without one */
+	struct journal journal; /* GET /v1/history's */
 	struct tls tls;
 	struct reload reload;
 	/* every --catalog NAME=FILE's but the default's: a source each */
@@ -286,44 +290,191 @@ static const char *default_name(const struct server_config *cfg)
 	return cfg->num_catalogs > 0 ? cfg->catalogs[0].name : CATALOG_DEFAULT_NAME;
 }
 
+/*
+ * Puts catalog `name` in service: the revisions the state directory kept
+ * of it (oldest first, so they are held as before the restart), then
+ * `cat`, the file's, which is current. With `cat` NULL (the file is
+ * missing or invalid: `why`) the newest kept revision serves instead, and
+ * *from_state says so. The default catalog makes the holder (`ho`); the
+ * others are swapped into it (`ho` NULL). What serves is kept in the
+ * state directory. Returns 0, or -1 with err set (cat freed).
+ */
+static int hold(struct serving *sv, const struct server_config *cfg, const struct holder_options *ho,
+		const char *name, struct catalog *cat, const char *why, bool *from_state, char *err,
+		size_t cap)
+{
+	struct catalog *kept[HOLDER_MAX_REVISIONS + 1];
+	size_t n = 0;
+	int ret = 0;
+
+	*from_state = false;
+	if (sv->state.log != NULL) {
+		n = state_load(&sv->state, name, kept, cfg->revisions);
+	}
+	if (cat == NULL && n == 0) {
+		snprintf(err, cap, "%s%s", why, sv->state.log != NULL ? " (and --state-dir keeps no "
+			 "revision of this catalog to start on)" : "");
+		return -1;
+	}
+	journal_add(&sv->journal, &(struct reload_attempt){
+		.catalog = name, .trigger = API_TRIGGER_START, .ok = cat != NULL,
+		.changed = cat != NULL && (n == 0 || strcmp(kept[n - 1]->digest, cat->digest) != 0),
+		.error = cat != NULL ? "" : why, .from = n > 0 ? kept[n - 1]->digest : "",
+		.to = cat != NULL ? cat->digest : "",
+		.changed_cells = cat != NULL && n > 0 ? diff_changed_cells(kept[n - 1], cat) : 0});
+	if (cat != NULL) {
+		kept[n++] = cat;
+	} else {
+		*from_state = true;
+		log_event(sv->state.log, "state", "catalog %s: %s; serving its last revision kept, %s",
+			  name, why, kept[n - 1]->digest);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+
+		if (ret != 0) {
+			catalog_free(kept[i]);
+			continue;
+		}
+		rc = ho != NULL && i == 0 ? holder_init_with(&sv->holder, kept[i], ho)
+					  : holder_swap_named(&sv->holder, name, kept[i], NULL);
+		if (rc != 0) {
+			snprintf(err, cap, "catalog %s: out of memory", name);
+			ret = -1;
+		}
+	}
+	if (ret == 0 && sv->state.log != NULL) {
+		state_save(&sv->state, kept[n - 1]); /* held: the holder keeps it alive */
+	}
+	return ret;
+}
+
 /* Every --catalog NAME=FILE besides the default: loaded (an invalid one
- * stops the start, as the default's does), held by name and followed on
- * its own. Returns 0, or -1 with err set. */
+ * stops the start, as the default's does, unless --state-dir kept a
+ * revision of it), held by name and followed on its own. Returns 0, or
+ * -1 with err set. */
 static int add_named(struct serving *sv, const struct server_config *cfg, char *err, size_t cap)
 {
 	for (size_t i = 0; i < cfg->num_catalogs; i++) {
 		const struct cli_catalog *c = &cfg->catalogs[i];
+		struct reload_catalog *source = &sv->named[sv->num_named];
 		struct reload_read rd;
 		struct catalog *cat;
+		char why[640];
+		bool from_state;
 
 		if (strcmp(c->name, holder_default_name(&sv->holder)) == 0) {
 			continue;
 		}
-		cat = load_catalog_read(c->path, &rd, err, cap);
-		if (cat == NULL) {
+		cat = load_catalog_read(c->path, &rd, why, sizeof(why));
+		if (cat == NULL && sv->state.log == NULL) {
+			snprintf(err, cap, "%s", why);
 			return -1;
 		}
-		if (holder_swap_named(&sv->holder, c->name, cat, c->path) != 0) {
-			snprintf(err, cap, "catalog %s: out of memory", c->name);
+		if (hold(sv, cfg, NULL, c->name, cat, why, &from_state, err, cap) != 0) {
 			return -1;
 		}
-		if (reload_add_named_catalog(&sv->reload, &sv->named[sv->num_named], &sv->holder, c->name,
-					     c->path, &rd, &sv->metrics, cfg->catalog_check) != 0) {
+		if (reload_add_named_catalog(&sv->reload, source, &sv->holder, c->name, c->path, &rd,
+					     &sv->metrics, cfg->catalog_check) != 0) {
 			snprintf(err, cap, "catalog %s: more followed sources than RELOAD_MAX_SOURCES", c->name);
 			return -1;
+		}
+		if (from_state) {
+			reload_catalog_from_state(source, &rd);
 		}
 		sv->num_named++;
 	}
 	return 0;
 }
 
+/* The held revision of the default catalog whose digest is `digest`, or NULL. */
+static const struct catalog *held(const struct revision *revs, size_t n, const char *digest)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(revs[i].catalog->digest, digest) == 0) {
+			return revs[i].catalog;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * --state-dir: the change stream goes on numbering where the last run
+ * left it (its boot id and seqs, streams.json), so a Last-Event-ID from
+ * before the restart replays the changes it missed as far back as their
+ * revisions are held, and is a reset only beyond. A catalog file changed
+ * while splitkd was down is one more change. Before any stream opens.
+ */
+static void resume_streams(struct serving *sv)
+{
+	struct stream_hub *hub = &sv->server.streams;
+	struct statefile_seq seqs[HOLDER_MAX_REVISIONS + 1];
+	const struct catalog *cats[HOLDER_MAX_REVISIONS + 1];
+	char boot[EVENTS_BOOT_LEN + 1];
+	struct holder_ref *ref;
+	const struct catalog *cur = holder_acquire(&sv->holder, &ref);
+	const struct revision *revs;
+	size_t num_revs, n = 0, k = 0;
+
+	snprintf(boot, sizeof(boot), "%s", hub->boot);
+	if (state_streams_load(&sv->state)) {
+		n = sv->state.num_seqs;
+		memcpy(seqs, sv->state.seqs, n * sizeof(*seqs));
+		snprintf(boot, sizeof(boot), "%s", sv->state.boot);
+	}
+	if (n == 0 || strcmp(seqs[n - 1].revision, cur->digest) != 0) {
+		seqs[n].seq = n > 0 ? seqs[n - 1].seq + 1 : 1;
+		snprintf(seqs[n].revision, sizeof(seqs[n].revision), "%s", cur->digest);
+		n++;
+	}
+	revs = holder_revisions(ref, &num_revs);
+	/* the newest run of seqs whose revisions are held, oldest first */
+	while (k < n && held(revs, num_revs, seqs[n - 1 - k].revision) != NULL) {
+		k++;
+	}
+	for (size_t i = 0; i < k; i++) {
+		cats[i] = held(revs, num_revs, seqs[n - k + i].revision);
+	}
+	if (stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0) {
+		state_streams_keep(&sv->state, boot, seqs[n - 1].seq, seqs[n - 1].revision);
+	}
+	holder_release(&sv->holder, ref);
+}
+
+/* A reload listener after the streams': keeps the seq the change took. */
+static void streams_kept(void *cls, const struct catalog *before, const struct catalog *after)
+{
+	struct serving *sv = cls;
+
+	(void)before;
+	(void)after;
+	/* only this (the reloading) thread writes the hub's seq and revision */
+	state_streams_keep(&sv->state, sv->server.streams.boot, sv->server.streams.seq,
+			   sv->server.streams.revision);
+}
+
+/* GET /v1/status (an api_status_fn): every source's, and the state
+ * directory's part with one. */
+static void serving_status(void *cls, struct api_status *out)
+{
+	struct serving *sv = cls;
+
+	reload_status(&sv->reload, out);
+	if (sv->state.log != NULL) {
+		state_report(&sv->state, out);
+	}
+}
+
+/* Serves until SIGTERM or SIGINT. `cat` is the default catalog's file's
+ * (NULL: the file is missing or invalid, what rd says, and only
+ * --state-dir can start); serve() owns it. Returns the exit status. */
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
 	struct serving sv;
 	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
 				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
-	struct server_hooks hooks = {reload_status, &sv.reload};
+	struct server_hooks hooks = {serving_status, &sv, journal_page, &sv.journal};
 	struct tls *use_tls = NULL;
 	sigset_t set;
 	char err[640] = "out of memory";
@@ -331,20 +482,45 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	struct rlimit files;
 	rlim_t need_files;
 	int sig, ret = 1;
+	bool from_state = false;
+	struct holder_ref *ref = NULL;
 
 	memset(&sv, 0, sizeof(sv));
 	need_files = raise_open_files(cfg, &files);
 	block_signals(&set);
-	if (holder_init_with(&sv.holder, cat, &ho) != 0) {
+	if (metrics_init(&sv.metrics) != 0) {
+		catalog_free(cat);
+		snprintf(err, sizeof(err), "more routes than METRICS_MAX_ROUTES rows: raise it");
 		goto done;
 	}
-	if (metrics_init(&sv.metrics) != 0) {
-		snprintf(err, sizeof(err), "more routes than METRICS_MAX_ROUTES rows: raise it");
+	if (cfg->state_dir != NULL && state_open(&sv.state, cfg->state_dir, cfg->revisions, log,
+						 &sv.metrics, err, sizeof(err)) != 0) {
+		catalog_free(cat);
+		goto done;
+	}
+	if (journal_init(&sv.journal, cfg->history, sv.state.log != NULL ? &sv.state : NULL, log) != 0) {
+		catalog_free(cat);
+		goto done;
+	}
+	if (hold(&sv, cfg, &ho, ho.name, cat, rd->error, &from_state, err, sizeof(err)) != 0) {
 		goto done;
 	}
 	metrics_catalog_loaded(&sv.metrics);
 	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
 		    &sv.metrics);
+	if (from_state) {
+		reload_catalog_from_state(&sv.reload.catalog, rd);
+	}
+	/* every catalog's swap is kept and every attempt journaled, the
+	 * start-up loads of a --catalog-dir's catalogs among them */
+	if ((sv.state.log != NULL &&
+	     reload_add_hooks(&sv.reload, &(struct reload_hooks){.swapped = state_catalog_swapped,
+								  .cls = &sv.state}) != 0) ||
+	    reload_add_hooks(&sv.reload, &(struct reload_hooks){.attempted = journal_attempted,
+								 .cls = &sv.journal}) != 0) {
+		snprintf(err, sizeof(err), "no room for the state directory's reload hooks");
+		goto done;
+	}
 	if (cfg->tls_cert != NULL) {
 		if (tls_init(&sv.tls, &sv.reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
 			     cfg->tls_priority, log, err, sizeof(err)) != 0) {
@@ -372,11 +548,16 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	 * makes this safe beside a running watch; a stream can only have
 	 * opened in the instant since server_start, and its hello names the
 	 * catalog then current) */
-	if (reload_add_listener(&sv.reload, stream_catalog_changed, &sv.server.streams) != 0) {
+	if (sv.state.log != NULL) {
+		resume_streams(&sv);
+	}
+	if (reload_add_listener(&sv.reload, stream_catalog_changed, &sv.server.streams) != 0 ||
+	    (sv.state.log != NULL && reload_add_listener(&sv.reload, streams_kept, &sv) != 0)) {
 		snprintf(err, sizeof(err), "no room for the change streams' reload listener");
 		goto done;
 	}
-	announce(cfg, use_tls != NULL, sv.server.port, cat, log);
+	announce(cfg, use_tls != NULL, sv.server.port, holder_acquire(&sv.holder, &ref), log);
+	holder_release(&sv.holder, ref);
 	say_open_files(cfg, &files, need_files, log);
 	sig = wait_for_stop(&set, &sv.reload);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
@@ -391,6 +572,8 @@ done:
 	catalogdir_free(sv.dir);
 	tls_cleanup(&sv.tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv.holder);
+	journal_cleanup(&sv.journal);
+	state_close(&sv.state); /* the lock goes last: nothing writes after this */
 	metrics_cleanup(&sv.metrics);
 	if (ret == 0) {
 		log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
@@ -467,7 +650,8 @@ int main(int argc, char **argv)
 		break;
 	}
 	cat = load_catalog_read(cfg.catalog_path, &rd, err, sizeof(err));
-	if (cat == NULL) {
+	/* with --state-dir, serve() may start on the revision it kept */
+	if (cat == NULL && (cfg.state_dir == NULL || cfg.action != CLI_SERVE)) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 1;
 	}

@@ -392,6 +392,16 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	    atomic_load(&m->last_reload_ok) ? 1 : 0,
 	    (double)atomic_load(&m->last_reload_success) / 1000.0);
 	render_catalog_reloads(&o, info);
+	if (atomic_load(&m->state_on)) {
+		put(&o, "# HELP splitkd_state_write_errors_total Revisions the state directory could not keep (a full or read-only directory); serving goes on.\n"
+			"# TYPE splitkd_state_write_errors_total counter\n"
+			"splitkd_state_write_errors_total %llu\n"
+			"# HELP splitkd_state_files_skipped_total State files not taken at start (torn, edited or misnamed).\n"
+			"# TYPE splitkd_state_files_skipped_total counter\n"
+			"splitkd_state_files_skipped_total %llu\n",
+		    (unsigned long long)load(&m->state_write_errors),
+		    (unsigned long long)load(&m->state_files_skipped));
+	}
 	put(&o, "# HELP splitkd_build_info The running build.\n"
 		"# TYPE splitkd_build_info gauge\n"
 		"splitkd_build_info{version=\"%s\",build=\"%s\"} 1\n",

@@ -46,6 +46,9 @@ struct metrics {
 	atomic_bool last_reload_ok;              /* the last attempt (the start-up load at first) */
 	atomic_int_fast64_t last_reload_success; /* unix milliseconds */
 	double start_time;                     /* unix seconds, set once */
+	/* --state-dir (state.c's): its series are written only with one */
+	atomic_bool state_on;
+	atomic_uint_fast64_t state_write_errors, state_files_skipped;
 	pthread_mutex_t insert_lock;
 	atomic_size_t num_targets;
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */

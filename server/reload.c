@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diff.h"
+
 static int64_t unix_ms(void)
 {
 	struct timespec ts;
@@ -244,6 +246,19 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 	}
 	after = catalog_current(c, &after_ref);
 	metrics_catalog_loaded(c->metrics);
+	snprintf(c->swapped_from, sizeof(c->swapped_from), "%s", before != NULL ? before->digest : "");
+	snprintf(c->swapped_to, sizeof(c->swapped_to), "%s", after != NULL ? after->digest : "");
+	c->swapped_cells = 0;
+	for (size_t i = 0; after != NULL && i < c->src.owner->num_hooks; i++) {
+		const struct reload_hooks *h = &c->src.owner->hooks[i];
+
+		if (h->swapped != NULL) {
+			h->swapped(h->cls, after);
+		}
+		if (h->attempted != NULL && before != NULL && c->swapped_cells == 0) {
+			c->swapped_cells = diff_changed_cells(before, after);
+		}
+	}
 	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
 		c->listeners[i].fn(c->listeners[i].cls, before, after);
 	}
@@ -409,6 +424,68 @@ int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)
 	return ret;
 }
 
+int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&r->run_lock);
+	if (r->num_hooks < RELOAD_MAX_LISTENERS) {
+		r->hooks[r->num_hooks++] = *hooks;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&r->run_lock);
+	return ret;
+}
+
+/* Tells the attempt hooks of a catalog source's attempt (after record). */
+static void tell_attempt(struct reload_source *s, enum api_trigger trigger,
+			 enum reload_outcome outcome, const char *error)
+{
+	struct reload_catalog *c = s->cls;
+	struct holder_ref *ref;
+	const struct catalog *now;
+	struct reload_attempt a = {.trigger = trigger, .ok = outcome != RELOAD_REFUSED,
+				   .changed = outcome == RELOAD_SWAPPED, .error = error};
+
+	if (s->kind != &catalog_kind || s->owner->num_hooks == 0) {
+		return;
+	}
+	a.catalog = catalog_name_of(c);
+	now = catalog_current(c, &ref);
+	if (a.changed) {
+		a.from = c->swapped_from;
+		a.to = c->swapped_to;
+		a.changed_cells = c->swapped_cells;
+	} else {
+		a.from = now != NULL ? now->digest : "";
+		a.to = a.ok ? a.from : "";
+	}
+	for (size_t i = 0; i < s->owner->num_hooks; i++) {
+		if (s->owner->hooks[i].attempted != NULL) {
+			s->owner->hooks[i].attempted(s->owner->hooks[i].cls, &a);
+		}
+	}
+	if (ref != NULL) {
+		holder_release(c->holder, ref);
+	}
+}
+
+void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
+{
+	struct api_source_status *st = &c->src.status;
+
+	pthread_mutex_lock(&c->src.owner->state_lock);
+	st->started_from_state = true;
+	st->disk = rd->state;
+	snprintf(st->disk_error, sizeof(st->disk_error), "%s", rd->error);
+	st->last.ok = false;
+	st->last.changed = false;
+	snprintf(st->last.error, sizeof(st->last.error), "%s", rd->error);
+	st->reloads_error = 1;
+	pthread_mutex_unlock(&c->src.owner->state_lock);
+	metrics_reload(c->metrics, false);
+}
+
 /* Records an attempt in the source's status. */
 static void record(struct reload_source *s, enum api_trigger trigger, const struct reload_read *rd,
 		   enum reload_outcome outcome, const char *error, int64_t now)
@@ -429,6 +506,7 @@ static void record(struct reload_source *s, enum api_trigger trigger, const stru
 		st->loaded_at_ms = now;
 	}
 	if (ok) {
+		st->started_from_state = false; /* the file serves again */
 		st->reloads_ok++;
 	} else {
 		st->reloads_error++;
@@ -485,6 +563,7 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 	s->pending_key = 0;
 	outcome = try_texts(s, texts, rd, err, cap);
 	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
+	tell_attempt(s, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
 	if (s->kind->counted != NULL) {
 		s->kind->counted(s->cls, outcome != RELOAD_REFUSED);
 	}

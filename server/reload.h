@@ -155,6 +155,31 @@ struct reload_catalog {
 		void *cls;
 	} listeners[RELOAD_MAX_LISTENERS];
 	size_t num_listeners;
+	/* the last swap, for the attempt hooks (under the run lock) */
+	char swapped_from[CATALOG_DIGEST_LEN + 1], swapped_to[CATALOG_DIGEST_LEN + 1];
+	uint64_t swapped_cells;
+};
+
+/* One attempt on a catalog source, as GET /v1/history lists it (every
+ * pointer valid for the call only). */
+struct reload_attempt {
+	const char *catalog; /* its name */
+	enum api_trigger trigger;
+	bool ok, changed;
+	const char *error;    /* "" when ok */
+	const char *from, *to; /* digests: what served before and after; "": none */
+	uint64_t changed_cells; /* diff_changed_cells(from, to) when changed, else 0 */
+};
+
+/* Hooks on every catalog source (the default, a --catalog NAME=FILE, a
+ * --catalog-dir's), called on the reloading thread with the reload lock
+ * held; must not call reload_now. `swapped` after each swap (a new
+ * catalog's first load too; `after` is named and valid for the call),
+ * `attempted` after each attempt, swapped or not. Either may be NULL. */
+struct reload_hooks {
+	void (*swapped)(void *cls, const struct catalog *after);
+	void (*attempted)(void *cls, const struct reload_attempt *a);
+	void *cls;
 };
 
 struct reload {
@@ -172,6 +197,8 @@ struct reload {
 		void *cls;
 	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
 	size_t num_watches;
+	struct reload_hooks hooks[RELOAD_MAX_LISTENERS]; /* reload_add_hooks's */
+	size_t num_hooks;
 };
 
 /*
@@ -249,6 +276,17 @@ void reload_source_status(struct reload_source *s, struct api_source_status *out
 /* Adds a listener to the --catalog's swaps. Returns 0, or -1 when
  * RELOAD_MAX_LISTENERS are set. */
 int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls);
+
+/* Adds hooks on every catalog source (copied). Returns 0, or -1 when
+ * RELOAD_MAX_LISTENERS are set. */
+int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks);
+
+/* The catalog source's start-up load failed (what `rd` found) and its
+ * last revision kept in the state directory serves instead: its status
+ * says so (started_from "state", the file's error, the attempt failed)
+ * and so does splitkd_catalog_last_reload_successful (0); the watch takes
+ * the file as soon as it is good. */
+void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd);
 
 /* Starts following every source's files: one watch (directory events plus
  * each source's periodic check); the catalog's check is check_seconds (0:

@@ -162,6 +162,31 @@ done:
 	return ret;
 }
 
+int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq,
+		      const struct catalog *const *cats, size_t n)
+{
+	if (n == 0 || first_seq == 0 || strcmp(cats[n - 1]->digest, h->revision) != 0) {
+		return -1;
+	}
+	pthread_mutex_lock(&h->lock);
+	snprintf(h->boot, sizeof(h->boot), "%s", boot);
+	/* the oldest changes first, so the newest depth of them stay */
+	for (size_t i = 1; i < n; i++) {
+		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest, h->loaded_at};
+		struct events_revision now = {first_seq + i, cats[i]->digest, h->loaded_at};
+		struct stream_text **slot = &h->history[now.seq % h->depth];
+		char text[EVENTS_TEXT_MAX];
+		size_t len = events_change(text, sizeof(text), h->boot, &now, &was, cats[i - 1], cats[i]);
+
+		text_unref(*slot);
+		*slot = text_new(text, len); /* NULL (no memory) reads as not held: a reset */
+	}
+	h->seq = first_seq + n - 1;
+	h->floor = first_seq; /* before it, the changes are not held: a reset */
+	pthread_mutex_unlock(&h->lock);
+	return 0;
+}
+
 void stream_hub_cleanup(struct stream_hub *h)
 {
 	pthread_mutex_destroy(&h->lock);
@@ -362,7 +387,7 @@ static int greet(struct stream *s, struct stream_hub *h, const char *last_event_
 	size_t n = events_preamble(text, sizeof(text));
 
 	if (last_event_id != NULL && events_parse_id(last_event_id, h->boot, &seen) == 0 &&
-	    seen <= h->seq && h->seq - seen <= h->depth) {
+	    seen <= h->seq && h->seq - seen <= h->depth && seen >= h->floor) {
 		s->told = seen; /* the changes since follow, from the history */
 		s->text = text_new(text, n);
 	} else if (last_event_id == NULL) {

@@ -90,6 +90,7 @@ struct stream_hub {
 	uint64_t heartbeat_ns;
 	char boot[EVENTS_BOOT_LEN + 1]; /* this process, in every event id */
 	uint64_t seq;                   /* events' number of the catalog: 1 at start */
+	uint64_t floor; /* the oldest seq a replay starts from (stream_hub_resume's); 0: any */
 	char revision[CATALOG_DIGEST_LEN + 1]; /* its digest */
 	int64_t loaded_at;
 	unsigned depth;                 /* changes held: --revisions */
@@ -110,6 +111,18 @@ struct stream_hub {
  * or the history cannot be made. */
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
 		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine);
+/*
+ * Takes up the numbering a state directory kept (--state-dir): event ids
+ * are "<seq>@<boot>" with this `boot`, and the changes between the held
+ * revisions cats[0..n) (oldest first, seqs first_seq, first_seq + 1, ...;
+ * the last is the catalog the hub serves) replay to a Last-Event-ID from
+ * before the restart, as deep as the hub's depth. Before any stream
+ * opens. Returns 0, or -1 when the last is not the hub's catalog or
+ * first_seq is 0 (nothing changes).
+ */
+int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq,
+		      const struct catalog *const *cats, size_t n);
+
 /* After the daemons stopped: no stream is left. */
 void stream_hub_cleanup(struct stream_hub *h);
 

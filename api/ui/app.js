@@ -462,9 +462,22 @@
   // what-ifs: GET /v1/revisions and GET /v1/diff, as curl sees them.
   async function refreshRevisions(gen) {
     const c = state.catalog !== '' ? '?catalog=' + encodeURIComponent(state.catalog) : '';
-    const [r, d] = await Promise.all([getJSON('v1/revisions' + c), getJSON('v1/diff' + query(true))]);
+    const [r, d, h] = await Promise.all([getJSON('v1/revisions' + c), getJSON('v1/diff' + query(true)),
+      getJSON('v1/history?limit=5')]);
     if (gen !== live.generation || !r.ok || !d.ok) { return; }
     renderRevisions(r.data, d.data);
+    if (h.ok) { renderHistory(h.data.entries); }
+  }
+
+  // The last reload attempts (GET /v1/history), one line each.
+  function renderHistory(entries) {
+    $('history-list').replaceChildren(...entries.map((e) => {
+      const li = put(el('li', e.result === 'ok' ? '' : 'error'), el('span', 'meta', (e.at || '') + ' · ' + e.trigger + ' · ' + e.catalog + ' · '),
+        e.changed ? put(el('span'), el('code', '', e.from || '—'), ' → ', el('code', '', e.to), ' · ' + e.changed_cells + ' cells changed')
+          : el('span', '', e.result === 'ok' ? 'unchanged' : 'refused: ' + e.error));
+      li.dataset.seq = String(e.seq);
+      return li;
+    }));
   }
 
   function side(s, k) { return s === null ? '—' : String(s[k]); }

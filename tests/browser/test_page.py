@@ -652,6 +652,17 @@ def check_revisions(r):
            f"the summary names both revisions and the count: {summary!r}")
     policy = r.js("return document.querySelector('#reload-cells tbody tr').children[2].textContent")
     expect(policy == "legacy → auto", f"a cell's policy shows old → new: {policy!r}")
+    hist = get_json(r.api + "/v1/history?limit=5")["entries"]
+    # SIGHUP tries every catalog: the newest change is this one's, the others unchanged
+    k = next(i for i, e in enumerate(hist) if e["changed"])
+    expect(hist[k]["to"] == revs["current"] and hist[k]["from"] == before, f"/v1/history's newest change is the reload: {hist[k]}")
+    shown = lambda: r.js("""return [...document.querySelectorAll('#history-list li')]
+        .map((li) => [li.dataset.seq, li.textContent]);""")
+    wait(lambda: [s for s, _ in shown()] == [str(e["seq"]) for e in hist], 2 * POLL + MARGIN,
+         "the page lists the last changes as /v1/history does, newest first")
+    first = shown()[k][1]
+    expect(before in first and revs["current"] in first and f"{hist[k]['changed_cells']} cells changed" in first,
+           f"the last change names both revisions and its cells: {first!r}")
     r.driver.save_screenshot(os.path.join(r.args.out, "page-revisions.png"))
 
 

@@ -256,6 +256,7 @@ const SAMPLE = {
 	'/readyz': '/readyz',
 	'/version': '/version',
 	'/v1/status': '/v1/status',
+	'/v1/history': '/v1/history?limit=5',
 	'/openapi.json': '/openapi.json',
 	'/problems/{type}': '/problems/unknown-target',
 	'/ofrep/v1/configuration': '/ofrep/v1/configuration',

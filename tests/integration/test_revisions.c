@@ -6,7 +6,7 @@
  * the diff checked cell by cell against /v1/matrix taken while each
  * revision was current, and `splitkd --diff`'s exit codes.
  */
-#include "harness.h"
+#include "pins.h"
 
 static struct daemon d;
 
@@ -15,123 +15,20 @@ static void stop(void)
 	daemon_stop(&d);
 }
 
-/* The embedded catalog as a file body: GET /v1/catalog without its digest. */
-static cJSON *base_catalog(const struct daemon *dd)
-{
-	struct reply r = http(dd, "GET", "/v1/catalog", NULL, NULL);
-	cJSON *c;
-
-	cr_assert_eq(r.status, 200);
-	c = cJSON_Duplicate(r.json, true);
-	cJSON_DeleteItemFromObjectCaseSensitive(c, "digest");
-	reply_free(&r);
-	return c;
-}
-
-static void write_json(const char *path, const cJSON *c)
-{
-	char tmp[160];
-	char *text = cJSON_PrintUnformatted(c);
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(text);
-	cr_assert_eq(rename(tmp, path), 0); /* never a half file */
-}
-
-static cJSON *entry(cJSON *c, const char *kind, const char *name)
-{
-	cJSON *e;
-
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, kind)) {
-		if (strcmp(jstr(e, "name"), name) == 0) {
-			return e;
-		}
-	}
-	cr_assert_fail("no %s %s", kind, name);
-	return NULL;
-}
-
-static void current_of(const struct daemon *dd, char *out, size_t cap)
-{
-	struct reply r = http(dd, "GET", "/v1/revisions", NULL, NULL);
-
-	cr_assert_eq(r.status, 200, "%s", r.body);
-	snprintf(out, cap, "%s", jstr(r.json, "current"));
-	reply_free(&r);
-}
-
-/* Writes the catalog, sends SIGHUP and waits (5 s at most: a reload takes
- * milliseconds) until the current revision moves; its digest into out. */
+/* The shared helpers (pins.h) on this suite's daemon. */
 static void reload_to(const char *path, const cJSON *c, char *out, size_t cap)
 {
-	char before[64], now[64];
-
-	current_of(&d, before, sizeof(before));
-	write_json(path, c);
-	kill(d.pid, SIGHUP);
-	for (int i = 0; i < 500; i++) {
-		current_of(&d, now, sizeof(now));
-		if (strcmp(now, before) != 0) {
-			snprintf(out, cap, "%s", now);
-			return;
-		}
-		sleep_ms(10);
-	}
-	cr_assert_fail("the reload did not land within 5 s");
+	reload_on(&d, path, c, out, cap);
 }
 
 static char *body_of(const char *method, const char *path, const char *body, long *status)
 {
-	const char *json[] = {"Content-Type: application/json", NULL};
-	struct reply r = http(&d, method, path, body ? json : NULL, body);
-	char *out = strdup(r.body);
-
-	*status = r.status;
-	reply_free(&r);
-	return out;
+	return body_on(&d, method, path, body, status);
 }
 
-/* The requests a scheduler pins, each a path, a body (or NULL) and, when
- * pinned, where the revision goes ('q' the query string, 'b' the body). */
-struct pinnable {
-	const char *method, *path, *body;
-};
-
-static const struct pinnable pinnables[] = {
-	{"GET", "/v1/splits?target=gb10&model=qwen3-8b&max_batch_size=16", NULL},
-	{"GET", "/v1/matrix?max_batch_size=16", NULL},
-	{"POST", "/v1/splits", "{\"target\":\"gb10\",\"model\":\"qwen3-8b\",\"max_batch_size\":16%s}"},
-	{"POST", "/v1/splits",
-	 "{\"queries\":[{\"target\":\"gb10\",\"model\":\"qwen3-8b\"},{\"target\":\"b200\","
-	 "\"model\":\"llama-3.1-70b\",\"max_batch_size\":8}]%s}"},
-	{"POST", "/ofrep/v1/evaluate/flags/num_splits",
-	 "{\"context\":{\"target\":\"gb10\",\"model\":\"qwen3-8b\",\"max_batch_size\":16%s}}"},
-	{"POST", "/ofrep/v1/evaluate/flags",
-	 "{\"context\":{\"target\":\"b200\",\"model\":\"qwen3-8b\",\"max_batch_size\":16%s}}"},
-};
-
-#define NUM_PINNABLE (sizeof(pinnables) / sizeof(pinnables[0]))
-
-/* One request of the table, pinned to `rev` or not (NULL). */
 static char *ask(const struct pinnable *p, const char *rev, long *status)
 {
-	char path[512], body[1024], extra[128] = "";
-
-	snprintf(path, sizeof(path), "%s", p->path);
-	if (rev != NULL && p->body == NULL) {
-		snprintf(path, sizeof(path), "%s&revision=%s", p->path, rev);
-	} else if (rev != NULL) {
-		snprintf(extra, sizeof(extra), ",\"revision\":\"%s\"", rev);
-	}
-	if (p->body != NULL) {
-		snprintf(body, sizeof(body), p->body, extra);
-	}
-	return body_of(p->method, path, p->body ? body : NULL, status);
+	return ask_on(&d, p, rev, status);
 }
 
 Test(revisions, pinned_answers_are_the_bytes_answered_while_current, .fini = stop, .timeout = 60)

@@ -711,3 +711,57 @@ Test(streams, a_quarter_that_half_closes_is_replaced_within_2_s, .timeout = 30)
 {
 	a_quarter_leaves_and_comes_back(LEAVE_HALF);
 }
+
+/* --state-dir: a Last-Event-ID from before a restart (a SIGKILL) replays
+ * the changes it missed, under the same ids; one older than the held
+ * revisions reach is a reset. */
+Test(streams, a_last_event_id_from_before_a_restart_replays_the_missed_changes, .timeout = 60)
+{
+	char state_dir[] = "/tmp/splitkd-streams-state-XXXXXX", cmd[96];
+	const char *more[] = {"--state-dir", state_dir, "--revisions", "3", NULL};
+	const char *again[] = {"--access-log", "off", "--catalog", NULL, "--state-dir", state_dir,
+			       "--revisions", "3", NULL};
+	struct daemon d;
+	char path[64], id[64], digest[64], got[64];
+	struct stream_read s;
+	const char *at;
+	int status;
+
+	cr_assert_not_null(mkdtemp(state_dir));
+	start_with_catalog(&d, path, more);
+	stream_connect(&s, d.port, NULL);
+	at = stream_until(&s, 0, "event: hello\n", 2000);
+	cr_assert_not_null(at);
+	event_id(&s, at, id, sizeof(id)); /* 1@<boot> */
+	close(s.fd);
+	for (int i = 0; i < 2; i++) {
+		change_catalog(&d, path, i, digest); /* seqs 2 and 3 */
+	}
+	kill(d.pid, SIGKILL);
+	status = daemon_wait(&d, 5000);
+	cr_assert(status != -1 && WIFSIGNALED(status));
+	again[3] = path;
+	daemon_start(&d, again);
+	stream_connect(&s, d.port, id);
+	at = s.buf;
+	for (int seq = 2; seq <= 3; seq++) {
+		at = stream_until(&s, (size_t)(at - s.buf) + 1, "event: catalog\n", 2000);
+		cr_assert_not_null(at, "change %d not replayed after the restart: %s", seq, s.buf);
+		event_id(&s, at, got, sizeof(got));
+		cr_assert_eq(strtol(got, NULL, 10), seq, "id %s", got);
+		cr_assert_str_eq(strchr(got, '@'), strchr(id, '@'), "the boot part goes on: %s, %s", got, id);
+	}
+	cr_assert_not_null(stream_until(&s, (size_t)(at - s.buf), "}\n\n", 2000));
+	cr_assert(strstr(s.buf, "event: reset") == NULL, "%s", s.buf);
+	close(s.fd);
+	/* an id before the oldest held change: a reset naming the current seq */
+	snprintf(got, sizeof(got), "0%s", strchr(id, '@'));
+	stream_connect(&s, d.port, got);
+	at = stream_until(&s, 0, "event: reset\n", 2000);
+	cr_assert_not_null(at, "no reset for %s: %s", got, s.buf);
+	close(s.fd);
+	daemon_finish(&d);
+	unlink(path);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state_dir);
+	cr_assert_eq(system(cmd), 0);
+}

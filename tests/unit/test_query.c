@@ -261,7 +261,7 @@ Test(query, every_field_is_found_by_its_name)
 	static const char *const names[QF_COUNT] = {
 		"target", "sm_count", "declared", "model", "num_q_heads", "head_dim", "max_batch_size",
 		"num_seqs", "max_rows", "override", "explain", "spelling", "revision", "from", "to",
-		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog"};
+		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog", "limit", "before"};
 
 	for (int f = 0; f < QF_COUNT; f++) {
 		char raw[64], scratch[64];

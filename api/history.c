@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "history.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "exchange.h"
+#include "jsonin.h"
+#include "problem.h"
+
+#define CHECK_LEN 16
+
+static uint64_t fnv1a64(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+void history_write_entry(struct jsonw *w, const struct history_entry *e, bool with_ms)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "seq", e->seq);
+	status_write_time(w, "at", e->at_ms);
+	if (with_ms) {
+		jsonw_kv_u64(w, "at_ms", (uint64_t)e->at_ms);
+	}
+	jsonw_kv_str(w, "trigger", status_trigger_name(e->trigger));
+	jsonw_kv_str(w, "catalog", e->catalog);
+	jsonw_kv_str(w, "result", e->ok ? "ok" : "error");
+	jsonw_kv_bool(w, "changed", e->changed);
+	jsonw_kv_str_or_null(w, "error", e->error[0] != '\0' ? e->error : NULL);
+	jsonw_kv_str_or_null(w, "from", e->from[0] != '\0' ? e->from : NULL);
+	jsonw_kv_str_or_null(w, "to", e->to[0] != '\0' ? e->to : NULL);
+	jsonw_kv_u64(w, "changed_cells", e->changed_cells);
+	jsonw_object_end(w);
+}
+
+size_t history_line(const struct history_entry *e, char *out, size_t cap)
+{
+	struct jsonw w;
+	size_t n = 0;
+
+	jsonw_init(&w, 1024);
+	history_write_entry(&w, e, true);
+	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap && w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
+		memcpy(out, w.buf, w.len);
+		n = w.len + (size_t)snprintf(out + w.len, cap - w.len, " %016llx\n",
+					       (unsigned long long)fnv1a64(w.buf, w.len));
+	}
+	jsonw_cleanup(&w);
+	return n;
+}
+
+/* A string member into out (cap bytes); JSON null reads as "". */
+static int text_of(const cJSON *o, const char *key, char *out, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (cJSON_IsNull(v)) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap) {
+		return -1;
+	}
+	snprintf(out, cap, "%s", v->valuestring);
+	return 0;
+}
+
+static int count_of(const cJSON *o, const char *key, uint64_t *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740991.0 ||
+	    v->valuedouble != (double)(uint64_t)v->valuedouble) {
+		return -1;
+	}
+	*out = (uint64_t)v->valuedouble;
+	return 0;
+}
+
+static int trigger_of(const cJSON *o, enum api_trigger *t)
+{
+	char word[16];
+
+	if (text_of(o, "trigger", word, sizeof(word)) != 0) {
+		return -1;
+	}
+	for (int i = API_TRIGGER_START; i <= API_TRIGGER_WATCH; i++) {
+		if (strcmp(word, status_trigger_name((enum api_trigger)i)) == 0) {
+			*t = (enum api_trigger)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int history_parse_line(const char *line, size_t len, struct history_entry *e, char *err, size_t cap)
+{
+	char hex[CHECK_LEN + 1], result[8], why[128];
+	const cJSON *changed;
+	cJSON *o = NULL;
+	uint64_t at = 0;
+	size_t json_len;
+	int ret = -1;
+
+	memset(e, 0, sizeof(*e));
+	if (len < CHECK_LEN + 3 || line[len - CHECK_LEN - 1] != ' ') {
+		snprintf(err, cap, "not a whole line (torn?)");
+		return -1;
+	}
+	json_len = len - CHECK_LEN - 1;
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)fnv1a64(line, json_len));
+	if (memcmp(hex, line + json_len + 1, CHECK_LEN) != 0) {
+		snprintf(err, cap, "its check is not its text's (torn or edited?)");
+		return -1;
+	}
+	o = jsonin_parse(line, json_len, why, sizeof(why));
+	changed = o != NULL ? cJSON_GetObjectItemCaseSensitive(o, "changed") : NULL;
+	if (o == NULL || !cJSON_IsObject(o) || count_of(o, "seq", &e->seq) != 0 || e->seq == 0 ||
+	    count_of(o, "at_ms", &at) != 0 || trigger_of(o, &e->trigger) != 0 ||
+	    text_of(o, "catalog", e->catalog, sizeof(e->catalog)) != 0 ||
+	    !catalog_name_ok(e->catalog, strlen(e->catalog)) ||
+	    text_of(o, "result", result, sizeof(result)) != 0 ||
+	    (strcmp(result, "ok") != 0 && strcmp(result, "error") != 0) || !cJSON_IsBool(changed) ||
+	    text_of(o, "error", e->error, sizeof(e->error)) != 0 ||
+	    text_of(o, "from", e->from, sizeof(e->from)) != 0 ||
+	    text_of(o, "to", e->to, sizeof(e->to)) != 0 ||
+	    count_of(o, "changed_cells", &e->changed_cells) != 0) {
+		snprintf(err, cap, "not a history entry");
+		goto done;
+	}
+	e->at_ms = (int64_t)at;
+	e->ok = strcmp(result, "ok") == 0;
+	e->changed = cJSON_IsTrue(changed);
+	ret = 0;
+done:
+	cJSON_Delete(o);
+	return ret;
+}
+
+void history_get(struct handler_call *c)
+{
+	struct history_entry *page;
+	uint32_t limit = c->q.limit.set ? c->q.limit.v : HISTORY_DEFAULT_LIMIT;
+	uint64_t before = c->q.before.set ? c->q.before.v : 0;
+	size_t n = 0;
+
+	if (limit < 1 || limit > HISTORY_MAX_LIMIT) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "limit", NULL,
+			    "limit must be from 1 to %d, not %u", HISTORY_MAX_LIMIT, limit);
+		handler_fail(c);
+		return;
+	}
+	if (c->q.before.set && before == 0) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "before", NULL,
+			    "before is an entry's seq (1 or more), as next_before gives it");
+		handler_fail(c);
+		return;
+	}
+	/* one more than asked: whether a next page exists */
+	page = calloc((size_t)limit + 1, sizeof(*page));
+	if (page == NULL) {
+		problem_set(&c->problem, PROBLEM_INTERNAL, NULL, NULL, "out of memory");
+		handler_fail(c);
+		return;
+	}
+	if (c->ctx->history != NULL) {
+		n = c->ctx->history(c->ctx->history_cls, before, page, (size_t)limit + 1);
+	}
+	jsonw_object_begin(&c->w);
+	jsonw_key(&c->w, "entries");
+	jsonw_array_begin(&c->w);
+	for (size_t i = 0; i < n && i < limit; i++) {
+		history_write_entry(&c->w, &page[i], false);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_kv_u64_or_null(&c->w, "next_before", n > limit ? page[limit - 1].seq : 0);
+	jsonw_object_end(&c->w);
+	free(page);
+}

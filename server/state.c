@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "state.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jsonw.h"
+#include "reload.h"
+#include "statefile.h"
+
+#define TMP_PREFIX ".tmp-"
+
+/* A revision file found in a catalog's directory. */
+struct found {
+	char name[STATEFILE_NAME_LEN + 1];
+	struct timespec mtime;
+};
+
+int state_open(struct state *s, const char *dir, unsigned max_revisions, const struct log *log,
+	       struct metrics *metrics, char *err, size_t cap)
+{
+	char path[STATE_PATH_MAX + 16];
+
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	s->max_revisions = max_revisions;
+	s->log = log;
+	s->metrics = metrics;
+	atomic_store(&metrics->state_on, true);
+	if (snprintf(s->dir, sizeof(s->dir), "%s", dir) >= (int)sizeof(s->dir) - 32) {
+		snprintf(err, cap, "--state-dir %s: the path is too long", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/catalogs", s->dir);
+	if ((mkdir(s->dir, 0750) != 0 && errno != EEXIST) || (mkdir(path, 0750) != 0 && errno != EEXIST)) {
+		snprintf(err, cap, "--state-dir %s: cannot make %s: %s", dir, path, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/lock", s->dir);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (s->lock_fd < 0) {
+		snprintf(err, cap, "--state-dir %s: cannot open %s: %s", dir, path, strerror(errno));
+		return -1;
+	}
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK) {
+			snprintf(err, cap, "--state-dir %s is in use by another splitkd (%s is locked): "
+				 "give each process a state directory of its own", dir, path);
+		} else {
+			snprintf(err, cap, "--state-dir %s: cannot lock %s: %s", dir, path, strerror(errno));
+		}
+		close(s->lock_fd);
+		s->lock_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void state_close(struct state *s)
+{
+	if (s->log == NULL) {
+		return; /* zeroed: never opened */
+	}
+	if (s->lock_fd >= 0) {
+		close(s->lock_fd); /* the lock goes with the descriptor */
+		s->lock_fd = -1;
+	}
+	pthread_mutex_destroy(&s->lock);
+	s->log = NULL;
+}
+
+static int by_mtime(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec) {
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	}
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec) {
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	}
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The revision files of a catalog's directory, oldest first (a new array,
+ * the caller frees it; NULL with *n 0 when the directory is missing or
+ * holds none). A temporary file a crash left is removed when
+ * `remove_tmp`; any other entry that is no revision file's name is
+ * logged and counted when `report`.
+ */
+static struct found *list_files(struct state *s, const char *cdir, bool report, size_t *n)
+{
+	DIR *d = opendir(cdir);
+	struct found *all = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+
+	*n = 0;
+	if (d == NULL) {
+		return NULL;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char digest[CATALOG_DIGEST_LEN + 1], path[STATE_PATH_MAX + 320];
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", cdir, e->d_name);
+		if (strncmp(e->d_name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) == 0) {
+			if (report) {
+				unlink(path); /* a write a crash cut short: never renamed, never taken */
+			}
+			continue;
+		}
+		if (!statefile_digest_of(e->d_name, digest) || lstat(path, &st) != 0 ||
+		    !S_ISREG(st.st_mode)) {
+			if (report) {
+				log_event(s->log, "state", "skipped %s: not a revision file", path);
+				atomic_fetch_add(&s->metrics->state_files_skipped, 1);
+			}
+			continue;
+		}
+		if (*n == cap) {
+			struct found *grown = realloc(all, (cap ? 2 * cap : 16) * sizeof(*all));
+
+			if (grown == NULL) {
+				break;
+			}
+			all = grown;
+			cap = cap ? 2 * cap : 16;
+		}
+		/* statefile_digest_of took only a name of exactly this length */
+		memcpy(all[*n].name, e->d_name, sizeof(all[*n].name));
+		all[*n].mtime = st.st_mtim;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n > 1) {
+		qsort(all, *n, sizeof(*all), by_mtime);
+	}
+	return all;
+}
+
+size_t state_load(struct state *s, const char *name, struct catalog **cats, size_t max)
+{
+	char cdir[STATE_PATH_MAX + 80];
+	size_t n = 0, got = 0;
+	struct found *files;
+
+	snprintf(cdir, sizeof(cdir), "%s/catalogs/%s", s->dir, name);
+	files = list_files(s, cdir, true, &n);
+	/* newest first, so a file skipped leaves room for an older good one */
+	for (size_t i = n; i-- > 0 && got < max;) {
+		char path[STATE_PATH_MAX + 160], why[API_STATUS_TEXT + 8];
+		struct reload_read rd;
+		size_t len = 0;
+		char *bytes;
+		struct catalog *cat = NULL;
+
+		snprintf(path, sizeof(path), "%s/%s", cdir, files[i].name);
+		bytes = reload_read_bytes(path, CATALOG_MAX_BYTES, &len, &rd);
+		if (bytes == NULL) {
+			snprintf(why, sizeof(why), "%s", rd.error);
+		} else {
+			cat = statefile_read(files[i].name, bytes, len, why, sizeof(why));
+		}
+		free(bytes);
+		if (cat == NULL) {
+			log_event(s->log, "state", "skipped %s: %s", path, why);
+			atomic_fetch_add(&s->metrics->state_files_skipped, 1);
+			continue;
+		}
+		cats[got++] = cat;
+	}
+	free(files);
+	/* oldest first */
+	for (size_t i = 0; i < got / 2; i++) {
+		struct catalog *t = cats[i];
+
+		cats[i] = cats[got - 1 - i];
+		cats[got - 1 - i] = t;
+	}
+	return got;
+}
+
+/* Counts a write failure, and logs it when its cause is new (a full disk
+ * would otherwise log at every reload). */
+static int write_failed(struct state *s, const char *what, const char *path, int err)
+{
+	atomic_fetch_add(&s->metrics->state_write_errors, 1);
+	snprintf(s->last_error, sizeof(s->last_error), "%s %s: %s", what, path, strerror(err));
+	if (err != s->logged_errno) {
+		s->logged_errno = err;
+		log_event(s->log, "state", "cannot keep revisions: %s (serving goes on; logged once "
+			  "per cause, counted in splitkd_state_write_errors_total)", s->last_error);
+	}
+	return -1;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR) {
+			continue;
+		}
+		if (w <= 0) {
+			if (w == 0) {
+				errno = ENOSPC;
+			}
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0) {
+		return -1;
+	}
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* The oldest files past max_revisions go (the newest, just written, stays). */
+static void prune(struct state *s, const char *cdir)
+{
+	size_t n = 0;
+	struct found *files = list_files(s, cdir, false, &n);
+
+	for (size_t i = 0; n > s->max_revisions && i < n - s->max_revisions; i++) {
+		char path[STATE_PATH_MAX + 160];
+
+		snprintf(path, sizeof(path), "%s/%s", cdir, files[i].name);
+		if (unlink(path) != 0 && errno != ENOENT) {
+			write_failed(s, "remove", path, errno);
+		}
+	}
+	free(files);
+}
+
+/* Writes bytes as cdir/name: a temporary file, fsync, rename, fsync of
+ * the directory. */
+static int write_file(struct state *s, const char *cdir, const char *name, const char *data,
+		      size_t len)
+{
+	char tmp[STATE_PATH_MAX + 160], path[STATE_PATH_MAX + 160];
+	int fd, err;
+
+	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%s", cdir, name);
+	snprintf(path, sizeof(path), "%s/%s", cdir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0) {
+		return write_failed(s, "create", tmp, errno);
+	}
+	if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+		err = errno;
+		close(fd);
+		unlink(tmp);
+		return write_failed(s, "write", tmp, err);
+	}
+	if (close(fd) != 0) {
+		err = errno;
+		unlink(tmp);
+		return write_failed(s, "write", tmp, err);
+	}
+	if (rename(tmp, path) != 0) {
+		err = errno;
+		unlink(tmp);
+		return write_failed(s, "rename", tmp, err);
+	}
+	if (fsync_dir(cdir) != 0) {
+		return write_failed(s, "fsync", cdir, errno);
+	}
+	return 0;
+}
+
+int state_save(struct state *s, const struct catalog *cat)
+{
+	char cdir[STATE_PATH_MAX + 80], name[STATEFILE_NAME_LEN + 1];
+	struct jsonw w;
+	int ret = -1;
+
+	if (statefile_name(cat->digest, name, sizeof(name)) != 0) {
+		return -1; /* every catalog's digest is one: unreachable */
+	}
+	snprintf(cdir, sizeof(cdir), "%s/catalogs/%s", s->dir, cat->name);
+	jsonw_init(&w, 8192);
+	catalog_write(&w, cat, false);
+	pthread_mutex_lock(&s->lock);
+	if (w.failed) {
+		write_failed(s, "write", cdir, ENOMEM);
+	} else if (mkdir(cdir, 0750) != 0 && errno != EEXIST) {
+		write_failed(s, "create", cdir, errno);
+	} else if (write_file(s, cdir, name, w.buf, w.len) == 0) {
+		prune(s, cdir);
+		s->logged_errno = 0; /* a cause seen again after a success is news */
+		ret = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	jsonw_cleanup(&w);
+	return ret;
+}
+
+int state_write_failed(struct state *s, const char *what, const char *path, int err)
+{
+	pthread_mutex_lock(&s->lock);
+	write_failed(s, what, path, err);
+	pthread_mutex_unlock(&s->lock);
+	return -1;
+}
+
+void state_catalog_swapped(void *cls, const struct catalog *after)
+{
+	state_save(cls, after);
+}
+
+void state_report(struct state *s, struct api_status *out)
+{
+	out->state_on = true;
+	snprintf(out->state_dir, sizeof(out->state_dir), "%s", s->dir);
+	out->state_write_errors = atomic_load(&s->metrics->state_write_errors);
+	pthread_mutex_lock(&s->lock);
+	snprintf(out->state_error, sizeof(out->state_error), "%s", s->last_error);
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool state_streams_load(struct state *s)
+{
+	char path[STATE_PATH_MAX + 32], why[API_STATUS_TEXT + 8];
+	struct reload_read rd;
+	size_t len = 0;
+	char *bytes;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/streams.json", s->dir);
+	bytes = reload_read_bytes(path, 1u << 20, &len, &rd);
+	if (bytes == NULL) {
+		if (rd.state != API_DISK_MISSING) {
+			log_event(s->log, "state", "skipped %s: %s", path, rd.error);
+			atomic_fetch_add(&s->metrics->state_files_skipped, 1);
+		}
+		return false;
+	}
+	rc = statefile_read_streams(bytes, len, s->boot, s->seqs, s->max_revisions, &s->num_seqs, why,
+				    sizeof(why));
+	free(bytes);
+	if (rc != 0) {
+		log_event(s->log, "state", "skipped %s: %s (event ids start afresh)", path, why);
+		atomic_fetch_add(&s->metrics->state_files_skipped, 1);
+		return false;
+	}
+	return s->num_seqs > 0;
+}
+
+void state_streams_keep(struct state *s, const char *boot, uint64_t seq, const char *revision)
+{
+	struct jsonw w;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->num_seqs > 0 && seq <= s->seqs[s->num_seqs - 1].seq && strcmp(boot, s->boot) == 0) {
+		pthread_mutex_unlock(&s->lock);
+		return; /* a reload of the same revision: no event, nothing new */
+	}
+	snprintf(s->boot, sizeof(s->boot), "%s", boot);
+	if (s->num_seqs == s->max_revisions) {
+		memmove(s->seqs, s->seqs + 1, (s->num_seqs - 1) * sizeof(*s->seqs));
+		s->num_seqs--;
+	}
+	s->seqs[s->num_seqs].seq = seq;
+	snprintf(s->seqs[s->num_seqs].revision, sizeof(s->seqs[s->num_seqs].revision), "%s", revision);
+	s->num_seqs++;
+	jsonw_init(&w, 256);
+	statefile_write_streams(&w, s->boot, s->seqs, s->num_seqs);
+	if (w.failed) {
+		write_failed(s, "write", "streams.json", ENOMEM);
+	} else {
+		write_file(s, s->dir, "streams.json", w.buf, w.len);
+	}
+	pthread_mutex_unlock(&s->lock);
+	jsonw_cleanup(&w);
+}

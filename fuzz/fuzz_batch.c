@@ -47,7 +47,7 @@ static void count(void *cls, const char *catalog, const char *target, enum split
 {
 	struct tally *t = cls;
 
-	for (const char *c = catalog; *c != '\0'; c++) {
+	for (const char *c = catalog != NULL ? catalog : "(default)"; *c != '\0'; c++) {
 		t->hash = (t->hash ^ (unsigned char)*c) * 0x100000001b3u;
 	}
 	for (const char *c = target != NULL ? target : "(none)"; *c != '\0'; c++) {

@@ -54,6 +54,21 @@ static inline void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Replaces `path` with `text` in one rename, as a config manager or an
+ * atomic writer does: a reader never sees half a file. */
+static inline void replace_file(const char *path, const char *text)
+{
+	char tmp[256];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	cr_assert_not_null(f, "%s: %s", tmp, strerror(errno));
+	cr_assert_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, path), 0);
+}
+
 static inline const char *splitkd_bin(void)
 {
 	const char *bin = getenv("SPLITKD_BIN");

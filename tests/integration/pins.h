@@ -39,17 +39,10 @@ static inline cJSON *entry(cJSON *c, const char *kind, const char *name)
 
 static inline void write_json(const char *path, const cJSON *c)
 {
-	char tmp[160];
 	char *text = cJSON_PrintUnformatted(c);
-	FILE *f;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
+	replace_file(path, text);
 	free(text);
-	cr_assert_eq(rename(tmp, path), 0); /* never a half file */
 }
 
 static inline void current_of(const struct daemon *dd, char *out, size_t cap)

@@ -364,20 +364,6 @@ static const char *catalog_b =
 	"{\"targets\":[{\"name\":\"x\",\"sm_count\":20,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
 static const char *catalog_broken = "{\"targets\":[{\"name\":\"x\",\"sm_count\":20}],\"models\":[]}";
 
-static void write_text(const char *path, const char *text)
-{
-	char tmp[128];
-	FILE *f;
-
-	/* write and rename, as a config manager does: never a half file */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-	cr_assert_eq(rename(tmp, path), 0);
-}
-
 Test(ops, sighup_under_load_loses_nothing, .fini = stop, .timeout = 90)
 {
 	char path[] = "/tmp/splitkd-hup-XXXXXX";
@@ -389,12 +375,12 @@ Test(ops, sighup_under_load_loses_nothing, .fini = stop, .timeout = 90)
 	struct reply r;
 
 	close(fd);
-	write_text(path, catalog_a);
+	replace_file(path, catalog_a);
 	daemon_start(&d, args);
 	load_start(&l, th, "\"sm_count\":10", "\"sm_count\":20");
 	for (int round = 0; round < 11; round++) {
-		write_text(path, round == 10 ? catalog_b
-					     : (round % 3 == 2 ? catalog_broken : (round % 2 ? catalog_b : catalog_a)));
+		replace_file(path, round == 10 ? catalog_b
+					       : (round % 3 == 2 ? catalog_broken : (round % 2 ? catalog_b : catalog_a)));
 		kill(d.pid, SIGHUP);
 		/* signals of one kind do not queue: wait for this reload to be
 		 * counted before sending the next, or two could merge */
@@ -501,7 +487,7 @@ Test(ops, sigterm_under_load_drains_and_exits_zero, .timeout = 90)
 	int status;
 
 	close(fd);
-	write_text(path, catalog_a);
+	replace_file(path, catalog_a);
 	daemon_start(&d, args);
 	load_start(&l, th, "\"sm_count\":10", "\"sm_count\":10");
 	start_slow_post(&slow, &d); /* in flight; load is running */

@@ -67,15 +67,9 @@ static char *slurp(const char *path)
 /* Replaces dst with a copy of src in one rename, as an atomic writer does. */
 static void install(const char *src, const char *dst)
 {
-	char tmp[160], *text = slurp(src);
-	FILE *f;
+	char *text = slurp(src);
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
-	f = fopen(tmp, "wb");
-	cr_assert_not_null(f);
-	cr_assert_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-	fclose(f);
-	cr_assert_eq(rename(tmp, dst), 0);
+	replace_file(dst, text);
 	free(text);
 }
 

@@ -53,8 +53,9 @@ struct catalogdir_slot {
 	char name[CATALOG_NAME_MAX + 1];
 	char path[PATH_MAX];
 	struct reload_catalog rc;
-	uint64_t pending_key; /* a new file's bytes, seen once */
-	uint64_t refused_key; /* a new file's bytes refused: tried again when they change */
+	uint64_t pending_key; /* a new file's bytes, seen once (reload_look's) */
+	uint64_t refused_key; /* a new file's bytes refused (reload_look's tried key):
+			       * tried again when they change */
 };
 
 /* room for "DIR/NAME.json" in a path */

@@ -374,6 +374,11 @@ int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, c
 	return ret;
 }
 
+const char *holder_swap_error(int rc)
+{
+	return rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory";
+}
+
 int holder_swap_from(struct holder *h, struct catalog *cat, const char *source)
 {
 	return holder_swap_named(h, h->default_name, cat, source);

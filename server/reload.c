@@ -186,20 +186,39 @@ static void *catalog_check(void *cls, const struct reload_bytes *files, char *er
 	return catalog_from(c->src.files[0].path, &files[0], err, cap);
 }
 
-struct catalog *reload_read_file(const char *path, struct reload_read *rd)
+char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd)
 {
 	const struct reload_file file = {NULL, path};
 	struct reload_texts t;
-	struct catalog *cat;
+	char *data;
 
 	if (read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
 		return NULL;
 	}
-	cat = catalog_from(path, t.files, rd->error, sizeof(rd->error));
+	data = t.data[0];
+	*len = t.files[0].len;
+	return data;
+}
+
+struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
+				     struct reload_read *rd)
+{
+	const struct reload_bytes bytes = {data, len};
+	struct catalog *cat = catalog_from(path, &bytes, rd->error, sizeof(rd->error));
+
 	if (cat == NULL) {
 		rd->state = API_DISK_INVALID;
 	}
-	texts_cleanup(&t);
+	return cat;
+}
+
+struct catalog *reload_read_file(const char *path, struct reload_read *rd)
+{
+	size_t len = 0;
+	char *data = reload_read_catalog_bytes(path, &len, rd);
+	struct catalog *cat = data != NULL ? reload_parse_catalog(path, data, len, rd) : NULL;
+
+	free(data);
 	return cat;
 }
 
@@ -241,7 +260,7 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 		if (before_ref != NULL) {
 			holder_release(c->holder, before_ref);
 		}
-		snprintf(err, cap, rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory");
+		snprintf(err, cap, "%s", holder_swap_error(rc));
 		return -1;
 	}
 	after = catalog_current(c, &after_ref);
@@ -673,6 +692,23 @@ int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds,
 	return 0;
 }
 
+enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending_key, bool settle)
+{
+	if (key == tried_key) {
+		/* nothing new: the same bytes, or the same failure, as last time */
+		*pending_key = 0;
+		return RELOAD_LOOK_SAME;
+	}
+	if (settle && key != *pending_key) {
+		/* first sight of these bytes: a writer may still be writing, so
+		 * read again a moment later and trust them only if unchanged */
+		*pending_key = key;
+		return RELOAD_LOOK_WAIT;
+	}
+	*pending_key = 0;
+	return RELOAD_LOOK_TRY;
+}
+
 unsigned reload_source_check(struct reload_source *s)
 {
 	struct reload *r = s->owner;
@@ -684,19 +720,18 @@ unsigned reload_source_check(struct reload_source *s)
 
 	pthread_mutex_lock(&r->run_lock);
 	got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
-	if (rd.key == s->tried_key) {
-		/* nothing new: the same bytes, or the same failure, as last time */
-		s->pending_key = 0;
+	switch (reload_look(rd.key, s->tried_key, &s->pending_key, true)) {
+	case RELOAD_LOOK_SAME:
 		pthread_mutex_lock(&r->state_lock);
 		s->status.checked_at_ms = unix_ms();
 		pthread_mutex_unlock(&r->state_lock);
-	} else if (rd.key != s->pending_key) {
-		/* first sight of these bytes: a writer may still be writing, so
-		 * read again a moment later and trust them only if unchanged */
-		s->pending_key = rd.key;
+		break;
+	case RELOAD_LOOK_WAIT:
 		again = RELOAD_SETTLE_MS;
-	} else {
+		break;
+	case RELOAD_LOOK_TRY:
 		(void)attempt(s, API_TRIGGER_WATCH, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
+		break;
 	}
 	texts_cleanup(&texts);
 	pthread_mutex_unlock(&r->run_lock);

@@ -212,6 +212,19 @@ struct reload {
 char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd);
 
 /*
+ * A catalog file's bytes as every reload of it reads them, not parsed: a
+ * new buffer (the caller frees it) of *len bytes, their key in rd->key;
+ * or NULL with the failure in rd (its key too). reload_parse_catalog
+ * makes the catalog of them, once the key says they are worth it.
+ */
+char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd);
+
+/* The catalog in bytes reload_read_catalog_bytes read from `path`, or
+ * NULL with rd->state INVALID and why in rd->error. */
+struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
+				     struct reload_read *rd);
+
+/*
  * Reads and validates a catalog file as every reload of it does: a new
  * catalog (the caller owns it), or NULL with what went wrong in *rd (and
  * rd->error). rd is filled either way. The start-up load, --check-catalog
@@ -248,6 +261,19 @@ int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct 
 /* Stops following a source (a named catalog whose file is gone): no
  * attempt reads it after this returns. Its owner frees it after. */
 void reload_remove(struct reload *r, struct reload_source *s);
+
+/* What the watch does with a read whose key is `key`: the dedup and the
+ * settle of the cycle, for any follower of a file. */
+enum reload_look {
+	RELOAD_LOOK_SAME, /* the bytes (or the failure) tried last: nothing new */
+	RELOAD_LOOK_WAIT, /* first sight: read again RELOAD_SETTLE_MS later */
+	RELOAD_LOOK_TRY,  /* settled (or `settle` false): try them */
+};
+
+/* The decision on a read, given the key last tried and the key waiting
+ * for its second read (*pending_key, updated; 0: none). `settle` false
+ * (a start-up read): new bytes are tried at once. */
+enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending_key, bool settle);
 
 /* The watch's attempt on one source, for an owner that watches its files
  * itself (a --catalog-dir): reads, dedups, settles, tries. Returns the

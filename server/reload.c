@@ -234,17 +234,24 @@ static const struct catalog *catalog_current(const struct reload_catalog *c, str
 	return holder_acquire_named(c->holder, catalog_name_of(c), ref);
 }
 
-static bool catalog_serving(void *cls, const void *value)
+/* The digest in service of the holder's catalog, into c->revision (before
+ * the source is added, or under the state lock). */
+static void catalog_note_revision(struct reload_catalog *c)
 {
-	struct reload_catalog *c = cls;
 	struct holder_ref *ref;
 	const struct catalog *now = catalog_current(c, &ref);
-	bool same = now != NULL && strcmp(now->digest, ((const struct catalog *)value)->digest) == 0;
 
+	snprintf(c->revision, sizeof(c->revision), "%s", now != NULL ? now->digest : "");
 	if (ref != NULL) {
 		holder_release(c->holder, ref);
 	}
-	return same;
+}
+
+static bool catalog_serving(void *cls, const void *value)
+{
+	struct reload_catalog *c = cls;
+
+	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
 }
 
 static int catalog_swap(void *cls, void *value, char *err, size_t cap)
@@ -267,6 +274,9 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 	metrics_catalog_loaded(c->metrics);
 	snprintf(c->swapped_from, sizeof(c->swapped_from), "%s", before != NULL ? before->digest : "");
 	snprintf(c->swapped_to, sizeof(c->swapped_to), "%s", after != NULL ? after->digest : "");
+	pthread_mutex_lock(&c->src.owner->state_lock);
+	memcpy(c->revision, c->swapped_to, sizeof(c->revision));
+	pthread_mutex_unlock(&c->src.owner->state_lock);
 	c->swapped_cells = 0;
 	for (size_t i = 0; after != NULL && i < c->src.owner->num_hooks; i++) {
 		const struct reload_hooks *h = &c->src.owner->hooks[i];
@@ -297,19 +307,13 @@ static void catalog_say(void *cls, enum reload_outcome outcome, const char *why,
 			size_t cap)
 {
 	struct reload_catalog *c = cls;
-	struct holder_ref *ref;
-	const struct catalog *cat;
 
 	if (outcome == RELOAD_REFUSED) {
 		snprintf(out, cap, "refused, the old catalog keeps serving: %s", why);
 		return;
 	}
-	cat = catalog_current(c, &ref);
-	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, cat != NULL ? cat->digest : "",
+	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, c->revision,
 		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
 }
 
 static void catalog_counted(void *cls, bool ok)
@@ -395,6 +399,7 @@ int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct 
 	c->metrics = metrics;
 	status_start(&c->src.status, path, unix_ms());
 	c->src.served_key = c->src.tried_key = initial->key;
+	catalog_note_revision(c); /* published by add_source's state lock */
 	return add_source(r, &c->src);
 }
 
@@ -411,6 +416,7 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 	/* the embedded catalog: described, never reloaded */
 	r->catalog.holder = holder;
 	r->catalog.metrics = metrics;
+	catalog_note_revision(&r->catalog);
 	status_start(&r->catalog.src.status, NULL, unix_ms());
 	return 0;
 }
@@ -461,8 +467,6 @@ static void tell_attempt(struct reload_source *s, enum api_trigger trigger,
 			 enum reload_outcome outcome, const char *error)
 {
 	struct reload_catalog *c = s->cls;
-	struct holder_ref *ref;
-	const struct catalog *now;
 	struct reload_attempt a = {.trigger = trigger, .ok = outcome != RELOAD_REFUSED,
 				   .changed = outcome == RELOAD_SWAPPED, .error = error};
 
@@ -470,22 +474,18 @@ static void tell_attempt(struct reload_source *s, enum api_trigger trigger,
 		return;
 	}
 	a.catalog = catalog_name_of(c);
-	now = catalog_current(c, &ref);
 	if (a.changed) {
 		a.from = c->swapped_from;
 		a.to = c->swapped_to;
 		a.changed_cells = c->swapped_cells;
 	} else {
-		a.from = now != NULL ? now->digest : "";
+		a.from = c->revision;
 		a.to = a.ok ? a.from : "";
 	}
 	for (size_t i = 0; i < s->owner->num_hooks; i++) {
 		if (s->owner->hooks[i].attempted != NULL) {
 			s->owner->hooks[i].attempted(s->owner->hooks[i].cls, &a);
 		}
-	}
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
 	}
 }
 
@@ -802,47 +802,39 @@ done:
 	return ret;
 }
 
-/* A catalog source's row of the status: its name, its revision, its state. */
-static void named_row(struct reload_catalog *c, const struct api_source_status *st,
+/* A catalog source's row of the status: its name, its revision, its
+ * state. With the state lock held: the revision is the copy the swap left,
+ * and a --catalog-dir removes a source (under the lock) before its
+ * catalog leaves the holder, so no row names a catalog no longer held. */
+static void named_row(const struct reload_catalog *c, const struct api_source_status *st,
 		      struct api_named_source *row)
 {
-	struct holder_ref *ref;
-	const struct catalog *cat = catalog_current(c, &ref);
-
 	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
-	snprintf(row->revision, sizeof(row->revision), "%s", cat != NULL ? cat->digest : "");
+	snprintf(row->revision, sizeof(row->revision), "%s", c->revision);
 	row->st = *st;
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
 }
 
 void reload_status(void *cls, struct api_status *out)
 {
 	struct reload *r = cls;
-	struct holder_ref *ref;
 	struct api_named_source *named = out->named;
 	size_t max_named = out->max_named;
 
 	memset(out, 0, sizeof(*out));
 	out->named = named;
 	out->max_named = max_named;
-	snprintf(out->revision, sizeof(out->revision), "%s",
-		 holder_acquire(r->catalog.holder, &ref)->digest);
-	holder_release(r->catalog.holder, ref);
+	/* under the short lock, never the reload's: a --catalog-dir adds and
+	 * removes sources (under both), and a request never waits on a reload */
+	pthread_mutex_lock(&r->state_lock);
+	snprintf(out->revision, sizeof(out->revision), "%s", r->catalog.revision);
 	if (r->catalog.src.owner != NULL) {
-		reload_source_status(&r->catalog.src, &out->catalog);
+		source_status_locked(&r->catalog.src, &out->catalog);
 	} else {
-		pthread_mutex_lock(&r->state_lock);
 		out->catalog = r->catalog.src.status;
-		pthread_mutex_unlock(&r->state_lock);
 	}
 	if (out->max_named > 0) {
 		named_row(&r->catalog, &out->catalog, &out->named[out->num_named++]);
 	}
-	/* under the short lock, never the reload's: a --catalog-dir adds and
-	 * removes sources (under both), and a request never waits on a reload */
-	pthread_mutex_lock(&r->state_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;

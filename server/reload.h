@@ -155,6 +155,10 @@ struct reload_catalog {
 		void *cls;
 	} listeners[RELOAD_MAX_LISTENERS];
 	size_t num_listeners;
+	/* the digest in service: set at the source's add and at each swap
+	 * (under the reload's state_lock as well as its run lock), so neither
+	 * an attempt nor the status takes a holder reference to read it */
+	char revision[CATALOG_DIGEST_LEN + 1];
 	/* the last swap, for the attempt hooks (under the run lock) */
 	char swapped_from[CATALOG_DIGEST_LEN + 1], swapped_to[CATALOG_DIGEST_LEN + 1];
 	uint64_t swapped_cells;

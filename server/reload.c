@@ -316,11 +316,52 @@ static void catalog_say(void *cls, enum reload_outcome outcome, const char *why,
 		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
 }
 
-static void catalog_counted(void *cls, bool ok)
+/* Each attempt: the attempt hooks (every catalog source's), then the
+ * catalog's reload metrics. */
+static void catalog_attempted(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
+			      const char *error)
 {
 	struct reload_catalog *c = cls;
+	const struct reload *r = c->src.owner;
+	struct reload_attempt a = {.catalog = catalog_name_of(c), .trigger = trigger,
+				   .ok = outcome != RELOAD_REFUSED,
+				   .changed = outcome == RELOAD_SWAPPED, .error = error};
 
-	metrics_reload(c->metrics, ok);
+	if (a.changed) {
+		a.from = c->swapped_from;
+		a.to = c->swapped_to;
+		a.changed_cells = c->swapped_cells;
+	} else {
+		a.from = c->revision;
+		a.to = a.ok ? a.from : "";
+	}
+	for (size_t i = 0; i < r->num_hooks; i++) {
+		if (r->hooks[i].attempted != NULL) {
+			r->hooks[i].attempted(r->hooks[i].cls, &a);
+		}
+	}
+	metrics_reload(c->metrics, a.ok);
+}
+
+/* A catalog source's row of the status: its name, its revision, its
+ * state. With the state lock held: the revision is the copy the swap left,
+ * and a --catalog-dir removes a source (under the lock) before its
+ * catalog leaves the holder, so no row names a catalog no longer held. */
+static void named_row(const struct reload_catalog *c, const struct api_source_status *st,
+		      struct api_named_source *row)
+{
+	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
+	snprintf(row->revision, sizeof(row->revision), "%s", c->revision);
+	row->st = *st;
+}
+
+/* A named catalog's place in the status: one more row (the reload's own
+ * catalog, the default, has its row first, from reload_status). */
+static void catalog_report(void *cls, const struct api_source_status *st, struct api_status *out)
+{
+	if (out->num_named < out->max_named) {
+		named_row(cls, st, &out->named[out->num_named++]);
+	}
 }
 
 static const struct reload_kind catalog_kind = {
@@ -331,7 +372,8 @@ static const struct reload_kind catalog_kind = {
 	.swap = catalog_swap,
 	.drop = catalog_drop,
 	.say = catalog_say,
-	.counted = catalog_counted,
+	.report = catalog_report,
+	.attempted = catalog_attempted,
 };
 
 /* ------------------------------------------------------------ the engine */
@@ -462,33 +504,6 @@ int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks)
 	return ret;
 }
 
-/* Tells the attempt hooks of a catalog source's attempt (after record). */
-static void tell_attempt(struct reload_source *s, enum api_trigger trigger,
-			 enum reload_outcome outcome, const char *error)
-{
-	struct reload_catalog *c = s->cls;
-	struct reload_attempt a = {.trigger = trigger, .ok = outcome != RELOAD_REFUSED,
-				   .changed = outcome == RELOAD_SWAPPED, .error = error};
-
-	if (s->kind != &catalog_kind || s->owner->num_hooks == 0) {
-		return;
-	}
-	a.catalog = catalog_name_of(c);
-	if (a.changed) {
-		a.from = c->swapped_from;
-		a.to = c->swapped_to;
-		a.changed_cells = c->swapped_cells;
-	} else {
-		a.from = c->revision;
-		a.to = a.ok ? a.from : "";
-	}
-	for (size_t i = 0; i < s->owner->num_hooks; i++) {
-		if (s->owner->hooks[i].attempted != NULL) {
-			s->owner->hooks[i].attempted(s->owner->hooks[i].cls, &a);
-		}
-	}
-}
-
 void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
 {
 	struct api_source_status *st = &c->src.status;
@@ -582,9 +597,8 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 	s->pending_key = 0;
 	outcome = try_texts(s, texts, rd, err, cap);
 	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
-	tell_attempt(s, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
-	if (s->kind->counted != NULL) {
-		s->kind->counted(s->cls, outcome != RELOAD_REFUSED);
+	if (s->kind->attempted != NULL) {
+		s->kind->attempted(s->cls, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
 	}
 	s->kind->say(s->cls, outcome, err, line, sizeof(line));
 	log_event(s->owner->log, s->kind->event, "%s (%s)", line, status_trigger_name(trigger));
@@ -802,18 +816,6 @@ done:
 	return ret;
 }
 
-/* A catalog source's row of the status: its name, its revision, its
- * state. With the state lock held: the revision is the copy the swap left,
- * and a --catalog-dir removes a source (under the lock) before its
- * catalog leaves the holder, so no row names a catalog no longer held. */
-static void named_row(const struct reload_catalog *c, const struct api_source_status *st,
-		      struct api_named_source *row)
-{
-	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
-	snprintf(row->revision, sizeof(row->revision), "%s", c->revision);
-	row->st = *st;
-}
-
 void reload_status(void *cls, struct api_status *out)
 {
 	struct reload *r = cls;
@@ -839,13 +841,10 @@ void reload_status(void *cls, struct api_status *out)
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;
 
-		if (s->kind->report != NULL) {
+		/* the reload's own catalog is written above */
+		if (s->kind->report != NULL && s != &r->catalog.src) {
 			source_status_locked(s, &st);
 			s->kind->report(s->cls, &st, out);
-		} else if (s->kind == &catalog_kind && s != &r->catalog.src &&
-			   out->num_named < out->max_named) {
-			source_status_locked(s, &st);
-			named_row(s->cls, &st, &out->named[out->num_named++]);
 		}
 	}
 	pthread_mutex_unlock(&r->state_lock);

@@ -113,10 +113,13 @@ struct reload_kind {
 	 * into out; reload.c adds the trigger. */
 	void (*say)(void *cls, enum reload_outcome outcome, const char *why, char *out, size_t cap);
 	/* Optional: copies the source's state into its place in the status
-	 * answer (the catalog's is reload.c's own). */
+	 * answer (under the reload's state lock; a named catalog's row; the
+	 * reload's own catalog, the default, is reload_status's). */
 	void (*report)(void *cls, const struct api_source_status *st, struct api_status *out);
-	/* Optional: every attempt's result, for the kind's own metrics. */
-	void (*counted)(void *cls, bool ok);
+	/* Optional: every attempt, after its record (the trigger, the outcome,
+	 * a refusal's reason or ""): the kind's own metrics and hooks. */
+	void (*attempted)(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
+			  const char *error);
 };
 
 struct reload;

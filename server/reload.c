@@ -758,6 +758,21 @@ static unsigned on_watch(void *cls)
 	return reload_source_check(cls);
 }
 
+/* watch_add on *w, made first when none is yet (the watch exists only
+ * when something is watched). Returns watch_add's entry, or -1 with err. */
+static int watch_on(struct watch **w, const char *const *paths, size_t num,
+		    const struct watch_options *opt, watch_fn *fn, void *cls, char *err,
+		    size_t err_cap)
+{
+	if (*w == NULL) {
+		*w = watch_new(err, err_cap);
+		if (*w == NULL) {
+			return -1;
+		}
+	}
+	return watch_add(*w, paths, num, opt, fn, cls, err, err_cap);
+}
+
 int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap)
 {
 	struct watch *w = NULL;
@@ -772,13 +787,10 @@ int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size
 		if (s->check_seconds == 0) {
 			continue;
 		}
-		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
-			goto done;
-		}
 		for (size_t j = 0; j < s->num_files; j++) {
 			paths[j] = s->files[j].path;
 		}
-		s->watch_entry = watch_add(w, paths, s->num_files, &opt, on_watch, s, err, err_cap);
+		s->watch_entry = watch_on(&w, paths, s->num_files, &opt, on_watch, s, err, err_cap);
 		if (s->watch_entry < 0) {
 			goto done;
 		}
@@ -789,14 +801,9 @@ int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size
 	for (size_t i = 0; i < r->num_watches; i++) {
 		struct watch_options opt = {r->watches[i].check_seconds, RELOAD_DEBOUNCE_MS};
 
-		if (r->watches[i].check_seconds == 0) {
-			continue;
-		}
-		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
-			goto done;
-		}
-		if (watch_add(w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
-			      err_cap) < 0) {
+		if (r->watches[i].check_seconds != 0 &&
+		    watch_on(&w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
+			     err_cap) < 0) {
 			goto done;
 		}
 	}

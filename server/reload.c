@@ -254,6 +254,17 @@ static bool catalog_serving(void *cls, const void *value)
 	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
 }
 
+/* Whether any hooks want each attempt (reload_hooks.attempted). */
+static bool any_attempt_hook(const struct reload *r)
+{
+	for (size_t i = 0; i < r->num_hooks; i++) {
+		if (r->hooks[i].attempted != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 {
 	struct reload_catalog *c = cls;
@@ -277,15 +288,15 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 	pthread_mutex_lock(&c->src.owner->state_lock);
 	memcpy(c->revision, c->swapped_to, sizeof(c->revision));
 	pthread_mutex_unlock(&c->src.owner->state_lock);
-	c->swapped_cells = 0;
+	/* once, for the attempt hooks (a full diff: only when one listens) */
+	c->swapped_cells = before != NULL && after != NULL && any_attempt_hook(c->src.owner)
+				   ? diff_changed_cells(before, after)
+				   : 0;
 	for (size_t i = 0; after != NULL && i < c->src.owner->num_hooks; i++) {
 		const struct reload_hooks *h = &c->src.owner->hooks[i];
 
 		if (h->swapped != NULL) {
 			h->swapped(h->cls, after);
-		}
-		if (h->attempted != NULL && before != NULL && c->swapped_cells == 0) {
-			c->swapped_cells = diff_changed_cells(before, after);
 		}
 	}
 	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {

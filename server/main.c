@@ -281,13 +281,11 @@ static void say_open_files(const struct server_config *cfg, const struct rlimit 
 	}
 }
 
-/* The default catalog's name: --default-catalog, or the first --catalog's. */
+/* The default catalog's name: cli_parse's pick (--default-catalog, or the
+ * first --catalog's), else the embedded catalog's. */
 static const char *default_name(const struct server_config *cfg)
 {
-	if (cfg->default_catalog != NULL) {
-		return cfg->default_catalog;
-	}
-	return cfg->num_catalogs > 0 ? cfg->catalogs[0].name : CATALOG_DEFAULT_NAME;
+	return cfg->default_catalog != NULL ? cfg->default_catalog : CATALOG_DEFAULT_NAME;
 }
 
 /*

@@ -170,8 +170,8 @@ static long index_of(const struct holder_ref *ref, const char *name)
  * other set shared (one more reference each). Called with the lock held
  * (or before any reader); `set`'s reference passes to the result. NULL
  * when out of memory. */
-static struct holder_ref *ref_with(const struct holder *h, const struct holder_ref *old,
-				   const char *name, struct holder_set *set)
+static struct holder_ref *ref_with(const struct holder_ref *old, const char *name,
+				   struct holder_set *set)
 {
 	struct holder_ref *s = calloc(1, sizeof(*s));
 	long at = index_of(old, name);
@@ -197,12 +197,14 @@ static struct holder_ref *ref_with(const struct holder *h, const struct holder_r
 	for (size_t i = 0; i < s->n; i++) {
 		struct revision_named *v = &s->view[i];
 
-		/* the name lives in the catalog of the set's first revision: the
-		 * same text in every revision of it */
+		/* the name and the flag live in the catalog of the set's first
+		 * revision (catalog_set_name sets both, at holder_init_with and
+		 * holder_swap_named, the only ways in): the same in every
+		 * revision of it */
 		v->name = s->sets[i]->view[0].catalog->name;
 		v->revisions = s->sets[i]->view;
 		v->num_revisions = s->sets[i]->n;
-		v->is_default = strcmp(v->name, h->default_name) == 0;
+		v->is_default = v->revisions[0].catalog->is_default;
 		if (v->is_default) {
 			s->catalog = v->revisions[0].catalog;
 			s->revisions = v->revisions;
@@ -234,7 +236,7 @@ static struct holder_ref *ref_after(const struct holder *h, const struct holder_
 	size_t besides = bytes_besides(old, name);
 	size_t room = besides < h->max_bytes ? h->max_bytes - besides : 0;
 	struct holder_set *set = set_after(h, fresh, at >= 0 ? old->sets[at] : NULL, room);
-	struct holder_ref *next = set != NULL ? ref_with(h, old, name, set) : NULL;
+	struct holder_ref *next = set != NULL ? ref_with(old, name, set) : NULL;
 
 	if (next == NULL && set != NULL) {
 		fresh->refs++; /* kept through the drop: the caller frees it, as if never added */
@@ -399,7 +401,7 @@ int holder_remove(struct holder *h, const char *name)
 	}
 	pthread_mutex_lock(&h->lock);
 	if (index_of(h->current, name) >= 0) {
-		next = ref_with(h, h->current, name, NULL);
+		next = ref_with(h->current, name, NULL);
 		if (next != NULL) {
 			install(h, next);
 			ret = 0;

@@ -432,13 +432,6 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
 	s->watch_entry = -1;
 }
 
-int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-		       const char *path, const struct reload_read *initial, struct metrics *metrics)
-{
-	/* its check is reload_watch_start's */
-	return reload_add_named_catalog(r, c, holder, NULL, path, initial, metrics, 0);
-}
-
 int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
 			     const char *name, const char *path, const struct reload_read *initial,
 			     struct metrics *metrics, unsigned check_seconds)
@@ -464,7 +457,9 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 	pthread_mutex_init(&r->state_lock, NULL);
 	r->log = log;
 	if (path != NULL && initial != NULL) {
-		return reload_add_catalog(r, &r->catalog, holder, path, initial, metrics);
+		/* its check is reload_watch_start's */
+		return reload_add_named_catalog(r, &r->catalog, holder, NULL, path, initial, metrics,
+						0);
 	}
 	/* the embedded catalog: described, never reloaded */
 	r->catalog.holder = holder;

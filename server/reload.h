@@ -248,19 +248,16 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
 
-/* Makes `c` a catalog source over `holder`, following `path`, whose
- * catalog already serves from bytes of `initial`'s key, and adds it (the
- * catalog in reload_init is one; a daemon with more catalogs adds more).
- * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
-int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-		       const char *path, const struct reload_read *initial, struct metrics *metrics);
-
-/* reload_add_catalog for the holder's catalog `name` (NULL: the
- * default), one source per named catalog, its file watched with a check
- * every check_seconds (0: not watched; SIGHUP and reload_source_check
- * only); `name` and `path` must outlive the source. A watched one before
- * reload_watch_start; an unwatched one also while the watch runs (a
- * --catalog-dir's catalog, which the directory's watch drives). */
+/* Makes `c` a catalog source over `holder`'s catalog `name` (NULL: the
+ * default; reload_init adds it so), following `path`, whose catalog
+ * already serves from bytes of `initial`'s key, and adds it: one source
+ * per named catalog, its file watched with a check every check_seconds
+ * (0: not watched; SIGHUP and reload_source_check only, or the default's,
+ * whose check is reload_watch_start's); `name` and `path` must outlive
+ * the source. A watched one before reload_watch_start; an unwatched one
+ * also while the watch runs (a --catalog-dir's catalog, which the
+ * directory's watch drives). Returns 0, or -1 when RELOAD_MAX_SOURCES are
+ * added. */
 int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
 			     const char *name, const char *path, const struct reload_read *initial,
 			     struct metrics *metrics, unsigned check_seconds);

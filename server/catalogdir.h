@@ -97,9 +97,4 @@ int catalogdir_start(struct catalogdir *d, struct reload *reload, struct holder 
 		     struct metrics *metrics, const struct log *log, unsigned check_seconds,
 		     char *err, size_t err_cap);
 
-/* Reads the directory now and does what it says (the watch's callback;
- * exposed for the tests). Returns milliseconds until it wants another
- * look, or 0. */
-unsigned catalogdir_scan(struct catalogdir *d);
-
 #endif /* SPLITKD_CATALOGDIR_H */

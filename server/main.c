@@ -426,12 +426,21 @@ static void resume_streams(struct serving *sv)
 		n++;
 	}
 	revs = holder_revisions(ref, &num_revs);
-	/* the newest run of seqs whose revisions are held, oldest first */
-	while (k < n && held(revs, num_revs, seqs[n - 1 - k].revision) != NULL) {
-		k++;
+	/* the newest run of seqs whose revisions are held (each looked up
+	 * once, newest first), then turned oldest first */
+	while (k < n) {
+		const struct catalog *c = held(revs, num_revs, seqs[n - 1 - k].revision);
+
+		if (c == NULL) {
+			break;
+		}
+		cats[k++] = c;
 	}
-	for (size_t i = 0; i < k; i++) {
-		cats[i] = held(revs, num_revs, seqs[n - k + i].revision);
+	for (size_t i = 0; i < k / 2; i++) {
+		const struct catalog *t = cats[i];
+
+		cats[i] = cats[k - 1 - i];
+		cats[k - 1 - i] = t;
 	}
 	if (stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0) {
 		state_streams_keep(&sv->state, boot, seqs[n - 1].seq, seqs[n - 1].revision);

@@ -111,25 +111,28 @@ static void ignore(struct catalogdir *d, const char *entry)
 }
 
 /* A NAME.json not served yet: served once the same valid bytes are read
- * twice. Returns the milliseconds until it wants another look. */
+ * twice (reload_look's settle), parsed only then. Returns the milliseconds
+ * until it wants another look. */
 static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool settle)
 {
 	struct reload_read rd;
-	struct catalog *cat;
+	struct catalog *cat = NULL;
+	size_t len = 0;
+	char *bytes;
+	enum reload_look look;
 	int rc;
 
 	snprintf(s->path, sizeof(s->path), "%s/%s" SUFFIX, d->dir, s->name);
-	cat = reload_read_file(s->path, &rd);
-	if (rd.key == s->refused_key) {
-		catalog_free(cat);
-		return 0; /* refused before, unchanged since */
+	bytes = reload_read_catalog_bytes(s->path, &len, &rd);
+	look = reload_look(rd.key, s->refused_key, &s->pending_key, settle);
+	if (look == RELOAD_LOOK_TRY && bytes != NULL) {
+		cat = reload_parse_catalog(s->path, bytes, len, &rd);
 	}
-	if (settle && rd.key != s->pending_key) {
-		s->pending_key = rd.key;
-		catalog_free(cat);
-		return RELOAD_SETTLE_MS;
+	free(bytes);
+	if (look != RELOAD_LOOK_TRY) {
+		/* refused before and unchanged since, or seen once */
+		return look == RELOAD_LOOK_WAIT ? RELOAD_SETTLE_MS : 0;
 	}
-	s->pending_key = 0;
 	if (cat == NULL) {
 		s->refused_key = rd.key;
 		log_event(d->log, "reload", "catalog %s not served: %s", s->name, rd.error);
@@ -139,7 +142,7 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 	if (rc != 0) {
 		s->refused_key = rd.key;
 		log_event(d->log, "reload", "catalog %s not served: %s", s->name,
-			  rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory");
+			  holder_swap_error(rc));
 		return 0;
 	}
 	if (reload_add_named_catalog(d->reload, &s->rc, d->holder, s->name, s->path, &rd, d->metrics,
@@ -213,14 +216,10 @@ static unsigned scan(struct catalogdir *d, bool settle)
 	return again;
 }
 
-unsigned catalogdir_scan(struct catalogdir *d)
-{
-	return scan(d, true);
-}
-
+/* The watch's callback: a listing now, new bytes read twice. */
 static unsigned on_watch(void *cls)
 {
-	return catalogdir_scan(cls);
+	return scan(cls, true);
 }
 
 int catalogdir_start(struct catalogdir *d, struct reload *reload, struct holder *holder,

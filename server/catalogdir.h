@@ -53,8 +53,9 @@ struct catalogdir_slot {
 	char name[CATALOG_NAME_MAX + 1];
 	char path[PATH_MAX];
 	struct reload_catalog rc;
-	uint64_t pending_key; /* a new file's bytes, seen once */
-	uint64_t refused_key; /* a new file's bytes refused: tried again when they change */
+	uint64_t pending_key; /* a new file's bytes, seen once (reload_look's) */
+	uint64_t refused_key; /* a new file's bytes refused (reload_look's tried key):
+			       * tried again when they change */
 };
 
 /* room for "DIR/NAME.json" in a path */
@@ -95,10 +96,5 @@ void catalogdir_free(struct catalogdir *d);
 int catalogdir_start(struct catalogdir *d, struct reload *reload, struct holder *holder,
 		     struct metrics *metrics, const struct log *log, unsigned check_seconds,
 		     char *err, size_t err_cap);
-
-/* Reads the directory now and does what it says (the watch's callback;
- * exposed for the tests). Returns milliseconds until it wants another
- * look, or 0. */
-unsigned catalogdir_scan(struct catalogdir *d);
 
 #endif /* SPLITKD_CATALOGDIR_H */

@@ -292,6 +292,18 @@ static int one_of_two(const char *flag, const char *a, const char *first, const 
 
 #define NAME_RULE "1 to 63 of a-z 0-9 . _ -, first a letter or digit"
 
+/* The --catalog named `name` (`len` bytes), or NULL. */
+static const struct cli_catalog *find_catalog(const struct server_config *cfg, const char *name,
+					      size_t len)
+{
+	for (size_t i = 0; i < cfg->num_catalogs; i++) {
+		if (strlen(cfg->catalogs[i].name) == len && memcmp(cfg->catalogs[i].name, name, len) == 0) {
+			return &cfg->catalogs[i];
+		}
+	}
+	return NULL;
+}
+
 /* --catalog NAME=FILE, or --catalog FILE (named "default"): NAME= only
  * when what is before the first '=' is a catalog name, so a path with an
  * '=' further on is still a path. */
@@ -315,12 +327,10 @@ static int add_catalog(const char *a, struct server_config *cfg, char *err, size
 		snprintf(err, cap, "--catalog %.*s= needs a file after the '='", (int)len, name);
 		return -1;
 	}
-	for (size_t i = 0; i < cfg->num_catalogs; i++) {
-		if (strlen(cfg->catalogs[i].name) == len && memcmp(cfg->catalogs[i].name, name, len) == 0) {
-			snprintf(err, cap, "--catalog: two catalogs named \"%.*s\" (give each NAME=FILE "
-				 "its own name)", (int)len, name);
-			return -1;
-		}
+	if (find_catalog(cfg, name, len) != NULL) {
+		snprintf(err, cap, "--catalog: two catalogs named \"%.*s\" (give each NAME=FILE "
+			 "its own name)", (int)len, name);
+		return -1;
 	}
 	memcpy(c->name, name, len);
 	c->name[len] = '\0';
@@ -329,9 +339,12 @@ static int add_catalog(const char *a, struct server_config *cfg, char *err, size
 	return 0;
 }
 
-/* The default catalog's file, from the catalogs given and --default-catalog. */
+/* The default catalog, from the catalogs given and --default-catalog: its
+ * name (the first --catalog's when no --default-catalog) and its file. */
 static int pick_default(struct server_config *cfg, char *err, size_t cap)
 {
+	const struct cli_catalog *c;
+
 	if (cfg->catalog_dir != NULL && cfg->num_catalogs > 0) {
 		snprintf(err, cap, "--catalog-dir and --catalog: give one or the other (put every "
 			 "catalog in the directory as NAME.json)");
@@ -340,19 +353,21 @@ static int pick_default(struct server_config *cfg, char *err, size_t cap)
 	if (cfg->catalog_dir != NULL) {
 		return 0; /* its default is found when the directory is read */
 	}
+	if (cfg->default_catalog == NULL && cfg->num_catalogs > 0) {
+		cfg->default_catalog = cfg->catalogs[0].name;
+	}
 	if (cfg->default_catalog == NULL) {
-		cfg->catalog_path = cfg->num_catalogs > 0 ? cfg->catalogs[0].path : NULL;
+		cfg->catalog_path = NULL; /* the embedded catalog */
 		return 0;
 	}
-	for (size_t i = 0; i < cfg->num_catalogs; i++) {
-		if (strcmp(cfg->catalogs[i].name, cfg->default_catalog) == 0) {
-			cfg->catalog_path = cfg->catalogs[i].path;
-			return 0;
-		}
+	c = find_catalog(cfg, cfg->default_catalog, strlen(cfg->default_catalog));
+	if (c == NULL) {
+		snprintf(err, cap, "--default-catalog %s names no --catalog %s=FILE",
+			 cfg->default_catalog, cfg->default_catalog);
+		return -1;
 	}
-	snprintf(err, cap, "--default-catalog %s names no --catalog %s=FILE", cfg->default_catalog,
-		 cfg->default_catalog);
-	return -1;
+	cfg->catalog_path = c->path;
+	return 0;
 }
 
 /* A flag that takes a word, or none. */

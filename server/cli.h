@@ -31,7 +31,10 @@ struct server_config {
 	struct cli_catalog catalogs[CLI_MAX_CATALOGS]; /* every --catalog, in order */
 	size_t num_catalogs;
 	const char *catalog_dir;     /* --catalog-dir DIR: every NAME.json; NULL: none */
-	const char *default_catalog; /* --default-catalog NAME; NULL: the first */
+	/* --default-catalog NAME, else the first --catalog's name (cli_parse
+	 * sets it, pointing into catalogs[]); NULL: no --catalog (the
+	 * embedded catalog, or --catalog-dir's first, found when read) */
+	const char *default_catalog;
 	unsigned max_catalogs;       /* --max-catalogs */
 	unsigned catalog_check;   /* seconds between checks of the file (and inotify); 0: SIGHUP only */
 	const char *check_path;   /* --check-catalog FILE */

@@ -165,16 +165,15 @@ static long index_of(const struct holder_ref *ref, const char *name)
 	return -1;
 }
 
-/* `old`'s catalogs with the one named `name` replaced by `set` (appended
- * when `old` has none of that name; dropped when `set` is NULL), every
+/* `old`'s catalogs with the one at `at` (index_of its name) replaced by
+ * `set` (appended when `at` is -1, `old` having none of that name;
+ * dropped when `set` is NULL), every
  * other set shared (one more reference each). Called with the lock held
  * (or before any reader); `set`'s reference passes to the result. NULL
  * when out of memory. */
-static struct holder_ref *ref_with(const struct holder *h, const struct holder_ref *old,
-				   const char *name, struct holder_set *set)
+static struct holder_ref *ref_with(const struct holder_ref *old, long at, struct holder_set *set)
 {
 	struct holder_ref *s = calloc(1, sizeof(*s));
-	long at = index_of(old, name);
 
 	if (s == NULL) {
 		return NULL;
@@ -197,12 +196,14 @@ static struct holder_ref *ref_with(const struct holder *h, const struct holder_r
 	for (size_t i = 0; i < s->n; i++) {
 		struct revision_named *v = &s->view[i];
 
-		/* the name lives in the catalog of the set's first revision: the
-		 * same text in every revision of it */
+		/* the name and the flag live in the catalog of the set's first
+		 * revision (catalog_set_name sets both, at holder_init_with and
+		 * holder_swap_named, the only ways in): the same in every
+		 * revision of it */
 		v->name = s->sets[i]->view[0].catalog->name;
 		v->revisions = s->sets[i]->view;
 		v->num_revisions = s->sets[i]->n;
-		v->is_default = strcmp(v->name, h->default_name) == 0;
+		v->is_default = v->revisions[0].catalog->is_default;
 		if (v->is_default) {
 			s->catalog = v->revisions[0].catalog;
 			s->revisions = v->revisions;
@@ -212,29 +213,29 @@ static struct holder_ref *ref_with(const struct holder *h, const struct holder_r
 	return s;
 }
 
-/* What every catalog but `name` holds, in bytes. */
-static size_t bytes_besides(const struct holder_ref *ref, const char *name)
+/* What every catalog but the one at `at` (-1: none) holds, in bytes. */
+static size_t bytes_besides(const struct holder_ref *ref, long at)
 {
 	size_t bytes = 0;
 
 	for (size_t i = 0; ref != NULL && i < ref->n; i++) {
-		if (strcmp(ref->view[i].name, name) != 0) {
+		if ((long)i != at) {
 			bytes += ref->sets[i]->bytes;
 		}
 	}
 	return bytes;
 }
 
-/* The reference after `fresh` becomes `name`'s current: called with the
- * lock held (or before any reader). NULL when out of memory. */
-static struct holder_ref *ref_after(const struct holder *h, const struct holder_ref *old,
-				    const char *name, struct holder_rev *fresh)
+/* The reference after `fresh` becomes the current of the catalog at `at`
+ * in `old` (index_of its name; -1: a new catalog): called with the lock
+ * held (or before any reader). NULL when out of memory. */
+static struct holder_ref *ref_after(const struct holder *h, const struct holder_ref *old, long at,
+				    struct holder_rev *fresh)
 {
-	long at = index_of(old, name);
-	size_t besides = bytes_besides(old, name);
+	size_t besides = bytes_besides(old, at);
 	size_t room = besides < h->max_bytes ? h->max_bytes - besides : 0;
 	struct holder_set *set = set_after(h, fresh, at >= 0 ? old->sets[at] : NULL, room);
-	struct holder_ref *next = set != NULL ? ref_with(h, old, name, set) : NULL;
+	struct holder_ref *next = set != NULL ? ref_with(old, at, set) : NULL;
 
 	if (next == NULL && set != NULL) {
 		fresh->refs++; /* kept through the drop: the caller frees it, as if never added */
@@ -271,7 +272,7 @@ int holder_init_with(struct holder *h, struct catalog *cat, const struct holder_
 		free(h->source);
 		return -1;
 	}
-	h->current = ref_after(h, NULL, h->default_name, fresh);
+	h->current = ref_after(h, NULL, -1, fresh);
 	if (h->current == NULL) {
 		rev_free(fresh);
 		free(h->source);
@@ -348,6 +349,7 @@ int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, c
 {
 	struct holder_rev *fresh;
 	struct holder_ref *next;
+	long at;
 	int ret = -1;
 
 	catalog_set_name(cat, name, strlen(name), strcmp(name, h->default_name) == 0);
@@ -357,11 +359,12 @@ int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, c
 		return -1;
 	}
 	pthread_mutex_lock(&h->lock);
-	if (index_of(h->current, name) < 0 && h->current->n >= h->max_catalogs) {
+	at = index_of(h->current, name); /* the one scan for the name */
+	if (at < 0 && h->current->n >= h->max_catalogs) {
 		ret = -2;
 		next = NULL;
 	} else {
-		next = ref_after(h, h->current, name, fresh);
+		next = ref_after(h, h->current, at, fresh);
 	}
 	if (next != NULL) {
 		install(h, next);
@@ -372,6 +375,11 @@ int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, c
 		rev_free(fresh);
 	}
 	return ret;
+}
+
+const char *holder_swap_error(int rc)
+{
+	return rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory";
 }
 
 int holder_swap_from(struct holder *h, struct catalog *cat, const char *source)
@@ -387,14 +395,16 @@ int holder_swap(struct holder *h, struct catalog *cat)
 int holder_remove(struct holder *h, const char *name)
 {
 	struct holder_ref *next;
+	long at;
 	int ret = -1;
 
 	if (strcmp(name, h->default_name) == 0) {
 		return -1;
 	}
 	pthread_mutex_lock(&h->lock);
-	if (index_of(h->current, name) >= 0) {
-		next = ref_with(h, h->current, name, NULL);
+	at = index_of(h->current, name);
+	if (at >= 0) {
+		next = ref_with(h->current, at, NULL);
 		if (next != NULL) {
 			install(h, next);
 			ret = 0;

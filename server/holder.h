@@ -121,6 +121,9 @@ const struct catalog *holder_acquire_named(struct holder *h, const char *name,
  * out of memory; -2 when it would be a catalog more than max_catalogs. On
  * failure cat is freed and nothing changes. */
 int holder_swap_named(struct holder *h, const char *name, struct catalog *cat, const char *source);
+/* What a failed holder_swap_named says (its return, -1 or -2): a static
+ * string. */
+const char *holder_swap_error(int rc);
 /* Stops serving the catalog `name` (a reference already taken keeps it).
  * Returns 0; -1 when no catalog has that name or it is the default, which
  * is never removed (it keeps its last good); -2 when out of memory. */

@@ -281,13 +281,11 @@ static void say_open_files(const struct server_config *cfg, const struct rlimit 
 	}
 }
 
-/* The default catalog's name: --default-catalog, or the first --catalog's. */
+/* The default catalog's name: cli_parse's pick (--default-catalog, or the
+ * first --catalog's), else the embedded catalog's. */
 static const char *default_name(const struct server_config *cfg)
 {
-	if (cfg->default_catalog != NULL) {
-		return cfg->default_catalog;
-	}
-	return cfg->num_catalogs > 0 ? cfg->catalogs[0].name : CATALOG_DEFAULT_NAME;
+	return cfg->default_catalog != NULL ? cfg->default_catalog : CATALOG_DEFAULT_NAME;
 }
 
 /*
@@ -428,12 +426,21 @@ static void resume_streams(struct serving *sv)
 		n++;
 	}
 	revs = holder_revisions(ref, &num_revs);
-	/* the newest run of seqs whose revisions are held, oldest first */
-	while (k < n && held(revs, num_revs, seqs[n - 1 - k].revision) != NULL) {
-		k++;
+	/* the newest run of seqs whose revisions are held (each looked up
+	 * once, newest first), then turned oldest first */
+	while (k < n) {
+		const struct catalog *c = held(revs, num_revs, seqs[n - 1 - k].revision);
+
+		if (c == NULL) {
+			break;
+		}
+		cats[k++] = c;
 	}
-	for (size_t i = 0; i < k; i++) {
-		cats[i] = held(revs, num_revs, seqs[n - k + i].revision);
+	for (size_t i = 0; i < k / 2; i++) {
+		const struct catalog *t = cats[i];
+
+		cats[i] = cats[k - 1 - i];
+		cats[k - 1 - i] = t;
 	}
 	if (stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0) {
 		state_streams_keep(&sv->state, boot, seqs[n - 1].seq, seqs[n - 1].revision);

@@ -186,20 +186,39 @@ static void *catalog_check(void *cls, const struct reload_bytes *files, char *er
 	return catalog_from(c->src.files[0].path, &files[0], err, cap);
 }
 
-struct catalog *reload_read_file(const char *path, struct reload_read *rd)
+char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd)
 {
 	const struct reload_file file = {NULL, path};
 	struct reload_texts t;
-	struct catalog *cat;
+	char *data;
 
 	if (read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
 		return NULL;
 	}
-	cat = catalog_from(path, t.files, rd->error, sizeof(rd->error));
+	data = t.data[0];
+	*len = t.files[0].len;
+	return data;
+}
+
+struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
+				     struct reload_read *rd)
+{
+	const struct reload_bytes bytes = {data, len};
+	struct catalog *cat = catalog_from(path, &bytes, rd->error, sizeof(rd->error));
+
 	if (cat == NULL) {
 		rd->state = API_DISK_INVALID;
 	}
-	texts_cleanup(&t);
+	return cat;
+}
+
+struct catalog *reload_read_file(const char *path, struct reload_read *rd)
+{
+	size_t len = 0;
+	char *data = reload_read_catalog_bytes(path, &len, rd);
+	struct catalog *cat = data != NULL ? reload_parse_catalog(path, data, len, rd) : NULL;
+
+	free(data);
 	return cat;
 }
 
@@ -215,17 +234,35 @@ static const struct catalog *catalog_current(const struct reload_catalog *c, str
 	return holder_acquire_named(c->holder, catalog_name_of(c), ref);
 }
 
-static bool catalog_serving(void *cls, const void *value)
+/* The digest in service of the holder's catalog, into c->revision (before
+ * the source is added, or under the state lock). */
+static void catalog_note_revision(struct reload_catalog *c)
 {
-	struct reload_catalog *c = cls;
 	struct holder_ref *ref;
 	const struct catalog *now = catalog_current(c, &ref);
-	bool same = now != NULL && strcmp(now->digest, ((const struct catalog *)value)->digest) == 0;
 
+	snprintf(c->revision, sizeof(c->revision), "%s", now != NULL ? now->digest : "");
 	if (ref != NULL) {
 		holder_release(c->holder, ref);
 	}
-	return same;
+}
+
+static bool catalog_serving(void *cls, const void *value)
+{
+	struct reload_catalog *c = cls;
+
+	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
+}
+
+/* Whether any hooks want each attempt (reload_hooks.attempted). */
+static bool any_attempt_hook(const struct reload *r)
+{
+	for (size_t i = 0; i < r->num_hooks; i++) {
+		if (r->hooks[i].attempted != NULL) {
+			return true;
+		}
+	}
+	return false;
 }
 
 static int catalog_swap(void *cls, void *value, char *err, size_t cap)
@@ -241,22 +278,25 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 		if (before_ref != NULL) {
 			holder_release(c->holder, before_ref);
 		}
-		snprintf(err, cap, rc == -2 ? "--max-catalogs catalogs already serve" : "out of memory");
+		snprintf(err, cap, "%s", holder_swap_error(rc));
 		return -1;
 	}
 	after = catalog_current(c, &after_ref);
 	metrics_catalog_loaded(c->metrics);
 	snprintf(c->swapped_from, sizeof(c->swapped_from), "%s", before != NULL ? before->digest : "");
 	snprintf(c->swapped_to, sizeof(c->swapped_to), "%s", after != NULL ? after->digest : "");
-	c->swapped_cells = 0;
+	pthread_mutex_lock(&c->src.owner->state_lock);
+	memcpy(c->revision, c->swapped_to, sizeof(c->revision));
+	pthread_mutex_unlock(&c->src.owner->state_lock);
+	/* once, for the attempt hooks (a full diff: only when one listens) */
+	c->swapped_cells = before != NULL && after != NULL && any_attempt_hook(c->src.owner)
+				   ? diff_changed_cells(before, after)
+				   : 0;
 	for (size_t i = 0; after != NULL && i < c->src.owner->num_hooks; i++) {
 		const struct reload_hooks *h = &c->src.owner->hooks[i];
 
 		if (h->swapped != NULL) {
 			h->swapped(h->cls, after);
-		}
-		if (h->attempted != NULL && before != NULL && c->swapped_cells == 0) {
-			c->swapped_cells = diff_changed_cells(before, after);
 		}
 	}
 	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
@@ -278,26 +318,61 @@ static void catalog_say(void *cls, enum reload_outcome outcome, const char *why,
 			size_t cap)
 {
 	struct reload_catalog *c = cls;
-	struct holder_ref *ref;
-	const struct catalog *cat;
 
 	if (outcome == RELOAD_REFUSED) {
 		snprintf(out, cap, "refused, the old catalog keeps serving: %s", why);
 		return;
 	}
-	cat = catalog_current(c, &ref);
-	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, cat != NULL ? cat->digest : "",
+	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, c->revision,
 		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
 }
 
-static void catalog_counted(void *cls, bool ok)
+/* Each attempt: the attempt hooks (every catalog source's), then the
+ * catalog's reload metrics. */
+static void catalog_attempted(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
+			      const char *error)
 {
 	struct reload_catalog *c = cls;
+	const struct reload *r = c->src.owner;
+	struct reload_attempt a = {.catalog = catalog_name_of(c), .trigger = trigger,
+				   .ok = outcome != RELOAD_REFUSED,
+				   .changed = outcome == RELOAD_SWAPPED, .error = error};
 
-	metrics_reload(c->metrics, ok);
+	if (a.changed) {
+		a.from = c->swapped_from;
+		a.to = c->swapped_to;
+		a.changed_cells = c->swapped_cells;
+	} else {
+		a.from = c->revision;
+		a.to = a.ok ? a.from : "";
+	}
+	for (size_t i = 0; i < r->num_hooks; i++) {
+		if (r->hooks[i].attempted != NULL) {
+			r->hooks[i].attempted(r->hooks[i].cls, &a);
+		}
+	}
+	metrics_reload(c->metrics, a.ok);
+}
+
+/* A catalog source's row of the status: its name, its revision, its
+ * state. With the state lock held: the revision is the copy the swap left,
+ * and a --catalog-dir removes a source (under the lock) before its
+ * catalog leaves the holder, so no row names a catalog no longer held. */
+static void named_row(const struct reload_catalog *c, const struct api_source_status *st,
+		      struct api_named_source *row)
+{
+	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
+	snprintf(row->revision, sizeof(row->revision), "%s", c->revision);
+	row->st = *st;
+}
+
+/* A named catalog's place in the status: one more row (the reload's own
+ * catalog, the default, has its row first, from reload_status). */
+static void catalog_report(void *cls, const struct api_source_status *st, struct api_status *out)
+{
+	if (out->num_named < out->max_named) {
+		named_row(cls, st, &out->named[out->num_named++]);
+	}
 }
 
 static const struct reload_kind catalog_kind = {
@@ -308,7 +383,8 @@ static const struct reload_kind catalog_kind = {
 	.swap = catalog_swap,
 	.drop = catalog_drop,
 	.say = catalog_say,
-	.counted = catalog_counted,
+	.report = catalog_report,
+	.attempted = catalog_attempted,
 };
 
 /* ------------------------------------------------------------ the engine */
@@ -356,13 +432,6 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
 	s->watch_entry = -1;
 }
 
-int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-		       const char *path, const struct reload_read *initial, struct metrics *metrics)
-{
-	/* its check is reload_watch_start's */
-	return reload_add_named_catalog(r, c, holder, NULL, path, initial, metrics, 0);
-}
-
 int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
 			     const char *name, const char *path, const struct reload_read *initial,
 			     struct metrics *metrics, unsigned check_seconds)
@@ -376,6 +445,7 @@ int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct 
 	c->metrics = metrics;
 	status_start(&c->src.status, path, unix_ms());
 	c->src.served_key = c->src.tried_key = initial->key;
+	catalog_note_revision(c); /* published by add_source's state lock */
 	return add_source(r, &c->src);
 }
 
@@ -387,11 +457,14 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 	pthread_mutex_init(&r->state_lock, NULL);
 	r->log = log;
 	if (path != NULL && initial != NULL) {
-		return reload_add_catalog(r, &r->catalog, holder, path, initial, metrics);
+		/* its check is reload_watch_start's */
+		return reload_add_named_catalog(r, &r->catalog, holder, NULL, path, initial, metrics,
+						0);
 	}
 	/* the embedded catalog: described, never reloaded */
 	r->catalog.holder = holder;
 	r->catalog.metrics = metrics;
+	catalog_note_revision(&r->catalog);
 	status_start(&r->catalog.src.status, NULL, unix_ms());
 	return 0;
 }
@@ -435,39 +508,6 @@ int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks)
 	}
 	pthread_mutex_unlock(&r->run_lock);
 	return ret;
-}
-
-/* Tells the attempt hooks of a catalog source's attempt (after record). */
-static void tell_attempt(struct reload_source *s, enum api_trigger trigger,
-			 enum reload_outcome outcome, const char *error)
-{
-	struct reload_catalog *c = s->cls;
-	struct holder_ref *ref;
-	const struct catalog *now;
-	struct reload_attempt a = {.trigger = trigger, .ok = outcome != RELOAD_REFUSED,
-				   .changed = outcome == RELOAD_SWAPPED, .error = error};
-
-	if (s->kind != &catalog_kind || s->owner->num_hooks == 0) {
-		return;
-	}
-	a.catalog = catalog_name_of(c);
-	now = catalog_current(c, &ref);
-	if (a.changed) {
-		a.from = c->swapped_from;
-		a.to = c->swapped_to;
-		a.changed_cells = c->swapped_cells;
-	} else {
-		a.from = now != NULL ? now->digest : "";
-		a.to = a.ok ? a.from : "";
-	}
-	for (size_t i = 0; i < s->owner->num_hooks; i++) {
-		if (s->owner->hooks[i].attempted != NULL) {
-			s->owner->hooks[i].attempted(s->owner->hooks[i].cls, &a);
-		}
-	}
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
 }
 
 void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
@@ -563,9 +603,8 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 	s->pending_key = 0;
 	outcome = try_texts(s, texts, rd, err, cap);
 	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
-	tell_attempt(s, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
-	if (s->kind->counted != NULL) {
-		s->kind->counted(s->cls, outcome != RELOAD_REFUSED);
+	if (s->kind->attempted != NULL) {
+		s->kind->attempted(s->cls, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
 	}
 	s->kind->say(s->cls, outcome, err, line, sizeof(line));
 	log_event(s->owner->log, s->kind->event, "%s (%s)", line, status_trigger_name(trigger));
@@ -673,6 +712,23 @@ int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds,
 	return 0;
 }
 
+enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending_key, bool settle)
+{
+	if (key == tried_key) {
+		/* nothing new: the same bytes, or the same failure, as last time */
+		*pending_key = 0;
+		return RELOAD_LOOK_SAME;
+	}
+	if (settle && key != *pending_key) {
+		/* first sight of these bytes: a writer may still be writing, so
+		 * read again a moment later and trust them only if unchanged */
+		*pending_key = key;
+		return RELOAD_LOOK_WAIT;
+	}
+	*pending_key = 0;
+	return RELOAD_LOOK_TRY;
+}
+
 unsigned reload_source_check(struct reload_source *s)
 {
 	struct reload *r = s->owner;
@@ -684,19 +740,18 @@ unsigned reload_source_check(struct reload_source *s)
 
 	pthread_mutex_lock(&r->run_lock);
 	got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
-	if (rd.key == s->tried_key) {
-		/* nothing new: the same bytes, or the same failure, as last time */
-		s->pending_key = 0;
+	switch (reload_look(rd.key, s->tried_key, &s->pending_key, true)) {
+	case RELOAD_LOOK_SAME:
 		pthread_mutex_lock(&r->state_lock);
 		s->status.checked_at_ms = unix_ms();
 		pthread_mutex_unlock(&r->state_lock);
-	} else if (rd.key != s->pending_key) {
-		/* first sight of these bytes: a writer may still be writing, so
-		 * read again a moment later and trust them only if unchanged */
-		s->pending_key = rd.key;
+		break;
+	case RELOAD_LOOK_WAIT:
 		again = RELOAD_SETTLE_MS;
-	} else {
+		break;
+	case RELOAD_LOOK_TRY:
 		(void)attempt(s, API_TRIGGER_WATCH, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
+		break;
 	}
 	texts_cleanup(&texts);
 	pthread_mutex_unlock(&r->run_lock);
@@ -707,6 +762,21 @@ unsigned reload_source_check(struct reload_source *s)
 static unsigned on_watch(void *cls)
 {
 	return reload_source_check(cls);
+}
+
+/* watch_add on *w, made first when none is yet (the watch exists only
+ * when something is watched). Returns watch_add's entry, or -1 with err. */
+static int watch_on(struct watch **w, const char *const *paths, size_t num,
+		    const struct watch_options *opt, watch_fn *fn, void *cls, char *err,
+		    size_t err_cap)
+{
+	if (*w == NULL) {
+		*w = watch_new(err, err_cap);
+		if (*w == NULL) {
+			return -1;
+		}
+	}
+	return watch_add(*w, paths, num, opt, fn, cls, err, err_cap);
 }
 
 int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap)
@@ -723,13 +793,10 @@ int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size
 		if (s->check_seconds == 0) {
 			continue;
 		}
-		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
-			goto done;
-		}
 		for (size_t j = 0; j < s->num_files; j++) {
 			paths[j] = s->files[j].path;
 		}
-		s->watch_entry = watch_add(w, paths, s->num_files, &opt, on_watch, s, err, err_cap);
+		s->watch_entry = watch_on(&w, paths, s->num_files, &opt, on_watch, s, err, err_cap);
 		if (s->watch_entry < 0) {
 			goto done;
 		}
@@ -740,14 +807,9 @@ int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size
 	for (size_t i = 0; i < r->num_watches; i++) {
 		struct watch_options opt = {r->watches[i].check_seconds, RELOAD_DEBOUNCE_MS};
 
-		if (r->watches[i].check_seconds == 0) {
-			continue;
-		}
-		if (w == NULL && (w = watch_new(err, err_cap)) == NULL) {
-			goto done;
-		}
-		if (watch_add(w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
-			      err_cap) < 0) {
+		if (r->watches[i].check_seconds != 0 &&
+		    watch_on(&w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
+			     err_cap) < 0) {
 			goto done;
 		}
 	}
@@ -767,58 +829,35 @@ done:
 	return ret;
 }
 
-/* A catalog source's row of the status: its name, its revision, its state. */
-static void named_row(struct reload_catalog *c, const struct api_source_status *st,
-		      struct api_named_source *row)
-{
-	struct holder_ref *ref;
-	const struct catalog *cat = catalog_current(c, &ref);
-
-	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
-	snprintf(row->revision, sizeof(row->revision), "%s", cat != NULL ? cat->digest : "");
-	row->st = *st;
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
-}
-
 void reload_status(void *cls, struct api_status *out)
 {
 	struct reload *r = cls;
-	struct holder_ref *ref;
 	struct api_named_source *named = out->named;
 	size_t max_named = out->max_named;
 
 	memset(out, 0, sizeof(*out));
 	out->named = named;
 	out->max_named = max_named;
-	snprintf(out->revision, sizeof(out->revision), "%s",
-		 holder_acquire(r->catalog.holder, &ref)->digest);
-	holder_release(r->catalog.holder, ref);
+	/* under the short lock, never the reload's: a --catalog-dir adds and
+	 * removes sources (under both), and a request never waits on a reload */
+	pthread_mutex_lock(&r->state_lock);
+	snprintf(out->revision, sizeof(out->revision), "%s", r->catalog.revision);
 	if (r->catalog.src.owner != NULL) {
-		reload_source_status(&r->catalog.src, &out->catalog);
+		source_status_locked(&r->catalog.src, &out->catalog);
 	} else {
-		pthread_mutex_lock(&r->state_lock);
 		out->catalog = r->catalog.src.status;
-		pthread_mutex_unlock(&r->state_lock);
 	}
 	if (out->max_named > 0) {
 		named_row(&r->catalog, &out->catalog, &out->named[out->num_named++]);
 	}
-	/* under the short lock, never the reload's: a --catalog-dir adds and
-	 * removes sources (under both), and a request never waits on a reload */
-	pthread_mutex_lock(&r->state_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;
 
-		if (s->kind->report != NULL) {
+		/* the reload's own catalog is written above */
+		if (s->kind->report != NULL && s != &r->catalog.src) {
 			source_status_locked(s, &st);
 			s->kind->report(s->cls, &st, out);
-		} else if (s->kind == &catalog_kind && s != &r->catalog.src &&
-			   out->num_named < out->max_named) {
-			source_status_locked(s, &st);
-			named_row(s->cls, &st, &out->named[out->num_named++]);
 		}
 	}
 	pthread_mutex_unlock(&r->state_lock);

@@ -113,10 +113,13 @@ struct reload_kind {
 	 * into out; reload.c adds the trigger. */
 	void (*say)(void *cls, enum reload_outcome outcome, const char *why, char *out, size_t cap);
 	/* Optional: copies the source's state into its place in the status
-	 * answer (the catalog's is reload.c's own). */
+	 * answer (under the reload's state lock; a named catalog's row; the
+	 * reload's own catalog, the default, is reload_status's). */
 	void (*report)(void *cls, const struct api_source_status *st, struct api_status *out);
-	/* Optional: every attempt's result, for the kind's own metrics. */
-	void (*counted)(void *cls, bool ok);
+	/* Optional: every attempt, after its record (the trigger, the outcome,
+	 * a refusal's reason or ""): the kind's own metrics and hooks. */
+	void (*attempted)(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
+			  const char *error);
 };
 
 struct reload;
@@ -155,6 +158,10 @@ struct reload_catalog {
 		void *cls;
 	} listeners[RELOAD_MAX_LISTENERS];
 	size_t num_listeners;
+	/* the digest in service: set at the source's add and at each swap
+	 * (under the reload's state_lock as well as its run lock), so neither
+	 * an attempt nor the status takes a holder reference to read it */
+	char revision[CATALOG_DIGEST_LEN + 1];
 	/* the last swap, for the attempt hooks (under the run lock) */
 	char swapped_from[CATALOG_DIGEST_LEN + 1], swapped_to[CATALOG_DIGEST_LEN + 1];
 	uint64_t swapped_cells;
@@ -212,6 +219,19 @@ struct reload {
 char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd);
 
 /*
+ * A catalog file's bytes as every reload of it reads them, not parsed: a
+ * new buffer (the caller frees it) of *len bytes, their key in rd->key;
+ * or NULL with the failure in rd (its key too). reload_parse_catalog
+ * makes the catalog of them, once the key says they are worth it.
+ */
+char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd);
+
+/* The catalog in bytes reload_read_catalog_bytes read from `path`, or
+ * NULL with rd->state INVALID and why in rd->error. */
+struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
+				     struct reload_read *rd);
+
+/*
  * Reads and validates a catalog file as every reload of it does: a new
  * catalog (the caller owns it), or NULL with what went wrong in *rd (and
  * rd->error). rd is filled either way. The start-up load, --check-catalog
@@ -228,19 +248,16 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
 
-/* Makes `c` a catalog source over `holder`, following `path`, whose
- * catalog already serves from bytes of `initial`'s key, and adds it (the
- * catalog in reload_init is one; a daemon with more catalogs adds more).
- * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
-int reload_add_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-		       const char *path, const struct reload_read *initial, struct metrics *metrics);
-
-/* reload_add_catalog for the holder's catalog `name` (NULL: the
- * default), one source per named catalog, its file watched with a check
- * every check_seconds (0: not watched; SIGHUP and reload_source_check
- * only); `name` and `path` must outlive the source. A watched one before
- * reload_watch_start; an unwatched one also while the watch runs (a
- * --catalog-dir's catalog, which the directory's watch drives). */
+/* Makes `c` a catalog source over `holder`'s catalog `name` (NULL: the
+ * default; reload_init adds it so), following `path`, whose catalog
+ * already serves from bytes of `initial`'s key, and adds it: one source
+ * per named catalog, its file watched with a check every check_seconds
+ * (0: not watched; SIGHUP and reload_source_check only, or the default's,
+ * whose check is reload_watch_start's); `name` and `path` must outlive
+ * the source. A watched one before reload_watch_start; an unwatched one
+ * also while the watch runs (a --catalog-dir's catalog, which the
+ * directory's watch drives). Returns 0, or -1 when RELOAD_MAX_SOURCES are
+ * added. */
 int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
 			     const char *name, const char *path, const struct reload_read *initial,
 			     struct metrics *metrics, unsigned check_seconds);
@@ -248,6 +265,19 @@ int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct 
 /* Stops following a source (a named catalog whose file is gone): no
  * attempt reads it after this returns. Its owner frees it after. */
 void reload_remove(struct reload *r, struct reload_source *s);
+
+/* What the watch does with a read whose key is `key`: the dedup and the
+ * settle of the cycle, for any follower of a file. */
+enum reload_look {
+	RELOAD_LOOK_SAME, /* the bytes (or the failure) tried last: nothing new */
+	RELOAD_LOOK_WAIT, /* first sight: read again RELOAD_SETTLE_MS later */
+	RELOAD_LOOK_TRY,  /* settled (or `settle` false): try them */
+};
+
+/* The decision on a read, given the key last tried and the key waiting
+ * for its second read (*pending_key, updated; 0: none). `settle` false
+ * (a start-up read): new bytes are tried at once. */
+enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending_key, bool settle);
 
 /* The watch's attempt on one source, for an owner that watches its files
  * itself (a --catalog-dir): reads, dedups, settles, tries. Returns the

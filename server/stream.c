@@ -162,6 +162,30 @@ done:
 	return ret;
 }
 
+/* The text of the change from `was` (catalog `from`) to `now` (catalog
+ * `to`), rendered once for every stream; NULL (out of memory) reads as a
+ * change not held: its streams get a reset. */
+static struct stream_text *change_text(const struct stream_hub *h,
+				       const struct events_revision *now,
+				       const struct events_revision *was, const struct catalog *from,
+				       const struct catalog *to)
+{
+	char text[EVENTS_TEXT_MAX];
+	size_t len = events_change(text, sizeof(text), h->boot, now, was, from, to);
+
+	return text_new(text, len);
+}
+
+/* Holds `t` as the change `seq` (under the lock): what the slot held is let
+ * go (a stream still sending it keeps its own reference). */
+static void history_put(struct stream_hub *h, uint64_t seq, struct stream_text *t)
+{
+	struct stream_text **slot = &h->history[seq % h->depth];
+
+	text_unref(*slot);
+	*slot = t;
+}
+
 int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq,
 		      const struct catalog *const *cats, size_t n)
 {
@@ -174,12 +198,8 @@ int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq
 	for (size_t i = 1; i < n; i++) {
 		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest, h->loaded_at};
 		struct events_revision now = {first_seq + i, cats[i]->digest, h->loaded_at};
-		struct stream_text **slot = &h->history[now.seq % h->depth];
-		char text[EVENTS_TEXT_MAX];
-		size_t len = events_change(text, sizeof(text), h->boot, &now, &was, cats[i - 1], cats[i]);
 
-		text_unref(*slot);
-		*slot = text_new(text, len); /* NULL (no memory) reads as not held: a reset */
+		history_put(h, now.seq, change_text(h, &now, &was, cats[i - 1], cats[i]));
 	}
 	h->seq = first_seq + n - 1;
 	h->floor = first_seq; /* before it, the changes are not held: a reset */
@@ -390,16 +410,18 @@ static int greet(struct stream *s, struct stream_hub *h, const char *last_event_
 	    seen <= h->seq && h->seq - seen <= h->depth && seen >= h->floor) {
 		s->told = seen; /* the changes since follow, from the history */
 		s->text = text_new(text, n);
-	} else if (last_event_id == NULL) {
+		return s->text != NULL ? 0 : -1;
+	}
+	/* a hello, or a reset (the id out of reach): one event, and the
+	 * client stands at the current seq */
+	if (last_event_id == NULL) {
 		n += events_hello(text + n, sizeof(text) - n, h->boot, &cur);
 		s->text = text_new(text, n);
-		s->told = h->seq;
-		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	} else {
 		s->text = text_reset(h, text, n, last_event_id);
-		s->told = h->seq;
-		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	}
+	s->told = h->seq;
+	atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	return s->text != NULL ? 0 : -1;
 }
 
@@ -468,11 +490,9 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after)
 {
 	struct stream_hub *h = cls;
-	struct stream_text *t, **slot;
+	struct stream_text *t;
 	struct events_revision was, now;
-	char text[EVENTS_TEXT_MAX];
 	uint64_t ns = listener_now_ns();
-	size_t len;
 
 	/* Only this thread writes seq, revision and loaded_at (see the header),
 	 * so it reads them unlocked; the event is rendered unlocked too, since
@@ -485,14 +505,9 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 	}
 	was = current(h);
 	now = (struct events_revision){h->seq + 1, after->digest, unix_now()};
-	len = events_change(text, sizeof(text), h->boot, &now, &was, before, after);
-	/* rendered once for every stream; NULL (out of memory) reads as a
-	 * change not held: its streams get a reset */
-	t = text_new(text, len);
+	t = change_text(h, &now, &was, before, after);
 	pthread_mutex_lock(&h->lock);
-	slot = &h->history[now.seq % h->depth];
-	text_unref(*slot); /* a stream still sending it keeps its own reference */
-	*slot = t;
+	history_put(h, now.seq, t);
 	memcpy(h->revision, after->digest, sizeof(h->revision));
 	h->loaded_at = now.loaded_at;
 	h->seq = now.seq;

@@ -134,6 +134,8 @@ static gnutls_datum_t datum(const struct reload_bytes *b)
 static void *creds_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
 {
 	const struct tls *t = cls;
+	/* each file's flag and path, for the errors ("--tls-key /etc/k.pem") */
+	const struct reload_file *cf = &t->src.files[0], *kf = &t->src.files[1];
 	struct tls_creds *c = calloc(1, sizeof(*c));
 	gnutls_datum_t cert = datum(&files[0]), key = datum(&files[1]);
 	unsigned n = TLS_MAX_CHAIN;
@@ -147,7 +149,7 @@ static void *creds_check(void *cls, const struct reload_bytes *files, char *err,
 	atomic_init(&c->refs, 1);
 	rc = gnutls_pcert_list_import_x509_raw(c->pcerts, &n, &cert, GNUTLS_X509_FMT_PEM, 0);
 	if (rc < 0 || n == 0) {
-		snprintf(err, cap, "--tls-cert %s: no PEM certificate (%s)", t->cert_path,
+		snprintf(err, cap, "%s %s: no PEM certificate (%s)", cf->flag, cf->path,
 			 rc < 0 ? gnutls_strerror(rc) : "none found");
 		goto fail;
 	}
@@ -158,21 +160,22 @@ static void *creds_check(void *cls, const struct reload_bytes *files, char *err,
 	}
 	rc = gnutls_privkey_import_x509_raw(c->key, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
 	if (rc < 0) {
-		snprintf(err, cap, "--tls-key %s: no unencrypted PEM private key (%s)", t->key_path,
+		snprintf(err, cap, "%s %s: no unencrypted PEM private key (%s)", kf->flag, kf->path,
 			 gnutls_strerror(rc));
 		goto fail;
 	}
 	if (!key_matches(c->key, c->pcerts[0].pubkey)) {
-		snprintf(err, cap, "--tls-key %s does not match the certificate in --tls-cert %s",
-			 t->key_path, t->cert_path);
+		snprintf(err, cap, "%s %s does not match the certificate in %s %s", kf->flag,
+			 kf->path, cf->flag, cf->path);
 		goto fail;
 	}
 	if (check_validity(&c->pcerts[0].cert, time(NULL), &c->not_before, &c->not_after, why,
 			   sizeof(why)) != 0) {
-		snprintf(err, cap, "--tls-cert %s: %s", t->cert_path, why);
+		snprintf(err, cap, "%s %s: %s", cf->flag, cf->path, why);
 		goto fail;
 	}
-	if (t->ca_path != NULL) {
+	if (t->src.num_files > 2) { /* --tls-client-ca */
+		const struct reload_file *af = &t->src.files[2];
 		gnutls_datum_t ca = datum(&files[2]);
 
 		if (gnutls_x509_trust_list_init(&c->ca, 0) != 0) {
@@ -182,7 +185,7 @@ static void *creds_check(void *cls, const struct reload_bytes *files, char *err,
 		rc = gnutls_x509_trust_list_add_trust_mem(c->ca, &ca, NULL, GNUTLS_X509_FMT_PEM,
 							  0, 0);
 		if (rc <= 0) {
-			snprintf(err, cap, "--tls-client-ca %s: no PEM certificate (%s)", t->ca_path,
+			snprintf(err, cap, "%s %s: no PEM certificate (%s)", af->flag, af->path,
 				 rc < 0 ? gnutls_strerror(rc) : "none found");
 			goto fail;
 		}
@@ -231,8 +234,8 @@ static void creds_say(void *cls, enum reload_outcome outcome, const char *why, c
 		break;
 	case RELOAD_SWAPPED:
 		format_time((int64_t)atomic_load(&t->expiry), expires, sizeof(expires));
-		snprintf(out, cap, "reloaded: %s, expires %s; new handshakes take it", t->cert_path,
-			 expires);
+		snprintf(out, cap, "reloaded: %s, expires %s; new handshakes take it",
+			 t->src.files[0].path, expires);
 		break;
 	}
 }
@@ -277,9 +280,6 @@ int tls_init(struct tls *t, struct reload *reload, const char *cert_path, const 
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	t->cert_path = cert_path;
-	t->key_path = key_path;
-	t->ca_path = ca_path;
 	t->priority = priority != NULL ? priority : TLS_DEFAULT_PRIORITY;
 	t->log = log;
 	pthread_mutex_init(&t->lock, NULL);
@@ -298,13 +298,13 @@ int tls_init(struct tls *t, struct reload *reload, const char *cert_path, const 
 
 void tls_cleanup(struct tls *t)
 {
-	if (t == NULL || t->cert_path == NULL) {
-		return;
+	if (t == NULL || t->priority == NULL) {
+		return; /* zeroed, or cleaned up already */
 	}
 	creds_put(t->current);
 	t->current = NULL;
 	pthread_mutex_destroy(&t->lock);
-	t->cert_path = NULL;
+	t->priority = NULL;
 }
 
 /* The connection a GnuTLS session belongs to: libmicrohttpd keeps its

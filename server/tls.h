@@ -72,10 +72,12 @@ enum tls_failure {
 };
 
 struct tls {
-	const char *cert_path, *key_path, *ca_path; /* ca_path NULL: no client certificates */
-	const char *priority;
+	const char *priority; /* NULL: not initialized (or cleaned up) */
 	const struct log *log;
-	struct reload_source src; /* the TLS files, followed by the reload */
+	/* the TLS files, followed by the reload: files[0] the certificate,
+	 * [1] the key, [2] the client CA when num_files is 3 (each with its
+	 * flag, for the errors) */
+	struct reload_source src;
 
 	pthread_mutex_t lock;
 	struct tls_creds *current; /* never NULL after tls_init */

@@ -13,17 +13,6 @@
 
 #define CHECK_LEN 16
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 void history_write_entry(struct jsonw *w, const struct history_entry *e, bool with_ms)
 {
 	jsonw_object_begin(w);
@@ -53,7 +42,7 @@ size_t history_line(const struct history_entry *e, char *out, size_t cap)
 	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap && w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
 		memcpy(out, w.buf, w.len);
 		n = w.len + (size_t)snprintf(out + w.len, cap - w.len, " %016llx\n",
-					       (unsigned long long)fnv1a64(w.buf, w.len));
+					       (unsigned long long)catalog_fnv1a64(w.buf, w.len));
 	}
 	jsonw_cleanup(&w);
 	return n;
@@ -118,7 +107,7 @@ int history_parse_line(const char *line, size_t len, struct history_entry *e, ch
 		return -1;
 	}
 	json_len = len - CHECK_LEN - 1;
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)fnv1a64(line, json_len));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)catalog_fnv1a64(line, json_len));
 	if (memcmp(hex, line + json_len + 1, CHECK_LEN) != 0) {
 		snprintf(err, cap, "its check is not its text's (torn or edited?)");
 		return -1;

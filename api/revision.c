@@ -116,23 +116,12 @@ static void write_held(struct jsonw *w, const void *cls)
 	jsonw_array_end(w);
 }
 
-/* What catalog_digest writes: "fnv1a64:" and 16 lowercase hex digits.
- * Anything else can never be held by any replica, so it is the caller's
- * mistake (400), not a replica's lag (409). */
-#define DIGEST_PREFIX "fnv1a64:"
-#define DIGEST_LEN (sizeof(DIGEST_PREFIX) - 1 + 16)
-
+/* What catalog_load writes as a digest (catalog_digest_ok). Anything else
+ * can never be held by any replica, so it is the caller's mistake (400),
+ * not a replica's lag (409). */
 static bool well_formed(struct slice d)
 {
-	if (d.len != DIGEST_LEN || memcmp(d.p, DIGEST_PREFIX, sizeof(DIGEST_PREFIX) - 1) != 0) {
-		return false;
-	}
-	for (size_t i = sizeof(DIGEST_PREFIX) - 1; i < d.len; i++) {
-		if (!((d.p[i] >= '0' && d.p[i] <= '9') || (d.p[i] >= 'a' && d.p[i] <= 'f'))) {
-			return false;
-		}
-	}
-	return true;
+	return catalog_digest_ok(d.p, d.len);
 }
 
 /* The held revision nearest a typed one (the house's did-you-mean), or

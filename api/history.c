@@ -66,14 +66,7 @@ static int text_of(const cJSON *o, const char *key, char *out, size_t cap)
 
 static int count_of(const cJSON *o, const char *key, uint64_t *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740991.0 ||
-	    v->valuedouble != (double)(uint64_t)v->valuedouble) {
-		return -1;
-	}
-	*out = (uint64_t)v->valuedouble;
-	return 0;
+	return jsonin_u53(cJSON_GetObjectItemCaseSensitive(o, key), out) ? 0 : -1;
 }
 
 static int trigger_of(const cJSON *o, enum api_trigger *t)

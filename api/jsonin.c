@@ -285,6 +285,22 @@ bool jsonin_u32(const cJSON *item, uint32_t *out)
 	return true;
 }
 
+bool jsonin_u53(const cJSON *item, uint64_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(item)) {
+		return false;
+	}
+	d = item->valuedouble;
+	/* NaN fails every comparison, infinities fail the range */
+	if (!(d >= 0.0 && d <= 9007199254740991.0) || d != (double)(uint64_t)d) {
+		return false;
+	}
+	*out = (uint64_t)d;
+	return true;
+}
+
 enum jsonin_keys jsonin_check_keys(const cJSON *object, const char *const *allowed,
 				   size_t num_allowed, const char **bad)
 {

@@ -98,15 +98,15 @@ static int read_seq(const cJSON *pair, uint64_t after, struct statefile_seq *out
 {
 	const cJSON *seq = cJSON_GetArrayItem(pair, 0), *rev = cJSON_GetArrayItem(pair, 1);
 	char name[STATEFILE_NAME_LEN + 1];
+	uint64_t n;
 
-	if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(seq) ||
-	    seq->valuedouble < 1 || seq->valuedouble > 9007199254740991.0 ||
-	    seq->valuedouble != (double)(uint64_t)seq->valuedouble ||
-	    (uint64_t)seq->valuedouble <= after || !cJSON_IsString(rev) ||
+	/* above `after` (0 at least): so 1 at least */
+	if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !jsonin_u53(seq, &n) ||
+	    n <= after || !cJSON_IsString(rev) ||
 	    statefile_name(rev->valuestring, name, sizeof(name)) != 0) {
 		return -1;
 	}
-	out->seq = (uint64_t)seq->valuedouble;
+	out->seq = n;
 	snprintf(out->revision, sizeof(out->revision), "%s", rev->valuestring);
 	return 0;
 }

@@ -25,7 +25,8 @@ static const struct revision *held(const struct api_context *ctx, struct revisio
 }
 
 /* The catalogs served by name; a context without any serves its catalog
- * alone, under its own name, written into `one` (with `rev`). */
+ * alone, under its own name and as what the catalog says it is served as
+ * (catalog_set_name's is_default), written into `one` (with `rev`). */
 static const struct revision_named *named(const struct api_context *ctx, struct revision_named *one,
 					  struct revision *rev, size_t *n)
 {
@@ -33,7 +34,8 @@ static const struct revision_named *named(const struct api_context *ctx, struct 
 		*n = ctx->num_catalogs;
 		return ctx->catalogs;
 	}
-	*one = (struct revision_named){ctx->catalog->name, held(ctx, rev, n), 0, true};
+	*one = (struct revision_named){ctx->catalog->name, held(ctx, rev, n), 0,
+				       ctx->catalog->is_default};
 	one->num_revisions = *n;
 	*n = 1;
 	return one;

@@ -136,15 +136,11 @@ void history_get(struct handler_call *c)
 	uint64_t before = c->q.before.set ? c->q.before.v : 0;
 	size_t n = 0;
 
-	if (limit < 1 || limit > HISTORY_MAX_LIMIT) {
+	/* the query layer refused 0 for both (a u32 is 1 or more): only a
+	 * limit above the page is this route's to refuse */
+	if (limit > HISTORY_MAX_LIMIT) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "limit", NULL,
 			    "limit must be from 1 to %d, not %u", HISTORY_MAX_LIMIT, limit);
-		handler_fail(c);
-		return;
-	}
-	if (c->q.before.set && before == 0) {
-		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "before", NULL,
-			    "before is an entry's seq (1 or more), as next_before gives it");
 		handler_fail(c);
 		return;
 	}

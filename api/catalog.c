@@ -417,20 +417,45 @@ static int load_list(const cJSON *root, const char *kind, const cJSON **out, siz
 	return 0;
 }
 
-/* FNV-1a, 64-bit: a digest to tell catalogs apart, not a security check. */
+uint64_t catalog_fnv1a64(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3u;
+	}
+	return h;
+}
+
+bool catalog_digest_ok(const char *s, size_t len)
+{
+	size_t p = sizeof(CATALOG_DIGEST_PREFIX) - 1;
+
+	if (len != CATALOG_DIGEST_LEN || memcmp(s, CATALOG_DIGEST_PREFIX, p) != 0) {
+		return false;
+	}
+	for (size_t i = p; i < len; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The digest of the catalog as catalog_write writes it (a failed write
+ * hashes nothing). */
 static void compute_digest(struct catalog *cat)
 {
 	struct jsonw w;
-	uint64_t h = 0xcbf29ce484222325u;
+	uint64_t h;
 
 	jsonw_init(&w, 4096);
 	catalog_write(&w, cat, false);
-	for (size_t i = 0; i < w.len && !w.failed; i++) {
-		h ^= (unsigned char)w.buf[i];
-		h *= 0x100000001b3u;
-	}
+	h = catalog_fnv1a64(w.buf, w.failed ? 0 : w.len);
 	jsonw_cleanup(&w);
-	snprintf(cat->digest, sizeof(cat->digest), "fnv1a64:%016llx", (unsigned long long)h);
+	snprintf(cat->digest, sizeof(cat->digest), CATALOG_DIGEST_PREFIX "%016llx",
+		 (unsigned long long)h);
 }
 
 /* Every entry of one list, into the catalog's array of that kind. */

@@ -28,6 +28,7 @@
 #define CATALOG_MAX_NOTES 1024  /* bytes */
 #define CATALOG_MAX_BYTES (4u << 20)
 #define CATALOG_DIGEST_LEN 24 /* "fnv1a64:" + 16 hex digits */
+#define CATALOG_DIGEST_PREFIX "fnv1a64:"
 /* A served catalog's name (--catalog NAME=FILE, NAME.json in --catalog-dir):
  * 1 to 63 of a-z 0-9 . _ -, the first a letter or digit (catalog_name_ok) */
 #define CATALOG_NAME_MAX 63
@@ -114,6 +115,15 @@ bool catalog_name_ok(const char *s, size_t len);
 void catalog_set_name(struct catalog *cat, const char *name, size_t len, bool is_default);
 /* Frees a catalog; accepts NULL. */
 void catalog_free(struct catalog *cat);
+
+/* FNV-1a, 64-bit, of s[0..n): the hash a catalog's digest is made of (a
+ * digest to tell catalogs apart, not a security check); also the check
+ * history.c writes on each line. Pure. */
+uint64_t catalog_fnv1a64(const char *s, size_t n);
+/* Whether s[0..len) is a digest as catalog_load writes one:
+ * CATALOG_DIGEST_PREFIX and 16 lowercase hex digits (CATALOG_DIGEST_LEN
+ * bytes). Anything else no catalog can have. */
+bool catalog_digest_ok(const char *s, size_t len);
 
 /* How many entries of a kind the catalog holds, and the names of the i-th
  * (i below that count). */

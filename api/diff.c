@@ -151,19 +151,19 @@ static void write_cell_cb(void *cls, const struct diff_cell *cell)
 	diff_write_cell(cls, cell);
 }
 
-static void count_cell_cb(void *cls, const struct diff_cell *cell)
+static void count_cell(void *cls, const struct diff_cell *cell)
 {
 	(void)cell;
-	*(bool *)cls = true;
+	(*(size_t *)cls)++;
 }
 
 bool diff_any_cell(const struct catalog *from, const struct catalog *to, struct decide_shape shape,
 		   struct slice override)
 {
-	bool any = false;
+	size_t n = 0;
 
-	diff_cells(from, to, shape, override, count_cell_cb, &any);
-	return any;
+	diff_cells(from, to, shape, override, count_cell, &n);
+	return n > 0;
 }
 
 /* ------------------------------------------------------------ entries */
@@ -277,40 +277,34 @@ static const char *name_of(enum catalog_kind kind, const void *entry)
 				       : ((const struct catalog_model *)entry)->names.name;
 }
 
+/* Whether any row of a table differs between a and b (field_equal). */
+static bool fields_differ(const struct catalog_field *fields, size_t n, const void *a,
+			  const void *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!field_equal(&fields[i], a, b)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The rows of a table whose fields differ between a and b, each as
  * {"field", "from", "to"} with the catalog file's keys, in the table's
- * order. `open` is called before the first (NULL: none) and the return
- * says whether any differed, so the caller closes what `open` began. */
-static bool field_changes(struct jsonw *w, const struct catalog_field *fields, size_t n,
-			  const void *a, const void *b, void (*open)(struct jsonw *, const void *),
-			  const void *cls)
+ * order (the caller has asked fields_differ whether there are any). */
+static void field_rows(struct jsonw *w, const struct catalog_field *fields, size_t n,
+		       const void *a, const void *b)
 {
-	bool any = false;
-
 	for (size_t i = 0; i < n; i++) {
 		if (field_equal(&fields[i], a, b)) {
 			continue;
 		}
-		if (!any && open != NULL) {
-			open(w, cls);
-		}
-		any = true;
 		jsonw_object_begin(w);
 		jsonw_kv_str(w, "field", fields[i].key);
 		write_value(w, "from", &fields[i], a);
 		write_value(w, "to", &fields[i], b);
 		jsonw_object_end(w);
 	}
-	return any;
-}
-
-/* {"name": the entry's name, "fields": [ ... */
-static void open_entry(struct jsonw *w, const void *name)
-{
-	jsonw_object_begin(w);
-	jsonw_kv_str(w, "name", name);
-	jsonw_key(w, "fields");
-	jsonw_array_begin(w);
 }
 
 /* The fields of two entries of a kind that differ, every row of the
@@ -321,18 +315,16 @@ static void entry_changes(struct jsonw *w, enum catalog_kind kind, const void *a
 	size_t n;
 	const struct catalog_field *fields = catalog_fields(kind, &n);
 
-	if (field_changes(w, fields, n, a, b, open_entry, name_of(kind, b))) {
-		jsonw_array_end(w);
-		jsonw_object_end(w);
+	if (!fields_differ(fields, n, a, b)) {
+		return;
 	}
-}
-
-/* "constants": [ ... */
-static void open_constants(struct jsonw *w, const void *cls)
-{
-	(void)cls;
-	jsonw_key(w, "constants");
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, "name", name_of(kind, b));
+	jsonw_key(w, "fields");
 	jsonw_array_begin(w);
+	field_rows(w, fields, n, a, b);
+	jsonw_array_end(w);
+	jsonw_object_end(w);
 }
 
 /* The top-level rows (the rule's constants) that differ, as
@@ -344,20 +336,13 @@ static void top_changes(struct jsonw *w, const struct catalog *from, const struc
 	size_t n;
 	const struct catalog_field *fields = catalog_top_fields(&n);
 
-	if (field_changes(w, fields, n, from, to, open_constants, NULL)) {
-		jsonw_array_end(w);
+	if (!fields_differ(fields, n, from, to)) {
+		return;
 	}
-}
-
-static bool fields_differ(const struct catalog_field *fields, size_t n, const void *a,
-			  const void *b)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!field_equal(&fields[i], a, b)) {
-			return true;
-		}
-	}
-	return false;
+	jsonw_key(w, "constants");
+	jsonw_array_begin(w);
+	field_rows(w, fields, n, from, to);
+	jsonw_array_end(w);
 }
 
 static bool entry_changed(enum catalog_kind kind, const void *a, const void *b)
@@ -468,17 +453,10 @@ bool diff_any_change(const struct catalog *from, const struct catalog *to,
 	return diff_any_cell(from, to, shape, override);
 }
 
-static void count_cell(void *cls, const struct diff_cell *cell)
-{
-	(void)cell;
-	(*(size_t *)cls)++;
-}
-
 size_t diff_changed_cells(const struct catalog *from, const struct catalog *to)
 {
-	struct decide_shape shape = {1, 1, 1};
 	size_t n = 0;
 
-	diff_cells(from, to, shape, (struct slice){NULL, 0}, count_cell, &n);
+	diff_cells(from, to, DIFF_STREAM_SHAPE, (struct slice){NULL, 0}, count_cell, &n);
 	return n;
 }

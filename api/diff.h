@@ -66,9 +66,14 @@ void diff_write_cell(struct jsonw *w, const struct diff_cell *cell);
 void diff_write(struct jsonw *w, const struct catalog *from, const struct catalog *to,
 		struct decide_shape shape, struct slice override);
 
+/* The change stream's inputs, /v1/matrix's defaults: a batch of one
+ * (max_batch_size, num_seqs, max_rows 1), and no override. A catalog
+ * event states them, diff_changed_cells counts at them. */
+#define DIFF_STREAM_SHAPE ((struct decide_shape){1, 1, 1})
+
 /* How many cells' decisions differ at the change stream's inputs
- * (max_batch_size, num_seqs, max_rows 1; no override), as a catalog event
- * and GET /v1/history count them. */
+ * (DIFF_STREAM_SHAPE; no override), as a catalog event and GET
+ * /v1/history count them. */
 size_t diff_changed_cells(const struct catalog *from, const struct catalog *to);
 
 /* Whether a cell's decision differs. */

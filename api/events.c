@@ -97,8 +97,7 @@ static void render_change(struct jsonw *w, const char *boot, const struct events
 			  const struct events_revision *before, const struct catalog *from,
 			  const struct catalog *to, size_t limit)
 {
-	/* /v1/matrix's default inputs: a batch of one, no override */
-	struct decide_shape shape = {1, 1, 1};
+	struct decide_shape shape = DIFF_STREAM_SHAPE;
 	struct cell_list l = {w, limit, 0, 0};
 	size_t unchanged;
 

@@ -13,17 +13,6 @@
 
 #define CHECK_LEN 16
 
-static uint64_t fnv1a64(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 void history_write_entry(struct jsonw *w, const struct history_entry *e, bool with_ms)
 {
 	jsonw_object_begin(w);
@@ -53,7 +42,7 @@ size_t history_line(const struct history_entry *e, char *out, size_t cap)
 	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap && w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
 		memcpy(out, w.buf, w.len);
 		n = w.len + (size_t)snprintf(out + w.len, cap - w.len, " %016llx\n",
-					       (unsigned long long)fnv1a64(w.buf, w.len));
+					       (unsigned long long)catalog_fnv1a64(w.buf, w.len));
 	}
 	jsonw_cleanup(&w);
 	return n;
@@ -77,14 +66,7 @@ static int text_of(const cJSON *o, const char *key, char *out, size_t cap)
 
 static int count_of(const cJSON *o, const char *key, uint64_t *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740991.0 ||
-	    v->valuedouble != (double)(uint64_t)v->valuedouble) {
-		return -1;
-	}
-	*out = (uint64_t)v->valuedouble;
-	return 0;
+	return jsonin_u53(cJSON_GetObjectItemCaseSensitive(o, key), out) ? 0 : -1;
 }
 
 static int trigger_of(const cJSON *o, enum api_trigger *t)
@@ -118,7 +100,7 @@ int history_parse_line(const char *line, size_t len, struct history_entry *e, ch
 		return -1;
 	}
 	json_len = len - CHECK_LEN - 1;
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)fnv1a64(line, json_len));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)catalog_fnv1a64(line, json_len));
 	if (memcmp(hex, line + json_len + 1, CHECK_LEN) != 0) {
 		snprintf(err, cap, "its check is not its text's (torn or edited?)");
 		return -1;
@@ -154,15 +136,11 @@ void history_get(struct handler_call *c)
 	uint64_t before = c->q.before.set ? c->q.before.v : 0;
 	size_t n = 0;
 
-	if (limit < 1 || limit > HISTORY_MAX_LIMIT) {
+	/* the query layer refused 0 for both (a u32 is 1 or more): only a
+	 * limit above the page is this route's to refuse */
+	if (limit > HISTORY_MAX_LIMIT) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "limit", NULL,
 			    "limit must be from 1 to %d, not %u", HISTORY_MAX_LIMIT, limit);
-		handler_fail(c);
-		return;
-	}
-	if (c->q.before.set && before == 0) {
-		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "before", NULL,
-			    "before is an entry's seq (1 or more), as next_before gives it");
 		handler_fail(c);
 		return;
 	}

@@ -269,7 +269,9 @@ cJSON *jsonin_parse(const char *text, size_t len, char *err, size_t err_cap)
 	return root;
 }
 
-bool jsonin_u32(const cJSON *item, uint32_t *out)
+/* An integral JSON number from lo to hi (0 <= lo, hi <= 2^53 - 1), or
+ * false with *out untouched. */
+static bool integer_in(const cJSON *item, double lo, double hi, uint64_t *out)
 {
 	double d;
 
@@ -277,12 +279,29 @@ bool jsonin_u32(const cJSON *item, uint32_t *out)
 		return false;
 	}
 	d = item->valuedouble;
-	/* NaN fails every comparison, infinities fail the range */
-	if (!(d >= 1.0 && d <= 4294967295.0) || d != (double)(uint32_t)d) {
+	/* NaN fails every comparison, infinities fail the range; within it
+	 * the cast is exact, so the integral test is too */
+	if (!(d >= lo && d <= hi) || d != (double)(uint64_t)d) {
 		return false;
 	}
-	*out = (uint32_t)d;
+	*out = (uint64_t)d;
 	return true;
+}
+
+bool jsonin_u32(const cJSON *item, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!integer_in(item, 1.0, 4294967295.0, &v)) {
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+bool jsonin_u53(const cJSON *item, uint64_t *out)
+{
+	return integer_in(item, 0.0, 9007199254740991.0, out);
 }
 
 enum jsonin_keys jsonin_check_keys(const cJSON *object, const char *const *allowed,

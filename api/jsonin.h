@@ -65,6 +65,9 @@ void jsonin_arena_cleanup(struct jsonin_arena *arena);
 /* An integral JSON number from 1 to 4294967295 (132 and 132.0 are; 1e400,
  * 0, -1, 1.5 and "132" are not). */
 bool jsonin_u32(const cJSON *item, uint32_t *out);
+/* An integral JSON number from 0 to 2^53 - 1, the integers a JSON number
+ * carries exactly (0, 7 and 7.0 are; NaN, 2^53, -1, 1.5 and "7" are not). */
+bool jsonin_u53(const cJSON *item, uint64_t *out);
 
 enum jsonin_keys { JSONIN_KEYS_OK, JSONIN_KEYS_UNKNOWN, JSONIN_KEYS_DUPLICATE };
 

@@ -361,15 +361,13 @@ static int read_u32(enum query_field f, const struct value *v, struct query_u32 
  * 2^53 - 1, the integers a JSON number carries exactly. */
 static bool integer_text(const cJSON *json, char out[QUERY_DIGITS], struct slice *s)
 {
-	double d = json->valuedouble;
+	uint64_t u;
 	int n;
 
-	/* NaN fails every comparison */
-	if (!cJSON_IsNumber(json) || !(d >= 0.0 && d <= 9007199254740991.0) ||
-	    d != (double)(uint64_t)d) {
+	if (!jsonin_u53(json, &u)) {
 		return false;
 	}
-	n = snprintf(out, QUERY_DIGITS, "%llu", (unsigned long long)d);
+	n = snprintf(out, QUERY_DIGITS, "%llu", (unsigned long long)u);
 	*s = (struct slice){out, (size_t)n};
 	return true;
 }

@@ -25,7 +25,8 @@ static const struct revision *held(const struct api_context *ctx, struct revisio
 }
 
 /* The catalogs served by name; a context without any serves its catalog
- * alone, under its own name, written into `one` (with `rev`). */
+ * alone, under its own name and as what the catalog says it is served as
+ * (catalog_set_name's is_default), written into `one` (with `rev`). */
 static const struct revision_named *named(const struct api_context *ctx, struct revision_named *one,
 					  struct revision *rev, size_t *n)
 {
@@ -33,13 +34,15 @@ static const struct revision_named *named(const struct api_context *ctx, struct 
 		*n = ctx->num_catalogs;
 		return ctx->catalogs;
 	}
-	*one = (struct revision_named){ctx->catalog->name, held(ctx, rev, n), 0, true};
+	*one = (struct revision_named){ctx->catalog->name, held(ctx, rev, n), 0,
+				       ctx->catalog->is_default};
 	one->num_revisions = *n;
 	*n = 1;
 	return one;
 }
 
-/* The catalog served as `name`, or NULL. */
+/* The catalog served as `name`, or NULL. A catalog's name is its current
+ * catalog's (revision.h), whose length that catalog keeps. */
 static const struct revision_named *named_find(const struct api_context *ctx, struct slice name,
 					       struct revision_named *one, struct revision *rev)
 {
@@ -47,7 +50,8 @@ static const struct revision_named *named_find(const struct api_context *ctx, st
 	const struct revision_named *all = named(ctx, one, rev, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		if (strlen(all[i].name) == name.len && memcmp(all[i].name, name.p, name.len) == 0) {
+		if (all[i].revisions[0].catalog->name_len == name.len &&
+		    memcmp(all[i].name, name.p, name.len) == 0) {
 			return &all[i];
 		}
 	}
@@ -114,23 +118,12 @@ static void write_held(struct jsonw *w, const void *cls)
 	jsonw_array_end(w);
 }
 
-/* What catalog_digest writes: "fnv1a64:" and 16 lowercase hex digits.
- * Anything else can never be held by any replica, so it is the caller's
- * mistake (400), not a replica's lag (409). */
-#define DIGEST_PREFIX "fnv1a64:"
-#define DIGEST_LEN (sizeof(DIGEST_PREFIX) - 1 + 16)
-
+/* What catalog_load writes as a digest (catalog_digest_ok). Anything else
+ * can never be held by any replica, so it is the caller's mistake (400),
+ * not a replica's lag (409). */
 static bool well_formed(struct slice d)
 {
-	if (d.len != DIGEST_LEN || memcmp(d.p, DIGEST_PREFIX, sizeof(DIGEST_PREFIX) - 1) != 0) {
-		return false;
-	}
-	for (size_t i = sizeof(DIGEST_PREFIX) - 1; i < d.len; i++) {
-		if (!((d.p[i] >= '0' && d.p[i] <= '9') || (d.p[i] >= 'a' && d.p[i] <= 'f'))) {
-			return false;
-		}
-	}
-	return true;
+	return catalog_digest_ok(d.p, d.len);
 }
 
 /* The held revision nearest a typed one (the house's did-you-mean), or
@@ -149,21 +142,16 @@ static const char *nearest_held(const struct api_context *ctx, struct slice dige
 	return near.best;
 }
 
-/* The index of the held revision `param` names, or -1 with the problem:
+/* The problem of a `param` naming no held revision (find_index found none):
  * 400 invalid-parameter for what is no digest at all (with the form
  * expected), 409 for a digest this replica does not hold; both with a
- * "did you mean" when a held revision is near. */
-static long find_param(const struct api_context *ctx, const char *param, struct slice digest,
-		       struct problem *p)
+ * "did you mean" when a held revision is near. Returns -1. */
+static long not_held(const struct api_context *ctx, const char *param, struct slice digest,
+		     struct problem *p)
 {
-	long i = find_index(ctx, digest);
-	const char *near;
+	const char *near = nearest_held(ctx, digest);
 	char quoted[QUOTE_MAX];
 
-	if (i >= 0) {
-		return i;
-	}
-	near = nearest_held(ctx, digest);
 	quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
 	if (!well_formed(digest)) {
 		char tail[128];
@@ -189,24 +177,50 @@ static long find_param(const struct api_context *ctx, const char *param, struct 
 	return -1;
 }
 
-/* The catalog other than the context's that holds `digest`, or NULL. */
-static const char *held_elsewhere(const struct api_context *ctx, struct slice digest)
+/* The served catalog (other than the one whose revisions are `skip`; NULL
+ * skips none) that holds `digest`, with its index among that catalog's
+ * revisions in `at`; or NULL. */
+static const struct revision_named *holding(const struct api_context *ctx, struct slice digest,
+					    const struct revision *skip, size_t *at)
 {
 	for (size_t i = 0; ctx->catalogs != NULL && i < ctx->num_catalogs; i++) {
 		const struct revision_named *nc = &ctx->catalogs[i];
 
-		if (nc->revisions == ctx->revisions) {
-			continue; /* the context's own: already looked in */
+		if (skip != NULL && nc->revisions == skip) {
+			continue;
 		}
 		for (size_t j = 0; j < nc->num_revisions; j++) {
 			const char *d = nc->revisions[j].catalog->digest;
 
 			if (strlen(d) == digest.len && memcmp(d, digest.p, digest.len) == 0) {
-				return nc->name;
+				*at = j;
+				return nc;
 			}
 		}
 	}
 	return NULL;
+}
+
+/* The 404 of a `param` naming no served catalog, with `near` (named_near
+ * of it, or NULL) as its "did you mean". Returns -1. */
+static int unknown_catalog(struct problem *p, const char *param, struct slice name,
+			   const char *near)
+{
+	return problem_unknown_name(p, PROBLEM_UNKNOWN_CATALOG, param, "catalog", name.p, name.len,
+				    near, "GET /v1/catalogs");
+}
+
+/* The catalog served as `name`, or NULL with its 404 in `p`. */
+static const struct revision_named *named_param(const struct api_context *ctx, struct slice name,
+						struct revision_named *one, struct revision *rev,
+						struct problem *p)
+{
+	const struct revision_named *nc = named_find(ctx, name, one, rev);
+
+	if (nc == NULL) {
+		unknown_catalog(p, "catalog", name, named_near(ctx, name));
+	}
+	return nc;
 }
 
 const struct catalog *revision_named_catalog(const struct api_context *ctx, struct slice name,
@@ -214,14 +228,9 @@ const struct catalog *revision_named_catalog(const struct api_context *ctx, stru
 {
 	struct revision_named one;
 	struct revision rev;
-	const struct revision_named *nc = named_find(ctx, name, &one, &rev);
+	const struct revision_named *nc = named_param(ctx, name, &one, &rev, p);
 
-	if (nc == NULL) {
-		problem_unknown_name(p, PROBLEM_UNKNOWN_CATALOG, "catalog", "catalog", name.p, name.len,
-				     named_near(ctx, name), "GET /v1/catalogs");
-		return NULL;
-	}
-	return nc->revisions[0].catalog;
+	return nc == NULL ? NULL : nc->revisions[0].catalog;
 }
 
 int revision_select(struct handler_call *c, struct slice name, struct problem *p)
@@ -233,10 +242,10 @@ int revision_select(struct handler_call *c, struct slice name, struct problem *p
 	if (name.p == NULL) {
 		return 0;
 	}
-	if (revision_named_catalog(c->ctx, name, p) == NULL) {
+	nc = named_param(c->ctx, name, &one, &rev, p);
+	if (nc == NULL) {
 		return -1;
 	}
-	nc = named_find(c->ctx, name, &one, &rev);
 	if (nc->revisions[0].catalog != c->ctx->catalog) {
 		c->pinned = *c->ctx;
 		c->pinned.catalog = nc->revisions[0].catalog;
@@ -247,43 +256,16 @@ int revision_select(struct handler_call *c, struct slice name, struct problem *p
 	return 0;
 }
 
-int revision_choose(struct handler_call *c, struct slice catalog, struct slice digest,
-		    struct problem *p)
-{
-	const char *other;
-
-	if (revision_select(c, catalog, p) != 0) {
-		return -1;
-	}
-	if (digest.p != NULL && find_index(c->ctx, digest) < 0) {
-		other = held_elsewhere(c->ctx, digest);
-		if (other != NULL) {
-			char quoted[QUOTE_MAX];
-
-			quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
-			return problem_set(p, PROBLEM_CATALOG_MISMATCH, "revision", other,
-					   "revision \"%s\" is catalog \"%s\"'s, not \"%s\"'s: ask "
-					   "with catalog=%s, or without the revision", quoted, other,
-					   c->ctx->catalog->name, other);
-		}
-	}
-	return revision_pin(c, digest, p);
-}
-
-int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
+/* revision_pin's work once the held revision's index `i` (find_index's,
+ * -1: none) is known. */
+static int pin_at(struct handler_call *c, struct slice digest, long i, struct problem *p)
 {
 	const struct catalog *cat;
-
 	struct revision one;
 	size_t n;
-	long i;
 
-	if (digest.p == NULL) {
-		return 0;
-	}
-	i = find_param(c->ctx, "revision", digest, p);
 	if (i < 0) {
-		return -1;
+		return (int)not_held(c->ctx, "revision", digest, p);
 	}
 	cat = held(c->ctx, &one, &n)[i].catalog;
 	if (cat != c->ctx->catalog) {
@@ -292,6 +274,42 @@ int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
 		c->ctx = &c->pinned;
 	}
 	return 0;
+}
+
+int revision_choose(struct handler_call *c, struct slice catalog, struct slice digest,
+		    struct problem *p)
+{
+	const struct revision_named *other;
+	size_t at;
+	long i;
+
+	if (revision_select(c, catalog, p) != 0) {
+		return -1;
+	}
+	if (digest.p == NULL) {
+		return 0;
+	}
+	i = find_index(c->ctx, digest);
+	/* the context's own revisions were just looked in */
+	other = i < 0 ? holding(c->ctx, digest, c->ctx->revisions, &at) : NULL;
+	if (other != NULL) {
+		char quoted[QUOTE_MAX];
+
+		quote_excerpt(digest.p, digest.len, quoted, sizeof(quoted));
+		return problem_set(p, PROBLEM_CATALOG_MISMATCH, "revision", other->name,
+				   "revision \"%s\" is catalog \"%s\"'s, not \"%s\"'s: ask "
+				   "with catalog=%s, or without the revision", quoted, other->name,
+				   c->ctx->catalog->name, other->name);
+	}
+	return pin_at(c, digest, i, p);
+}
+
+int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
+{
+	if (digest.p == NULL) {
+		return 0;
+	}
+	return pin_at(c, digest, find_index(c->ctx, digest), p);
 }
 
 void revision_list(struct handler_call *c)
@@ -320,9 +338,10 @@ void revision_list(struct handler_call *c)
 /* A held revision a diff parameter names, or -1 with its problem. */
 static long held_param(struct handler_call *c, const char *param, struct slice digest)
 {
-	long i = find_param(c->ctx, param, digest, &c->problem);
+	long i = find_index(c->ctx, digest);
 
 	if (i < 0) {
+		not_held(c->ctx, param, digest, &c->problem);
 		handler_fail(c);
 	}
 	return i;
@@ -344,21 +363,16 @@ static bool side_elsewhere(const struct api_context *ctx, struct slice text, str
 	struct revision rev;
 	const struct revision_named *nc = named_find(ctx, text, &one, &rev);
 
+	size_t at;
+
 	if (nc != NULL && ctx->catalogs != NULL) {
 		*out = (struct side){nc->revisions, nc->num_revisions, 0};
 		return true;
 	}
-	for (size_t i = 0; ctx->catalogs != NULL && i < ctx->num_catalogs; i++) {
-		const struct revision_named *o = &ctx->catalogs[i];
-
-		for (size_t j = 0; j < o->num_revisions; j++) {
-			const char *d = o->revisions[j].catalog->digest;
-
-			if (strlen(d) == text.len && memcmp(d, text.p, text.len) == 0) {
-				*out = (struct side){o->revisions, o->num_revisions, (long)j};
-				return true;
-			}
-		}
+	nc = holding(ctx, text, NULL, &at);
+	if (nc != NULL) {
+		*out = (struct side){nc->revisions, nc->num_revisions, (long)at};
+		return true;
 	}
 	return false;
 }
@@ -379,12 +393,13 @@ static bool diff_side(struct handler_call *c, const char *param, struct slice te
 	}
 	near = well_formed(text) || c->ctx->catalogs == NULL ? NULL : named_near(c->ctx, text);
 	if (near != NULL) {
-		problem_unknown_name(&c->problem, PROBLEM_UNKNOWN_CATALOG, param, "catalog", text.p,
-				     text.len, near, "GET /v1/catalogs");
-		handler_fail(c);
-		return false;
+		unknown_catalog(&c->problem, param, text, near);
+	} else {
+		/* find_index found none above */
+		not_held(c->ctx, param, text, &c->problem);
 	}
-	return held_param(c, param, text) >= 0;
+	handler_fail(c);
+	return false;
 }
 
 void revision_diff(struct handler_call *c)

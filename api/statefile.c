@@ -8,11 +8,11 @@
 
 #include "jsonin.h"
 
-#define DIGEST_PREFIX "fnv1a64:"
 #define NAME_PREFIX "fnv1a64-"
 #define NAME_SUFFIX ".json"
 #define HEX_DIGITS 16
 
+/* The boot's hex digits (a digest's are catalog_digest_ok's). */
 static bool lower_hex(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -25,25 +25,30 @@ static bool lower_hex(const char *s, size_t n)
 
 int statefile_name(const char *digest, char *out, size_t cap)
 {
-	size_t p = sizeof(DIGEST_PREFIX) - 1;
-
-	if (strlen(digest) != CATALOG_DIGEST_LEN || strncmp(digest, DIGEST_PREFIX, p) != 0 ||
-	    !lower_hex(digest + p, HEX_DIGITS) || cap < STATEFILE_NAME_LEN + 1) {
+	if (!catalog_digest_ok(digest, strlen(digest)) || cap < STATEFILE_NAME_LEN + 1) {
 		return -1;
 	}
-	snprintf(out, cap, NAME_PREFIX "%s" NAME_SUFFIX, digest + p);
+	snprintf(out, cap, NAME_PREFIX "%s" NAME_SUFFIX,
+		 digest + sizeof(CATALOG_DIGEST_PREFIX) - 1);
 	return 0;
 }
 
 bool statefile_digest_of(const char *name, char digest[CATALOG_DIGEST_LEN + 1])
 {
 	size_t p = sizeof(NAME_PREFIX) - 1;
+	char d[CATALOG_DIGEST_LEN + 1];
 
 	if (strlen(name) != STATEFILE_NAME_LEN || strncmp(name, NAME_PREFIX, p) != 0 ||
-	    !lower_hex(name + p, HEX_DIGITS) || strcmp(name + p + HEX_DIGITS, NAME_SUFFIX) != 0) {
+	    strcmp(name + p + HEX_DIGITS, NAME_SUFFIX) != 0) {
 		return false;
 	}
-	snprintf(digest, CATALOG_DIGEST_LEN + 1, DIGEST_PREFIX "%.*s", HEX_DIGITS, name + p);
+	/* the name's hex digits are the digest's: the one check of them is the
+	 * digest's own, and `digest` is written only when they pass it */
+	snprintf(d, sizeof(d), CATALOG_DIGEST_PREFIX "%.*s", HEX_DIGITS, name + p);
+	if (!catalog_digest_ok(d, strlen(d))) {
+		return false;
+	}
+	memcpy(digest, d, sizeof(d));
 	return true;
 }
 
@@ -93,15 +98,15 @@ static int read_seq(const cJSON *pair, uint64_t after, struct statefile_seq *out
 {
 	const cJSON *seq = cJSON_GetArrayItem(pair, 0), *rev = cJSON_GetArrayItem(pair, 1);
 	char name[STATEFILE_NAME_LEN + 1];
+	uint64_t n;
 
-	if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(seq) ||
-	    seq->valuedouble < 1 || seq->valuedouble > 9007199254740991.0 ||
-	    seq->valuedouble != (double)(uint64_t)seq->valuedouble ||
-	    (uint64_t)seq->valuedouble <= after || !cJSON_IsString(rev) ||
+	/* above `after` (0 at least): so 1 at least */
+	if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !jsonin_u53(seq, &n) ||
+	    n <= after || !cJSON_IsString(rev) ||
 	    statefile_name(rev->valuestring, name, sizeof(name)) != 0) {
 		return -1;
 	}
-	out->seq = (uint64_t)seq->valuedouble;
+	out->seq = n;
 	snprintf(out->revision, sizeof(out->revision), "%s", rev->valuestring);
 	return 0;
 }

@@ -94,13 +94,22 @@
     for (const k of SHAPE.concat(['override'])) { $(k).value = state[k]; }
     $('changes').checked = state.changes;
   }
-  function query(withOverride, extra) {
+  // `extra` and catalog=NAME for the catalog shown: none for the default,
+  // none when from= names a side itself. The one place the page adds it.
+  function catalogQuery(extra) {
     const p = new URLSearchParams(extra || []);
     if (state.catalog !== '' && !p.has('from')) { p.set('catalog', state.catalog); }
-    for (const k of SHAPE) { if (state[k] !== '') { p.set(k, state[k]); } }
-    if (withOverride && state.override !== '') { p.set('override', state.override); }
+    return p;
+  }
+  function queryString(p) {
     const s = p.toString();
     return s ? '?' + s : '';
+  }
+  function query(withOverride, extra) {
+    const p = catalogQuery(extra);
+    for (const k of SHAPE) { if (state[k] !== '') { p.set(k, state[k]); } }
+    if (withOverride && state.override !== '') { p.set('override', state.override); }
+    return queryString(p);
   }
 
   // ---------------------------------------------------------------- fetch
@@ -135,7 +144,7 @@
 
   // ---------------------------------------------------------------- polling
   async function loadCatalog(digest) {
-    const c = state.catalog !== '' ? '?catalog=' + encodeURIComponent(state.catalog) : '';
+    const c = queryString(catalogQuery());
     const [t, m, v] = await Promise.all([getJSON('v1/targets' + c), getJSON('v1/models' + c), getJSON('version')]);
     // a reload between the requests: keep the old view, the next poll retries
     if (!t.ok || !m.ok || t.data.catalog !== digest || m.data.catalog !== digest) { return false; }
@@ -461,7 +470,7 @@
   // What the replica holds, and what its last reload changed under the
   // what-ifs: GET /v1/revisions and GET /v1/diff, as curl sees them.
   async function refreshRevisions(gen) {
-    const c = state.catalog !== '' ? '?catalog=' + encodeURIComponent(state.catalog) : '';
+    const c = queryString(catalogQuery());
     const [r, d, h] = await Promise.all([getJSON('v1/revisions' + c), getJSON('v1/diff' + query(true)),
       getJSON('v1/history?limit=5')]);
     if (gen !== live.generation || !r.ok || !d.ok) { return; }

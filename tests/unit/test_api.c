@@ -1006,3 +1006,23 @@ Test(api, openapi_is_served_from_the_embedded_bytes_with_a_tag)
 	answer_free(&a);
 	answer_free(&again);
 }
+
+/* limit=0 and before=0 are the query layer's 400 (a u32 is 1 or more), so
+ * GET /v1/history never sees a zero of either: its own messages are for
+ * a limit above its page. */
+Test(api, history_zero_limit_and_before_are_the_query_layer_s)
+{
+	const char *cases[][2] = {
+		{"/v1/history?limit=0", "{\"type\":\"/problems/invalid-parameter\",\"title\":\"Invalid parameter\",\"status\":400,\"detail\":\"limit must be a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, no spaces)\",\"param\":\"limit\"}"},
+		{"/v1/history?before=0", "{\"type\":\"/problems/invalid-parameter\",\"title\":\"Invalid parameter\",\"status\":400,\"detail\":\"before must be a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, no spaces)\",\"param\":\"before\"}"},
+		{"/v1/history?limit=1001", "{\"type\":\"/problems/invalid-parameter\",\"title\":\"Invalid parameter\",\"status\":400,\"detail\":\"limit must be from 1 to 100, not 1001\",\"param\":\"limit\"}"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct answer a = get(cases[i][0]);
+
+		cr_assert_eq(a.status, 400, "%s: %d", cases[i][0], a.status);
+		cr_assert_str_eq(a.body, cases[i][1], "%s", cases[i][0]);
+		answer_free(&a);
+	}
+}

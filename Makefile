@@ -12,7 +12,7 @@
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
 #   bench-streams  10,000 idle change streams: RSS, idle CPU, a change's fan-out;
-#              writes bench/streams.md
+#              writes bench/streams.md (the last figures; notes and earlier runs: bench/README.md)
 #   stream-storm  10,000 streams dropped and back at once (part of check-extra)
 #   browser-test  the page in headless Chromium (part of check-extra)
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each

@@ -37,6 +37,7 @@ struct request {
 	enum problem_kind refusal; /* REQ_REFUSE: 413 or 503 */
 	bool draining; /* the server was draining when the headers came: the
 			* answer says so (/readyz) and closes, both or neither */
+	bool http11;   /* HTTP/1.1: MHD sends a body of unknown size chunked */
 	size_t discarded; /* bytes of a body read and dropped */
 	uint64_t start_ns;
 	const char *uri;
@@ -375,6 +376,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	uint64_t declared = 0;
 
 	r->draining = atomic_load(&ss->server->draining);
+	r->http11 = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
 	framing_init(&f, method, r->uri_len);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, tally_header, &f);
 	switch (framing_judge(&f, r->uri, r->uri_len, cfg->max_header + FRAMING_POOL_EXTRA,
@@ -500,7 +502,10 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 	char detail[160];
 
 	if (!ss->req.draining) {
-		resp = stream_open(&s->streams, conn, last_id, &why);
+		/* its heartbeats straight to the socket where the bytes on the
+		 * wire are chunks of plain HTTP/1.1 (stream.h) */
+		resp = stream_open(&s->streams, conn, last_id, ss->tls.tls == NULL && ss->req.http11,
+				   &why);
 	}
 	if (resp == NULL) {
 		/* 1 to 4 s, not 1 for all: a storm of reconnects refused

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "stream.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct stream {
 	struct stream *prev, *next; /* the hub's list, by last write */
 	int fd;                     /* watched in the hub's epoll set; -1: not */
 	bool suspended;
+	bool direct;                /* its heartbeats go straight to fd (stream.h) */
 	bool gone;                  /* its client closed or reset the connection */
 	bool behind;                /* ended for falling behind: says so, then ends */
 	bool said_end;              /* its final comment is its text */
@@ -105,7 +107,13 @@ static void mhd_cut(void *conn, int fd)
 	}
 }
 
-static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume, mhd_cut};
+static ssize_t mhd_send(void *conn, int fd, const char *bytes, size_t len)
+{
+	(void)conn;
+	return send(fd, bytes, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume, mhd_cut, mhd_send};
 
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
 		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine)
@@ -123,6 +131,13 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	/* pointers only: a change's text is allocated at its size */
 	h->history = calloc(h->depth, sizeof(*h->history));
 	h->heartbeat = text_new(beat, events_heartbeat(beat, sizeof(beat)));
+	if (h->heartbeat != NULL) {
+		/* a chunk: its size in hex, CRLF, the bytes, CRLF (RFC 9112 7.1) */
+		int n = snprintf(h->beat_chunk, sizeof(h->beat_chunk), "%zx\r\n%.*s\r\n",
+				 h->heartbeat->len, (int)h->heartbeat->len, h->heartbeat->bytes);
+
+		h->beat_chunk_len = n > 0 && (size_t)n < sizeof(h->beat_chunk) ? (size_t)n : 0;
+	}
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (h->history == NULL || h->heartbeat == NULL || h->epfd < 0) {
 		goto done;
@@ -425,8 +440,8 @@ static int greet(struct stream *s, struct stream_hub *h, const char *last_event_
 	return s->text != NULL ? 0 : -1;
 }
 
-struct stream *stream_join(struct stream_hub *h, void *conn, int fd, const char *last_event_id,
-			   enum stream_open_status *status)
+struct stream *stream_join(struct stream_hub *h, void *conn, int fd, bool direct,
+			   const char *last_event_id, enum stream_open_status *status)
 {
 	struct stream *s = calloc(1, sizeof(*s));
 	/* edge-triggered: a departure is told once, not at every tick until
@@ -440,6 +455,7 @@ struct stream *stream_join(struct stream_hub *h, void *conn, int fd, const char 
 	s->hub = h;
 	s->conn = conn;
 	s->fd = -1;
+	s->direct = direct && fd >= 0;
 	s->last_write_ns = listener_now_ns();
 	pthread_mutex_lock(&h->lock);
 	if (h->closing) {
@@ -465,11 +481,12 @@ struct stream *stream_join(struct stream_hub *h, void *conn, int fd, const char 
 }
 
 struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *conn,
-				 const char *last_event_id, enum stream_open_status *status)
+				 const char *last_event_id, bool direct,
+				 enum stream_open_status *status)
 {
 	const union MHD_ConnectionInfo *info =
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct stream *s = stream_join(h, conn, info != NULL ? info->connect_fd : -1,
+	struct stream *s = stream_join(h, conn, info != NULL ? info->connect_fd : -1, direct,
 				       last_event_id, status);
 	struct MHD_Response *resp;
 
@@ -558,16 +575,50 @@ static void cut_behind(struct stream_hub *h, uint64_t now_ns)
 	}
 }
 
+/* Under the lock: the heartbeat due on a suspended direct stream,
+ * written to its socket (stream.h says why that is safe); it is then
+ * the last written. Suspended, it has nothing else to say: a change, a
+ * departure, falling behind and the drain each resume it first. Returns
+ * false when it is to be resumed instead: the kernel had no room (its
+ * callback sends the heartbeat when there is), or the stream ends (its
+ * socket failed, or took part of the chunk, which no byte may follow). */
+static bool beat_direct(struct stream_hub *h, struct stream *s, uint64_t now_ns)
+{
+	ssize_t n;
+
+	if (!s->direct || !s->suspended || h->beat_chunk_len == 0) {
+		return false;
+	}
+	n = h->engine->send(s->conn, s->fd, h->beat_chunk, h->beat_chunk_len);
+	if (n == (ssize_t)h->beat_chunk_len) {
+		s->last_write_ns = now_ns;
+		unlink_stream(h, s);
+		append_stream(h, s);
+		return true;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		return false;
+	}
+	s->gone = true;
+	return false;
+}
+
 void stream_tick(struct stream_hub *h, uint64_t now_ns)
 {
+	struct stream *next;
+
 	pthread_mutex_lock(&h->lock);
 	end_departed(h);
-	/* in order of last write: past the first that is not due, none is */
-	for (struct stream *s = h->head; s != NULL; s = s->next) {
+	/* in order of last write: past the first that is not due, none is (a
+	 * heartbeat sent moves its stream to the end, after the last due) */
+	for (struct stream *s = h->head; s != NULL; s = next) {
+		next = s->next;
 		if (now_ns <= s->last_write_ns || now_ns - s->last_write_ns < h->heartbeat_ns) {
 			break;
 		}
-		wake(s);
+		if (!beat_direct(h, s, now_ns)) {
+			wake(s);
+		}
 	}
 	cut_behind(h, now_ns);
 	pthread_mutex_unlock(&h->lock);

@@ -15,6 +15,24 @@
  * falls due (stream_tick, from the listener's 100 ms tick), a client that
  * left, or the drain resumes it.
  *
+ * A heartbeat on a plain HTTP/1.1 stream does not resume it: the tick
+ * writes it straight to the suspended connection's socket, as one chunk
+ * of the chunked body (stream_engine.send). The bytes on the wire are
+ * known there: libmicrohttpd 0.9.75 sends a body of unknown size to an
+ * HTTP/1.1 client chunked, and calls the content callback only with its
+ * buffer empty, so a connection the callback suspended is between two
+ * chunks, with nothing of its own left to send. Resuming it instead
+ * costs a write to MHD's inter-thread channel, a walk of every suspended
+ * connection, a poll, the callback and a suspend, for 20 bytes: with
+ * 10,000 streams, a third of the idle CPU (bench/README.md). Where the
+ * wire is not known that way (TLS, whose record layer is GnuTLS's state;
+ * HTTP/1.0, whose body is not chunked) the stream is resumed as before.
+ * A kernel with no room (EAGAIN: its client has left 16 KiB unread) also
+ * means a resume: libmicrohttpd waits for room. A heartbeat the kernel
+ * took only part of, or a socket that failed, ends the stream (its
+ * client has left, or left its chunk torn: it reconnects with its
+ * Last-Event-ID).
+ *
  * A suspended connection neither times out nor notices a client that
  * left, so the hub keeps every stream's socket in an epoll set of its own
  * (EPOLLRDHUP, edge-triggered: a FIN, an RST or a half-close is reported
@@ -81,6 +99,9 @@ struct stream_engine {
 	 * -1): libmicrohttpd's shuts the socket down, its connection then
 	 * fails its next send and closes, and the stream is freed */
 	void (*cut)(void *conn, int fd);
+	/* writes a heartbeat's bytes straight to a suspended stream's socket
+	 * without waiting: the count the kernel took, or -1 and errno */
+	ssize_t (*send)(void *conn, int fd, const char *bytes, size_t len);
 };
 
 struct stream_hub {
@@ -98,6 +119,8 @@ struct stream_hub {
 	unsigned behind;                /* streams ended for it, not yet cut nor gone */
 	struct stream_text **history;   /* depth of them, seq s at s % depth; NULL: not held */
 	struct stream_text *heartbeat;  /* the one comment every idle stream sends */
+	char beat_chunk[32];            /* it as one HTTP/1.1 chunk, for stream_engine.send */
+	size_t beat_chunk_len;
 	struct stream *head, *tail;     /* open streams, the longest silent first */
 	int epfd;                       /* every stream's socket, for a client that left */
 	bool closing;                   /* draining: every stream ends */
@@ -133,25 +156,27 @@ enum stream_open_status { STREAM_OPENED, STREAM_FULL, STREAM_CLOSING, STREAM_NO_
  * with status 200, or NULL with *status saying why (the cap is reached,
  * the server is draining, out of memory). `last_event_id` (the request's
  * Last-Event-ID, or NULL) picks what it sends first: the changes since,
- * a reset when those are not held, or hello. The caller queues and
- * destroys the response as any other.
+ * a reset when those are not held, or hello. `direct`: its heartbeats
+ * may be written straight to its socket (plain HTTP/1.1; see above). The
+ * caller queues and destroys the response as any other.
  */
 struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *conn,
-				 const char *last_event_id, enum stream_open_status *status);
+				 const char *last_event_id, bool direct,
+				 enum stream_open_status *status);
 
 /*
  * What stream_open is made of, for a test without libmicrohttpd: a stream
  * on `conn` (given to the engine's suspend and resume) whose socket is
- * `fd` (watched for its client leaving; -1: not watched), or NULL with
- * *status. stream_read gives its next bytes at time `now_ns`
+ * `fd` (watched for its client leaving; -1: not watched; with `direct`,
+ * where the engine's send writes its heartbeats), or NULL with *status. stream_read gives its next bytes at time `now_ns`
  * (listener_now_ns's clock): up to `max` of them, 0 when it has nothing
  * to say (it was suspended), or STREAM_READ_END (the drain: it ends
  * cleanly) or STREAM_READ_GONE (its client left). stream_leave frees it.
  */
 #define STREAM_READ_END ((ssize_t)-1)
 #define STREAM_READ_GONE ((ssize_t)-2)
-struct stream *stream_join(struct stream_hub *h, void *conn, int fd, const char *last_event_id,
-			   enum stream_open_status *status);
+struct stream *stream_join(struct stream_hub *h, void *conn, int fd, bool direct,
+			   const char *last_event_id, enum stream_open_status *status);
 ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns);
 void stream_leave(struct stream *s);
 
@@ -163,8 +188,8 @@ void stream_leave(struct stream *s);
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);
 
-/* Ends every stream whose client left, resumes every stream whose
- * heartbeat is due and cuts every stream ended for falling behind more
+/* Ends every stream whose client left, sends or resumes every stream
+ * whose heartbeat is due and cuts every stream ended for falling behind more
  * than STREAM_CUT_GRACE_NS ago (the listener's tick). Costs the streams
  * due, not all of them, but for a pass over them while one is behind. */
 #define STREAM_CUT_GRACE_NS 1000000000u

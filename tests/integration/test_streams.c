@@ -55,16 +55,22 @@ struct stream_read {
 	bool eof;
 };
 
-static void stream_connect(struct stream_read *s, unsigned port, const char *last_id)
+static void stream_connect_as(struct stream_read *s, unsigned port, const char *last_id,
+			      const char *version)
 {
 	char req[256];
 	int n;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = connect_raw(port);
-	n = snprintf(req, sizeof(req), "GET /v1/events HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n%s%s%s\r\n",
-		     last_id ? "Last-Event-ID: " : "", last_id ? last_id : "", last_id ? "\r\n" : "");
+	n = snprintf(req, sizeof(req), "GET /v1/events %s\r\nHost: t\r\nAccept: text/event-stream\r\n%s%s%s\r\n",
+		     version, last_id ? "Last-Event-ID: " : "", last_id ? last_id : "", last_id ? "\r\n" : "");
 	cr_assert_eq(send(s->fd, req, (size_t)n, MSG_NOSIGNAL), n);
+}
+
+static void stream_connect(struct stream_read *s, unsigned port, const char *last_id)
+{
+	stream_connect_as(s, port, last_id, "HTTP/1.1");
 }
 
 /* Reads until `needle` is in what arrived after byte `from`, or the
@@ -258,6 +264,122 @@ Test(streams, an_idle_stream_gets_heartbeats)
 	cr_assert_not_null(first, "no heartbeat: %s", s.buf);
 	cr_assert_not_null(stream_until(&s, (size_t)(first - s.buf) + 1, ": heartbeat\n\n", 3000),
 			   "one heartbeat only: %s", s.buf);
+	close(s.fd);
+	daemon_finish(&d);
+	unlink(path);
+}
+
+/* The body of a chunked answer at `body` (after its header block), read
+ * strictly (RFC 9112 7.1: a size in hex, CRLF, the bytes, CRLF; the last
+ * chunk 0 and an empty trailer) into out; false at the first fault, or
+ * when bytes follow the end. */
+static bool dechunk(const char *body, const char *end, char *out, size_t cap, size_t *len)
+{
+	*len = 0;
+	for (;;) {
+		char *after;
+		unsigned long n = strtoul(body, &after, 16);
+
+		if (after == body || end - after < 2 || strncmp(after, "\r\n", 2) != 0) {
+			return false;
+		}
+		body = after + 2;
+		if (n == 0) {
+			return end - body == 2 && strncmp(body, "\r\n", 2) == 0;
+		}
+		if ((size_t)(end - body) < n + 2 || strncmp(body + n, "\r\n", 2) != 0 ||
+		    *len + n >= cap) {
+			return false;
+		}
+		memcpy(out + *len, body, n);
+		*len += n;
+		out[*len] = '\0';
+		body += n + 2;
+	}
+}
+
+/* Heartbeats of a plain HTTP/1.1 stream go straight to its socket, not
+ * through libmicrohttpd (stream.h): the body stays one well-formed
+ * chunked body around them, through a change that libmicrohttpd sends
+ * after them and the drain's end. */
+Test(streams, heartbeats_written_to_the_socket_keep_the_body_chunked_through_a_change_and_the_end)
+{
+	const char *more[] = {"--stream-heartbeat", "1", NULL};
+	struct daemon d;
+	char path[64];
+	static char body[65536];
+	struct stream_read s;
+	const char *head_end, *ev, *beat = ": heartbeat\n\n";
+	size_t len, at;
+	int status;
+
+	start_with_catalog(&d, path, more);
+	stream_connect(&s, d.port, NULL);
+	cr_assert_not_null(stream_until(&s, 0, "event: hello\n", 2000));
+	/* 1 s apart on a 100 ms tick: three within 5 s is a wide margin */
+	at = 0;
+	for (int i = 0; i < 3; i++) {
+		const char *hit = stream_until(&s, at, beat, 5000);
+
+		cr_assert_not_null(hit, "heartbeat %d missing: %s", i, s.buf);
+		at = (size_t)(hit - s.buf) + 1;
+	}
+	write_text(path, catalog_b);
+	kill(d.pid, SIGHUP);
+	ev = stream_until(&s, 0, "event: catalog\n", 5000);
+	cr_assert_not_null(ev, "no change event: %s", s.buf);
+	cr_assert_not_null(stream_until(&s, (size_t)(ev - s.buf), "}\n\n", 2000));
+	cr_assert_not_null(stream_until(&s, (size_t)(ev - s.buf), beat, 5000),
+			   "no heartbeat after the change: %s", s.buf);
+	kill(d.pid, SIGTERM);
+	stream_until(&s, s.len, "never", 5000);
+	cr_assert(s.eof, "the stream is still open after SIGTERM");
+	status = daemon_wait(&d, 6000);
+	cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	head_end = strstr(s.buf, "\r\n\r\n");
+	cr_assert_not_null(head_end);
+	cr_assert(find_ci(s.buf, "Transfer-Encoding: chunked") != NULL, "%s", s.buf);
+	cr_assert(dechunk(head_end + 4, s.buf + s.len, body, sizeof(body), &len),
+		  "not one well-formed chunked body: %s", head_end + 4);
+	cr_assert(strncmp(body, "retry: ", 7) == 0, "%s", body);
+	ev = strstr(body, "event: catalog\n");
+	cr_assert_not_null(ev, "%s", body);
+	at = 0;
+	for (const char *p = strstr(body, beat); p != NULL && p < ev; p = strstr(p + 1, beat)) {
+		at++;
+	}
+	cr_assert_geq(at, 3u, "%zu heartbeats before the change: %s", at, body);
+	cr_assert_not_null(strstr(ev, beat), "%s", body);
+	close(s.fd);
+	unlink(d.log_path);
+	unlink(path);
+}
+
+/* An HTTP/1.0 client gets the body as it is, not chunked (libmicrohttpd
+ * closes the connection at its end): its heartbeats go through
+ * libmicrohttpd, not to its socket, which would frame them as chunks. */
+Test(streams, an_http_1_0_stream_gets_its_heartbeats_unchunked)
+{
+	const char *more[] = {"--stream-heartbeat", "1", NULL};
+	struct daemon d;
+	char path[64];
+	struct stream_read s;
+	const char *head_end, *first;
+
+	start_with_catalog(&d, path, more);
+	stream_connect_as(&s, d.port, NULL, "HTTP/1.0");
+	cr_assert_not_null(stream_until(&s, 0, "event: hello\n", 2000));
+	first = stream_until(&s, 0, ": heartbeat\n\n", 3000);
+	cr_assert_not_null(first, "no heartbeat: %s", s.buf);
+	cr_assert_not_null(stream_until(&s, (size_t)(first - s.buf) + 1, ": heartbeat\n\n", 3000),
+			   "one heartbeat only: %s", s.buf);
+	head_end = strstr(s.buf, "\r\n\r\n");
+	cr_assert_not_null(head_end);
+	cr_assert(find_ci(s.buf, "Transfer-Encoding") == NULL, "%s", s.buf);
+	/* the body is the events' text itself: it starts with retry and has
+	 * no chunk framing (no CR at all) */
+	cr_assert(strncmp(head_end + 4, "retry: ", 7) == 0, "%s", head_end + 4);
+	cr_assert_null(strchr(head_end + 4, '\r'), "%s", head_end + 4);
 	close(s.fd);
 	daemon_finish(&d);
 	unlink(path);

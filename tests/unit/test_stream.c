@@ -5,10 +5,11 @@
  * are socketpairs. What a stream says first (hello, the replay of a
  * Last-Event-ID, a reset), a change rendered once and read by every
  * stream, a text that outlives its place in the history, a stream that
- * fell behind, heartbeats from the tick, a client that left, the cap and
- * the drain.
+ * fell behind, heartbeats from the tick (resumed, or written straight to
+ * a direct stream's socket), a client that left, the cap and the drain.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,15 @@
 #include "listener.h"
 #include "stream.h"
 
-/* A connection as the fake engine sees it. */
+/* A connection as the fake engine sees it. Its send takes `take` bytes
+ * of each (0: all of them) into sent, or fails with `fail` (0: never). */
 struct fake_conn {
-	int suspends, resumes, cuts;
+	int suspends, resumes, cuts, sends;
 	bool suspended;
+	size_t take;
+	int fail;
+	char sent[256];
+	size_t sent_len;
 };
 
 static void fake_suspend(void *conn)
@@ -51,7 +57,26 @@ static void fake_cut(void *conn, int fd)
 	c->cuts++;
 }
 
-static const struct stream_engine fake = {fake_suspend, fake_resume, fake_cut};
+static ssize_t fake_send(void *conn, int fd, const char *bytes, size_t len)
+{
+	struct fake_conn *c = conn;
+	size_t n = c->take > 0 && c->take < len ? c->take : len;
+
+	(void)fd;
+	cr_assert(c->suspended, "written to while not suspended");
+	c->sends++;
+	if (c->fail != 0) {
+		errno = c->fail;
+		return -1;
+	}
+	cr_assert_lt(c->sent_len + n, sizeof(c->sent));
+	memcpy(c->sent + c->sent_len, bytes, n);
+	c->sent_len += n;
+	c->sent[c->sent_len] = '\0';
+	return (ssize_t)n;
+}
+
+static const struct stream_engine fake = {fake_suspend, fake_resume, fake_cut, fake_send};
 
 #define HEARTBEAT_S 15u
 #define HEARTBEAT_NS ((uint64_t)HEARTBEAT_S * 1000000000u)
@@ -121,14 +146,20 @@ static ssize_t drain_stream(struct stream *s, char *out, size_t cap, size_t step
 	return n;
 }
 
-static struct stream *join(struct fake_conn *c, int fd, const char *last_id)
+static struct stream *join_as(struct fake_conn *c, int fd, bool direct, const char *last_id)
 {
 	enum stream_open_status st;
-	struct stream *s = stream_join(&hub, c, fd, last_id, &st);
+	struct stream *s = stream_join(&hub, c, fd, direct, last_id, &st);
 
 	cr_assert_eq(st, STREAM_OPENED);
 	cr_assert_not_null(s);
 	return s;
+}
+
+/* A stream resumed for its heartbeats, as over TLS or HTTP/1.0. */
+static struct stream *join(struct fake_conn *c, int fd, const char *last_id)
+{
+	return join_as(c, fd, false, last_id);
 }
 
 static char text[65536], other[65536];
@@ -415,6 +446,115 @@ Test(stream, the_tick_wakes_only_the_streams_whose_heartbeat_is_due)
 	two_leave(early, late);
 }
 
+/* What one HTTP/1.1 chunk at `p` carries (its size line, its bytes and
+ * its CRLF are all there), into out; returns where the next starts. */
+static const char *one_chunk(const char *p, char *out, size_t cap)
+{
+	char *end;
+	unsigned long n = strtoul(p, &end, 16);
+
+	cr_assert(end != p && strncmp(end, "\r\n", 2) == 0, "no chunk size line: %s", p);
+	cr_assert_lt(n, cap);
+	cr_assert_geq(strlen(end + 2), n + 2, "a torn chunk: %s", p);
+	memcpy(out, end + 2, n);
+	out[n] = '\0';
+	cr_assert(strncmp(end + 2 + n, "\r\n", 2) == 0, "no CRLF after the chunk: %s", p);
+	return end + 2 + n + 2;
+}
+
+Test(stream, a_direct_streams_heartbeat_is_one_chunk_on_its_socket_without_a_resume)
+{
+	struct fake_conn c[2] = {{0}};
+	struct stream *direct, *resumed;
+	uint64_t t0 = listener_now_ns() + 1000u;
+	char beat[64], got[64];
+	const char *next;
+	int a[2], b[2];
+
+	start(4, 8);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
+	direct = join_as(&c[0], a[0], true, NULL);
+	resumed = join(&c[1], b[0], NULL);
+	drain_stream(direct, text, sizeof(text), 4096, t0);
+	drain_stream(resumed, text, sizeof(text), 4096, t0);
+	events_heartbeat(beat, sizeof(beat));
+	stream_tick(&hub, t0 + HEARTBEAT_NS - 1);
+	cr_assert_eq(c[0].sends, 0, "written to before its heartbeat is due");
+	stream_tick(&hub, t0 + HEARTBEAT_NS);
+	cr_assert(c[0].suspended && c[0].resumes == 0, "resumed for a heartbeat sent to its socket");
+	cr_assert_eq(c[0].sends, 1);
+	next = one_chunk(c[0].sent, got, sizeof(got));
+	cr_assert_str_eq(got, beat);
+	cr_assert_eq(*next, '\0', "more than one chunk: %s", c[0].sent);
+	/* not a direct stream (TLS, HTTP/1.0): resumed, its callback says it */
+	cr_assert(!c[1].suspended && c[1].resumes == 1 && c[1].sends == 0);
+	cr_assert_eq(drain_stream(resumed, text, sizeof(text), 4096, t0 + HEARTBEAT_NS), 0);
+	cr_assert_str_eq(text, beat);
+	/* the heartbeat counts as its last write: the next is 15 s on */
+	stream_tick(&hub, t0 + 2 * HEARTBEAT_NS - 1);
+	cr_assert_eq(c[0].sends, 1, "a second heartbeat within 15 s");
+	stream_tick(&hub, t0 + 2 * HEARTBEAT_NS);
+	cr_assert_eq(c[0].sends, 2);
+	cr_assert_eq(*one_chunk(next, got, sizeof(got)), '\0');
+	cr_assert_str_eq(got, beat);
+	/* a change resumes it, and its callback sends the event as before */
+	change();
+	cr_assert(!c[0].suspended && c[0].resumes == 1);
+	cr_assert_eq(drain_stream(direct, text, sizeof(text), 4096, t0 + 2 * HEARTBEAT_NS), 0);
+	cr_assert_eq(count(text, "event: catalog\n"), 1, "%s", text);
+	for (int i = 0; i < 2; i++) {
+		close(a[i]);
+		close(b[i]);
+	}
+	two_leave(direct, resumed);
+}
+
+/* A direct stream whose heartbeat the engine's send takes `take` bytes
+ * of, or fails with `fail`: resumed, and its callback then says `want`
+ * (0: the heartbeat, as a resumed stream's; else a STREAM_READ_ end). */
+static void a_heartbeat_not_taken_whole(size_t take, int fail, ssize_t want)
+{
+	struct fake_conn c = {.take = take, .fail = fail};
+	struct stream *s;
+	uint64_t t0 = listener_now_ns() + 1000u;
+	char beat[64];
+	int a[2];
+
+	start(4, 8);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+	s = join_as(&c, a[0], true, NULL);
+	drain_stream(s, text, sizeof(text), 4096, t0);
+	stream_tick(&hub, t0 + HEARTBEAT_NS);
+	cr_assert_eq(c.sends, 1);
+	cr_assert(!c.suspended && c.resumes == 1, "not resumed");
+	cr_assert_eq(drain_stream(s, text, sizeof(text), 4096, t0 + HEARTBEAT_NS), want);
+	if (want == 0) {
+		events_heartbeat(beat, sizeof(beat));
+		cr_assert_str_eq(text, beat);
+	}
+	close(a[0]);
+	close(a[1]);
+	stream_leave(s);
+	stop();
+}
+
+Test(stream, a_kernel_with_no_room_for_a_heartbeat_resumes_its_stream_which_sends_it)
+{
+	a_heartbeat_not_taken_whole(0, EAGAIN, 0);
+}
+
+Test(stream, a_heartbeat_the_kernel_took_part_of_ends_its_stream)
+{
+	/* no byte may follow a torn chunk: the stream ends, its client reconnects */
+	a_heartbeat_not_taken_whole(5, 0, STREAM_READ_GONE);
+}
+
+Test(stream, a_heartbeat_on_a_failed_socket_ends_its_stream)
+{
+	a_heartbeat_not_taken_whole(0, EPIPE, STREAM_READ_GONE);
+}
+
 /* A client that closes, resets or half-closes its end: the next tick
  * wakes its stream, which then ends; a client that stays is left be. */
 static void a_client_that_leaves_ends_its_stream(int how)
@@ -473,7 +613,7 @@ Test(stream, the_cap_refuses_and_a_leave_makes_room)
 	start(2, 8);
 	s[0] = join(&c[0], -1, NULL);
 	s[1] = join(&c[1], -1, NULL);
-	cr_assert_null(stream_join(&hub, &c[2], -1, NULL, &st));
+	cr_assert_null(stream_join(&hub, &c[2], -1, false, NULL, &st));
 	cr_assert_eq(st, STREAM_FULL);
 	stream_leave(s[0]);
 	s[0] = join(&c[2], -1, NULL);
@@ -501,7 +641,7 @@ Test(stream, the_drain_ends_every_stream_after_what_it_has_and_opens_none)
 	cr_assert_eq(drain_stream(behind, text, sizeof(text), 4096, listener_now_ns()),
 		     STREAM_READ_END);
 	cr_assert_eq(count(text, "event: catalog\n"), 1, "%s", text);
-	cr_assert_null(stream_join(&hub, &c[0], -1, NULL, &st));
+	cr_assert_null(stream_join(&hub, &c[0], -1, false, NULL, &st));
 	cr_assert_eq(st, STREAM_CLOSING);
 	two_leave(idle, behind);
 }

@@ -54,7 +54,8 @@ int catalogdir_default(const char *dir, const char *name, char *path_out, size_t
 	return 0;
 }
 
-struct catalogdir *catalogdir_new(const char *dir, const char *default_name)
+struct catalogdir *catalogdir_new(const char *dir, const char *default_name, catalogdir_hold_fn *hold,
+				  void *hold_cls)
 {
 	struct catalogdir *d = calloc(1, sizeof(*d));
 
@@ -64,6 +65,8 @@ struct catalogdir *catalogdir_new(const char *dir, const char *default_name)
 	snprintf(d->dir, sizeof(d->dir), "%s", dir);
 	snprintf(d->watch_path, sizeof(d->watch_path), "%s/", dir);
 	d->default_name = default_name;
+	d->hold = hold;
+	d->hold_cls = hold_cls;
 	return d;
 }
 
@@ -111,16 +114,18 @@ static void ignore(struct catalogdir *d, const char *entry)
 }
 
 /* A NAME.json not served yet: served once the same valid bytes are read
- * twice (reload_look's settle), parsed only then. Returns the milliseconds
- * until it wants another look. */
+ * twice (reload_look's settle), parsed only then. At start (`settle`
+ * false) invalid bytes go to the hold too, which serves the revision the
+ * state directory kept, if any. Returns the milliseconds until it wants
+ * another look. */
 static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool settle)
 {
 	struct reload_read rd;
 	struct catalog *cat = NULL;
 	size_t len = 0;
-	char *bytes;
+	char *bytes, err[640];
 	enum reload_look look;
-	int rc;
+	bool from_state = false;
 
 	snprintf(s->path, sizeof(s->path), "%s/%s" SUFFIX, d->dir, s->name);
 	bytes = reload_read_catalog_bytes(s->path, &len, &rd);
@@ -133,16 +138,14 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 		/* refused before and unchanged since, or seen once */
 		return look == RELOAD_LOOK_WAIT ? RELOAD_SETTLE_MS : 0;
 	}
-	if (cat == NULL) {
-		s->refused_key = rd.key;
-		log_event(d->log, "reload", "catalog %s not served: %s", s->name, rd.error);
-		return 0;
-	}
-	rc = holder_swap_named(d->holder, s->name, cat, s->path);
-	if (rc != 0) {
+	/* a file added while running has no last good to start on: only a
+	 * restart serves a kept revision in place of an invalid file */
+	if ((cat == NULL && settle) ||
+	    d->hold(d->hold_cls, s->name, s->path, cat, rd.error,
+		    settle ? API_TRIGGER_WATCH : API_TRIGGER_START, &from_state, err, sizeof(err)) != 0) {
 		s->refused_key = rd.key;
 		log_event(d->log, "reload", "catalog %s not served: %s", s->name,
-			  holder_swap_error(rc));
+			  cat == NULL && settle ? rd.error : err);
 		return 0;
 	}
 	if (reload_add_named_catalog(d->reload, &s->rc, d->holder, s->name, s->path, &rd, d->metrics,
@@ -151,6 +154,9 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 		s->refused_key = rd.key;
 		log_event(d->log, "reload", "catalog %s not served: no room for its source", s->name);
 		return 0;
+	}
+	if (from_state) {
+		reload_catalog_from_state(&s->rc, &rd);
 	}
 	s->serving = true;
 	s->refused_key = 0;

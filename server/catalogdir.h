@@ -12,9 +12,19 @@
  * listed and:
  * - a NAME.json not served yet is read, and read again RELOAD_SETTLE_MS
  *   later (a writer still writing is not trusted); the same valid bytes
- *   twice and it is served (holder_swap_named) and becomes a catalog
- *   source of the reload's (unwatched: this module drives it); invalid
- *   bytes are logged once and tried again when they change;
+ *   twice and it is served (through the owner's catalogdir_hold_fn, the
+ *   one way any catalog comes into service: with the revisions the state
+ *   directory kept of it) and becomes a catalog source of the reload's
+ *   (unwatched: this module drives it); invalid bytes are logged once and
+ *   tried again when they change;
+ * - at start (the first listing) a NAME.json that is invalid is handed to
+ *   the hold as well, so that the revision --state-dir kept of it serves,
+ *   as for a catalog file named by --catalog (started_from "state"); with
+ *   no kept revision it is not served, as above. A NAME.json gone while
+ *   splitkd was down is not in the listing, and so is not served (404
+ *   unknown-catalog), exactly as a file removed while running: in this
+ *   directory a file is what declares its catalog, and its revisions kept
+ *   stay on disk, held again if the file comes back;
  * - a NAME.json served already gets the reload's attempt on its source
  *   (reload_source_check: dedup, settle, keep the last good, log, count);
  * - a catalog whose file is gone stops being served (holder_remove): a
@@ -44,6 +54,19 @@
 #include "log.h"
 #include "metrics.h"
 #include "reload.h"
+#include "status.h"
+
+/*
+ * How a catalog of the directory comes into service: `cat` (the file's at
+ * `path`, owned from here on; NULL: the file is invalid, why in `why`),
+ * after the revisions the state directory kept of `name`, journaled as
+ * `trigger`; *from_state when a kept revision serves for the invalid
+ * file. Returns 0, or -1 with why in err (nothing served, cat freed).
+ * main.c's hold(), which serves --catalog's catalogs too.
+ */
+typedef int catalogdir_hold_fn(void *cls, const char *name, const char *path, struct catalog *cat,
+			       const char *why, enum api_trigger trigger, bool *from_state, char *err,
+			       size_t err_cap);
 
 #define CATALOGDIR_MAX_IGNORED 64 /* other entries logged once each; past it, not logged */
 
@@ -65,6 +88,8 @@ struct catalogdir {
 	char dir[CATALOGDIR_MAX_DIR];
 	char watch_path[PATH_MAX + 1]; /* "DIR/" */
 	const char *default_name;
+	catalogdir_hold_fn *hold;
+	void *hold_cls;
 	struct reload *reload;
 	struct holder *holder;
 	struct metrics *metrics;
@@ -83,8 +108,10 @@ struct catalogdir {
 int catalogdir_default(const char *dir, const char *name, char *path_out, size_t path_cap,
 		       char *name_out, size_t name_cap, char *err, size_t err_cap);
 
-/* A new follower of DIR (nothing read yet), or NULL when out of memory. */
-struct catalogdir *catalogdir_new(const char *dir, const char *default_name);
+/* A new follower of DIR (nothing read yet) whose catalogs come into
+ * service through hold(hold_cls, ...), or NULL when out of memory. */
+struct catalogdir *catalogdir_new(const char *dir, const char *default_name, catalogdir_hold_fn *hold,
+				  void *hold_cls);
 void catalogdir_free(struct catalogdir *d);
 
 /*

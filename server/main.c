@@ -291,15 +291,18 @@ static const char *default_name(const struct server_config *cfg)
 /*
  * Puts catalog `name` in service: the revisions the state directory kept
  * of it (oldest first, so they are held as before the restart), then
- * `cat`, the file's, which is current. With `cat` NULL (the file is
- * missing or invalid: `why`) the newest kept revision serves instead, and
- * *from_state says so. The default catalog makes the holder (`ho`); the
- * others are swapped into it (`ho` NULL). What serves is kept in the
- * state directory. Returns 0, or -1 with err set (cat freed).
+ * `cat`, the file's (at `source`), which is current. With `cat` NULL (the
+ * file is missing or invalid: `why`) the newest kept revision serves
+ * instead, and *from_state says so. The attempt is journaled as
+ * `trigger`. The default catalog makes the holder (`ho`); the others are
+ * swapped into it (`ho` NULL). What serves is kept in the state
+ * directory. The one way every catalog comes into service: the default,
+ * each --catalog NAME=FILE and each --catalog-dir NAME.json (hold_dir).
+ * Returns 0, or -1 with err set (cat freed).
  */
-static int hold(struct serving *sv, const struct server_config *cfg, const struct holder_options *ho,
-		const char *name, struct catalog *cat, const char *why, bool *from_state, char *err,
-		size_t cap)
+static int hold(struct serving *sv, const struct holder_options *ho, const char *name,
+		const char *source, struct catalog *cat, const char *why, enum api_trigger trigger,
+		bool *from_state, char *err, size_t cap)
 {
 	struct catalog *kept[HOLDER_MAX_REVISIONS + 1];
 	size_t n = 0;
@@ -307,7 +310,7 @@ static int hold(struct serving *sv, const struct server_config *cfg, const struc
 
 	*from_state = false;
 	if (sv->state.log != NULL) {
-		n = state_load(&sv->state, name, kept, cfg->revisions);
+		n = state_load(&sv->state, name, kept, sv->state.max_revisions);
 	}
 	if (cat == NULL && n == 0) {
 		snprintf(err, cap, "%s%s", why, sv->state.log != NULL ? " (and --state-dir keeps no "
@@ -315,7 +318,7 @@ static int hold(struct serving *sv, const struct server_config *cfg, const struc
 		return -1;
 	}
 	journal_add(&sv->journal, &(struct reload_attempt){
-		.catalog = name, .trigger = API_TRIGGER_START, .ok = cat != NULL,
+		.catalog = name, .trigger = trigger, .ok = cat != NULL,
 		.changed = cat != NULL && (n == 0 || strcmp(kept[n - 1]->digest, cat->digest) != 0),
 		.error = cat != NULL ? "" : why, .from = n > 0 ? kept[n - 1]->digest : "",
 		.to = cat != NULL ? cat->digest : "",
@@ -335,9 +338,9 @@ static int hold(struct serving *sv, const struct server_config *cfg, const struc
 			continue;
 		}
 		rc = ho != NULL && i == 0 ? holder_init_with(&sv->holder, kept[i], ho)
-					  : holder_swap_named(&sv->holder, name, kept[i], NULL);
+					  : holder_swap_named(&sv->holder, name, kept[i], source);
 		if (rc != 0) {
-			snprintf(err, cap, "catalog %s: out of memory", name);
+			snprintf(err, cap, "catalog %s: %s", name, holder_swap_error(rc));
 			ret = -1;
 		}
 	}
@@ -345,6 +348,14 @@ static int hold(struct serving *sv, const struct server_config *cfg, const struc
 		state_save(&sv->state, kept[n - 1]); /* held: the holder keeps it alive */
 	}
 	return ret;
+}
+
+/* A --catalog-dir NAME.json's way into service (a catalogdir_hold_fn):
+ * hold(), as every other catalog's. */
+static int hold_dir(void *cls, const char *name, const char *path, struct catalog *cat,
+		    const char *why, enum api_trigger trigger, bool *from_state, char *err, size_t cap)
+{
+	return hold(cls, NULL, name, path, cat, why, trigger, from_state, err, cap);
 }
 
 /* Every --catalog NAME=FILE besides the default: loaded (an invalid one
@@ -369,7 +380,8 @@ static int add_named(struct serving *sv, const struct server_config *cfg, char *
 			snprintf(err, cap, "%s", why);
 			return -1;
 		}
-		if (hold(sv, cfg, NULL, c->name, cat, why, &from_state, err, cap) != 0) {
+		if (hold(sv, NULL, c->name, c->path, cat, why, API_TRIGGER_START, &from_state, err,
+			 cap) != 0) {
 			return -1;
 		}
 		if (reload_add_named_catalog(&sv->reload, source, &sv->holder, c->name, c->path, &rd,
@@ -509,7 +521,8 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		catalog_free(cat);
 		goto done;
 	}
-	if (hold(&sv, cfg, &ho, ho.name, cat, rd->error, &from_state, err, sizeof(err)) != 0) {
+	if (hold(&sv, &ho, ho.name, cfg->catalog_path, cat, rd->error, API_TRIGGER_START, &from_state,
+		 err, sizeof(err)) != 0) {
 		goto done;
 	}
 	metrics_catalog_loaded(&sv.metrics);
@@ -539,7 +552,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	if (cfg->catalog_dir != NULL &&
-	    ((sv.dir = catalogdir_new(cfg->catalog_dir, holder_default_name(&sv.holder))) == NULL ||
+	    ((sv.dir = catalogdir_new(cfg->catalog_dir, holder_default_name(&sv.holder), hold_dir, &sv)) == NULL ||
 	     catalogdir_start(sv.dir, &sv.reload, &sv.holder, &sv.metrics, log, cfg->catalog_check,
 			      err, sizeof(err)) != 0)) {
 		goto done;

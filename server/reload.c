@@ -514,6 +514,9 @@ void reload_catalog_from_state(struct reload_catalog *c, const struct reload_rea
 {
 	struct api_source_status *st = &c->src.status;
 
+	/* the file's bytes are not what serves: read again as they are (a
+	 * SIGHUP), they are refused again, never "ok, unchanged" */
+	c->src.served_key = 0;
 	pthread_mutex_lock(&c->src.owner->state_lock);
 	st->started_from_state = true;
 	st->disk = rd->state;

@@ -315,7 +315,8 @@ int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks);
  * last revision kept in the state directory serves instead: its status
  * says so (started_from "state", the file's error, the attempt failed)
  * and so does splitkd_catalog_last_reload_successful (0); the watch takes
- * the file as soon as it is good. */
+ * the file as soon as it is good, and the same bad bytes read again are
+ * refused again. At start, before the source is watched. */
 void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd);
 
 /* Starts following every source's files: one watch (directory events plus

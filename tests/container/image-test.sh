@@ -13,7 +13,9 @@
 #  4. compose.yaml up (healthy) and down (drained) with podman-compose.
 #  5. kubernetes.yaml with `podman kube play`: the catalog from the
 #     ConfigMap, /readyz, a decision, an edit of the ConfigMap's volume
-#     served without a restart, the liveness probe, a drain.
+#     served without a restart, splitkd killed and restarted by the pod's
+#     policy answering the pinned revisions as before (--state-dir on the
+#     pod's emptyDir), the liveness probe, a drain.
 # Every port is published on 127.0.0.1 only. Whatever it starts (containers,
 # pods, networks, the ConfigMap's volume) is removed on exit, failed or not.
 # Needs root and the `image` profile of scripts/deps.sh (make installs it).
@@ -403,6 +405,63 @@ http "$port" /v1/targets/zz-configmap-edit >/dev/null 2>&1 &&
 	fail "kube play: the container restarted to take the edit"
 podman logs "$k" 2>&1 | grep -q '"reload".*(watch)' || fail "kube play: no watch reload logged"
 ok "kube play: an edit of the ConfigMap's before-928 key served in ${edit_took} s by the same process, that catalog alone (the watch, no signal, no restart)"
+# A crash: splitkd killed as the kernel kills a process (the OOM killer, a
+# fault), from the host and not through podman, whose `podman kill` marks
+# the container stopped by the user, which its restart policy never
+# restarts (podman-run(1): "Restart policy will not take effect if a
+# container is stopped via the podman kill or podman stop commands"; seen
+# with podman 4.3: exited 137, RestartCount 0, for good). The pod's policy
+# (restartPolicy: Always, the Deployment's default) starts it again on the
+# same emptyDir (/var/lib/splitkd): before-928 holds its two revisions and
+# a pin on the first (the ConfigMap's before the edit) answers byte for
+# byte as it did before the kill; so does a pin on today's one revision.
+# revision_ids: GET /v1/revisions's answer in, its ids out one a line: the
+# current first, then the others by name (loaded_at moves at a restart)
+revision_ids() {
+	/usr/bin/python3 -c 'import json, sys
+r = json.load(sys.stdin)
+ids = [e["revision"] for e in r["revisions"]]
+print("\n".join([r["current"]] + sorted(i for i in ids if i != r["current"])))'
+}
+pin_query='/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16'
+legacy_revs=$(http "$port" '/v1/revisions?catalog=before-928' | revision_ids) ||
+	fail "kube play: /v1/revisions?catalog=before-928 did not answer"
+[ "$(echo "$legacy_revs" | wc -l)" = 2 ] || fail "kube play: before-928 should hold 2 revisions after the edit: $legacy_revs"
+r1=$(echo "$legacy_revs" | sed -n 2p)
+today_rev=$(http "$port" '/v1/revisions?catalog=today' | revision_ids | head -1)
+pinned=$(http "$port" "$pin_query&catalog=before-928&revision=$r1") || fail "kube play: the pin on $r1 did not answer: $pinned"
+case $pinned in
+*'"num_splits":1,'*) ;;
+*) fail "kube play: the pin on before-928's first revision is not its legacy decision: $pinned" ;;
+esac
+pinned_today=$(http "$port" "$pin_query&revision=$today_rev") || fail "kube play: the pin on $today_rev did not answer"
+read -r count0 pid0 <<<"$(podman inspect --format '{{.RestartCount}} {{.State.Pid}}' "$k")"
+kill -KILL "$pid0"
+T_KILL=$(date +%s%N)
+# up to 30 s for a new process (a restart counted, another pid) that is ready
+restarted=""
+for _ in $(seq 300); do
+	read -r running count1 pid1 <<<"$(podman inspect --format '{{.State.Running}} {{.RestartCount}} {{.State.Pid}}' "$k" 2>/dev/null)"
+	if [ "$running" = true ] && [ "$count1" -gt "$count0" ] && [ "$pid1" != "$pid0" ] &&
+		http "$port" /readyz >/dev/null 2>&1; then
+		restarted=1
+		break
+	fi
+	sleep 0.1
+done
+[ -n "$restarted" ] ||
+	fail "kube play: splitkd killed (pid $pid0) was not running again within 30 s: $(podman inspect --format '{{.State.Status}} exit {{.State.ExitCode}} restarts {{.RestartCount}} policy {{.HostConfig.RestartPolicy.Name}}' "$k")"
+restart_took=$(secs "$T_KILL")
+now=$(http "$port" "$pin_query&catalog=before-928&revision=$r1") || fail "kube play: after the restart, the pin on $r1 answers: $now"
+[ "$now" = "$pinned" ] || fail "kube play: after the restart, the pin on $r1 answers
+$now
+and before the kill it answered
+$pinned"
+[ "$(http "$port" "$pin_query&revision=$today_rev")" = "$pinned_today" ] ||
+	fail "kube play: after the restart, the pin on today's $today_rev answers otherwise"
+[ "$(http "$port" '/v1/revisions?catalog=before-928' | revision_ids)" = "$legacy_revs" ] ||
+	fail "kube play: after the restart, before-928 holds $(http "$port" '/v1/revisions?catalog=before-928'), not $legacy_revs"
+ok "kube play: splitkd SIGKILLed (pid $pid0) ran again in ${restart_took} s by the pod's restart policy (restarts $count0 -> $count1, pid $pid1); before-928 still holds both revisions and the pin on $r1 answers byte for byte as before (${#pinned} bytes, 1 split), today's pin on $today_rev too"
 [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}} {{.Config.User}}' "$k")" = "true 10001:10001" ] ||
 	fail "kube play: not read-only as uid 10001"
 healthy "$k" "kube play, the liveness probe as podman runs it"

@@ -62,34 +62,34 @@ static void next_revision(cJSON *c, int i, char *out, size_t cap)
 	reload_on(&d, path, c, out, cap);
 }
 
-/* Whether GET /v1/revisions holds `rev`. */
+static bool holds_in(const char *name, const char *rev);
+
+/* Whether GET /v1/revisions (the default catalog's) holds `rev`. */
 static bool holds(const char *rev)
 {
-	struct reply r = http(&d, "GET", "/v1/revisions", NULL, NULL);
-	const cJSON *e;
-	bool found = false;
+	return holds_in(NULL, rev);
+}
 
-	cr_assert_eq(r.status, 200);
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r.json, "revisions")) {
-		found = found || strcmp(jstr(e, "revision"), rev) == 0;
+/* Every request of `table` pinned to `rev`, byte-equal to `recorded`. */
+static void table_as_recorded(const struct pinnable *table, size_t n, const char *rev,
+			      char *const *recorded, const char *when)
+{
+	for (size_t i = 0; i < n; i++) {
+		long status;
+		char *now = ask_on(&d, &table[i], rev, &status);
+
+		cr_assert_eq(status, 200, "%s: %s %s pinned to %s: %s", when, table[i].method,
+			     table[i].path, rev, now);
+		cr_assert_str_eq(now, recorded[i], "%s: %s %s pinned to %s:\n%s\nrecorded:\n%s", when,
+				 table[i].method, table[i].path, rev, now, recorded[i]);
+		free(now);
 	}
-	reply_free(&r);
-	return found;
 }
 
 /* Every pinnable request pinned to `rev`, byte-equal to `recorded`. */
 static void answers_as_recorded(const char *rev, char *const *recorded, const char *when)
 {
-	for (size_t i = 0; i < NUM_PINNABLE; i++) {
-		long status;
-		char *now = ask_on(&d, &pinnables[i], rev, &status);
-
-		cr_assert_eq(status, 200, "%s: %s %s pinned to %s: %s", when, pinnables[i].method,
-			     pinnables[i].path, rev, now);
-		cr_assert_str_eq(now, recorded[i], "%s: %s %s pinned to %s:\n%s\nrecorded:\n%s", when,
-				 pinnables[i].method, pinnables[i].path, rev, now, recorded[i]);
-		free(now);
-	}
+	table_as_recorded(pinnables, NUM_PINNABLE, rev, recorded, when);
 }
 
 Test(state, pinned_answers_survive_sigkill_and_sigterm, .fini = stop, .timeout = 90)
@@ -459,5 +459,273 @@ Test(state, sigkill_at_random_moments_leaves_nothing_torn, .fini = stop, .timeou
 		free(s->answer[i]);
 	}
 	free(s);
+	teardown(c);
+}
+
+/* ------------------------------------------------------------ --catalog-dir */
+
+static char cat_dir[96];
+
+/* DIR/cats with today.json (the default, `c`) and legacy.json (`c` with the
+ * last target's sm_count moved, so that no revision is both catalogs'). */
+static cJSON *setup_dir(cJSON *c)
+{
+	cJSON *legacy = cJSON_Duplicate(c, true);
+	cJSON *targets = cJSON_GetObjectItemCaseSensitive(legacy, "targets");
+	cJSON *t = cJSON_GetArrayItem(targets, cJSON_GetArraySize(targets) - 1);
+	char file[160];
+
+	snprintf(cat_dir, sizeof(cat_dir), "%s/cats", dir);
+	cr_assert_eq(mkdir(cat_dir, 0750), 0);
+	cJSON_ReplaceItemInObjectCaseSensitive(t, "sm_count", cJSON_CreateNumber(jnum(t, "sm_count") + 4));
+	snprintf(file, sizeof(file), "%s/today.json", cat_dir);
+	write_json(file, c);
+	snprintf(file, sizeof(file), "%s/legacy.json", cat_dir);
+	write_json(file, legacy);
+	return legacy;
+}
+
+static void start_dir(void)
+{
+	daemon_start(&d, (const char *[]){"--catalog-dir", cat_dir, "--default-catalog", "today",
+					 "--state-dir", state_dir, "--access-log", "off",
+					 "--catalog-check", "1", NULL});
+}
+
+/* GET /v1/revisions?catalog=NAME's answer (NULL: the default's; the
+ * caller frees it). */
+static struct reply revisions_of(const char *name)
+{
+	char target[96];
+
+	snprintf(target, sizeof(target), "/v1/revisions%s%s", name != NULL ? "?catalog=" : "",
+		 name != NULL ? name : "");
+	return http(&d, "GET", target, NULL, NULL);
+}
+
+static void current_in(const char *name, char *out, size_t cap)
+{
+	struct reply r = revisions_of(name);
+
+	cr_assert_eq(r.status, 200, "%s: %s", name, r.body);
+	snprintf(out, cap, "%s", jstr(r.json, "current"));
+	reply_free(&r);
+}
+
+/* Whether catalog NAME (NULL: the default) holds `rev`. */
+static bool holds_in(const char *name, const char *rev)
+{
+	struct reply r = revisions_of(name);
+	const cJSON *e;
+	bool found = false;
+
+	cr_assert_eq(r.status, 200, "%s: %s", name, r.body);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r.json, "revisions")) {
+		found = found || strcmp(jstr(e, "revision"), rev) == 0;
+	}
+	reply_free(&r);
+	return found;
+}
+
+/* DIR/cats/NAME.json replaced by `c` (the i-th target's sm_count moved
+ * first) and SIGHUP sent; waits (5 s at most) for NAME's current revision
+ * to move, into out. */
+static void next_in_dir(const char *name, cJSON *c, int i, char *out, size_t cap)
+{
+	cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "targets"), i);
+	char file[160], before[64];
+
+	cJSON_ReplaceItemInObjectCaseSensitive(t, "sm_count",
+					       cJSON_CreateNumber(jnum(t, "sm_count") + 8));
+	current_in(name, before, sizeof(before));
+	snprintf(file, sizeof(file), "%s/%s.json", cat_dir, name);
+	write_json(file, c);
+	kill(d.pid, SIGHUP);
+	for (int k = 0; k < 500; k++) {
+		current_in(name, out, cap);
+		if (strcmp(out, before) != 0) {
+			return;
+		}
+		sleep_ms(10);
+	}
+	cr_assert_fail("catalog %s: the reload did not land within 5 s", name);
+}
+
+/* Waits (5 s at most) until GET /v1/status?catalog=NAME says `text`. */
+static void wait_status_says(const char *name, const char *text)
+{
+	char target[96];
+
+	snprintf(target, sizeof(target), "/v1/status?catalog=%s", name);
+	for (int i = 0; i < 500; i++) {
+		struct reply r = http(&d, "GET", target, NULL, NULL);
+		bool says = r.status == 200 && strstr(r.body, text) != NULL;
+
+		reply_free(&r);
+		if (says) {
+			return;
+		}
+		sleep_ms(10);
+	}
+	cr_assert_fail("%s never said %s within 5 s", target, text);
+}
+
+/* The requests a scheduler pins, asked of the catalog `legacy`. */
+static const struct pinnable legacy_pinnables[] = {
+	{"GET", "/v1/splits?target=gb10&model=qwen3-8b&max_batch_size=16&catalog=legacy", NULL},
+	{"GET", "/v1/matrix?max_batch_size=16&catalog=legacy", NULL},
+	{"POST", "/v1/splits",
+	 "{\"catalog\":\"legacy\",\"target\":\"gb10\",\"model\":\"qwen3-8b\",\"max_batch_size\":16%s}"},
+	{"POST", "/v1/splits",
+	 "{\"catalog\":\"legacy\",\"queries\":[{\"target\":\"gb10\",\"model\":\"qwen3-8b\"},"
+	 "{\"target\":\"b200\",\"model\":\"llama-3.1-70b\",\"max_batch_size\":8}]%s}"},
+	{"POST", "/ofrep/v1/evaluate/flags/num_splits",
+	 "{\"context\":{\"catalog\":\"legacy\",\"target\":\"gb10\",\"model\":\"qwen3-8b\","
+	 "\"max_batch_size\":16%s}}"},
+};
+
+#define NUM_LEGACY (sizeof(legacy_pinnables) / sizeof(legacy_pinnables[0]))
+
+Test(state, a_catalog_dir_catalogs_pins_survive_sigkill, .fini = stop, .timeout = 90)
+{
+	cJSON *c = setup(), *legacy = setup_dir(c);
+	char r1[64], r2[64], r3[64], now[64], today[64], *recorded[NUM_LEGACY];
+	const char *revs[] = {r1, r2, r3};
+	int status;
+
+	start_dir();
+	current_in("legacy", r1, sizeof(r1));
+	current_in("today", today, sizeof(today));
+	cr_assert_str_neq(r1, today);
+	for (size_t i = 0; i < NUM_LEGACY; i++) {
+		long st;
+
+		recorded[i] = ask_on(&d, &legacy_pinnables[i], r1, &st);
+		cr_assert_eq(st, 200, "%s", recorded[i]);
+		cr_assert_not_null(strstr(recorded[i], r1), "the answer names its revision: %s",
+				   recorded[i]);
+	}
+	next_in_dir("legacy", legacy, 0, r2, sizeof(r2));
+	next_in_dir("legacy", legacy, 1, r3, sizeof(r3));
+	table_as_recorded(legacy_pinnables, NUM_LEGACY, r1, recorded, "before the kill");
+	kill(d.pid, SIGKILL);
+	status = daemon_wait(&d, 5000);
+	cr_assert(status != -1 && WIFSIGNALED(status));
+	start_dir();
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert(holds_in("legacy", revs[i]), "after SIGKILL: legacy does not hold %s", revs[i]);
+	}
+	current_in("legacy", now, sizeof(now));
+	cr_assert_str_eq(now, r3, "the file's revision is current");
+	table_as_recorded(legacy_pinnables, NUM_LEGACY, r1, recorded, "after SIGKILL");
+	/* each kept revision held again names its own file, not the default's */
+	{
+		struct reply r = revisions_of("legacy");
+		const cJSON *e;
+		char file[160];
+
+		snprintf(file, sizeof(file), "%s/legacy.json", cat_dir);
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r.json, "revisions")) {
+			cr_assert_str_eq(jstr(e, "source"), file, "%s", r.body);
+		}
+		reply_free(&r);
+	}
+	/* the default's revisions are its own: none of legacy's among them */
+	cr_assert(!holds_in("today", r1));
+	daemon_finish(&d);
+	for (size_t i = 0; i < NUM_LEGACY; i++) {
+		free(recorded[i]);
+	}
+	cJSON_Delete(legacy);
+	teardown(c);
+}
+
+/*
+ * While splitkd is down, legacy.json is made invalid and extra.json is
+ * deleted. legacy.json is in the directory, so legacy is declared: its
+ * last revision kept serves, and status and gauge say why (a SIGHUP that
+ * reads the same bad bytes says so again). extra.json is gone, and in
+ * --catalog-dir a file is what declares a catalog: extra is 404
+ * unknown-catalog, as when a file is removed while running; its kept
+ * revisions stay on disk and are held again when the file comes back.
+ */
+Test(state, a_catalog_dir_file_invalid_at_start_serves_kept_one_deleted_is_gone, .fini = stop,
+     .timeout = 90)
+{
+	cJSON *c = setup(), *legacy = setup_dir(c), *extra = cJSON_Duplicate(legacy, true);
+	char r1[64], r2[64], e1[64], e2[64], now[64], file[160], extra_file[160];
+	const char *gauge = "\nsplitkd_catalog_reload_successful{catalog=\"legacy\"} ";
+	struct reply r;
+
+	snprintf(extra_file, sizeof(extra_file), "%s/extra.json", cat_dir);
+	cJSON_ReplaceItemInObjectCaseSensitive(
+		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(extra, "targets"), 2), "sm_count",
+		cJSON_CreateNumber(7));
+	write_json(extra_file, extra);
+	start_dir();
+	current_in("legacy", r1, sizeof(r1));
+	next_in_dir("legacy", legacy, 0, r2, sizeof(r2));
+	current_in("extra", e1, sizeof(e1));
+	next_in_dir("extra", extra, 1, e2, sizeof(e2));
+	daemon_finish(&d);
+	snprintf(file, sizeof(file), "%s/legacy.json", cat_dir);
+	replace_file(file, "{\"targets\":");
+	cr_assert_eq(unlink(extra_file), 0);
+
+	start_dir();
+	current_in("legacy", now, sizeof(now));
+	cr_assert_str_eq(now, r2, "legacy: the last revision served from its file");
+	cr_assert(holds_in("legacy", r1));
+	for (int round = 0; round < 2; round++) {
+		const char *when = round == 0 ? "at start" : "after a SIGHUP";
+		const cJSON *disk;
+
+		if (round == 1) {
+			kill(d.pid, SIGHUP);
+			wait_status_says("legacy", "\"trigger\":\"signal\"");
+		}
+		r = http(&d, "GET", "/v1/status?catalog=legacy", NULL, NULL);
+		cr_assert_eq(r.status, 200);
+		cr_assert_str_eq(jstr(r.json, "started_from"), "state", "%s: %s", when, r.body);
+		cr_assert_str_eq(jstr(r.json, "revision"), r2, "%s: %s", when, r.body);
+		disk = cJSON_GetObjectItemCaseSensitive(r.json, "disk");
+		cr_assert_str_eq(jstr(disk, "state"), "invalid", "%s: %s", when, r.body);
+		cr_assert_not_null(strstr(jstr(disk, "error"), file), "%s: %s", when, r.body);
+		reply_free(&r);
+		cr_assert_eq(metric_value(&d, gauge), 0, "%s", when);
+	}
+	/* extra: no file, no catalog */
+	r = http(&d, "GET", "/v1/splits?target=gb10&model=qwen3-8b&catalog=extra", NULL, NULL);
+	expect_problem(&r, 404, "unknown-catalog");
+	reply_free(&r);
+	r = revisions_of("extra");
+	expect_problem(&r, 404, "unknown-catalog");
+	reply_free(&r);
+	/* the file back as it was last served: the watch serves it (within
+	 * its debounce; 5 s with --catalog-check 1), with both revisions kept */
+	write_json(extra_file, extra);
+	for (int i = 0; i < 500; i++) {
+		r = revisions_of("extra");
+		if (r.status == 200) {
+			break;
+		}
+		reply_free(&r);
+		sleep_ms(10);
+	}
+	cr_assert_eq(r.status, 200, "extra.json back, not served within 5 s: %s", r.body);
+	cr_assert_str_eq(jstr(r.json, "current"), e2, "%s", r.body);
+	reply_free(&r);
+	cr_assert(holds_in("extra", e1), "extra.json back: its kept first revision is held again");
+	/* legacy's file good again (a third revision): the watch takes it, the
+	 * status and gauge say the file serves again */
+	next_in_dir("legacy", legacy, 1, now, sizeof(now));
+	cr_assert_eq(metric_value(&d, gauge), 1);
+	r = http(&d, "GET", "/v1/status?catalog=legacy", NULL, NULL);
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(r.json, "started_from"), "%s", r.body);
+	reply_free(&r);
+	cr_assert(holds_in("legacy", r1) && holds_in("legacy", r2));
+	daemon_finish(&d);
+	cJSON_Delete(extra);
+	cJSON_Delete(legacy);
 	teardown(c);
 }

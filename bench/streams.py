@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: AGPL-3.0-only
 """Change streams at fleet scale, on loopback (issue 32).
 
-usage: bench/streams.py bench|storm path/to/splitkd [--streams N] [--out FILE]
+usage: bench/streams.py bench|storm path/to/splitkd [--streams N] [--floor PATH] [--out FILE]
 
 bench  holds N (default 10000) idle streams and reports splitkd's RSS with
        them open, its CPU over IDLE_SECONDS (default 30) of idle, and the
        time from a reload to the event on the last of the N, median and p99
        over CHANGES (default 7) changes; then the same with 10 more streams
-       that never read, and the RSS after.
+       that never read, and the RSS after. With --floor (bench/beat_floor.c,
+       built by make), the same N streams and client against a peer that
+       only sends the heartbeats, its CPU over the same idle: the floor
+       splitkd's idle CPU stands on, in the same run.
 storm  holds N streams, drops them all, makes two changes, reconnects all N
        within 1 s with their Last-Event-ID and checks that every one is
        served again within 10 s with exactly the two changes it missed, while
@@ -100,6 +103,12 @@ class Client:
         s.head = (req + "\r\n").encode()  # to send, until the socket takes it
         self.by_fd[sock.fileno()] = s
         self.ep.register(sock.fileno(), select.EPOLLOUT | select.EPOLLIN | select.EPOLLRDHUP)
+
+    def close(self):
+        """Every socket it holds, and its epoll."""
+        for s in list(self.by_fd.values()):
+            self.drop(s)
+        self.ep.close()
 
     def drop(self, s, rst=False):
         if s.sock is None:
@@ -335,13 +344,40 @@ def measure_changes(d, client, streams, changes):
     return lasts, each
 
 
-def bench(binary, n, out):
+def floor_cpu(floor, n, idle):
+    """The CPU of bench/beat_floor.c over `idle` seconds with n streams."""
+    port = free_port()
+    proc = subprocess.Popen([floor, str(port), str(n), str(int(idle) + 120)])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        client = Client(port)
+        streams = [Stream() for _ in range(n)]
+        open_all(client, streams)
+        client.run(1.0)
+        cpu0 = cpu_seconds(proc.pid)
+        client.run(idle)
+        cpu = cpu_seconds(proc.pid) - cpu0
+        client.close()
+        return cpu
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def bench(binary, n, out, floor=None):
     """Exits 1 when the RSS is over the budget README states."""
     idle = float(os.environ.get("IDLE_SECONDS", "30"))
     changes = int(os.environ.get("CHANGES", "7"))
     lines, ok = [], False
     with tempfile.TemporaryDirectory() as tmp:
         d = Daemon(binary, tmp, n + NEVER_READ)
+        client = None
         try:
             client = Client(d.port)
             rss0 = rss_kib(d.proc.pid)
@@ -387,7 +423,16 @@ def bench(binary, n, out):
                 rss1 / 1024, budget / 1024, "met" if rss1 <= budget else "MISSED",
                 (rss2 - rss1) / 1024, "bounded" if rss2 - rss1 <= 1024 else "NOT BOUNDED"))
         finally:
+            if client is not None:
+                client.close()
             d.stop()
+    if floor:
+        # after splitkd stopped, so the two never share the machine
+        fcpu = floor_cpu(floor, n, idle)
+        lines.append("the heartbeats alone (bench/beat_floor.c: the same %d streams and client, "
+                     "only the sends) over %.0f s: %.3f s (%.2f%% of a core); splitkd's idle "
+                     "CPU is %.2f times it" % (n, idle, fcpu, 100 * fcpu / idle,
+                                               cpu / fcpu if fcpu > 0 else float("inf")))
     report(lines, out, "bench")
     return 0 if ok else 1
 
@@ -497,8 +542,9 @@ def main():
         raise SystemExit(__doc__)
     n = int(args[args.index("--streams") + 1]) if "--streams" in args else 10000
     out = args[args.index("--out") + 1] if "--out" in args else None
+    floor = args[args.index("--floor") + 1] if "--floor" in args else None
     if args[0] == "bench":
-        return bench(args[1], n, out)
+        return bench(args[1], n, out, floor)
     return storm(args[1], n, out)
 
 

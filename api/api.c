@@ -37,12 +37,12 @@ struct route {
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */
 	bool page_query;       /* for a browser the query is the page's state, read by its script */
-	/* the server renders it (api_context.metrics): no query fields read,
+	/* the server renders it (api_context.render_metrics): no query fields read,
 	 * none refused, and no ETag (every scrape differs) */
 	bool server_rendered;
 };
 
-static handler_fn serve_metrics;
+static handler_fn handler_metrics;
 
 static const struct route routes[] = {
 	{.path = "/v1/splits", .get_fields = FIELDS_SPLITS_PARAMS | HANDLER_PIN_FIELD,
@@ -54,41 +54,41 @@ static const struct route routes[] = {
 	{.path = "/v1/models/", .template = "/v1/models/{name}", .get_fields = HANDLER_CATALOG_FIELD,
 	 .get = handler_model},
 	{.path = "/v1/catalog", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_catalog},
-	{.path = "/v1/catalogs", .get = revision_catalogs}, /* every named catalog (revision.c) */
+	{.path = "/v1/catalogs", .get = handler_catalogs}, /* every named catalog (revision.c) */
 	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
 	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS | HANDLER_PIN_FIELD,
 	 .get = handler_matrix},
 	/* revisions (revision.c) */
-	{.path = "/v1/revisions", .get_fields = HANDLER_CATALOG_FIELD, .get = revision_list},
+	{.path = "/v1/revisions", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_revisions},
 	{.path = "/v1/diff",
 	 .get_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | QUERY_BIT(QF_TO) |
 		       HANDLER_CATALOG_FIELD,
-	 .get = revision_diff},
+	 .get = handler_diff},
 	{.path = "/v1/catalog/diff",
 	 .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | HANDLER_CATALOG_FIELD,
-	 .post = revision_diff_candidate},
-	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = events_get}, /* the change stream (events.c) */
-	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = status_handler},
+	 .post = handler_catalog_diff},
+	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_events}, /* the change stream (events.c) */
+	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_status},
 	{.path = "/v1/history", .get_fields = QUERY_BIT(QF_LIMIT) | QUERY_BIT(QF_BEFORE),
-	 .get = history_get}, /* every reload attempt (history.c) */
+	 .get = handler_history}, /* every reload attempt (history.c) */
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},
 	{.path = "/openapi.json", .get = handler_openapi},
 	{.path = "/problems/", .template = "/problems/{type}", .get = handler_problem_type},
 	/* the page (ui.c); "/ui/" is no route: the page's URLs are relative */
-	{.path = "/", .get = ui_root, .page_query = true},
-	{.path = "/ui", .get = ui_page},
-	{.path = "/ui/app.js", .get = ui_app_js},
-	{.path = "/ui/style.css", .get = ui_style_css},
+	{.path = "/", .get = handler_root, .page_query = true},
+	{.path = "/ui", .get = handler_ui},
+	{.path = "/ui/app.js", .get = handler_ui_app_js},
+	{.path = "/ui/style.css", .get = handler_ui_style_css},
 	/* OFREP (ofrep.c) */
 	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
-	 .post = ofrep_evaluate},
-	{.path = "/ofrep/v1/evaluate/flags", .post = ofrep_evaluate_all, .conditional_post = true,
+	 .post = handler_ofrep_evaluate_flag},
+	{.path = "/ofrep/v1/evaluate/flags", .post = handler_ofrep_evaluate_flags, .conditional_post = true,
 	 .post_fields = QUERY_BIT(QF_FLAG_CONFIG_ETAG) | QUERY_BIT(QF_FLAG_CONFIG_LAST_MODIFIED)},
-	{.path = "/ofrep/v1/configuration", .get = ofrep_configuration},
+	{.path = "/ofrep/v1/configuration", .get = handler_ofrep_configuration},
 	/* last, so the index at / lists it last and its metrics row stays last */
-	{.path = "/metrics", .get = serve_metrics, .server_rendered = true},
+	{.path = "/metrics", .get = handler_metrics, .server_rendered = true},
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -158,17 +158,17 @@ int api_route_of(const char *uri, size_t uri_len)
 }
 
 /* GET /metrics: the server's text, copied into the call's body. */
-static void serve_metrics(struct handler_call *c)
+static void handler_metrics(struct handler_call *c)
 {
 	char *text;
 	size_t len = 0;
 
-	if (c->ctx->metrics == NULL) {
+	if (c->ctx->render_metrics == NULL) {
 		problem_set(&c->problem, PROBLEM_NOT_FOUND, NULL, NULL, "this server keeps no metrics");
 		handler_fail(c);
 		return;
 	}
-	text = c->ctx->metrics(c->ctx->metrics_cls, c->ctx->catalog, &len);
+	text = c->ctx->render_metrics(c->ctx->render_metrics_cls, c->ctx->catalog, &len);
 	if (text == NULL) {
 		c->w.failed = true; /* out of memory: the static 500 */
 		return;

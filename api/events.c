@@ -9,7 +9,7 @@
 #include "diff.h"
 #include "jsonw.h"
 
-void events_get(struct handler_call *c)
+void handler_events(struct handler_call *c)
 {
 	if (c->ctx->catalog != NULL && !c->ctx->catalog->is_default) {
 		/* one stream, the default catalog's: never its changes under

@@ -56,7 +56,7 @@ struct events_revision {
 
 /* GET /v1/events: a 200 text/event-stream with no body, marked
  * resp->stream; the server holds the stream open (HEAD gets the headers). */
-handler_fn events_get;
+handler_fn handler_events;
 
 /* The opening of every stream: the retry: hint. Returns the length, or 0
  * when cap is too small. Each writer below does the same. */

@@ -89,17 +89,17 @@ struct api_context {
 	size_t num_catalogs;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
-	api_status_fn *status; /* NULL: the status names the catalog alone */
-	void *status_cls;
+	api_status_fn *report_status; /* NULL: the status names the catalog alone */
+	void *report_status_cls;
 	/* GET /v1/history's entries (history.h's api_history_fn); NULL: none */
-	size_t (*history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
-	void *history_cls;
+	size_t (*list_history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
+	void *list_history_cls;
 	bool draining;       /* /readyz answers 503 */
 	const char *version; /* "0.1.0" */
 	const char *build;   /* e.g. a git revision */
 	const struct api_limits *limits; /* the server's; NULL: API_DEFAULT_* */
-	api_metrics_fn *metrics; /* NULL: /metrics answers 404 (unit tests, fuzzers) */
-	void *metrics_cls;
+	api_metrics_fn *render_metrics; /* NULL: /metrics answers 404 (unit tests, fuzzers) */
+	void *render_metrics_cls;
 	/* read every batch body through cJSON, never batchfast.c's reader:
 	 * the reference the fuzzer and the tests hold the fast reader to;
 	 * false in the server */

@@ -7,12 +7,18 @@
  * and marks it failed. The router turns either into the response (status,
  * content type, ETag).
  *
- * The handlers live by job, each file with its header, every one named
- * handler_*: handler_splits (decisions), handler_catalog (the catalog's
- * entries), handler_policy (a spelling, the matrix), handler_service
- * (health, readiness, version, the description, problem types); the page
- * in ui.c, OFREP in ofrep.c. A handler includes exchange.h, never api.h:
- * the router includes the handlers, not the other way round.
+ * The handlers live by job, each file with its header: handler_splits
+ * (decisions), handler_catalog (the catalog's entries), handler_policy (a
+ * spelling, the matrix), handler_service (health, readiness, version, the
+ * description, problem types); the page in ui.c, OFREP in ofrep.c, the
+ * revisions and catalogs in revision.c, the change stream in events.c,
+ * the status in status.c, the history in history.c, /metrics in api.c.
+ * Every route's entry point, wherever it lives, is named handler_<route>
+ * (handler_targets, handler_ofrep_configuration, handler_splits_get when
+ * a route has two): one pattern for the table to read, which here wins
+ * over the module prefix; a file's other functions keep its prefix. A
+ * handler includes exchange.h, never api.h: the router includes the
+ * handlers, not the other way round.
  *
  * A handler reads the context and the request and writes only its call:
  * thread-safe. Nothing a handler leaves outlives the call except the body,

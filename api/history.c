@@ -129,7 +129,7 @@ done:
 	return ret;
 }
 
-void history_get(struct handler_call *c)
+void handler_history(struct handler_call *c)
 {
 	struct history_entry *page;
 	uint32_t limit = c->q.limit.set ? c->q.limit.v : HISTORY_DEFAULT_LIMIT;
@@ -151,8 +151,8 @@ void history_get(struct handler_call *c)
 		handler_fail(c);
 		return;
 	}
-	if (c->ctx->history != NULL) {
-		n = c->ctx->history(c->ctx->history_cls, before, page, (size_t)limit + 1);
+	if (c->ctx->list_history != NULL) {
+		n = c->ctx->list_history(c->ctx->list_history_cls, before, page, (size_t)limit + 1);
 	}
 	jsonw_object_begin(&c->w);
 	jsonw_key(&c->w, "entries");

@@ -3,10 +3,10 @@
  * history — GET /v1/history, every catalog reload attempt and change,
  * newest first, and the line a state directory keeps each entry as.
  *
- * The server keeps the entries (server/state.c: in memory, and with
+ * The server keeps the entries (server/journal.c: in memory, and with
  * --state-dir in an append-only file that survives restarts); the api
- * asks for a page of them through the context's history fn and writes the
- * answer. A line is the entry's JSON, a space and the FNV-1a 64 of that
+ * asks for a page of them through the context's list_history and writes
+ * the answer. A line is the entry's JSON, a space and the FNV-1a 64 of that
  * JSON in 16 hex digits, so a torn or edited line is told apart from a
  * whole one and skipped (history_parse_line). No I/O, no clock, no state;
  * thread-safe.
@@ -40,7 +40,7 @@ struct history_entry {
 	uint64_t changed_cells; /* cells of /v1/matrix (its default inputs) whose decision moved */
 };
 
-/* The context's history (exchange.h's api_history_fn): up to `max`
+/* The context's list_history (exchange.h's api_context): up to `max`
  * entries of seq below `before` (0: no bound), newest first, into out;
  * returns how many. */
 typedef size_t api_history_fn(void *cls, uint64_t before, struct history_entry *out, size_t max);
@@ -61,6 +61,6 @@ int history_parse_line(const char *line, size_t len, struct history_entry *e, ch
 
 /* GET /v1/history?limit=N&before=SEQ: {"entries": [...], "next_before":
  * the seq to ask before for the next page, or null}. */
-handler_fn history_get;
+handler_fn handler_history;
 
 #endif /* SPLITKD_HISTORY_H */

@@ -67,7 +67,7 @@ static const char configuration[] =
 	"{\"enabled\":true,\"minPollingIntervalMs\":1000}},"
 	"\"flagEvaluation\":{\"supportedTypes\":[\"int\",\"string\"]}}}";
 
-void ofrep_configuration(struct handler_call *c)
+void handler_ofrep_configuration(struct handler_call *c)
 {
 	/* constant for a build; the router tags it like any GET answer */
 	c->body = (struct slice){configuration, sizeof(configuration) - 1};
@@ -368,7 +368,7 @@ static int find_flag(struct handler_call *c)
 	return -1;
 }
 
-void ofrep_evaluate(struct handler_call *c)
+void handler_ofrep_evaluate_flag(struct handler_call *c)
 {
 	struct jsonin_arena arena = {0};
 	struct evaluation e;
@@ -394,7 +394,7 @@ void ofrep_evaluate(struct handler_call *c)
 #define OFREP_EVENT_STREAMS_TAIL "\"},\"inactivityDelaySec\":120}]"
 #define OFREP_EVENT_STREAMS OFREP_EVENT_STREAMS_HEAD OFREP_EVENT_STREAMS_TAIL
 
-void ofrep_evaluate_all(struct handler_call *c)
+void handler_ofrep_evaluate_flags(struct handler_call *c)
 {
 	struct jsonin_arena arena = {0};
 	struct evaluation e;

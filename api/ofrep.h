@@ -25,8 +25,8 @@
 
 #include "handler.h"
 
-handler_fn ofrep_evaluate;      /* POST /ofrep/v1/evaluate/flags/{key}: one flag */
-handler_fn ofrep_evaluate_all;  /* POST /ofrep/v1/evaluate/flags: every flag */
-handler_fn ofrep_configuration; /* GET /ofrep/v1/configuration */
+handler_fn handler_ofrep_evaluate_flag;  /* POST /ofrep/v1/evaluate/flags/{key}: one flag */
+handler_fn handler_ofrep_evaluate_flags; /* POST /ofrep/v1/evaluate/flags: every flag */
+handler_fn handler_ofrep_configuration;  /* GET /ofrep/v1/configuration */
 
 #endif /* SPLITKD_OFREP_H */

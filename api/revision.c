@@ -312,7 +312,7 @@ int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
 	return pin_at(c, digest, find_index(c->ctx, digest), p);
 }
 
-void revision_list(struct handler_call *c)
+void handler_revisions(struct handler_call *c)
 {
 	struct revision one;
 	size_t n;
@@ -402,7 +402,7 @@ static bool diff_side(struct handler_call *c, const char *param, struct slice te
 	return false;
 }
 
-void revision_diff(struct handler_call *c)
+void handler_diff(struct handler_call *c)
 {
 	struct revision one;
 	struct side from, to, none;
@@ -443,7 +443,7 @@ void revision_diff(struct handler_call *c)
 		   decide_shape_of(&c->q), c->q.override);
 }
 
-void revision_diff_candidate(struct handler_call *c)
+void handler_catalog_diff(struct handler_call *c)
 {
 	char why[640];
 	const struct catalog *base = c->ctx->catalog;
@@ -474,7 +474,7 @@ void revision_diff_candidate(struct handler_call *c)
 	catalog_free(candidate);
 }
 
-void revision_catalogs(struct handler_call *c)
+void handler_catalogs(struct handler_call *c)
 {
 	struct revision_named one;
 	struct revision rev;

@@ -76,10 +76,11 @@ const struct catalog *revision_named_catalog(const struct api_context *ctx, stru
 int revision_choose(struct handler_call *c, struct slice catalog, struct slice digest,
 		    struct problem *p);
 
-/* GET /v1/revisions, GET /v1/diff, POST /v1/catalog/diff, GET /v1/catalogs. */
-void revision_list(struct handler_call *c);
-void revision_diff(struct handler_call *c);
-void revision_diff_candidate(struct handler_call *c);
-void revision_catalogs(struct handler_call *c);
+/* This file's routes: handler.h's handler_fn, spelt out (this header only
+ * declares struct handler_call). */
+void handler_revisions(struct handler_call *c);    /* GET /v1/revisions */
+void handler_diff(struct handler_call *c);         /* GET /v1/diff */
+void handler_catalog_diff(struct handler_call *c); /* POST /v1/catalog/diff */
+void handler_catalogs(struct handler_call *c);     /* GET /v1/catalogs */
 
 #endif /* SPLITKD_REVISION_H */

@@ -150,16 +150,16 @@ static void write_status(struct jsonw *w, const struct api_status *st, const cha
 	jsonw_object_end(w);
 }
 
-void status_handler(struct handler_call *c)
+void handler_status(struct handler_call *c)
 {
 	struct api_status st;
 
 	memset(&st, 0, sizeof(st));
-	if (c->ctx->status != NULL) {
+	if (c->ctx->report_status != NULL) {
 		st.max_named = c->ctx->num_catalogs;
 		st.named = st.max_named > 1 ? calloc(st.max_named, sizeof(*st.named)) : NULL;
 		st.max_named = st.named != NULL ? st.max_named : 0;
-		c->ctx->status(c->ctx->status_cls, &st);
+		c->ctx->report_status(c->ctx->report_status_cls, &st);
 	} else {
 		/* no server behind the context: the catalog it carries, as if
 		 * embedded and loaded at start */

@@ -105,6 +105,6 @@ const char *status_trigger_name(enum api_trigger t);
 struct jsonw;
 void status_write_time(struct jsonw *w, const char *key, int64_t ms);
 
-handler_fn status_handler; /* GET /v1/status */
+handler_fn handler_status; /* GET /v1/status */
 
 #endif /* SPLITKD_STATUS_H */

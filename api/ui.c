@@ -220,7 +220,7 @@ static void write_index(struct handler_call *c)
 	jsonw_object_end(&c->w);
 }
 
-void ui_root(struct handler_call *c)
+void handler_root(struct handler_call *c)
 {
 	/* one URL, two representations: a cache must key on Accept */
 	(void)exchange_add_header(c->resp, "Vary", "Accept");
@@ -232,17 +232,17 @@ void ui_root(struct handler_call *c)
 	write_index(c);
 }
 
-void ui_page(struct handler_call *c)
+void handler_ui(struct handler_call *c)
 {
 	answer_page(c);
 }
 
-void ui_app_js(struct handler_call *c)
+void handler_ui_app_js(struct handler_call *c)
 {
 	answer_file(c, embedded_ui_app_js, embedded_ui_app_js_len, API_CT_JS);
 }
 
-void ui_style_css(struct handler_call *c)
+void handler_ui_style_css(struct handler_call *c)
 {
 	answer_file(c, embedded_ui_style_css, embedded_ui_style_css_len, API_CT_CSS);
 }

@@ -33,9 +33,9 @@
  * Reads the string once; never fails. */
 bool ui_prefers_html(const char *accept);
 
-handler_fn ui_root;      /* GET /: the page or the JSON index, by Accept */
-handler_fn ui_page;      /* GET /ui: the page, whatever the Accept */
-handler_fn ui_app_js;    /* GET /ui/app.js */
-handler_fn ui_style_css; /* GET /ui/style.css */
+handler_fn handler_root;         /* GET /: the page or the JSON index, by Accept */
+handler_fn handler_ui;           /* GET /ui: the page, whatever the Accept */
+handler_fn handler_ui_app_js;    /* GET /ui/app.js */
+handler_fn handler_ui_style_css; /* GET /ui/style.css */
 
 #endif /* SPLITKD_UI_H */

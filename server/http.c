@@ -548,12 +548,12 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	held_for(ss, ref, &ctx);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
-	ctx.status = s->hooks.status;
-	ctx.status_cls = s->hooks.status_cls;
-	ctx.history = s->hooks.history;
-	ctx.history_cls = s->hooks.history_cls;
-	ctx.metrics = s->render_metrics;
-	ctx.metrics_cls = s;
+	ctx.report_status = s->hooks.report_status;
+	ctx.report_status_cls = s->hooks.report_status_cls;
+	ctx.list_history = s->hooks.list_history;
+	ctx.list_history_cls = s->hooks.list_history_cls;
+	ctx.render_metrics = s->render_metrics;
+	ctx.render_metrics_cls = s;
 	ctx.draining = r->draining;
 	ctx.version = SPLITKD_VERSION;
 	ctx.build = SPLITKD_BUILD;

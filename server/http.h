@@ -40,7 +40,7 @@
  *   body pieces                   http.c on_upload, body.c          (REQ_REFUSE past a limit)
  *   whole request                 http.c answer -> api.c api_handle (route table:
  *                                 handlers, the page, OFREP, /metrics through
- *                                 api_context.metrics -> server.c render_metrics
+ *                                 api_context.render_metrics -> server.c render_metrics
  *                                 -> metrics.c), queued (http.c queue, the one
  *                                 tail of every queued answer, streams' too)
  *   answer sent                   http.c on_completed: finish_request REQ_NONE
@@ -91,11 +91,11 @@ struct respcache;
  * followed sources (reload.c: the catalog, the TLS files) for GET
  * /v1/status. Members may be NULL. */
 struct server_hooks {
-	api_status_fn *status;
-	void *status_cls;
+	api_status_fn *report_status;
+	void *report_status_cls;
 	/* GET /v1/history's entries (history.h's api_history_fn); NULL: none */
-	size_t (*history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
-	void *history_cls;
+	size_t (*list_history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
+	void *list_history_cls;
 };
 
 struct server {

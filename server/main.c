@@ -493,7 +493,8 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	struct serving sv;
 	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
 				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
-	struct server_hooks hooks = {serving_status, &sv, journal_page, &sv.journal};
+	struct server_hooks hooks = {.report_status = serving_status, .report_status_cls = &sv,
+				     .list_history = journal_page, .list_history_cls = &sv.journal};
 	struct tls *use_tls = NULL;
 	sigset_t set;
 	char err[640] = "out of memory";

@@ -22,7 +22,7 @@ static void tick(void *cls, uint64_t now)
 	body_budget_trim(&s->budget, 8u << 20);
 }
 
-/* GET /metrics, as the api's route table calls it (api_context.metrics,
+/* GET /metrics, as the api's route table calls it (api_context.render_metrics,
  * lent to every request by http.c as s->render_metrics). */
 static char *render_metrics(void *cls, const struct catalog *catalog, size_t *len)
 {
@@ -56,12 +56,12 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 		tls_figures(s->tls, &tls);
 		info.tls = &tls;
 	}
-	if (s->hooks.status != NULL) {
+	if (s->hooks.report_status != NULL) {
 		/* each catalog's reload state, as GET /v1/status has it */
 		st.max_named = info.num_catalogs;
 		st.named = calloc(st.max_named, sizeof(*st.named));
 		st.max_named = st.named != NULL ? st.max_named : 0;
-		s->hooks.status(s->hooks.status_cls, &st);
+		s->hooks.report_status(s->hooks.report_status_cls, &st);
 		info.sources = st.named;
 		info.num_sources = st.num_named;
 	}

@@ -25,7 +25,7 @@ static void fill(void *cls, struct api_status *out)
 static struct answer status_of(const struct api_status *st)
 {
 	struct api_context ctx = {.catalog = test_catalog, .version = "test", .build = "test",
-				  .status = fill, .status_cls = (void *)st};
+				  .report_status = fill, .report_status_cls = (void *)st};
 	struct api_request req = {.method = "GET", .uri = "/v1/status", .uri_len = 10, .body = ""};
 
 	return call_ctx(&ctx, &req);

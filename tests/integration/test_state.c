@@ -719,6 +719,11 @@ Test(state, a_catalog_dir_file_invalid_at_start_serves_kept_one_deleted_is_gone,
 	/* legacy's file good again (a third revision): the watch takes it, the
 	 * status and gauge say the file serves again */
 	next_in_dir("legacy", legacy, 1, now, sizeof(now));
+	/* the reload serves the new revision a moment before it records its
+	 * result (reload.c): the gauge is read until it says so, 1 s at most */
+	for (int i = 0; i < 100 && metric_value(&d, gauge) != 1; i++) {
+		sleep_ms(10);
+	}
 	cr_assert_eq(metric_value(&d, gauge), 1);
 	r = http(&d, "GET", "/v1/status?catalog=legacy", NULL, NULL);
 	cr_assert_null(cJSON_GetObjectItemCaseSensitive(r.json, "started_from"), "%s", r.body);

@@ -37,7 +37,6 @@ struct request {
 	enum problem_kind refusal; /* REQ_REFUSE: 413 or 503 */
 	bool draining; /* the server was draining when the headers came: the
 			* answer says so (/readyz) and closes, both or neither */
-	bool http11;   /* HTTP/1.1: MHD sends a body of unknown size chunked */
 	size_t discarded; /* bytes of a body read and dropped */
 	uint64_t start_ns;
 	const char *uri;
@@ -45,6 +44,7 @@ struct request {
 	char *uri_heap; /* when the target is longer than uri_inline */
 	const char *content_type, *if_none_match, *accept; /* the engine's, for the request */
 	const char *if_match;
+	const char *version; /* the engine's, for the request: a stream's framing */
 	struct body body;
 };
 
@@ -376,7 +376,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	uint64_t declared = 0;
 
 	r->draining = atomic_load(&ss->server->draining);
-	r->http11 = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
+	r->version = version; /* compared only for a stream: a GET pays a store */
 	framing_init(&f, method, r->uri_len);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, tally_header, &f);
 	switch (framing_judge(&f, r->uri, r->uri_len, cfg->max_header + FRAMING_POOL_EXTRA,
@@ -504,7 +504,8 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 	if (!ss->req.draining) {
 		/* its heartbeats straight to the socket where the bytes on the
 		 * wire are chunks of plain HTTP/1.1 (stream.h) */
-		resp = stream_open(&s->streams, conn, last_id, ss->tls.tls == NULL && ss->req.http11,
+		resp = stream_open(&s->streams, conn, last_id,
+				   ss->tls.tls == NULL && strcmp(ss->req.version, MHD_HTTP_VERSION_1_1) == 0,
 				   &why);
 	}
 	if (resp == NULL) {

@@ -37,8 +37,7 @@
 struct conn {
 	int fd;
 	bool streaming;
-	size_t got; /* bytes of its request read (the last 4 kept) */
-	char tail[4];
+	char tail[4]; /* the last 4 bytes of its request read */
 	uint64_t last_write;
 	int prev, next; /* the FIFO of streams by last write; -1: none */
 };
@@ -123,7 +122,6 @@ static void on_readable(int ep, int fd, uint32_t events)
 			memmove(c->tail, c->tail + 1, 3);
 			c->tail[3] = buf[i];
 		}
-		c->got += (size_t)n;
 	}
 	if (n == 0 || (n < 0 && errno != EAGAIN)) {
 		drop(ep, fd);

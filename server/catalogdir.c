@@ -124,6 +124,7 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 	struct catalog *cat = NULL;
 	size_t len = 0;
 	char *bytes, err[640];
+	const char *refused = NULL; /* why it is not served */
 	enum reload_look look;
 	bool from_state = false;
 
@@ -140,19 +141,20 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 	}
 	/* a file added while running has no last good to start on: only a
 	 * restart serves a kept revision in place of an invalid file */
-	if ((cat == NULL && settle) ||
-	    d->hold(d->hold_cls, s->name, s->path, cat, rd.error,
-		    settle ? API_TRIGGER_WATCH : API_TRIGGER_START, &from_state, err, sizeof(err)) != 0) {
-		s->refused_key = rd.key;
-		log_event(d->log, "reload", "catalog %s not served: %s", s->name,
-			  cat == NULL && settle ? rd.error : err);
-		return 0;
-	}
-	if (reload_add_named_catalog(d->reload, &s->rc, d->holder, s->name, s->path, &rd, d->metrics,
-				     0) != 0) {
+	if (cat == NULL && settle) {
+		refused = rd.error;
+	} else if (d->hold(d->hold_cls, s->name, s->path, cat, rd.error,
+			   settle ? API_TRIGGER_WATCH : API_TRIGGER_START, &from_state, err,
+			   sizeof(err)) != 0) {
+		refused = err;
+	} else if (reload_add_named_catalog(d->reload, &s->rc, d->holder, s->name, s->path, &rd,
+					    d->metrics, 0) != 0) {
 		holder_remove(d->holder, s->name);
+		refused = "no room for its source";
+	}
+	if (refused != NULL) {
 		s->refused_key = rd.key;
-		log_event(d->log, "reload", "catalog %s not served: no room for its source", s->name);
+		log_event(d->log, "reload", "catalog %s not served: %s", s->name, refused);
 		return 0;
 	}
 	if (from_state) {

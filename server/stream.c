@@ -131,16 +131,16 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	/* pointers only: a change's text is allocated at its size */
 	h->history = calloc(h->depth, sizeof(*h->history));
 	h->heartbeat = text_new(beat, events_heartbeat(beat, sizeof(beat)));
-	if (h->heartbeat != NULL) {
-		/* a chunk: its size in hex, CRLF, the bytes, CRLF (RFC 9112 7.1) */
-		int n = snprintf(h->beat_chunk, sizeof(h->beat_chunk), "%zx\r\n%.*s\r\n",
-				 h->heartbeat->len, (int)h->heartbeat->len, h->heartbeat->bytes);
-
-		h->beat_chunk_len = n > 0 && (size_t)n < sizeof(h->beat_chunk) ? (size_t)n : 0;
-	}
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (h->history == NULL || h->heartbeat == NULL || h->epfd < 0) {
 		goto done;
+	}
+	/* a chunk: its size in hex, CRLF, the bytes, CRLF (RFC 9112 7.1) */
+	h->beat_chunk_len = (size_t)snprintf(h->beat_chunk, sizeof(h->beat_chunk), "%zx\r\n%.*s\r\n",
+					     h->heartbeat->len, (int)h->heartbeat->len,
+					     h->heartbeat->bytes);
+	if (h->beat_chunk_len >= sizeof(h->beat_chunk)) {
+		goto done; /* events_heartbeat grew past it: the array is to grow */
 	}
 	if (pthread_mutex_init(&h->lock, NULL) != 0) {
 		goto done;
@@ -586,7 +586,7 @@ static bool beat_direct(struct stream_hub *h, struct stream *s, uint64_t now_ns)
 {
 	ssize_t n;
 
-	if (!s->direct || !s->suspended || h->beat_chunk_len == 0) {
+	if (!s->direct || !s->suspended) {
 		return false;
 	}
 	n = h->engine->send(s->conn, s->fd, h->beat_chunk, h->beat_chunk_len);

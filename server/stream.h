@@ -24,7 +24,7 @@
  * chunks, with nothing of its own left to send. Resuming it instead
  * costs a write to MHD's inter-thread channel, a walk of every suspended
  * connection, a poll, the callback and a suspend, for 20 bytes: with
- * 10,000 streams, a third of the idle CPU (bench/README.md). Where the
+ * 10,000 streams, a quarter of the idle CPU (bench/README.md). Where the
  * wire is not known that way (TLS, whose record layer is GnuTLS's state;
  * HTTP/1.0, whose body is not chunked) the stream is resumed as before.
  * A kernel with no room (EAGAIN: its client has left 16 KiB unread) also

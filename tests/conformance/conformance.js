@@ -792,43 +792,66 @@ async function ofrepCases() {
 }
 
 // 304 for every GET route, through Prism and straight, GET and HEAD.
+// The conditional cases of route r, judged against the tag of one GET;
+// returns that tag, or null when there was none to judge against.
+async function conditionalRoute(r) {
+	const p = SAMPLE[r];
+	let first;
+	try {
+		first = await raw.once(serverPort, request('GET', p));
+	} catch (e) {
+		record(`conditional ${r}`, [e.message]);
+		return null;
+	}
+	const etag = first.headers.etag;
+	if (first.status !== 200 || !etag) {
+		record(`conditional ${r}`, [`GET answered ${first.status} with ETag ${etag}`]);
+		return null;
+	}
+	const length200 = first.body.length;
+	const noBody = a => (a.body.length === 0 ? [] : [`304 with ${a.body.length} bytes of content`]);
+	await directCase({ name: `${r} If-None-Match`, path: p, headers: [['If-None-Match', etag]], expect: 304,
+		opts: { length200 }, check: noBody });
+	await directCase({ name: `${r} If-None-Match`, method: 'HEAD', path: p, headers: [['If-None-Match', etag]],
+		expect: 304, opts: { length200 } });
+	await directCase({ name: `${r} If-None-Match weak, in a list`, path: p,
+		headers: [['If-None-Match', `"0000000000000000", W/${etag}`]], expect: 304, opts: { length200 } });
+	await directCase({ name: `${r} If-None-Match other`, path: p, headers: [['If-None-Match', '"0000000000000000"']],
+		expect: 200 });
+	await prismCase({ name: `${r} If-None-Match`, path: p, headers: { 'If-None-Match': etag }, expect: 304, check: noBody });
+	await prismCase({ name: `${r} If-None-Match *`, path: p, headers: { 'If-None-Match': '*' }, expect: 304 });
+	// If-Match (RFC 9110 13.1.1): the current tag or * passes, a stale or weak one is 412
+	await prismCase({ name: `${r} If-Match current`, path: p, headers: { 'If-Match': etag }, expect: 200 });
+	await prismCase({ name: `${r} If-Match *`, path: p, headers: { 'If-Match': '*' }, expect: 200 });
+	await prismCase({ name: `${r} If-Match stale`, path: p, headers: { 'If-Match': '"0000000000000000"' }, expect: 412,
+		slug: 'precondition-failed' });
+	await directCase({ name: `${r} If-Match weak`, path: p, headers: [['If-Match', `W/${etag}`]], expect: 412,
+		slug: 'precondition-failed' });
+	await directCase({ name: `${r} If-Match in a list`, method: 'HEAD', path: p,
+		headers: [['If-Match', `"0000000000000000", ${etag}`]], expect: 200 });
+	await directCase({ name: `${r} If-Match stale`, method: 'HEAD', path: p, headers: [['If-Match', '"x"']], expect: 412 });
+	return etag;
+}
+
 async function conditionalCases() {
 	for (const r of API_ROUTES.filter(x => !STREAMS.includes(x))) {
-		const p = SAMPLE[r];
-		let first;
-		try {
-			first = await raw.once(serverPort, request('GET', p));
-		} catch (e) {
-			record(`conditional ${r}`, [e.message]);
-			continue;
+		// /v1/status says when each source's file was last checked (the
+		// catalog's every --catalog-check, TLS's every second): its answer,
+		// and so its tag, rightly changes with time. The cases are judged
+		// against one tag, so when the tag moved while they ran they are
+		// run again, their verdicts taken back (three runs at most; a tag
+		// that moves every time still fails)
+		for (let run = 1; ; run++) {
+			const mark = { failures: failures.length, passed, violations };
+			const etag = await conditionalRoute(r);
+			const now = etag ? (await raw.once(serverPort, request('GET', SAMPLE[r]))).headers.etag : etag;
+			if (now === etag || run === 3) {
+				break;
+			}
+			failures.length = mark.failures;
+			passed = mark.passed;
+			violations = mark.violations;
 		}
-		const etag = first.headers.etag;
-		if (first.status !== 200 || !etag) {
-			record(`conditional ${r}`, [`GET answered ${first.status} with ETag ${etag}`]);
-			continue;
-		}
-		const length200 = first.body.length;
-		const noBody = a => (a.body.length === 0 ? [] : [`304 with ${a.body.length} bytes of content`]);
-		await directCase({ name: `${r} If-None-Match`, path: p, headers: [['If-None-Match', etag]], expect: 304,
-			opts: { length200 }, check: noBody });
-		await directCase({ name: `${r} If-None-Match`, method: 'HEAD', path: p, headers: [['If-None-Match', etag]],
-			expect: 304, opts: { length200 } });
-		await directCase({ name: `${r} If-None-Match weak, in a list`, path: p,
-			headers: [['If-None-Match', `"0000000000000000", W/${etag}`]], expect: 304, opts: { length200 } });
-		await directCase({ name: `${r} If-None-Match other`, path: p, headers: [['If-None-Match', '"0000000000000000"']],
-			expect: 200 });
-		await prismCase({ name: `${r} If-None-Match`, path: p, headers: { 'If-None-Match': etag }, expect: 304, check: noBody });
-		await prismCase({ name: `${r} If-None-Match *`, path: p, headers: { 'If-None-Match': '*' }, expect: 304 });
-		// If-Match (RFC 9110 13.1.1): the current tag or * passes, a stale or weak one is 412
-		await prismCase({ name: `${r} If-Match current`, path: p, headers: { 'If-Match': etag }, expect: 200 });
-		await prismCase({ name: `${r} If-Match *`, path: p, headers: { 'If-Match': '*' }, expect: 200 });
-		await prismCase({ name: `${r} If-Match stale`, path: p, headers: { 'If-Match': '"0000000000000000"' }, expect: 412,
-			slug: 'precondition-failed' });
-		await directCase({ name: `${r} If-Match weak`, path: p, headers: [['If-Match', `W/${etag}`]], expect: 412,
-			slug: 'precondition-failed' });
-		await directCase({ name: `${r} If-Match in a list`, method: 'HEAD', path: p,
-			headers: [['If-Match', `"0000000000000000", ${etag}`]], expect: 200 });
-		await directCase({ name: `${r} If-Match stale`, method: 'HEAD', path: p, headers: [['If-Match', '"x"']], expect: 412 });
 	}
 	await conditionalPage();
 }

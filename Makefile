@@ -45,11 +45,12 @@ LDFLAGS_ALL = $(SAN_FLAGS) $(LDFLAGS)
 
 # ---------------------------------------------------------------- policy
 # The pure core sees its own headers and nothing else of ours.
-POLICY_SRC := policy/splitk.c
+# splitk.c is the seed's rule; the other engines' ports (engine.h) sit beside it.
+POLICY_SRC := $(sort $(wildcard policy/*.c))
 POLICY_OBJ := $(POLICY_SRC:%.c=$(BUILD)/%.o)
 LIBSPLITK  := $(BUILD)/libsplitk.a
 
-$(BUILD)/policy/%.o: policy/%.c policy/splitk.h
+$(BUILD)/policy/%.o: policy/%.c $(wildcard policy/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -c $< -o $@
 
@@ -219,7 +220,7 @@ contract: all
 		{ echo "contract: the README's embedding example printed something else" >&2; exit 1; }
 
 purity: $(POLICY_OBJ)
-	@sh scripts/check-purity.sh $(POLICY_OBJ)
+	@set -e; for o in $(POLICY_OBJ); do sh scripts/check-purity.sh $$o; done
 
 # The layering from the source: no circle among the modules of a
 # directory, no include of a layer above, microhttpd.h only where
@@ -330,6 +331,26 @@ readme-test: all
 run: deps all
 	$(SPLITKD) --listen $(LISTEN)
 
+# Each engine's port against a second implementation written apart from it
+# in Rust (tests/engines/oracle_<engine>.rs), over ENGINE_SHAPES shapes each.
+ENGINES       := fa2 fa3 flashinfer vllm
+ENGINE_SHAPES ?= 1000000
+ENGINE_SEED   ?= 20261203
+.PHONY: engines-check $(ENGINES:%=engines-check-%)
+$(BUILD)/engines/sweep_%: tests/engines/sweep.c policy/engine.h policy/%.h $(BUILD)/policy/%.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -DENGINE_HEADER='"$*.h"' -DENGINE_LAUNCH=$*_launch $< \
+		$(BUILD)/policy/$*.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_%: tests/engines/harness.rs tests/engines/oracle_%.rs
+	@mkdir -p $(BUILD)/engines/rs_$*
+	cp tests/engines/harness.rs $(BUILD)/engines/rs_$*/main.rs
+	cp tests/engines/oracle_$*.rs $(BUILD)/engines/rs_$*/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_$*/main.rs
+engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)/engines/oracle_%
+	@echo "== engines-check: $* against its second implementation, $(ENGINE_SHAPES) shapes"
+	@$(BUILD)/engines/sweep_$* $(ENGINE_SHAPES) $(ENGINE_SEED) | $(BUILD)/engines/oracle_$* $* $(ENGINE_SHAPES)
+engines-check: $(ENGINES:%=engines-check-%)
+
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \
 		set -e; \
@@ -347,7 +368,8 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity includes docs unit-check contract readme-test unit integration crosscheck sweep
+	@$(MAKE) --no-print-directory all purity includes docs unit-check contract readme-test unit integration crosscheck \
+		engines-check sweep
 
 sanitize: deps-test
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \

@@ -55,6 +55,9 @@ case "$profile" in
 build) ;;
 test)
 	need_pc criterion libcriterion-dev
+	# the seed's own Rust (make crosscheck) and the engines' second
+	# implementations (make engines-check)
+	need_cmd rustc rustc
 	need_pc libcurl libcurl4-openssl-dev
 	need_cmd certtool gnutls-bin # the TLS tests make their own CA and certificates
 	need_cmd python3 python3

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * engine — the shape of one paged decode launch and the answer every
+ * engine port gives for it (policy/fa2.h, fa3.h, flashinfer.h, vllm.h).
+ *
+ * Each port answers what that engine, at the upstream commit its header
+ * pins, would launch for one decode step in which every sequence holds
+ * `seq_len` tokens of KV: its split count, its split-K scratch in bytes,
+ * and the intermediates the choice was made of. A shape the engine has no
+ * kernel for is refused with a static reason, never answered by a guess.
+ *
+ * Same promise as the seed's core (splitk.h): no allocation, no I/O, no
+ * locale, no state; every function is pure and thread-safe. Term names
+ * and refusal texts are static strings.
+ *
+ * This header holds only types and constants (no code), so a port
+ * includes it and nothing else of ours.
+ */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One decode launch. Every count is as the engine would see it; 0 where a
+ * count must be at least 1 is refused by the port (ENGINE_REFUSED), never
+ * raised. */
+struct engine_shape {
+	uint32_t sm_count;      /* the device's multiprocessors */
+	uint32_t num_seqs;      /* sequences in the batch (the co-batch) */
+	uint32_t num_q_heads;   /* query heads */
+	uint32_t num_kv_heads;  /* KV heads; num_q_heads % num_kv_heads == 0 */
+	uint32_t head_dim;      /* head size, for Q, K and V alike */
+	uint32_t seq_len;       /* tokens of KV per sequence, this step's included */
+	uint32_t page_size;     /* tokens per KV page (vLLM: its block size) */
+	/* FlashInfer only: CTAs of the decode kernel one SM holds, which the
+	 * engine asks cudaOccupancyMaxActiveBlocksPerMultiprocessor at run
+	 * time. 0 = not given; a port that reads it refuses 0. */
+	uint32_t blocks_per_sm;
+	bool cuda_graph;        /* FlashInfer only: the padded (CUDA graph) plan */
+	/* The engine's own num_splits argument, where it has one (FA2, FA3):
+	 * 0 = its heuristic decides; N > 0 = the caller fixed it. Ports of
+	 * engines with no such argument refuse a non-zero value. */
+	uint32_t num_splits;
+};
+
+/* The inputs a port reads, as bits: each port's header defines
+ * <PORT>_READS and <PORT>_GPU_READS (the subset only a GPU knows at run
+ * time, which a caller must give and the port never guesses), so a
+ * listing of engines says what each one reads without a second copy. */
+enum engine_input {
+	ENGINE_IN_SM_COUNT = 1u << 0,
+	ENGINE_IN_NUM_SEQS = 1u << 1,
+	ENGINE_IN_NUM_Q_HEADS = 1u << 2,
+	ENGINE_IN_NUM_KV_HEADS = 1u << 3,
+	ENGINE_IN_HEAD_DIM = 1u << 4,
+	ENGINE_IN_SEQ_LEN = 1u << 5,
+	ENGINE_IN_PAGE_SIZE = 1u << 6,
+	ENGINE_IN_BLOCKS_PER_SM = 1u << 7,
+	ENGINE_IN_CUDA_GRAPH = 1u << 8,
+	ENGINE_IN_NUM_SPLITS = 1u << 9,
+};
+
+#define ENGINE_TERMS_MAX 16
+
+/* One intermediate of the choice, by the upstream's own name where it has
+ * one ("num_m_blocks", "padded_batch_size", ...). */
+struct engine_term {
+	const char *name; /* static */
+	uint64_t value;
+};
+
+enum engine_status { ENGINE_OK = 0, ENGINE_REFUSED = 1 };
+
+struct engine_answer {
+	enum engine_status status;
+	/* The split count the launch runs: for FA3 the per-batch split, for
+	 * vLLM its partitions (1 for v1). */
+	uint32_t num_splits;
+	/* FA3: the host heuristic's count, which sizes its accumulators and
+	 * bounds the per-batch split; every other engine: num_splits. */
+	uint32_t num_splits_bound;
+	/* The split-K scratch in bytes (0 where the launch needs none). */
+	uint64_t workspace_bytes;
+	/* Refused: why, and the input to change (static strings). */
+	const char *refused;
+	const char *refused_input;
+	unsigned n_terms;
+	struct engine_term terms[ENGINE_TERMS_MAX];
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ENGINE_H */

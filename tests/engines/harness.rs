@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: AGPL-3.0-only
+//
+// The second implementation's side of `make engines-check`: reads the
+// records tests/engines/sweep.c writes for one engine port (64 bytes each,
+// see sweep.c), recomputes each shape with this engine's oracle
+// (tests/engines/oracle_<engine>.rs, copied beside this file as engine.rs),
+// and counts the differences in status, num_splits, num_splits_bound and
+// workspace_bytes. Exits 1 on any difference, or when the sweep was so
+// narrow that it proves little (no shape answered or none refused).
+//
+// usage: sweep N SEED | harness ENGINE N (N: the records expected, so a sweep
+// that died part way fails here too)
+
+mod engine;
+
+use std::io::Read;
+
+pub struct Shape {
+    pub sm_count: u32,
+    pub num_seqs: u32,
+    pub num_q_heads: u32,
+    pub num_kv_heads: u32,
+    pub head_dim: u32,
+    pub seq_len: u32,
+    pub page_size: u32,
+    pub blocks_per_sm: u32,
+    pub cuda_graph: bool,
+    pub num_splits: u32,
+}
+
+#[derive(PartialEq, Debug, Clone, Copy)]
+pub struct Answer {
+    pub num_splits: u32,
+    pub num_splits_bound: u32,
+    pub workspace_bytes: u64,
+}
+
+fn u32_at(r: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]])
+}
+
+fn main() {
+    let name = std::env::args().nth(1).unwrap_or_else(|| "engine".to_string());
+    let expected: u64 = std::env::args().nth(2).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let mut all = Vec::new();
+    std::io::stdin().read_to_end(&mut all).expect("read stdin");
+    if all.len() % 64 != 0 {
+        eprintln!("{}: {} bytes is not a whole number of records", name, all.len());
+        std::process::exit(1);
+    }
+    let (mut n, mut ok, mut refused, mut diffs) = (0u64, 0u64, 0u64, 0u64);
+    let mut distinct = std::collections::BTreeSet::new();
+    for r in all.chunks(64) {
+        let v: Vec<u32> = (0..10).map(|k| u32_at(r, 4 * k)).collect();
+        let s = Shape {
+            sm_count: v[0],
+            num_seqs: v[1],
+            num_q_heads: v[2],
+            num_kv_heads: v[3],
+            head_dim: v[4],
+            seq_len: v[5],
+            page_size: v[6],
+            blocks_per_sm: v[7],
+            cuda_graph: v[8] != 0,
+            num_splits: v[9],
+        };
+        let c_status = u32_at(r, 40);
+        let c = Answer {
+            num_splits: u32_at(r, 44),
+            num_splits_bound: u32_at(r, 48),
+            workspace_bytes: u32_at(r, 56) as u64 | (u32_at(r, 60) as u64) << 32,
+        };
+        n += 1;
+        let mine = engine::launch(&s);
+        let same = match (&mine, c_status) {
+            (Ok(a), 0) => *a == c,
+            (Err(_), 1) => true,
+            _ => false,
+        };
+        match mine {
+            Ok(a) => {
+                ok += 1;
+                distinct.insert(a.num_splits);
+            }
+            Err(_) => refused += 1,
+        }
+        if !same {
+            diffs += 1;
+            if diffs <= 10 {
+                eprintln!(
+                    "{}: differs at sm {} seqs {} q {} kv {} d {} len {} page {} bps {} graph {} splits-arg {}: \
+                     C status {} {:?}, oracle {:?}",
+                    name, s.sm_count, s.num_seqs, s.num_q_heads, s.num_kv_heads, s.head_dim, s.seq_len,
+                    s.page_size, s.blocks_per_sm, s.cuda_graph, s.num_splits, c_status, c, mine
+                );
+            }
+        }
+    }
+    println!(
+        "{}: {} shapes, {} answered ({} distinct split counts), {} refused: {} differences",
+        name, n, ok, distinct.len(), refused, diffs
+    );
+    if n != expected {
+        eprintln!("{}: {} records, {} expected", name, n, expected);
+        std::process::exit(1);
+    }
+    if diffs != 0 || ok == 0 || refused == 0 || distinct.len() < 2 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * vllm — vLLM's paged attention v1/v2 decode choice (PagedAttention.
+ * forward_decode @ 5da3a32, paged_attention_v2.cu @ cc17020). See vllm.h
+ * for where each line comes from, the branches fixed and the differences.
+ *
+ * Python's ints are unbounded and never negative here, so every count is a
+ * uint64_t and `//` is C's unsigned `/`; the one place a uint64_t could
+ * overflow (the v2 scratch of an absurd shape) is checked.
+ */
+#include "vllm.h"
+
+#include <stddef.h>
+
+/* paged_attn.py line 10: "Should be the same as PARTITION_SIZE in
+ * `paged_attention_v2_launcher`." */
+static const uint64_t PARTITION_SIZE_PY = 512;
+/* paged_attention_v2.cu line 51: the launcher's template default, which
+ * CALL_V2_LAUNCHER (lines 139-146) does not override. */
+static const uint64_t PARTITION_SIZE_CU = 512;
+
+/* torch.empty's largest tensor, in bytes (PyTorch's storage size check). */
+static const uint64_t TORCH_MAX_NBYTES = INT64_MAX;
+
+static void term(struct engine_answer *a, const char *name, uint64_t value)
+{
+	if (a->n_terms < ENGINE_TERMS_MAX) {
+		a->terms[a->n_terms].name = name;
+		a->terms[a->n_terms].value = value;
+		a->n_terms++;
+	}
+}
+
+/* Refuses *a in place (not by value, so no compiler copies the struct with
+ * a call to memcpy), keeping the terms computed so far. */
+static void refuse(struct engine_answer *a, const char *why, const char *input)
+{
+	a->status = ENGINE_REFUSED;
+	a->num_splits = 0;
+	a->num_splits_bound = 0;
+	a->workspace_bytes = 0;
+	a->refused = why;
+	a->refused_input = input;
+}
+
+/* *p = a * b, false when it does not fit in a uint64_t. */
+static bool mul_fits(uint64_t a, uint64_t b, uint64_t *p)
+{
+	if (a != 0 && b > UINT64_MAX / a) {
+		return false;
+	}
+	*p = a * b;
+	return true;
+}
+
+/*
+ * The kernel dispatch both ops.paged_attention_v1 and ops.paged_attention_v2
+ * reach for a bf16 query with kv_cache_dtype "auto" and no block sparsity:
+ * first the block_size switch (CALL_V2_LAUNCHER_BLOCK_SIZE, v2.cu lines
+ * 157-171; CALL_V1_LAUNCHER_BLOCK_SIZE the same), then in the launcher the
+ * head_size switch (v2.cu lines 102-136; v1's the same). NULL when a kernel
+ * exists, else the TORCH_CHECK it fails, as a reason; *input names it.
+ */
+static const char *dispatch(uint64_t block_size, uint64_t head_size, const char **input)
+{
+	switch (block_size) {
+	case 8:
+	case 16:
+	case 32:
+		break;
+	default:
+		*input = "page_size";
+		return "Unsupported block size: vLLM's paged attention kernels are built for "
+		       "block sizes 8, 16 and 32 only (paged_attention_v2.cu "
+		       "CALL_V2_LAUNCHER_BLOCK_SIZE; v1 the same)";
+	}
+	switch (head_size) {
+	case 32:
+	case 64:
+	case 80:
+	case 96:
+	case 112:
+	case 120:
+	case 128:
+	case 192:
+	case 256:
+		break;
+	default:
+		*input = "head_dim";
+		return "Unsupported head size: vLLM's paged attention kernels are built for "
+		       "head sizes 32, 64, 80, 96, 112, 120, 128, 192 and 256 only "
+		       "(paged_attention_v2_launcher; v1 the same)";
+	}
+	return NULL;
+}
+
+struct engine_answer vllm_launch(const struct engine_shape *s)
+{
+	struct engine_answer a;
+	const char *input = NULL;
+	const char *why;
+
+	a.status = ENGINE_OK;
+	a.num_splits = 0;
+	a.num_splits_bound = 0;
+	a.workspace_bytes = 0;
+	a.refused = NULL;
+	a.refused_input = NULL;
+	a.n_terms = 0;
+
+	/* Not vLLM's: the inputs every port refuses. vLLM has no num_splits
+	 * argument (forward_decode's parameters, paged_attn.py lines 82-99). */
+	if (s->num_splits != 0) {
+		refuse(&a, "vLLM's paged attention takes no num_splits argument: "
+			   "its v1/v2 choice and partitions follow the shape; give num_splits 0",
+			   "num_splits");
+		return a;
+	}
+	if (s->num_seqs == 0) {
+		refuse(&a, "num_seqs must be at least 1", "num_seqs");
+		return a;
+	}
+	if (s->num_q_heads == 0) {
+		refuse(&a, "num_q_heads must be at least 1", "num_q_heads");
+		return a;
+	}
+	if (s->num_kv_heads == 0) {
+		refuse(&a, "num_kv_heads must be at least 1", "num_kv_heads");
+		return a;
+	}
+	if (s->head_dim == 0) {
+		refuse(&a, "head_dim must be at least 1", "head_dim");
+		return a;
+	}
+	if (s->seq_len == 0) {
+		refuse(&a, "seq_len must be at least 1", "seq_len");
+		return a;
+	}
+	if (s->page_size == 0) {
+		refuse(&a, "page_size must be at least 1", "page_size");
+		return a;
+	}
+	/* xformers.py XFormersImpl.__init__: assert self.num_heads %
+	 * self.num_kv_heads == 0 (the kernels only divide). */
+	if (s->num_q_heads % s->num_kv_heads != 0) {
+		refuse(&a, "num_q_heads must be a multiple of num_kv_heads "
+			   "(vLLM asserts num_heads % num_kv_heads == 0)",
+			   "num_kv_heads");
+		return a;
+	}
+
+	/* forward_decode, paged_attn.py lines 108-112. Every sequence holds
+	 * seq_len tokens, so max_seq_len (max_decode_seq_len) is seq_len. */
+	uint64_t block_size = s->page_size;
+	uint64_t num_seqs = s->num_seqs, num_heads = s->num_q_heads, head_size = s->head_dim;
+	uint64_t max_seq_len = s->seq_len;
+	uint64_t max_num_partitions = ((max_seq_len + PARTITION_SIZE_PY - 1) /
+				       PARTITION_SIZE_PY);
+	/* lines 120-121 */
+	bool use_v1 = (max_seq_len <= 8192
+		       && (max_num_partitions == 1 || num_seqs * num_heads > 512));
+
+	term(&a, "max_seq_len", max_seq_len);
+	term(&a, "num_seqs", num_seqs);
+	term(&a, "num_heads", num_heads);
+	term(&a, "head_size", head_size);
+	term(&a, "block_size", block_size);
+	term(&a, "_PARTITION_SIZE", PARTITION_SIZE_PY);
+	term(&a, "max_num_partitions", max_num_partitions);
+	term(&a, "num_seqs * num_heads", num_seqs * num_heads);
+	term(&a, "use_v1", use_v1 ? 1 : 0);
+
+	if (use_v1) {
+		/* Run PagedAttention V1 (lines 123-144): one CTA per
+		 * (head, sequence), grid (num_heads, num_seqs, 1), no scratch. */
+		why = dispatch(block_size, head_size, &input);
+		if (why != NULL) {
+			refuse(&a, why, input);
+			return a;
+		}
+		a.num_splits = 1;
+		a.num_splits_bound = 1;
+		a.workspace_bytes = 0;
+		return a;
+	}
+
+	/* Run PagedAttention V2 (lines 145-181). */
+	if (PARTITION_SIZE_PY % block_size != 0) {
+		refuse(&a, "vLLM's paged attention v2 asserts _PARTITION_SIZE % block_size == 0 "
+			   "(512), and its kernels are built for block sizes 8, 16 and 32 only",
+			   "page_size");
+		return a;
+	}
+	/* tmp_output: (num_seqs, num_heads, max_num_partitions, head_size) of
+	 * output.dtype (bf16, 2 bytes); exp_sums and max_logits:
+	 * (num_seqs, num_heads, max_num_partitions) of torch.float32. */
+	uint64_t rows, tmp_output_numel, tmp_output_nbytes, exp_sums_nbytes;
+	if (!mul_fits(num_seqs * num_heads, max_num_partitions, &rows) ||
+	    !mul_fits(rows, head_size, &tmp_output_numel) ||
+	    !mul_fits(tmp_output_numel, 2, &tmp_output_nbytes) ||
+	    !mul_fits(rows, 4, &exp_sums_nbytes) ||
+	    tmp_output_nbytes > TORCH_MAX_NBYTES ||
+	    exp_sums_nbytes > TORCH_MAX_NBYTES / 2 ||
+	    tmp_output_nbytes > TORCH_MAX_NBYTES - 2 * exp_sums_nbytes) {
+		/* Not vLLM's: a tensor over INT64_MAX bytes PyTorch refuses
+		 * ("Storage size calculation overflowed"); three whose sum is
+		 * over it no device holds. */
+		refuse(&a, "vLLM's paged attention v2 scratch for this shape exceeds "
+			   "2^63-1 bytes, more than torch.empty allocates",
+			   "num_seqs");
+		return a;
+	}
+	uint64_t max_logits_nbytes = exp_sums_nbytes; /* torch.empty_like(exp_sums) */
+	term(&a, "tmp_output.nbytes", tmp_output_nbytes);
+	term(&a, "exp_sums.nbytes", exp_sums_nbytes);
+	term(&a, "max_logits.nbytes", max_logits_nbytes);
+
+	/* ops.paged_attention_v2 -> paged_attention_v2_launcher: its own
+	 * max_num_partitions = DIVIDE_ROUND_UP(max_seq_len, PARTITION_SIZE)
+	 * (v2.cu line 88) is the grid's z (line 93), the same number as
+	 * Python's because both partition sizes are 512. */
+	why = dispatch(block_size, head_size, &input);
+	if (why != NULL) {
+		refuse(&a, why, input);
+		return a;
+	}
+	term(&a, "PARTITION_SIZE", PARTITION_SIZE_CU);
+	a.num_splits = (uint32_t)max_num_partitions; /* <= ceil(UINT32_MAX / 512) */
+	a.num_splits_bound = a.num_splits;
+	a.workspace_bytes = tmp_output_nbytes + exp_sums_nbytes + max_logits_nbytes;
+	return a;
+}

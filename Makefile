@@ -346,7 +346,7 @@ $(BUILD)/engines/oracle_%: tests/engines/harness.rs tests/engines/oracle_%.rs
 	cp tests/engines/harness.rs $(BUILD)/engines/rs_$*/main.rs
 	cp tests/engines/oracle_$*.rs $(BUILD)/engines/rs_$*/engine.rs
 	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_$*/main.rs
-engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)/engines/oracle_%
+$(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)/engines/oracle_%
 	@echo "== engines-check: $* against its second implementation, $(ENGINE_SHAPES) shapes"
 	@$(BUILD)/engines/sweep_$* $(ENGINE_SHAPES) $(ENGINE_SEED) | $(BUILD)/engines/oracle_$* $* $(ENGINE_SHAPES)
 engines-check: $(ENGINES:%=engines-check-%)

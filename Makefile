@@ -237,11 +237,13 @@ docs: $(SPLITKD)
 
 # The recipe "a new catalog field" on itself: a field added by the schema
 # table alone, in a scratch copy, builds, is diffed, is held by the seeds'
-# check and shows in the page's catalog columns.
+# check and shows in the page's catalog columns. And "a new input": one
+# row of api/vocab.h, parsed by every way in, named by the contract's check.
 .PHONY: recipe-check
 recipe-check: deps-test
 	@sh scripts/deps.sh recipe
 	@sh scripts/check-field-recipe.sh
+	@sh scripts/check-input-recipe.sh
 
 deps:
 	@sh scripts/deps.sh build

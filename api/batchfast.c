@@ -129,21 +129,17 @@ struct input {
 	size_t offset;
 };
 
-#define INPUT(f, k, member) {#member, sizeof(#member) - 1, f, k, offsetof(struct query, member)}
+#define INPUT(f, k, member) {#member, sizeof(#member) - 1, f, k, offsetof(struct query, member)},
+#define KIND_OF_NAME STRING
+#define KIND_OF_SPELLING STRING
+#define KIND_OF_U32 NUMBER
+#define KIND_OF_BOOL BOOLEAN
+#define INPUT_IF_DECIDE(e, member, k) INPUT(QF_##e, KIND_OF_##k, member)
+#define INPUT_IF_OTHER(e, member, k)
+#define INPUT_ROW(e, member, k, scope) INPUT_IF_##scope(e, member, k)
 
-static const struct input inputs[] = {
-	INPUT(QF_TARGET, STRING, target),
-	INPUT(QF_MODEL, STRING, model),
-	INPUT(QF_MAX_BATCH_SIZE, NUMBER, max_batch_size),
-	INPUT(QF_NUM_SEQS, NUMBER, num_seqs),
-	INPUT(QF_MAX_ROWS, NUMBER, max_rows),
-	INPUT(QF_HEAD_DIM, NUMBER, head_dim),
-	INPUT(QF_OVERRIDE, STRING, override),
-	INPUT(QF_SM_COUNT, NUMBER, sm_count),
-	INPUT(QF_DECLARED, STRING, declared),
-	INPUT(QF_NUM_Q_HEADS, NUMBER, num_q_heads),
-	INPUT(QF_EXPLAIN, BOOLEAN, explain),
-};
+/* The rows of vocab.h whose scope is DECIDE, in the table's order. */
+static const struct input inputs[] = {VOCAB_PARAMS(INPUT_ROW)};
 
 #define NUM_INPUTS (sizeof(inputs) / sizeof(inputs[0]))
 

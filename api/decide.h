@@ -33,11 +33,7 @@
 #define DECIDE_MAX_WARNINGS 6
 
 /* The fields GET/POST /v1/splits take. */
-#define DECIDE_FIELDS                                                                   \
-	(QUERY_BIT(QF_TARGET) | QUERY_BIT(QF_SM_COUNT) | QUERY_BIT(QF_DECLARED) |       \
-	 QUERY_BIT(QF_MODEL) | QUERY_BIT(QF_NUM_Q_HEADS) | QUERY_BIT(QF_HEAD_DIM) |     \
-	 QUERY_BIT(QF_MAX_BATCH_SIZE) | QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_MAX_ROWS) | \
-	 QUERY_BIT(QF_OVERRIDE) | QUERY_BIT(QF_EXPLAIN))
+#define DECIDE_FIELDS QUERY_SCOPE(DECIDE)
 
 /* The batch a decision is for: the seed's max_decode_seqs, the co-batched
  * count, and the widest batch the decode-metadata layout accepts. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "vocab.h"
 #include "warning.h"
 
 /* The index of the entry of a kind named `name` exactly (case aside), or
@@ -129,18 +130,18 @@ static void write_side(struct jsonw *w, const char *key, const struct diff_side 
 		return;
 	}
 	jsonw_object_begin(w);
-	jsonw_kv_str(w, "policy", s->policy);
-	jsonw_kv_u64(w, "num_splits", s->num_splits);
-	jsonw_kv_u64(w, "workspace_slots", s->workspace_slots);
-	jsonw_kv_bytes(w, "workspace_bytes", s->workspace_bytes);
+	jsonw_kv_str(w, VOCAB_M_POLICY, s->policy);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS, s->num_splits);
+	jsonw_kv_u64(w, VOCAB_M_WORKSPACE_SLOTS, s->workspace_slots);
+	jsonw_kv_bytes(w, VOCAB_M_WORKSPACE_BYTES, s->workspace_bytes);
 	jsonw_object_end(w);
 }
 
 void diff_write_cell(struct jsonw *w, const struct diff_cell *cell)
 {
 	jsonw_object_begin(w);
-	jsonw_kv_str(w, "target", cell->target);
-	jsonw_kv_str(w, "model", cell->model);
+	jsonw_kv_str(w, VOCAB_M_TARGET, cell->target);
+	jsonw_kv_str(w, VOCAB_M_MODEL, cell->model);
 	write_side(w, "from", &cell->from);
 	write_side(w, "to", &cell->to);
 	jsonw_object_end(w);
@@ -395,9 +396,9 @@ void diff_write(struct jsonw *w, const struct catalog *from, const struct catalo
 	jsonw_object_begin(w);
 	jsonw_kv_str(w, "from", from->digest);
 	jsonw_kv_str(w, "to", to->digest);
-	jsonw_kv_u64(w, "max_batch_size", shape.max_batch_size);
-	jsonw_kv_u64(w, "num_seqs", shape.num_seqs);
-	jsonw_kv_u64(w, "max_rows", shape.max_rows);
+	jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, shape.max_batch_size);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SEQS, shape.num_seqs);
+	jsonw_kv_u64(w, VOCAB_M_MAX_ROWS, shape.max_rows);
 	jsonw_key(w, "override");
 	if (override.p != NULL) {
 		jsonw_strn(w, override.p, override.len);

@@ -8,6 +8,7 @@
 
 #include "diff.h"
 #include "jsonw.h"
+#include "vocab.h"
 
 void handler_events(struct handler_call *c)
 {
@@ -113,9 +114,9 @@ static void render_change(struct jsonw *w, const char *boot, const struct events
 	jsonw_object_end(w);
 	jsonw_key(w, "inputs");
 	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "max_batch_size", shape.max_batch_size);
-	jsonw_kv_u64(w, "num_seqs", shape.num_seqs);
-	jsonw_kv_u64(w, "max_rows", shape.max_rows);
+	jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, shape.max_batch_size);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SEQS, shape.num_seqs);
+	jsonw_kv_u64(w, VOCAB_M_MAX_ROWS, shape.max_rows);
 	jsonw_object_end(w);
 	jsonw_key(w, "cells");
 	jsonw_array_begin(w);

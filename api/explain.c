@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include "vocab.h"
+
 /* a * b in 64 bits, or false when it does not fit. */
 static bool mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
@@ -39,10 +41,10 @@ static void write_policy_result(struct jsonw *w, const char *key, struct splitk_
 	splitk_label(pol, label);
 	jsonw_key(w, key);
 	jsonw_object_begin(w);
-	jsonw_kv_str(w, "policy", label);
-	jsonw_kv_u64(w, "num_splits", num_splits(d, pol, d->ref_seqs));
-	jsonw_kv_u64(w, "workspace_slots", slots);
-	jsonw_kv_bytes(w, "workspace_bytes", splitk_workspace_bytes(slots, d->head_dim));
+	jsonw_kv_str(w, VOCAB_M_POLICY, label);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS, num_splits(d, pol, d->ref_seqs));
+	jsonw_kv_u64(w, VOCAB_M_WORKSPACE_SLOTS, slots);
+	jsonw_kv_bytes(w, VOCAB_M_WORKSPACE_BYTES, splitk_workspace_bytes(slots, d->head_dim));
 	jsonw_object_end(w);
 }
 
@@ -171,8 +173,8 @@ static void write_grids(struct jsonw *w, const struct decision *d, uint32_t s1)
 
 	jsonw_key(w, "max_batch");
 	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "num_seqs", d->shape.max_batch_size);
-	jsonw_kv_u64(w, "num_splits", smax);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SEQS, d->shape.max_batch_size);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS, smax);
 	jsonw_key(w, "ctas");
 	if (max_ok) {
 		jsonw_u64(w, ctas_max);

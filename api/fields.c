@@ -7,27 +7,8 @@
 #include "quote.h"
 #include "splitk.h"
 
-static const char *const member_names[FM_COUNT] = {
-	[FM_TARGET] = "target",
-	[FM_SM_COUNT] = "sm_count",
-	[FM_DECLARED] = "declared",
-	[FM_MODEL] = "model",
-	[FM_NUM_Q_HEADS] = "num_q_heads",
-	[FM_HEAD_DIM] = "head_dim",
-	[FM_MAX_BATCH_SIZE] = "max_batch_size",
-	[FM_NUM_SEQS] = "num_seqs",
-	[FM_MAX_ROWS] = "max_rows",
-	[FM_OVERRIDE] = "override",
-	[FM_POLICY] = "policy",
-	[FM_SOURCE] = "source",
-	[FM_NUM_SPLITS] = "num_splits",
-	[FM_WORKSPACE_SLOTS] = "workspace_slots",
-	[FM_WORKSPACE_BYTES] = "workspace_bytes",
-	[FM_WARNINGS] = "warnings",
-	[FM_CATALOG] = "catalog",
-	[FM_CATALOG_NAME] = "catalog_name",
-	[FM_EXPLAIN] = "explain",
-};
+#define NAME_ROW(e) [FM_##e] = VOCAB_M_##e,
+static const char *const member_names[FM_COUNT] = {VOCAB_MEMBERS(NAME_ROW)};
 
 const char *fields_name(enum fields_member m)
 {

@@ -22,30 +22,14 @@
 #include "jsonw.h"
 #include "problem.h"
 #include "slice.h"
+#include "vocab.h"
 
-/* The members of an answer, in the order they are written. */
-enum fields_member {
-	FM_TARGET,
-	FM_SM_COUNT,
-	FM_DECLARED,
-	FM_MODEL,
-	FM_NUM_Q_HEADS,
-	FM_HEAD_DIM,
-	FM_MAX_BATCH_SIZE,
-	FM_NUM_SEQS,
-	FM_MAX_ROWS,
-	FM_OVERRIDE,
-	FM_POLICY,
-	FM_SOURCE,
-	FM_NUM_SPLITS,
-	FM_WORKSPACE_SLOTS,
-	FM_WORKSPACE_BYTES,
-	FM_WARNINGS,
-	FM_CATALOG,
-	FM_CATALOG_NAME, /* the name of the catalog that answered (catalog.h) */
-	FM_EXPLAIN, /* written only when the query asks for explain */
-	FM_COUNT
-};
+/* The members of an answer, in the order they are written (vocab.h's
+ * VOCAB_MEMBERS): FM_TARGET, ... FM_EXPLAIN (written only when the query
+ * asks for explain). */
+#define FIELDS_ENUM_ROW(e) FM_##e,
+enum fields_member { VOCAB_MEMBERS(FIELDS_ENUM_ROW) FM_COUNT };
+#undef FIELDS_ENUM_ROW
 
 /* A set of members, as a bit mask; FIELDS_ALL is the whole answer. */
 #define FIELDS_BIT(m) (1u << (m))

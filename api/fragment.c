@@ -162,9 +162,9 @@ size_t fragment_bound(const struct decision *d, const struct catalog *cat)
 #define PUT_SOURCE(p, d, tail)                                          \
 	do {                                                            \
 		if ((d)->res.resolved.from_override) {                  \
-			LIT(p, ",\"source\":\"override\"" tail);          \
+			LIT(p, VOCAB_NEXT_KEY(SOURCE) "\"override\"" tail);          \
 		} else {                                                \
-			LIT(p, ",\"source\":\"declared\"" tail);          \
+			LIT(p, VOCAB_NEXT_KEY(SOURCE) "\"declared\"" tail);          \
 		}                                                       \
 	} while (0)
 
@@ -176,27 +176,27 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
 	 * name_len is the strlen a writer call would take */
 	if (HAS(FM_TARGET)) {
-		LIT(p, "{\"target\":"); /* the first member when it is asked for */
+		LIT(p, "{" VOCAB_KEY(TARGET)); /* the first member when it is asked for */
 		p = put_name_or_null(p, d->target ? &d->target->names : NULL);
 	}
 	if (HAS(FM_SM_COUNT)) {
-		LIT(p, ",\"sm_count\":");
+		LIT(p, VOCAB_NEXT_KEY(SM_COUNT));
 		p = put_u64(p, d->sm_count);
 	}
 	if (HAS(FM_DECLARED)) {
-		LIT(p, ",\"declared\":");
+		LIT(p, VOCAB_NEXT_KEY(DECLARED));
 		p = put_label(p, d->res.declared);
 	}
 	if (HAS(FM_MODEL)) {
-		LIT(p, ",\"model\":");
+		LIT(p, VOCAB_NEXT_KEY(MODEL));
 		p = put_name_or_null(p, d->model ? &d->model->names : NULL);
 	}
 	if (HAS(FM_NUM_Q_HEADS)) {
-		LIT(p, ",\"num_q_heads\":");
+		LIT(p, VOCAB_NEXT_KEY(NUM_Q_HEADS));
 		p = put_u64(p, d->num_q_heads);
 	}
 	if (HAS(FM_HEAD_DIM)) {
-		LIT(p, ",\"head_dim\":");
+		LIT(p, VOCAB_NEXT_KEY(HEAD_DIM));
 		if (d->head_dim == 0) {
 			LIT(p, "null");
 		} else {
@@ -204,41 +204,41 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 		}
 	}
 	if (HAS(FM_MAX_BATCH_SIZE)) {
-		LIT(p, ",\"max_batch_size\":");
+		LIT(p, VOCAB_NEXT_KEY(MAX_BATCH_SIZE));
 		p = put_u64(p, d->shape.max_batch_size);
 	}
 	if (HAS(FM_NUM_SEQS)) {
-		LIT(p, ",\"num_seqs\":");
+		LIT(p, VOCAB_NEXT_KEY(NUM_SEQS));
 		p = put_u64(p, d->shape.num_seqs);
 	}
 	if (HAS(FM_MAX_ROWS)) {
-		LIT(p, ",\"max_rows\":");
+		LIT(p, VOCAB_NEXT_KEY(MAX_ROWS));
 		p = put_u64(p, d->shape.max_rows);
 	}
 	if (HAS(FM_OVERRIDE)) {
-		LIT(p, ",\"override\":");
+		LIT(p, VOCAB_NEXT_KEY(OVERRIDE));
 		p = put_string_or_null(p, d->override.p, d->override.len);
 	}
 	if (HAS(FM_POLICY)) {
-		LIT(p, ",\"policy\":");
+		LIT(p, VOCAB_NEXT_KEY(POLICY));
 		p = put_label(p, d->res.resolved.policy);
 	}
 	if (HAS(FM_SOURCE) && HAS(FM_NUM_SPLITS)) {
 		/* one literal for both keys, the whole answer's way */
-		PUT_SOURCE(p, d, ",\"num_splits\":");
+		PUT_SOURCE(p, d, VOCAB_NEXT_KEY(NUM_SPLITS));
 		p = put_u64(p, d->num_splits);
 	} else if (HAS(FM_SOURCE)) {
 		PUT_SOURCE(p, d, "");
 	} else if (HAS(FM_NUM_SPLITS)) {
-		LIT(p, ",\"num_splits\":");
+		LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS));
 		p = put_u64(p, d->num_splits);
 	}
 	if (HAS(FM_WORKSPACE_SLOTS)) {
-		LIT(p, ",\"workspace_slots\":");
+		LIT(p, VOCAB_NEXT_KEY(WORKSPACE_SLOTS));
 		p = put_u64(p, d->workspace_slots);
 	}
 	if (HAS(FM_WORKSPACE_BYTES)) {
-		LIT(p, ",\"workspace_bytes\":");
+		LIT(p, VOCAB_NEXT_KEY(WORKSPACE_BYTES));
 		if (!d->workspace_bytes.known) {
 			LIT(p, "null");
 		} else if (d->workspace_bytes.hi == 0) {
@@ -248,7 +248,7 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 		}
 	}
 	if (HAS(FM_WARNINGS)) {
-		LIT(p, ",\"warnings\":[");
+		LIT(p, VOCAB_NEXT_KEY(WARNINGS) "[");
 		for (size_t i = 0; i < d->num_warnings; i++) {
 			if (i > 0) {
 				*p++ = ',';
@@ -263,7 +263,7 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	}
 	if (HAS(FM_CATALOG)) {
 		/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
-		LIT(p, ",\"catalog\":\"");
+		LIT(p, VOCAB_NEXT_KEY(CATALOG) "\"");
 		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest) */
 		memcpy(p, cat->digest, CATALOG_DIGEST_LEN);
 		p += CATALOG_DIGEST_LEN;
@@ -271,7 +271,7 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	}
 	if (HAS(FM_CATALOG_NAME)) {
 		/* a catalog's name is plain (catalog_name_ok): nothing to escape */
-		LIT(p, ",\"catalog_name\":\"");
+		LIT(p, VOCAB_NEXT_KEY(CATALOG_NAME) "\"");
 		memcpy(p, cat->name, cat->name_len);
 		p += cat->name_len;
 		*p++ = '"';

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "decide.h"
+#include "vocab.h"
 #include "warning.h"
 
 void handler_policy(struct handler_call *c)
@@ -29,7 +30,7 @@ void handler_policy(struct handler_call *c)
 	jsonw_kv_bool(&c->w, "parses", ok);
 	if (ok) {
 		splitk_label(pol, label);
-		jsonw_kv_str(&c->w, "policy", label);
+		jsonw_kv_str(&c->w, VOCAB_M_POLICY, label);
 		jsonw_kv_str(&c->w, "kind", splitk_kind_name(pol.kind));
 		jsonw_key(&c->w, "pinned");
 		if (pol.kind == SPLITK_PINNED) {
@@ -67,13 +68,13 @@ static void write_cell(struct handler_call *c, const struct catalog_target *t,
 	decide_pair(c->ctx->catalog->constants, t, m, shape, c->q.override, &d);
 	splitk_label(d.res.resolved.policy, label);
 	jsonw_object_begin(&c->w);
-	jsonw_kv_str(&c->w, "target", t->names.name);
-	jsonw_kv_str(&c->w, "model", m->names.name);
-	jsonw_kv_str(&c->w, "policy", label);
+	jsonw_kv_str(&c->w, VOCAB_M_TARGET, t->names.name);
+	jsonw_kv_str(&c->w, VOCAB_M_MODEL, m->names.name);
+	jsonw_kv_str(&c->w, VOCAB_M_POLICY, label);
 	jsonw_kv_str(&c->w, "source", decide_source(&d));
-	jsonw_kv_u64(&c->w, "num_splits", d.num_splits);
-	jsonw_kv_u64(&c->w, "workspace_slots", d.workspace_slots);
-	jsonw_kv_bytes(&c->w, "workspace_bytes", d.workspace_bytes);
+	jsonw_kv_u64(&c->w, VOCAB_M_NUM_SPLITS, d.num_splits);
+	jsonw_kv_u64(&c->w, VOCAB_M_WORKSPACE_SLOTS, d.workspace_slots);
+	jsonw_kv_bytes(&c->w, VOCAB_M_WORKSPACE_BYTES, d.workspace_bytes);
 	jsonw_object_end(&c->w);
 }
 
@@ -85,9 +86,9 @@ void handler_matrix(struct handler_call *c)
 	struct splitk_policy ignored;
 
 	jsonw_object_begin(&c->w);
-	jsonw_kv_u64(&c->w, "max_batch_size", shape.max_batch_size);
-	jsonw_kv_u64(&c->w, "num_seqs", shape.num_seqs);
-	jsonw_kv_u64(&c->w, "max_rows", shape.max_rows);
+	jsonw_kv_u64(&c->w, VOCAB_M_MAX_BATCH_SIZE, shape.max_batch_size);
+	jsonw_kv_u64(&c->w, VOCAB_M_NUM_SEQS, shape.num_seqs);
+	jsonw_kv_u64(&c->w, VOCAB_M_MAX_ROWS, shape.max_rows);
 	jsonw_key(&c->w, "override");
 	if (q->override.p != NULL) {
 		jsonw_strn(&c->w, q->override.p, q->override.len);

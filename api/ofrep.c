@@ -11,21 +11,20 @@
 #include "names.h"
 #include "quote.h"
 #include "revision.h"
+#include "vocab.h"
 #include "warning.h"
 
-/* The flags, in the order a bulk answer lists them. */
-enum flag { FLAG_NUM_SPLITS, FLAG_WORKSPACE_SLOTS, FLAG_WORKSPACE_BYTES, FLAG_POLICY,
-	    FLAG_POLICY_SOURCE, FLAG_COUNT };
+/* The flags, in the order a bulk answer lists them (vocab.h). */
+#define FLAG_ENUM(e, key) FLAG_##e,
+enum flag { VOCAB_FLAGS(FLAG_ENUM, FLAG_ENUM) FLAG_COUNT };
 
-static const char *const flag_keys[FLAG_COUNT] = {
-	[FLAG_NUM_SPLITS] = "num_splits",
-	[FLAG_WORKSPACE_SLOTS] = "workspace_slots",
-	[FLAG_WORKSPACE_BYTES] = "workspace_bytes",
-	[FLAG_POLICY] = "policy",
-	[FLAG_POLICY_SOURCE] = "policy_source",
-};
+#define FLAG_KEY(e, key) [FLAG_##e] = key,
+static const char *const flag_keys[FLAG_COUNT] = {VOCAB_FLAGS(FLAG_KEY, FLAG_KEY)};
 
-#define FLAG_LIST "num_splits, workspace_slots, workspace_bytes, policy, policy_source"
+/* "num_splits, workspace_slots, ...", joined at compile time */
+#define FLAG_FIRST(e, key) key
+#define FLAG_REST(e, key) ", " key
+#define FLAG_LIST VOCAB_FLAGS(FLAG_FIRST, FLAG_REST)
 
 /* What a context carries: the inputs of GET /v1/splits, less explain. */
 #define OFREP_FIELDS ((DECIDE_FIELDS & ~QUERY_BIT(QF_EXPLAIN)) | HANDLER_PIN_FIELD)
@@ -131,14 +130,14 @@ static void write_decision_metadata(struct jsonw *w, enum flag f, const struct e
 {
 	jsonw_kv_str(w, "source", decide_source(&e->d));
 	jsonw_kv_str(w, "catalog", cat->digest);
-	jsonw_kv_str(w, "catalog_name", cat->name);
+	jsonw_kv_str(w, VOCAB_M_CATALOG_NAME, cat->name);
 	if (e->d.target != NULL) {
-		jsonw_kv_str(w, "target", e->d.target->names.name);
+		jsonw_kv_str(w, VOCAB_M_TARGET, e->d.target->names.name);
 	}
 	if (e->d.model != NULL) {
-		jsonw_kv_str(w, "model", e->d.model->names.name);
+		jsonw_kv_str(w, VOCAB_M_MODEL, e->d.model->names.name);
 	}
-	jsonw_kv_str(w, "warnings", f == FLAG_WORKSPACE_BYTES ? e->warnings : e->warnings_other);
+	jsonw_kv_str(w, VOCAB_M_WARNINGS, f == FLAG_WORKSPACE_BYTES ? e->warnings : e->warnings_other);
 }
 
 /* workspace_bytes, exactly, or the error that says why there is no
@@ -423,7 +422,7 @@ void handler_ofrep_evaluate_flags(struct handler_call *c)
 	jsonw_key(&c->w, "metadata");
 	jsonw_object_begin(&c->w);
 	jsonw_kv_str(&c->w, "catalog", c->ctx->catalog->digest);
-	jsonw_kv_str(&c->w, "catalog_name", c->ctx->catalog->name);
+	jsonw_kv_str(&c->w, VOCAB_M_CATALOG_NAME, c->ctx->catalog->name);
 	jsonw_object_end(&c->w);
 	/* ADR-0008: the change stream, which sends refetchEvaluation (events.h);
 	 * a context that names its catalog follows that catalog's stream */

@@ -19,37 +19,11 @@ struct field_info {
 	size_t offset; /* of its member in struct query */
 };
 
-/* Each parameter is named as the struct query member it fills. */
-#define FIELD(f, k, member) \
-	[f] = {#member, sizeof(#member) - 1, k, offsetof(struct query, member)}
+/* Each parameter is named as the struct query member it fills (vocab.h). */
+#define FIELD_ROW(e, member, k, scope) \
+	[QF_##e] = {#member, sizeof(#member) - 1, KIND_##k, offsetof(struct query, member)},
 
-static const struct field_info fields[QF_COUNT] = {
-	/* the target, or the numbers that stand in for it */
-	FIELD(QF_TARGET, KIND_NAME, target), FIELD(QF_SM_COUNT, KIND_U32, sm_count),
-	FIELD(QF_DECLARED, KIND_SPELLING, declared),
-	/* the model, or its numbers */
-	FIELD(QF_MODEL, KIND_NAME, model), FIELD(QF_NUM_Q_HEADS, KIND_U32, num_q_heads),
-	FIELD(QF_HEAD_DIM, KIND_U32, head_dim),
-	/* the batch */
-	FIELD(QF_MAX_BATCH_SIZE, KIND_U32, max_batch_size), FIELD(QF_NUM_SEQS, KIND_U32, num_seqs),
-	FIELD(QF_MAX_ROWS, KIND_U32, max_rows),
-	/* the engine's environment, and how much to say */
-	FIELD(QF_OVERRIDE, KIND_SPELLING, override), FIELD(QF_EXPLAIN, KIND_BOOL, explain),
-	/* GET /v1/policy */
-	FIELD(QF_SPELLING, KIND_SPELLING, spelling),
-	/* catalog revisions (revision.c) */
-	FIELD(QF_REVISION, KIND_NAME, revision), FIELD(QF_FROM, KIND_NAME, from),
-	FIELD(QF_TO, KIND_NAME, to),
-	/* POST /ofrep/v1/evaluate/flags, from an OFREP provider's refetch */
-	FIELD(QF_FLAG_CONFIG_ETAG, KIND_SPELLING, flagConfigEtag),
-	FIELD(QF_FLAG_CONFIG_LAST_MODIFIED, KIND_SPELLING, flagConfigLastModified),
-	/* which members of the answer (fields.c reads the list) */
-	FIELD(QF_FIELDS, KIND_NAME, fields),
-	/* a named catalog (revision.c) */
-	FIELD(QF_CATALOG, KIND_NAME, catalog),
-	/* GET /v1/history (history.c) */
-	FIELD(QF_LIMIT, KIND_U32, limit), FIELD(QF_BEFORE, KIND_U32, before),
-};
+static const struct field_info fields[QF_COUNT] = {VOCAB_PARAMS(FIELD_ROW)};
 
 /* Longest accepted string value: names are at most 64 bytes, and an
  * environment value longer than this is not a spelling anyone means. */

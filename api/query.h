@@ -27,46 +27,42 @@
 
 #include "problem.h"
 #include "slice.h"
+#include "vocab.h"
 
-enum query_field {
-	QF_TARGET,
-	QF_SM_COUNT,
-	QF_DECLARED,
-	QF_MODEL,
-	QF_NUM_Q_HEADS,
-	QF_HEAD_DIM,
-	QF_MAX_BATCH_SIZE,
-	QF_NUM_SEQS,
-	QF_MAX_ROWS,
-	QF_OVERRIDE,
-	QF_EXPLAIN,
-	QF_SPELLING,
-	QF_REVISION, /* a pinned catalog revision (revision.c) */
-	QF_FROM,     /* GET /v1/diff's two revisions */
-	QF_TO,
-	QF_FLAG_CONFIG_ETAG,          /* POST /ofrep/v1/evaluate/flags after an SSE refetch */
-	QF_FLAG_CONFIG_LAST_MODIFIED, /* (ADR-0008); accepted, not needed */
-	QF_FIELDS, /* the answer members asked for (fields.h) */
-	QF_CATALOG, /* a named catalog (revision.c) */
-	QF_LIMIT,   /* GET /v1/history's page (history.c) */
-	QF_BEFORE,
-	QF_COUNT
-};
+/* The parameters, one per row of VOCAB_PARAMS (vocab.h): QF_TARGET, ... */
+#define QUERY_ENUM_ROW(e, name, kind, scope) QF_##e,
+enum query_field { VOCAB_PARAMS(QUERY_ENUM_ROW) QF_COUNT };
+#undef QUERY_ENUM_ROW
 
 struct query_u32 {
 	bool set;
 	uint32_t v;
 };
 
+/* What each kind of parameter is read into: a slice (p NULL: absent), a
+ * number and whether it was given, or a flag. */
+#define QUERY_TYPE_NAME struct slice
+#define QUERY_TYPE_SPELLING struct slice
+#define QUERY_TYPE_U32 struct query_u32
+#define QUERY_TYPE_BOOL bool
+
+/* One member a parameter, named as the parameter (OFREP's flagConfigEtag
+ * included), in the table's order. */
+#define QUERY_MEMBER_ROW(e, name, kind, scope) QUERY_TYPE_##kind name;
 struct query {
-	struct slice target, declared, model, override, spelling, fields; /* p NULL: absent */
-	struct slice revision, from, to, catalog;                         /* p NULL: absent */
-	struct query_u32 sm_count, num_q_heads, head_dim, max_batch_size, num_seqs, max_rows;
-	bool explain;
-	/* named as OFREP's query parameters are (a member's name is its parameter's) */
-	struct slice flagConfigEtag, flagConfigLastModified;
-	struct query_u32 limit, before; /* GET /v1/history */
+	VOCAB_PARAMS(QUERY_MEMBER_ROW)
 };
+#undef QUERY_MEMBER_ROW
+
+/* The parameters of one scope, as a bit mask: QUERY_SCOPE(DECIDE) is
+ * every input of a decision. */
+#define QUERY_SCOPE_BIT_DECIDE_DECIDE(e) | QUERY_BIT(QF_##e)
+#define QUERY_SCOPE_BIT_DECIDE_OTHER(e)
+#define QUERY_SCOPE_BIT_OTHER_OTHER(e) | QUERY_BIT(QF_##e)
+#define QUERY_SCOPE_BIT_OTHER_DECIDE(e)
+#define QUERY_SCOPE_ROW_DECIDE(e, name, kind, scope) QUERY_SCOPE_BIT_DECIDE_##scope(e)
+#define QUERY_SCOPE_ROW_OTHER(e, name, kind, scope) QUERY_SCOPE_BIT_OTHER_##scope(e)
+#define QUERY_SCOPE(scope) (0u VOCAB_PARAMS(QUERY_SCOPE_ROW_##scope))
 
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
 #define QUERY_BIT(f) (1u << (f))

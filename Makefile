@@ -73,7 +73,7 @@ API_SRC := $(sort $(wildcard api/*.c))
 UI_GEN  := $(BUILD)/gen/ui_index_html.c $(BUILD)/gen/ui_app_js.c $(BUILD)/gen/ui_style_css.c
 API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/catalog_json.o $(BUILD)/gen/openapi_json.o \
 	   $(UI_GEN:.c=.o)
-API_HDR := $(wildcard api/*.h) policy/splitk.h
+API_HDR := $(wildcard api/*.h) $(wildcard policy/*.h)
 
 $(BUILD)/api/%.o: api/%.c $(API_HDR)
 	@mkdir -p $(@D)

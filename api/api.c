@@ -17,6 +17,7 @@
 #include "fields.h"
 #include "handler.h"
 #include "handler_catalog.h"
+#include "handler_engines.h"
 #include "handler_policy.h"
 #include "handler_service.h"
 #include "handler_splits.h"
@@ -71,6 +72,9 @@ static const struct route routes[] = {
 	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_status},
 	{.path = "/v1/history", .get_fields = QUERY_BIT(QF_LIMIT) | QUERY_BIT(QF_BEFORE),
 	 .get = handler_history}, /* every reload attempt (history.c) */
+	/* the other engines beside the seed's rule (handler_engines.c) */
+	{.path = "/v1/engines", .get = handler_engines},
+	{.path = "/v1/compare", .get_fields = HANDLER_COMPARE_FIELDS, .get = handler_compare},
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},

@@ -8,6 +8,7 @@
 
 #include "answer.h"
 #include "decide.h"
+#include "engines.h"
 #include "fields.h"
 
 /* A position in the body. */
@@ -189,7 +190,7 @@ static bool read_value(struct cursor *c, const struct input *in, struct query *q
 	case BOOLEAN:
 		break;
 	}
-	return plain_bool(c, &q->explain);
+	return plain_bool(c, (bool *)(void *)member);
 }
 
 /* One query object, as query_from_json would read it. */
@@ -324,11 +325,18 @@ bool batchfast_answer(struct handler_call *c)
 	for (size_t i = 0; i < sh.count; i++) {
 		struct decision d;
 		struct problem p;
+		int engine = 1;
 
-		if (decide_run(c->ctx->catalog, &sh.queries[i], &d, &p) != 0) {
+		if (decide_run(c->ctx->catalog, &sh.queries[i], &d, &p) != 0 ||
+		    (sh.queries[i].engine.p != NULL &&
+		     (engine = engines_answer(&c->w, &sh.queries[i], &d, c->ctx->catalog,
+					      mask != FIELDS_ALL, &p)) < 0)) {
 			failures++;
 			answer_batch_error(&c->w, &p);
 			continue;
+		}
+		if (engine == 0) {
+			continue; /* another engine's answer */
 		}
 		handler_count_decision(c, &d, c->ctx->catalog);
 		answer_write(&c->w, &d, c->ctx->catalog, mask);

@@ -6,6 +6,7 @@
 #include "answer.h"
 #include "batchfast.h"
 #include "decide.h"
+#include "engines.h"
 #include "fields.h"
 #include "jsonin.h"
 #include "revision.h"
@@ -16,10 +17,18 @@ static void answer_one(struct handler_call *c, const struct query *q)
 	struct decision d;
 	unsigned mask = FIELDS_ALL;
 
+	int engine = 1;
+
 	if ((q->fields.p != NULL && fields_parse(q->fields, "fields", &mask, &c->problem) != 0) ||
-	    decide_run(c->ctx->catalog, q, &d, &c->problem) != 0) {
+	    decide_run(c->ctx->catalog, q, &d, &c->problem) != 0 ||
+	    (q->engine.p != NULL &&
+	     (engine = engines_answer(&c->w, q, &d, c->ctx->catalog, q->fields.p != NULL,
+						 &c->problem)) < 0)) {
 		handler_fail(c);
 		return;
+	}
+	if (engine == 0) {
+		return; /* another engine's answer */
 	}
 	handler_count_decision(c, &d, c->ctx->catalog);
 	answer_write(&c->w, &d, c->ctx->catalog, mask);
@@ -40,6 +49,7 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 		struct query q;
 		struct decision d;
 		struct problem p;
+		int engine = 1;
 
 		const struct catalog *cat = c->ctx->catalog;
 
@@ -47,10 +57,14 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 		if (query_from_json(item, DECIDE_FIELDS | HANDLER_CATALOG_FIELD, &q, &p) != 0 ||
 		    (q.catalog.p != NULL &&
 		     (cat = revision_named_catalog(c->ctx, q.catalog, &p)) == NULL) ||
-		    decide_run(cat, &q, &d, &p) != 0) {
+		    decide_run(cat, &q, &d, &p) != 0 ||
+		    (q.engine.p != NULL && (engine = engines_answer(&c->w, &q, &d, cat, mask != FIELDS_ALL, &p)) < 0)) {
 			failures++;
 			answer_batch_error(&c->w, &p);
 			continue;
+		}
+		if (engine == 0) {
+			continue; /* another engine's answer */
 		}
 		handler_count_decision(c, &d, cat);
 		answer_write(&c->w, &d, cat, mask);

@@ -64,6 +64,10 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 		"No catalog this replica serves has this name (`catalog`): it was never declared here, or its file was removed from --catalog-dir. `suggestion` names the nearest one; GET /v1/catalogs lists them."},
 	[PROBLEM_CATALOG_MISMATCH] = {"catalog-mismatch", "Revision of another catalog", 409,
 		"The request pins a revision (a digest) that this replica holds for another catalog than the one the request names (or the default, when it names none). splitkd never answers one catalog's question from another's revision: ask with the `catalog` the revision belongs to, which `detail` names, or without the revision."},
+	[PROBLEM_UNKNOWN_ENGINE] = {"unknown-engine", "Unknown engine", 404,
+		"`engine` names none of the engines splitkd answers for: seed, fa2, fa3, flashinfer or vllm (GET /v1/engines lists them). `suggestion` names the nearest."},
+	[PROBLEM_UNSUPPORTED_SHAPE] = {"unsupported-shape", "Shape the engine refuses", 422,
+		"The engine, at the upstream commit splitkd ports, has no kernel for this shape or refuses it as its own checks do (a head size, a GQA group size, a page or block size, a split count past its bound). `param` names the input to change and `detail` says what the engine takes."},
 };
 
 int problem_set(struct problem *p, enum problem_kind kind, const char *param,

@@ -41,6 +41,8 @@ enum problem_kind {
 	PROBLEM_INVALID_CATALOG,      /* 400: a candidate catalog a load would refuse */
 	PROBLEM_UNKNOWN_CATALOG,      /* 404: catalog=NAME names no catalog served */
 	PROBLEM_CATALOG_MISMATCH,     /* 409: a revision pinned is another catalog's */
+	PROBLEM_UNKNOWN_ENGINE,       /* 404: engine=NAME names no engine (engines.h) */
+	PROBLEM_UNSUPPORTED_SHAPE,    /* 422: the engine has no kernel for the shape */
 	PROBLEM_KIND_COUNT
 };
 

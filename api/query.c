@@ -25,6 +25,11 @@ struct field_info {
 
 static const struct field_info fields[QF_COUNT] = {VOCAB_PARAMS(FIELD_ROW)};
 
+const char *query_field_name(enum query_field f)
+{
+	return (unsigned)f < QF_COUNT ? fields[f].name : NULL;
+}
+
 /* Longest accepted string value: names are at most 64 bytes, and an
  * environment value longer than this is not a spelling anyone means. */
 #define QUERY_MAX_VALUE 256
@@ -415,7 +420,7 @@ static int accept_field(struct query *q, enum query_field f, unsigned *seen, con
 	case KIND_BOOL:
 		break;
 	}
-	return read_bool(f, v, &q->explain, p);
+	return read_bool(f, v, (bool *)(void *)((char *)q + fields[f].offset), p);
 }
 
 /* A parameter by name, from a query string or a body: an unknown name is

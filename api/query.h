@@ -64,6 +64,9 @@ struct query {
 #define QUERY_SCOPE_ROW_OTHER(e, name, kind, scope) QUERY_SCOPE_BIT_OTHER_##scope(e)
 #define QUERY_SCOPE(scope) (0u VOCAB_PARAMS(QUERY_SCOPE_ROW_##scope))
 
+/* A parameter's name ("seq_len"); NULL past the end. */
+const char *query_field_name(enum query_field f);
+
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
 #define QUERY_BIT(f) (1u << (f))
 

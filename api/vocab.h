@@ -62,7 +62,14 @@
 	X(CATALOG, catalog, NAME, OTHER)                              \
 	/* GET /v1/history's page (history.c) */                      \
 	X(LIMIT, limit, U32, OTHER)                                   \
-	X(BEFORE, before, U32, OTHER)
+	X(BEFORE, before, U32, OTHER)                                 \
+	/* the other engines (engines.h): which, and the inputs they read */ \
+	X(ENGINE, engine, NAME, DECIDE)                               \
+	X(NUM_KV_HEADS, num_kv_heads, U32, DECIDE)                    \
+	X(SEQ_LEN, seq_len, U32, DECIDE)                              \
+	X(PAGE_SIZE, page_size, U32, DECIDE)                          \
+	X(BLOCKS_PER_SM, blocks_per_sm, U32, DECIDE)                  \
+	X(CUDA_GRAPH, cuda_graph, BOOL, DECIDE)
 
 /*
  * Every member of a decision's answer, as X(ENUM), in the order the
@@ -109,6 +116,39 @@
 #define VOCAB_M_CATALOG "catalog"
 #define VOCAB_M_CATALOG_NAME "catalog_name"
 #define VOCAB_M_EXPLAIN "explain"
+
+/*
+ * Every member of an engine's answer (engines.c; engine other than the
+ * seed), in the order it writes them: its key is VOCAB_M_<ENUM>.
+ */
+#define VOCAB_ENGINE_MEMBERS(X) \
+	X(ENGINE)               \
+	X(TARGET)               \
+	X(SM_COUNT)             \
+	X(MODEL)                \
+	X(NUM_Q_HEADS)          \
+	X(NUM_KV_HEADS)         \
+	X(HEAD_DIM)             \
+	X(NUM_SEQS)             \
+	X(SEQ_LEN)              \
+	X(PAGE_SIZE)            \
+	X(BLOCKS_PER_SM)        \
+	X(CUDA_GRAPH)           \
+	X(NUM_SPLITS)           \
+	X(NUM_SPLITS_BOUND)     \
+	X(WORKSPACE_BYTES)      \
+	X(TERMS)                \
+	X(CATALOG)              \
+	X(CATALOG_NAME)
+
+#define VOCAB_M_ENGINE "engine"
+#define VOCAB_M_NUM_KV_HEADS "num_kv_heads"
+#define VOCAB_M_SEQ_LEN "seq_len"
+#define VOCAB_M_PAGE_SIZE "page_size"
+#define VOCAB_M_BLOCKS_PER_SM "blocks_per_sm"
+#define VOCAB_M_CUDA_GRAPH "cuda_graph"
+#define VOCAB_M_NUM_SPLITS_BOUND "num_splits_bound"
+#define VOCAB_M_TERMS "terms"
 
 /*
  * The flags of OFREP (ofrep.c), as FIRST(ENUM, key) then REST(ENUM, key)

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "engines.h"
+
+#include <string.h>
+
+#include "fa2.h"
+#include "fa3.h"
+#include "flashinfer.h"
+#include "names.h"
+#include "vocab.h"
+#include "vllm.h"
+
+/* What the seed's answer reads: the policy's inputs and the workspace's. */
+#define SEED_READS \
+	(ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_HEAD_DIM)
+
+#define PORT(id, prefix, name)                                                              \
+	[id] = {name, prefix##_TITLE, prefix##_REPO, prefix##_COMMIT, prefix##_FILES,      \
+		prefix##_FUNCTIONS, prefix##_READS, prefix##_GPU_READS, NULL}
+
+static const struct engines_info engines[ENGINES_COUNT] = {
+	[ENGINES_SEED] = {"seed", "The seed's rule (attn_splitk.rs: auto, legacy or pinned)", NULL,
+			  "", "attn_splitk.rs",
+			  "resolve_policy num_splits auto_splits legacy_splits workspace_slots",
+			  SEED_READS, 0, NULL},
+	PORT(ENGINES_FA2, FA2, "fa2"),
+	PORT(ENGINES_FA3, FA3, "fa3"),
+	PORT(ENGINES_FLASHINFER, FLASHINFER, "flashinfer"),
+	PORT(ENGINES_VLLM, VLLM, "vllm"),
+};
+
+/* The launch functions apart from the table's strings, so the table reads
+ * as the headers' macros. */
+static struct engine_answer (*const launches[ENGINES_COUNT])(const struct engine_shape *) = {
+	[ENGINES_FA2] = fa2_launch,
+	[ENGINES_FA3] = fa3_launch,
+	[ENGINES_FLASHINFER] = flashinfer_launch,
+	[ENGINES_VLLM] = vllm_launch,
+};
+
+const struct engines_info *engines_info(enum engines_id id)
+{
+	return (unsigned)id < ENGINES_COUNT ? &engines[id] : NULL;
+}
+
+int engines_find(const struct query *q, enum engines_id *out, struct problem *p)
+{
+	struct names_near near;
+
+	*out = ENGINES_SEED;
+	if (q->engine.p == NULL) {
+		return 0;
+	}
+	for (int e = 0; e < ENGINES_COUNT; e++) {
+		if (names_equal(q->engine.p, q->engine.len, engines[e].name)) {
+			*out = (enum engines_id)e;
+			return 0;
+		}
+	}
+	names_near_init(&near, q->engine.p, q->engine.len, NAMES_SAME);
+	for (int e = 0; e < ENGINES_COUNT; e++) {
+		names_near_offer(&near, engines[e].name);
+	}
+	return problem_unknown_name(p, PROBLEM_UNKNOWN_ENGINE, VOCAB_M_ENGINE, "engine",
+				    q->engine.p, q->engine.len, near.best, "GET /v1/engines");
+}
+
+/* The input an engine needs and the query leaves out: a 400 that says
+ * what it is for. */
+static int missing(enum engines_id id, const char *input, const char *why, struct problem *p)
+{
+	return problem_set(p, PROBLEM_MISSING_PARAMETER, input, NULL,
+			   "%s is required with engine=%s: %s", input, engines[id].name, why);
+}
+
+int engines_shape(enum engines_id id, const struct query *q, const struct decision *d,
+		  uint32_t num_splits, struct engine_shape *out, struct problem *p)
+{
+	const struct engines_info *e = &engines[id];
+	uint32_t kv = q->num_kv_heads.set ? q->num_kv_heads.v
+					  : (d->model != NULL ? d->model->num_kv_heads : 0);
+
+	memset(out, 0, sizeof(*out));
+	if ((e->reads & ENGINE_IN_SEQ_LEN) && !q->seq_len.set) {
+		return missing(id, VOCAB_M_SEQ_LEN, "the tokens of KV each sequence holds", p);
+	}
+	if ((e->reads & ENGINE_IN_NUM_KV_HEADS) && kv == 0) {
+		return missing(id, VOCAB_M_NUM_KV_HEADS,
+			       d->model != NULL ? "the catalog's model does not say it"
+						: "num_q_heads was given without a model",
+			       p);
+	}
+	if ((e->reads & ENGINE_IN_HEAD_DIM) && d->head_dim == 0) {
+		return missing(id, VOCAB_M_HEAD_DIM,
+			       d->model != NULL ? "the catalog's model does not say it"
+						: "num_q_heads was given without a model",
+			       p);
+	}
+	if ((e->gpu_reads & ENGINE_IN_BLOCKS_PER_SM) && !q->blocks_per_sm.set) {
+		return missing(id, VOCAB_M_BLOCKS_PER_SM,
+			       "the decode kernel's CTAs per SM, which the engine asks "
+			       "cudaOccupancyMaxActiveBlocksPerMultiprocessor at run time; splitkd "
+			       "never guesses it",
+			       p);
+	}
+	out->sm_count = d->sm_count;
+	out->num_seqs = d->shape.num_seqs;
+	out->num_q_heads = d->num_q_heads;
+	out->num_kv_heads = kv;
+	out->head_dim = d->head_dim;
+	out->seq_len = q->seq_len.set ? q->seq_len.v : 0;
+	out->page_size = q->page_size.set ? q->page_size.v : 16;
+	out->blocks_per_sm = q->blocks_per_sm.set ? q->blocks_per_sm.v : 0;
+	out->cuda_graph = q->cuda_graph;
+	out->num_splits = num_splits;
+	return 0;
+}
+
+int engines_refused(enum engines_id id, const struct engine_answer *a, struct problem *p)
+{
+	return problem_set(p, PROBLEM_UNSUPPORTED_SHAPE, a->refused_input, NULL, "%s: %s",
+			   engines[id].name, a->refused);
+}
+
+void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
+		   const struct engine_shape *s, const struct engine_answer *a,
+		   const struct catalog *cat)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, VOCAB_M_ENGINE, engines[id].name);
+	jsonw_kv_str_or_null(w, VOCAB_M_TARGET, d->target ? d->target->names.name : NULL);
+	jsonw_kv_u64(w, VOCAB_M_SM_COUNT, s->sm_count);
+	jsonw_kv_str_or_null(w, VOCAB_M_MODEL, d->model ? d->model->names.name : NULL);
+	jsonw_kv_u64(w, VOCAB_M_NUM_Q_HEADS, s->num_q_heads);
+	jsonw_kv_u64(w, VOCAB_M_NUM_KV_HEADS, s->num_kv_heads);
+	jsonw_kv_u64(w, VOCAB_M_HEAD_DIM, s->head_dim);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SEQS, s->num_seqs);
+	jsonw_kv_u64(w, VOCAB_M_SEQ_LEN, s->seq_len);
+	jsonw_kv_u64(w, VOCAB_M_PAGE_SIZE, s->page_size);
+	jsonw_kv_u64_or_null(w, VOCAB_M_BLOCKS_PER_SM, s->blocks_per_sm);
+	jsonw_kv_bool(w, VOCAB_M_CUDA_GRAPH, s->cuda_graph);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS, a->num_splits);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS_BOUND, a->num_splits_bound);
+	jsonw_kv_u64(w, VOCAB_M_WORKSPACE_BYTES, a->workspace_bytes);
+	jsonw_key(w, VOCAB_M_TERMS);
+	jsonw_object_begin(w);
+	for (unsigned i = 0; i < a->n_terms && i < ENGINE_TERMS_MAX; i++) {
+		jsonw_kv_u64(w, a->terms[i].name, a->terms[i].value);
+	}
+	jsonw_object_end(w);
+	jsonw_kv_str(w, VOCAB_M_CATALOG, cat->digest);
+	jsonw_kv_str(w, VOCAB_M_CATALOG_NAME, cat->name);
+	jsonw_object_end(w);
+}
+
+int engines_answer(struct jsonw *w, const struct query *q, const struct decision *d,
+		   const struct catalog *cat, bool fields, struct problem *p)
+{
+	struct engine_shape s;
+	struct engine_answer a;
+	enum engines_id id;
+
+	if (engines_find(q, &id, p) != 0) {
+		return -1;
+	}
+	if (id == ENGINES_SEED) {
+		return 1;
+	}
+	if (fields) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "fields", NULL,
+				   "fields cuts the seed's answer; engine=%s answers whole",
+				   engines[id].name);
+	}
+	if (engines_shape(id, q, d, 0, &s, p) != 0) {
+		return -1;
+	}
+	a = launches[id](&s);
+	if (a.status != ENGINE_OK) {
+		return engines_refused(id, &a, p);
+	}
+	engines_write(w, id, d, &s, &a, cat);
+	return 0;
+}
+
+struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s)
+{
+	return launches[id](s);
+}
+
+/* The inputs' names, in engine.h's bit order. */
+static const char *input_name(unsigned bit)
+{
+	switch (bit) {
+	case ENGINE_IN_SM_COUNT:
+		return VOCAB_M_SM_COUNT;
+	case ENGINE_IN_NUM_SEQS:
+		return VOCAB_M_NUM_SEQS;
+	case ENGINE_IN_NUM_Q_HEADS:
+		return VOCAB_M_NUM_Q_HEADS;
+	case ENGINE_IN_NUM_KV_HEADS:
+		return VOCAB_M_NUM_KV_HEADS;
+	case ENGINE_IN_HEAD_DIM:
+		return VOCAB_M_HEAD_DIM;
+	case ENGINE_IN_SEQ_LEN:
+		return VOCAB_M_SEQ_LEN;
+	case ENGINE_IN_PAGE_SIZE:
+		return VOCAB_M_PAGE_SIZE;
+	case ENGINE_IN_BLOCKS_PER_SM:
+		return VOCAB_M_BLOCKS_PER_SM;
+	case ENGINE_IN_CUDA_GRAPH:
+		return VOCAB_M_CUDA_GRAPH;
+	case ENGINE_IN_NUM_SPLITS:
+		return VOCAB_M_NUM_SPLITS;
+	default:
+		return NULL;
+	}
+}
+
+void engines_write_inputs(struct jsonw *w, unsigned bits)
+{
+	jsonw_array_begin(w);
+	for (unsigned bit = 1; bit != 0 && bit <= bits; bit <<= 1) {
+		if ((bits & bit) && input_name(bit) != NULL) {
+			jsonw_str(w, input_name(bit));
+		}
+	}
+	jsonw_array_end(w);
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * engines — the engines splitkd answers for: the seed's rule and the four
+ * ports in policy/ (fa2, fa3, flashinfer, vllm: engine.h), what each one
+ * is and reads, and the one path from a decision's query to an engine's
+ * answer (GET and POST /v1/splits, each query of a batch, GET
+ * /v1/compare).
+ *
+ * `engine` absent or `seed` is today's answer, byte for byte: the seed
+ * reads none of the other engines' inputs (num_kv_heads, seq_len,
+ * page_size, blocks_per_sm, cuda_graph), which is its point. Any other
+ * engine answers what that engine, at the upstream commit its port pins,
+ * would launch: its split count, its split-K scratch and the
+ * intermediates it chose them from; a shape it has no kernel for is a
+ * 422 problem naming the input to change.
+ *
+ * No allocation but the writer's; no state; thread-safe.
+ */
+#ifndef SPLITKD_ENGINES_H
+#define SPLITKD_ENGINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "catalog.h"
+#include "decide.h"
+#include "engine.h"
+#include "jsonw.h"
+#include "problem.h"
+#include "query.h"
+
+enum engines_id {
+	ENGINES_SEED,
+	ENGINES_FA2,
+	ENGINES_FA3,
+	ENGINES_FLASHINFER,
+	ENGINES_VLLM,
+	ENGINES_COUNT
+};
+
+/* What an engine is, from its port's header (policy/<port>.h). Lists are
+ * space-separated words; the seed's repository is NULL (its source is the
+ * seed file itself). */
+struct engines_info {
+	const char *name, *title, *repository, *commits, *files, *functions;
+	unsigned reads;     /* enum engine_input bits its answer reads */
+	unsigned gpu_reads; /* of those, the ones only a running GPU knows */
+	/* NULL for the seed, which decide.c answers */
+	struct engine_answer (*launch)(const struct engine_shape *s);
+};
+
+/* The engine's row; NULL past the end. */
+const struct engines_info *engines_info(enum engines_id id);
+
+/* The engine a query names (q->engine), ENGINES_SEED when it names none.
+ * Returns 0, or -1 with a 404 unknown-engine problem and its did-you-mean. */
+int engines_find(const struct query *q, enum engines_id *out, struct problem *p);
+
+/* The shape a decision's query asks of engine `id` (not the seed), with
+ * the defaults filled: num_kv_heads the model's, page_size 16, and
+ * `num_splits` as the engine's own argument (0: its heuristic). Returns
+ * 0, or -1 with a missing-parameter problem for an input the engine needs
+ * and the query does not give (seq_len; num_kv_heads and head_dim where
+ * the model does not say them; a GPU value such as blocks_per_sm). */
+int engines_shape(enum engines_id id, const struct query *q, const struct decision *d,
+		  uint32_t num_splits, struct engine_shape *out, struct problem *p);
+
+/* The 422 problem of an engine's refusal (a->status ENGINE_REFUSED).
+ * Returns -1. */
+int engines_refused(enum engines_id id, const struct engine_answer *a, struct problem *p);
+
+/* Writes one engine's answer object for shape s, decision d (the target,
+ * model and catalog it was asked of) and its launch a (ENGINE_OK). */
+void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
+		   const struct engine_shape *s, const struct engine_answer *a,
+		   const struct catalog *cat);
+
+/*
+ * The answer to a decision's query that names an engine (q->engine set),
+ * after decide_run has read the target, model and catalog into d: 1 when
+ * the engine is the seed (the caller answers as it always has); 0 with
+ * the engine's answer written to w; -1 with the problem filled (an
+ * unknown engine, a `fields` list (`fields` true: the query's or its
+ * batch's), which cuts the seed's answer only, a
+ * missing input, a refusal). Called only when q->engine is set, so a
+ * query without it pays one test.
+ */
+int engines_answer(struct jsonw *w, const struct query *q, const struct decision *d,
+		   const struct catalog *cat, bool fields, struct problem *p);
+
+/* The port's launch for shape s (id not the seed). */
+struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s);
+
+/* The names of the inputs in `bits` (enum engine_input), as a JSON array. */
+void engines_write_inputs(struct jsonw *w, unsigned bits);
+
+#endif /* SPLITKD_ENGINES_H */

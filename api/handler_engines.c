@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "handler_engines.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engines.h"
+#include "revision.h"
+#include "vocab.h"
+
+/* "a b c" as ["a","b","c"] */
+static void write_words(struct jsonw *w, const char *key, const char *words)
+{
+	jsonw_key(w, key);
+	jsonw_array_begin(w);
+	for (const char *p = words; *p != '\0';) {
+		size_t n = strcspn(p, " ");
+
+		if (n > 0) {
+			jsonw_strn(w, p, n);
+		}
+		p += n;
+		p += *p == ' ';
+	}
+	jsonw_array_end(w);
+}
+
+static const char seed_note[] =
+	"auto and pinned read sm_count and num_q_heads alone, whatever the batch; a target that "
+	"declares legacy reads max(num_seqs, max_batch_size). The workspace reads max_rows and "
+	"head_dim. The other engines' inputs (num_kv_heads, seq_len, page_size, blocks_per_sm, "
+	"cuda_graph) are accepted and never read.";
+
+void handler_engines(struct handler_call *c)
+{
+	jsonw_object_begin(&c->w);
+	jsonw_key(&c->w, "engines");
+	jsonw_array_begin(&c->w);
+	for (int id = 0; id < ENGINES_COUNT; id++) {
+		const struct engines_info *e = engines_info((enum engines_id)id);
+
+		jsonw_object_begin(&c->w);
+		jsonw_kv_str(&c->w, "name", e->name);
+		jsonw_kv_str(&c->w, "title", e->title);
+		jsonw_kv_str_or_null(&c->w, "repository", e->repository);
+		write_words(&c->w, "commits", e->commits);
+		write_words(&c->w, "files", e->files);
+		write_words(&c->w, "functions", e->functions);
+		jsonw_key(&c->w, "reads");
+		engines_write_inputs(&c->w, e->reads);
+		jsonw_key(&c->w, "gpu_reads");
+		engines_write_inputs(&c->w, e->gpu_reads);
+		/* the seed's legacy reads the batch; its rule (auto, pinned) does not */
+		jsonw_kv_bool(&c->w, "reads_num_seqs",
+			      id != ENGINES_SEED && (e->reads & ENGINE_IN_NUM_SEQS) != 0);
+		jsonw_kv_bool(&c->w, "reads_seq_len", (e->reads & ENGINE_IN_SEQ_LEN) != 0);
+		if (id == ENGINES_SEED) {
+			jsonw_kv_str(&c->w, "note", seed_note);
+		}
+		jsonw_object_end(&c->w);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_object_end(&c->w);
+}
+
+/* One engine's split counts over the co-batch, and what they add up to. */
+struct sweep {
+	uint32_t *counts; /* [n - 1] for co-batch n */
+	uint32_t num;     /* max_batch_size */
+	unsigned distinct;
+	uint64_t max_bytes;          /* an engine's */
+	struct splitk_bytes max_seed; /* the seed's (known false: no head_dim) */
+	struct problem problem;      /* refused: set, kind not NONE */
+};
+
+static unsigned count_distinct(const uint32_t *v, uint32_t n)
+{
+	unsigned distinct = 0;
+
+	/* the counts step down as the batch grows, but a sweep of the seed's
+	 * legacy rule need not: compare each with every earlier one */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = 0;
+
+		while (j < i && v[j] != v[i]) {
+			j++;
+		}
+		distinct += j == i;
+	}
+	return distinct;
+}
+
+static bool bytes_above(struct splitk_bytes a, struct splitk_bytes b)
+{
+	return a.known && (!b.known || a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo));
+}
+
+/* The seed's decision at every co-batch n: GET /v1/splits at num_seqs=n,
+ * max_rows the widest batch, max_batch_size unset (so legacy's reference
+ * batch, max(num_seqs, max_batch_size), is the co-batch itself). */
+static int sweep_seed(const struct catalog *cat, const struct query *q, struct slice override,
+		      struct sweep *sw)
+{
+	struct query qn = *q;
+
+	qn.max_batch_size.set = false;
+	qn.max_rows = (struct query_u32){true, sw->num};
+	qn.override = override;
+	sw->max_seed = (struct splitk_bytes){false, 0, 0};
+	for (uint32_t n = 1; n <= sw->num; n++) {
+		struct decision d;
+
+		qn.num_seqs = (struct query_u32){true, n};
+		if (decide_run(cat, &qn, &d, &sw->problem) != 0) {
+			return -1;
+		}
+		sw->counts[n - 1] = d.num_splits;
+		if (n == 1 || bytes_above(d.workspace_bytes, sw->max_seed)) {
+			sw->max_seed = d.workspace_bytes;
+		}
+	}
+	sw->distinct = count_distinct(sw->counts, sw->num);
+	return 0;
+}
+
+/* An engine's launch at every co-batch, with its own num_splits argument
+ * (0: its heuristic). A refusal at any batch refuses the sweep. */
+static int sweep_engine(enum engines_id id, const struct query *q, const struct decision *d,
+			uint32_t num_splits, struct sweep *sw)
+{
+	struct engine_shape s;
+
+	sw->max_bytes = 0;
+	if (engines_shape(id, q, d, num_splits, &s, &sw->problem) != 0) {
+		return -1;
+	}
+	for (uint32_t n = 1; n <= sw->num; n++) {
+		struct engine_answer a;
+
+		s.num_seqs = n;
+		a = engines_launch(id, &s);
+		if (a.status != ENGINE_OK) {
+			engines_refused(id, &a, &sw->problem);
+			if (n > 1) {
+				size_t len = strlen(sw->problem.detail);
+
+				snprintf(sw->problem.detail + len, sizeof(sw->problem.detail) - len,
+					 " (at num_seqs %u; it answers up to %u)", n, n - 1);
+			}
+			return -1;
+		}
+		sw->counts[n - 1] = a.num_splits;
+		sw->max_bytes = a.workspace_bytes > sw->max_bytes ? a.workspace_bytes : sw->max_bytes;
+	}
+	sw->distinct = count_distinct(sw->counts, sw->num);
+	return 0;
+}
+
+static void write_counts(struct jsonw *w, const struct sweep *sw)
+{
+	jsonw_key(w, "num_splits_by_num_seqs");
+	jsonw_array_begin(w);
+	for (uint32_t i = 0; i < sw->num; i++) {
+		jsonw_u64(w, sw->counts[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_kv_u64(w, "distinct", sw->distinct);
+	jsonw_kv_bool(w, "batch_invariant", sw->distinct == 1);
+}
+
+/* How an engine that moves is held still on this path, by engine. */
+static const char *const invariant_how[ENGINES_COUNT] = {
+	[ENGINES_SEED] = "override=auto (ATLAS_ATTN_DECODE_SPLITK=auto): the seed's own rule, a "
+			 "split count from configuration (sm_count, num_q_heads) alone",
+	[ENGINES_FA2] = "flash_attn_with_kvcache(..., num_splits=N) with N the seed's count for "
+			"this target and model: set_params_splitkv launches the count it is given "
+			"(at most 128) instead of num_splits_heuristic",
+	[ENGINES_FA3] = "num_splits=1: on the paged path a fixed num_splits is only the upper "
+			"bound and the per-batch split still moves with the batch "
+			"(flash-attention #1897; a batch_invariant flag is proposed in #2450, not "
+			"in 0251105a); 1 is what SGLang's --enable-deterministic-inference uses",
+};
+static const char *const invariant_none[ENGINES_COUNT] = {
+	[ENGINES_FLASHINFER] = "no knob at fb28d724: the CUDA-core decode plan splits the KV so that "
+			       "batch * kv_heads fills blocks_per_sm * SMs; the fixed_split_size and "
+			       "disable_split_kv of flashinfer #1675 act on the tensor-core path",
+	[ENGINES_VLLM] = "no knob: forward_decode chooses v1 or v2 and its partitions from the "
+			 "shape (max_seq_len, num_seqs * num_heads)",
+};
+
+struct compare {
+	struct handler_call *c;
+	const struct catalog *cat;
+	struct decision seed; /* at co-batch 1 */
+	uint32_t seed_count;  /* the seed's count held still: its own, or auto's */
+	struct sweep sw;
+};
+
+/* The setting that holds engine `id` still, swept as the engine was. */
+static void write_invariant(struct compare *cmp, enum engines_id id)
+{
+	struct jsonw *w = &cmp->c->w;
+	uint32_t arg = id == ENGINES_FA2 ? cmp->seed_count : 1;
+	int rc;
+
+	if (invariant_how[id] == NULL) {
+		jsonw_key(w, "invariant");
+		jsonw_null(w);
+		jsonw_kv_str(w, "invariant_note", invariant_none[id]);
+		return;
+	}
+	if (id == ENGINES_SEED) {
+		rc = sweep_seed(cmp->cat, &cmp->c->q, (struct slice){"auto", 4}, &cmp->sw);
+	} else {
+		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, arg, &cmp->sw);
+	}
+	jsonw_key(w, "invariant");
+	jsonw_object_begin(w);
+	if (id == ENGINES_SEED) {
+		jsonw_kv_str(w, "setting", "override=auto");
+	} else {
+		char setting[32];
+
+		snprintf(setting, sizeof(setting), "num_splits=%u", arg);
+		jsonw_kv_str(w, "setting", setting);
+	}
+	jsonw_kv_str(w, "how", invariant_how[id]);
+	if (rc != 0) {
+		jsonw_key(w, "problem");
+		problem_write(w, &cmp->sw.problem);
+	} else {
+		write_counts(w, &cmp->sw);
+		if (id == ENGINES_SEED) {
+			jsonw_kv_bytes(w, "max_workspace_bytes", cmp->sw.max_seed);
+		} else {
+			jsonw_kv_u64(w, "max_workspace_bytes", cmp->sw.max_bytes);
+		}
+	}
+	jsonw_object_end(w);
+}
+
+static void write_entry(struct compare *cmp, enum engines_id id)
+{
+	struct jsonw *w = &cmp->c->w;
+	int rc;
+
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, VOCAB_M_ENGINE, engines_info(id)->name);
+	if (id == ENGINES_SEED) {
+		char label[SPLITK_LABEL_MAX];
+
+		rc = sweep_seed(cmp->cat, &cmp->c->q, cmp->c->q.override, &cmp->sw);
+		splitk_label(cmp->seed.res.resolved.policy, label);
+		jsonw_kv_str(w, VOCAB_M_POLICY, label);
+	} else {
+		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, 0, &cmp->sw);
+	}
+	if (rc != 0) {
+		jsonw_key(w, "problem");
+		problem_write(w, &cmp->sw.problem);
+		jsonw_object_end(w);
+		return;
+	}
+	write_counts(w, &cmp->sw);
+	if (id == ENGINES_SEED) {
+		jsonw_kv_bytes(w, "max_workspace_bytes", cmp->sw.max_seed);
+		/* the count FA2 is given to hold still: the seed's, or auto's where
+		 * the seed itself moves (legacy) */
+		cmp->seed_count = cmp->sw.distinct == 1
+					  ? cmp->sw.counts[0]
+					  : splitk_auto_splits(cmp->seed.sm_count, cmp->seed.num_q_heads);
+	} else {
+		jsonw_kv_u64(w, "max_workspace_bytes", cmp->sw.max_bytes);
+	}
+	if (cmp->sw.distinct != 1) {
+		write_invariant(cmp, id);
+	}
+	jsonw_object_end(w);
+}
+
+/* The inputs every engine was asked with, as the answer's head. */
+static void write_head(struct compare *cmp, uint32_t num)
+{
+	struct jsonw *w = &cmp->c->w;
+	const struct decision *d = &cmp->seed;
+	const struct query *q = &cmp->c->q;
+
+	jsonw_kv_str_or_null(w, VOCAB_M_TARGET, d->target ? d->target->names.name : NULL);
+	jsonw_kv_u64(w, VOCAB_M_SM_COUNT, d->sm_count);
+	jsonw_kv_str_or_null(w, VOCAB_M_MODEL, d->model ? d->model->names.name : NULL);
+	jsonw_kv_u64(w, VOCAB_M_NUM_Q_HEADS, d->num_q_heads);
+	jsonw_kv_u64_or_null(w, VOCAB_M_NUM_KV_HEADS,
+			     q->num_kv_heads.set ? q->num_kv_heads.v
+						 : (d->model ? d->model->num_kv_heads : 0));
+	jsonw_kv_u64_or_null(w, VOCAB_M_HEAD_DIM, d->head_dim);
+	jsonw_kv_u64_or_null(w, VOCAB_M_SEQ_LEN, q->seq_len.set ? q->seq_len.v : 0);
+	jsonw_kv_u64(w, VOCAB_M_PAGE_SIZE, q->page_size.set ? q->page_size.v : 16);
+	jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, num);
+	jsonw_kv_u64_or_null(w, VOCAB_M_BLOCKS_PER_SM, q->blocks_per_sm.set ? q->blocks_per_sm.v : 0);
+	jsonw_kv_bool(w, VOCAB_M_CUDA_GRAPH, q->cuda_graph);
+}
+
+void handler_compare(struct handler_call *c)
+{
+	struct compare cmp = {.c = c};
+	struct query q1 = c->q;
+	uint32_t num = c->q.max_batch_size.set ? c->q.max_batch_size.v : HANDLER_COMPARE_DEFAULT_BATCH;
+
+	if (revision_choose(c, c->q.catalog, c->q.revision, &c->problem) != 0) {
+		handler_fail(c);
+		return;
+	}
+	cmp.cat = c->ctx->catalog;
+	if (num > HANDLER_COMPARE_MAX_BATCH) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, VOCAB_M_MAX_BATCH_SIZE, NULL,
+			    "max_batch_size is at most %u here (the co-batches swept)",
+			    HANDLER_COMPARE_MAX_BATCH);
+		handler_fail(c);
+		return;
+	}
+	/* the target, model and numbers read once, as a decision at one sequence */
+	q1.num_seqs = (struct query_u32){true, 1};
+	q1.max_batch_size.set = false;
+	if (decide_run(cmp.cat, &q1, &cmp.seed, &c->problem) != 0) {
+		handler_fail(c);
+		return;
+	}
+	cmp.sw.num = num;
+	cmp.sw.counts = malloc(num * sizeof(*cmp.sw.counts));
+	if (cmp.sw.counts == NULL) {
+		problem_set(&c->problem, PROBLEM_INTERNAL, NULL, NULL, "out of memory");
+		handler_fail(c);
+		return;
+	}
+	jsonw_object_begin(&c->w);
+	write_head(&cmp, num);
+	jsonw_key(&c->w, "engines");
+	jsonw_array_begin(&c->w);
+	for (int id = 0; id < ENGINES_COUNT; id++) {
+		write_entry(&cmp, (enum engines_id)id);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_kv_str(&c->w, VOCAB_M_CATALOG, cmp.cat->digest);
+	jsonw_kv_str(&c->w, VOCAB_M_CATALOG_NAME, cmp.cat->name);
+	jsonw_object_end(&c->w);
+	free(cmp.sw.counts);
+}

@@ -7,6 +7,7 @@
 
 #include "decide.h"
 #include "decimal.h"
+#include "engines.h"
 #include "jsonin.h"
 #include "names.h"
 #include "quote.h"
@@ -46,6 +47,9 @@ struct evaluation {
 	struct problem problem; /* when !decided */
 	struct query_context context;
 	struct decision d; /* when decided */
+	/* another engine than the seed (engines.h): its launch, when decided */
+	enum engines_id engine;
+	struct engine_answer launch;
 	char label[SPLITK_LABEL_MAX];
 	char warnings[WARNINGS_MAX];
 	/* the same without the null workspace_bytes warning, which only the
@@ -128,7 +132,11 @@ static void write_problem_failure(struct jsonw *w, const struct slice *key, cons
 static void write_decision_metadata(struct jsonw *w, enum flag f, const struct evaluation *e,
 				    const struct catalog *cat)
 {
-	jsonw_kv_str(w, "source", decide_source(&e->d));
+	if (e->engine != ENGINES_SEED) {
+		jsonw_kv_str(w, VOCAB_M_ENGINE, engines_info(e->engine)->name);
+	} else {
+		jsonw_kv_str(w, "source", decide_source(&e->d));
+	}
 	jsonw_kv_str(w, "catalog", cat->digest);
 	jsonw_kv_str(w, VOCAB_M_CATALOG_NAME, cat->name);
 	if (e->d.target != NULL) {
@@ -163,12 +171,41 @@ static void bytes_answer(const struct evaluation *e, struct flag_answer *a)
 	}
 }
 
+/* A flag of another engine's launch: its split count and scratch bytes;
+ * the seed's slots and policy are no value of that engine's. */
+static void engine_flag(enum flag f, const struct evaluation *e, struct flag_answer *a)
+{
+	const char *name = engines_info(e->engine)->name;
+
+	if (f == FLAG_NUM_SPLITS) {
+		a->number = e->launch.num_splits;
+	} else if (f == FLAG_WORKSPACE_BYTES && e->launch.workspace_bytes <= JSON_SAFE_MAX) {
+		a->number = e->launch.workspace_bytes;
+	} else if (f == FLAG_WORKSPACE_BYTES) {
+		a->error_code = "GENERAL";
+		snprintf(a->details, sizeof(a->details),
+			 "workspace_bytes is %llu, over %llu (2^53 - 1), the largest integer a JSON "
+			 "number carries exactly; GET /v1/splits gives it exactly",
+			 (unsigned long long)e->launch.workspace_bytes,
+			 (unsigned long long)JSON_SAFE_MAX);
+	} else {
+		a->error_code = "INVALID_CONTEXT";
+		snprintf(a->details, sizeof(a->details),
+			 "%s is the seed's; engine=%s answers num_splits and workspace_bytes",
+			 flag_keys[f], name);
+	}
+}
+
 static void answer_flag(enum flag f, const struct evaluation *e, struct flag_answer *a)
 {
 	a->error_code = NULL;
 	a->details[0] = '\0';
 	a->text = NULL;
 	a->number = 0;
+	if (e->engine != ENGINES_SEED) {
+		engine_flag(f, e, a);
+		return;
+	}
 	switch (f) {
 	case FLAG_NUM_SPLITS:
 		a->number = e->d.num_splits;
@@ -302,6 +339,26 @@ static void append_warning(char *out, size_t cap, size_t *n, const char *s)
 	}
 }
 
+/* The engine a context names, and its launch for the decided shape.
+ * Returns 0, or -1 with the problem (an unknown engine, a missing input,
+ * a shape it refuses). */
+static int evaluate_engine(struct evaluation *e)
+{
+	struct engine_shape s;
+
+	if (engines_find(&e->context.q, &e->engine, &e->problem) != 0) {
+		return -1;
+	}
+	if (e->engine == ENGINES_SEED) {
+		return 0;
+	}
+	if (engines_shape(e->engine, &e->context.q, &e->d, 0, &s, &e->problem) != 0) {
+		return -1;
+	}
+	e->launch = engines_launch(e->engine, &s);
+	return e->launch.status == ENGINE_OK ? 0 : engines_refused(e->engine, &e->launch, &e->problem);
+}
+
 /* The context into a query, and the decision: the same decide_run as
  * GET /v1/splits. A decision is counted once, whatever is answered. */
 static void evaluate(struct handler_call *c, const cJSON *context, struct evaluation *e)
@@ -309,17 +366,25 @@ static void evaluate(struct handler_call *c, const cJSON *context, struct evalua
 	size_t n = 0, n_other = 0;
 
 	/* a pinned revision answers from its catalog, metadata included */
+	e->engine = ENGINES_SEED;
 	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
 		     revision_choose(c, e->context.q.catalog, e->context.q.revision, &e->problem) == 0 &&
-		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0;
+		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0 &&
+		     (e->context.q.engine.p == NULL || evaluate_engine(e) == 0);
 	if (!e->decided) {
 		return;
 	}
-	handler_count_decision(c, &e->d, c->ctx->catalog);
-	splitk_label(e->d.res.resolved.policy, e->label);
+	if (e->engine != ENGINES_SEED) {
+		/* the variant is the engine that answered */
+		snprintf(e->label, sizeof(e->label), "%s", engines_info(e->engine)->name);
+	} else {
+		handler_count_decision(c, &e->d, c->ctx->catalog);
+		splitk_label(e->d.res.resolved.policy, e->label);
+	}
 	e->warnings[0] = '\0';
 	e->warnings_other[0] = '\0';
-	for (size_t i = 0; i < e->d.num_warnings; i++) {
+	/* the seed's warnings speak of its workspace: not another engine's */
+	for (size_t i = 0; e->engine == ENGINES_SEED && i < e->d.num_warnings; i++) {
 		append_warning(e->warnings, sizeof(e->warnings), &n, e->d.warnings[i]);
 		/* decide_run writes the no-head_dim warning last of its own */
 		if (!(e->d.head_dim == 0 && i + 1 == e->d.num_warnings &&

@@ -269,10 +269,12 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 		problem_set(&c->problem, PROBLEM_METHOD_NOT_ALLOWED, NULL, NULL, "%s takes %s",
 			    template, c->resp->allow);
 		handler_fail(c);
-	} else if (route->server_rendered) {
+	} else if (route->server_rendered ||
+		   (route->page_query && is_get && ui_prefers_html(req->accept))) {
+		/* no query read: the page's HTML ignores it, and so does /metrics */
+		memset(&c->q, 0, sizeof(c->q));
 		route->get(c);
-	} else if (!(route->page_query && is_get && ui_prefers_html(req->accept)) &&
-		   query_parse(query.p, query.len, scratch,
+	} else if (query_parse(query.p, query.len, scratch,
 			       is_get ? route->get_fields : route->post_fields, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);

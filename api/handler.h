@@ -48,7 +48,6 @@ struct handler_call {
 	const struct api_limits *limits; /* the context's, or the defaults */
 	struct api_response *resp;       /* for exchange_add_header */
 	struct slice name; /* the {name} of a prefix route, decoded; p NULL otherwise */
-	struct query q;    /* the query string, parsed for the route's fields */
 	struct jsonw w;    /* the answer's body */
 	/* or a static body (an embedded file), answered without a copy */
 	struct slice body;
@@ -59,6 +58,9 @@ struct handler_call {
 	 * copies ctx whole), so the router clears the call only up to here */
 	struct problem problem;
 	struct api_context pinned; /* ctx with a pinned revision's catalog (revision_pin) */
+	/* the query string, parsed for the route's fields: set whole by the
+	 * router (query_parse, or cleared where a route reads none) */
+	struct query q;
 };
 
 typedef void handler_fn(struct handler_call *c);

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: AGPL-3.0-only */
+/* SPDX-License-Identifier: AGPL-3.0-only AND Apache-2.0 */
 /*
  * vllm — vLLM's paged attention v1/v2 decode choice (PagedAttention.
  * forward_decode @ 5da3a32, paged_attention_v2.cu @ cc17020). See vllm.h

@@ -15,6 +15,8 @@
  * counted, and a torn tail is cut off before the next append. An entry is
  * written only after its attempt happened, so the history never names a
  * revision that did not serve.
+ * A new history.jsonl is made, and the rotation's rename synced, the
+ * state directory's one durable way (durable.h).
  *
  * Writes that fail are the state's (counted, logged once per cause); the
  * entry is still kept in memory. Thread-safe: one mutex, held for a copy
@@ -32,6 +34,8 @@
 #include "reload.h"
 #include "state.h"
 
+#define JOURNAL_FILE "history.jsonl"       /* in the state directory */
+#define JOURNAL_OLD_FILE "history.1.jsonl" /* the previous N */
 #define JOURNAL_DEFAULT_ENTRIES 200
 #define JOURNAL_MAX_ENTRIES 10000
 

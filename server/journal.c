@@ -31,11 +31,18 @@ static void keep(struct journal *j, const struct history_entry *e)
 	j->seq = e->seq > j->seq ? e->seq : j->seq;
 }
 
+/* A line read at start and not taken (torn, or it does not check):
+ * counted in splitkd_state_history_lines_skipped_total and /v1/status. */
+static void skipped_line(struct journal *j)
+{
+	atomic_fetch_add(&j->state->metrics->state_history_lines_skipped, 1);
+}
+
 /*
  * Reads one kept file into the ring; returns its whole lines' count.
- * A line that does not check is skipped with a log line; with `cut` a
- * last line without its newline (torn) is cut off, so the next append
- * begins a line of its own.
+ * A line that does not check is skipped with a log line and counted;
+ * with `cut` a last line without its newline (torn, counted too) is cut
+ * off, so the next append begins a line of its own.
  */
 static size_t read_file(struct journal *j, const char *path, bool cut)
 {
@@ -61,6 +68,7 @@ static size_t read_file(struct journal *j, const char *path, bool cut)
 		}
 		if (i == len) { /* no newline: a write a crash cut short */
 			log_event(j->log, "state", "%s: its last line is torn; dropped", path);
+			skipped_line(j);
 			if (cut && truncate(path, (off_t)start) != 0) {
 				state_write_failed(j->state, "truncate", path, errno);
 			}
@@ -70,6 +78,7 @@ static size_t read_file(struct journal *j, const char *path, bool cut)
 			keep(j, &e);
 		} else {
 			log_event(j->log, "state", "%s: skipped a line: %s", path, why);
+			skipped_line(j);
 		}
 		lines++;
 		start = i + 1;

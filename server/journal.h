@@ -12,9 +12,10 @@
  *                      the disk holds 2N entries at most.
  * At start both are read, oldest first; a line that does not check (a
  * torn last line after a crash, an edit) is skipped with one log line and
- * counted, and a torn tail is cut off before the next append. An entry is
- * written only after its attempt happened, so the history never names a
- * revision that did not serve.
+ * counted (the state's metrics: splitkd_state_history_lines_skipped_total,
+ * and /v1/status's state.history_lines_skipped), and a torn tail is cut
+ * off before the next append. An entry is written only after its attempt
+ * happened, so the history never names a revision that did not serve.
  * A new history.jsonl is made, and the rotation's rename synced, the
  * state directory's one durable way (durable.h).
  *

@@ -280,6 +280,7 @@ void state_report(struct state *s, struct api_status *out)
 	out->state_on = true;
 	snprintf(out->state_dir, sizeof(out->state_dir), "%s", s->dir);
 	out->state_write_errors = atomic_load(&s->metrics->state_write_errors);
+	out->state_history_lines_skipped = atomic_load(&s->metrics->state_history_lines_skipped);
 	pthread_mutex_lock(&s->lock);
 	snprintf(out->state_error, sizeof(out->state_error), "%s", s->last_error);
 	pthread_mutex_unlock(&s->lock);

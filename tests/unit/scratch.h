@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * A scratch directory for the server tests that follow files
- * (test_reload.c, test_watch.c): made fresh under /tmp for each test
- * (scratch_setup, as .init) with `path` a file in it, removed after
- * (scratch_teardown, as .fini), and a file written as an editor saves:
- * a temporary beside it, renamed over.
+ * A scratch directory for the server tests that follow or keep files
+ * (test_reload.c, test_watch.c, test_state.c, ...): made fresh under /tmp
+ * for each test (scratch_setup, as .init) with `path` a file in it,
+ * removed after (scratch_teardown, as .fini); a file written as an editor
+ * saves: a temporary beside it, renamed over; and a log caught in a
+ * temporary file, to read back what a module said.
  */
 #ifndef SPLITKD_TEST_SCRATCH_H
 #define SPLITKD_TEST_SCRATCH_H
@@ -12,7 +13,10 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include "log.h"
 
 static char dir[64], path[128];
 
@@ -49,6 +53,43 @@ static inline void sleep_ms(long ms)
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
+}
+
+/* A log into a new temporary file (closed with fclose). */
+static inline FILE *scratch_log(struct log *log)
+{
+	FILE *f = tmpfile();
+
+	cr_assert_not_null(f);
+	log_init(log, false, false, fileno(f));
+	return f;
+}
+
+/* What the log holds so far: a new string, the caller frees it. */
+static inline char *scratch_log_text(FILE *f)
+{
+	long len;
+	char *text;
+
+	cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	cr_assert_geq(len, 0);
+	text = calloc(1, (size_t)len + 1);
+	cr_assert_not_null(text);
+	rewind(f);
+	cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	return text;
+}
+
+/* How many times `needle` stands in `text`. */
+static inline int scratch_count(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p++) {
+		n++;
+	}
+	return n;
 }
 
 #endif /* SPLITKD_TEST_SCRATCH_H */

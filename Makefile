@@ -136,10 +136,11 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # with the server's objects but what links libmicrohttpd (http.c, stream.c,
 # respcache.c, tls.c, and server.c, which starts the engines) and main.c, so
 # no engine is linked in; the api is there for what metrics and holder use
-# of it (route labels, catalogs). The state directory's modules (durable,
-# state, journal) are tested on a scratch directory under /tmp.
+# of it (route labels, catalogs). The modules that keep or follow files
+# (durable, state, journal, catalogdir, reload, watch) are tested on a
+# scratch directory under /tmp.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics reload watch \
-		       durable state journal)
+		       durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -65,19 +67,20 @@ static inline FILE *scratch_log(struct log *log)
 	return f;
 }
 
-/* What the log holds so far: a new string, the caller frees it. */
+/* What the log holds so far: a new string, the caller frees it. Read with
+ * pread, which leaves the file's offset alone, so a thread that logs
+ * meanwhile (the watch's) appends where it would have. */
 static inline char *scratch_log_text(FILE *f)
 {
-	long len;
+	struct stat st;
 	char *text;
+	ssize_t got;
 
-	cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	cr_assert_geq(len, 0);
-	text = calloc(1, (size_t)len + 1);
+	cr_assert_eq(fstat(fileno(f), &st), 0);
+	text = calloc(1, (size_t)st.st_size + 1);
 	cr_assert_not_null(text);
-	rewind(f);
-	cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	got = pread(fileno(f), text, (size_t)st.st_size, 0);
+	cr_assert_eq(got, (ssize_t)st.st_size);
 	return text;
 }
 

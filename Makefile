@@ -149,6 +149,17 @@ $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_U
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(SERVER_UNIT_OBJ) \
 		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
+# tls.c through its own API over a real reload, its PEM files made by
+# tests/tls/make-certs.sh: GnuTLS's, and libmicrohttpd's for the connection
+# behind a session (linked, never started: no engine, no socket). The
+# handshakes themselves are tests/integration/test_tls.c's, over HTTPS.
+$(BUILD)/tests/unit/test_tls: tests/unit/test_tls.c $(SERVER_UNIT_OBJ) $(BUILD)/server/tls.o $(API_OBJ) \
+			      $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(GNUTLS_CFLAGS) $(CRITERION_CFLAGS) $< \
+		$(SERVER_UNIT_OBJ) $(BUILD)/server/tls.o $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(GNUTLS_LIBS) \
+		$(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
 # The change streams' hub through its own API, with a fake engine: no
 # daemon; libmicrohttpd is linked for stream_open, which it does not call.
 $(BUILD)/tests/unit/test_stream: tests/unit/test_stream.c $(BUILD)/server/stream.o \

@@ -4,8 +4,8 @@
  * (test_reload.c, test_watch.c, test_state.c, ...): made fresh under /tmp
  * for each test (scratch_setup, as .init) with `path` a file in it,
  * removed after (scratch_teardown, as .fini); a file written as an editor
- * saves: a temporary beside it, renamed over; and a log caught in a
- * temporary file, to read back what a module said.
+ * saves: a temporary beside it, renamed over; a log caught in a
+ * temporary file, to read back what a module said; and small catalogs.
  */
 #ifndef SPLITKD_TEST_SCRATCH_H
 #define SPLITKD_TEST_SCRATCH_H
@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "log.h"
 
 static char dir[64], path[128];
@@ -93,6 +94,36 @@ static inline int scratch_count(const char *text, const char *needle)
 		n++;
 	}
 	return n;
+}
+
+/* Asserts that the log says `needle` `times` times (-1: at least once),
+ * the whole log in the failure's message. */
+static inline void scratch_logged(FILE *f, const char *needle, int times)
+{
+	char *log = scratch_log_text(f);
+	int n = scratch_count(log, needle);
+
+	if (times < 0) {
+		cr_assert_gt(n, 0, "the log never says \"%s\":\n%s", needle, log);
+	} else {
+		cr_assert_eq(n, times, "the log says \"%s\" %d times, not %d:\n%s", needle, n,
+			     times, log);
+	}
+	free(log);
+}
+
+/* A catalog whose one target, x, has `sm_count` SMs: each count its own
+ * revision (the caller frees it). */
+static inline struct catalog *scratch_catalog(unsigned sm_count)
+{
+	char json[256], err[256] = "";
+	struct catalog *cat;
+
+	snprintf(json, sizeof(json), "{\"targets\":[{\"name\":\"x\",\"sm_count\":%u,"
+		 "\"attn_decode_splitk\":\"auto\"}],\"models\":[]}", sm_count);
+	cat = catalog_load(json, strlen(json), err, sizeof(err));
+	cr_assert_not_null(cat, "%s", err);
+	return cat;
 }
 
 #endif /* SPLITKD_TEST_SCRATCH_H */

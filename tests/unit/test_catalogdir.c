@@ -18,41 +18,22 @@
 #include <unistd.h>
 
 #include "catalogdir.h"
-#include "holder.h"
-#include "metrics.h"
-#include "reload.h"
-#include "scratch.h"
+#include "reload_rig.h"
 
 #define WAIT_MS 5000 /* the watch's debounce and settle, many times over */
 
-static const char valid[] =
-	"{\"targets\":[{\"name\":\"x\",\"sm_count\":10,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
+static const char valid[] = "{\"targets\":[{\"name\":\"x\",\"sm_count\":10,"
+			    "\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
 
 /* The owner's side: main.c's hold, without a state directory unless
  * `kept` is set (then an invalid file at start serves it instead). */
 struct rig {
-	struct holder holder;
-	struct metrics metrics;
-	struct log log;
-	FILE *log_file;
-	struct reload reload;
+	struct reload_rig base;
 	struct catalogdir *cd;
 	char a_path[160];
 	bool kept; /* "the state directory kept a revision" of every catalog */
 	atomic_int holds, holds_invalid, holds_watch;
 };
-
-static struct catalog *a_catalog(unsigned sm_count)
-{
-	char json[256], err[256] = "";
-	struct catalog *cat;
-
-	snprintf(json, sizeof(json), "{\"targets\":[{\"name\":\"x\",\"sm_count\":%u,"
-		 "\"attn_decode_splitk\":\"auto\"}],\"models\":[]}", sm_count);
-	cat = catalog_load(json, strlen(json), err, sizeof(err));
-	cr_assert_not_null(cat, "%s", err);
-	return cat;
-}
 
 static int hold(void *cls, const char *name, const char *path, struct catalog *cat,
 		const char *why, enum api_trigger trigger, bool *from_state, char *err, size_t cap)
@@ -69,10 +50,10 @@ static int hold(void *cls, const char *name, const char *path, struct catalog *c
 			snprintf(err, cap, "%s (and no revision kept)", why);
 			return -1;
 		}
-		cat = a_catalog(77);
+		cat = scratch_catalog(77);
 		*from_state = true;
 	}
-	rc = holder_swap_named(&r->holder, name, cat, path);
+	rc = holder_swap_named(&r->base.holder, name, cat, path);
 	if (rc != 0) {
 		snprintf(err, cap, "%s", holder_swap_error(rc));
 		return -1;
@@ -96,47 +77,37 @@ static void put(const char *name, const char *text)
 /* The rig over the scratch directory, whose a.json is the default. */
 static void rig_start(struct rig *r, bool kept, bool watch)
 {
-	struct holder_options ho = {.name = "a"};
-	struct reload_read rd;
-	struct catalog *cat;
+	struct reload_rig *b = &r->base;
 	char err[256] = "";
 
 	memset(r, 0, sizeof(*r));
 	r->kept = kept;
 	in_dir("a.json", r->a_path, sizeof(r->a_path));
-	cat = reload_read_file(r->a_path, &rd);
-	cr_assert_not_null(cat, "%s", rd.error);
-	cr_assert_eq(holder_init_with(&r->holder, cat, &ho), 0);
-	cr_assert_eq(metrics_init(&r->metrics), 0);
-	r->log_file = scratch_log(&r->log);
-	cr_assert_eq(reload_init(&r->reload, &r->holder, r->a_path, &rd, &r->log, &r->metrics), 0);
+	reload_rig_start(b, r->a_path, "a");
 	r->cd = catalogdir_new(dir, "a", hold, r);
 	cr_assert_not_null(r->cd);
 	/* the directory's events drive the listing; its periodic check (an
 	 * hour) never comes within a test */
-	cr_assert_eq(catalogdir_start(r->cd, &r->reload, &r->holder, &r->metrics, &r->log, 3600,
+	cr_assert_eq(catalogdir_start(r->cd, &b->reload, &b->holder, &b->metrics, &b->log, 3600,
 				      err, sizeof(err)), 0, "%s", err);
 	if (watch) {
-		cr_assert_eq(reload_watch_start(&r->reload, 0, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(reload_watch_start(&b->reload, 0, err, sizeof(err)), 0, "%s", err);
 	}
 }
 
 static void rig_stop(struct rig *r)
 {
-	reload_cleanup(&r->reload);
+	reload_rig_stop(&r->base); /* the watch first */
 	catalogdir_free(r->cd);
-	holder_cleanup(&r->holder);
-	metrics_cleanup(&r->metrics);
-	fclose(r->log_file);
 }
 
 static bool serves(struct rig *r, const char *name)
 {
 	struct holder_ref *ref;
-	const struct catalog *cat = holder_acquire_named(&r->holder, name, &ref);
+	const struct catalog *cat = holder_acquire_named(&r->base.holder, name, &ref);
 
 	if (cat != NULL) {
-		holder_release(&r->holder, ref);
+		holder_release(&r->base.holder, ref);
 	}
 	return cat != NULL;
 }
@@ -156,7 +127,7 @@ static bool log_says(struct rig *r, const char *needle)
 	bool said = false;
 
 	for (long waited = 0; waited < WAIT_MS && !said; waited += 20) {
-		char *log = scratch_log_text(r->log_file);
+		char *log = scratch_log_text(r->base.log_file);
 
 		said = strstr(log, needle) != NULL;
 		free(log);
@@ -212,7 +183,7 @@ Test(catalogdir, what_is_a_catalog_and_what_is_ignored, .init = scratch_setup,
 		{"c.yaml", NULL},
 		{"json", NULL},
 	};
-	char long_name[CATALOG_NAME_MAX + 8], *log;
+	char long_name[CATALOG_NAME_MAX + 8];
 	struct rig r;
 
 	put("a.json", valid);
@@ -231,17 +202,14 @@ Test(catalogdir, what_is_a_catalog_and_what_is_ignored, .init = scratch_setup,
 	}
 	cr_assert(serves(&r, "a"), "the default, the --catalog source's own");
 	cr_assert_eq(atomic_load(&r.holds), 2, "one hold for each catalog but the default");
-	log = scratch_log_text(r.log_file);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char line[128];
 
 		snprintf(line, sizeof(line), "ignoring %s (", cases[i].entry);
-		cr_assert_eq(scratch_count(log, line), cases[i].catalog == NULL ? 1 : 0, "%s:\n%s",
-			     cases[i].entry, log);
+		scratch_logged(r.base.log_file, line, cases[i].catalog == NULL ? 1 : 0);
 	}
-	cr_assert_eq(scratch_count(log, "ignoring nnnn"), 1, "a name of 64: %s", log);
-	cr_assert_null(strstr(log, "..data"), "dot entries are silent: %s", log);
-	free(log);
+	scratch_logged(r.base.log_file, "ignoring nnnn", 1); /* a name of 64 */
+	scratch_logged(r.base.log_file, "..data", 0);        /* dot entries are silent */
 	rig_stop(&r);
 }
 
@@ -252,24 +220,19 @@ Test(catalogdir, an_invalid_file_at_start_serves_only_a_kept_revision, .init = s
      .fini = scratch_teardown)
 {
 	struct rig r;
-	char *log;
 
 	put("a.json", valid);
 	put("broken.json", "{\"targets\":");
 	rig_start(&r, false, false);
 	cr_assert(!serves(&r, "broken"));
 	cr_assert_eq(atomic_load(&r.holds_invalid), 1, "the hold saw the invalid file");
-	log = scratch_log_text(r.log_file);
-	cr_assert_not_null(strstr(log, "catalog broken not served: "), "%s", log);
-	cr_assert_not_null(strstr(log, "(and no revision kept)"), "%s", log);
-	free(log);
+	scratch_logged(r.base.log_file, "catalog broken not served: ", 1);
+	scratch_logged(r.base.log_file, "(and no revision kept)", 1);
 	rig_stop(&r);
 
 	rig_start(&r, true, false);
 	cr_assert(serves(&r, "broken"), "its kept revision serves");
-	log = scratch_log_text(r.log_file);
-	cr_assert_not_null(strstr(log, "catalog broken added"), "%s", log);
-	free(log);
+	scratch_logged(r.base.log_file, "catalog broken added", 1);
 	rig_stop(&r);
 }
 
@@ -300,7 +263,7 @@ Test(catalogdir, a_file_removed_stops_serving_that_catalog_alone, .init = scratc
      .fini = scratch_teardown)
 {
 	struct rig r;
-	char p[160], *log;
+	char p[160];
 
 	put("a.json", valid);
 	put("b.json", valid);
@@ -311,10 +274,8 @@ Test(catalogdir, a_file_removed_stops_serving_that_catalog_alone, .init = scratc
 	cr_assert_eq(unlink(p), 0);
 	cr_assert(comes_to(&r, "c", false), "c no longer served");
 	cr_assert(serves(&r, "b"), "the others go on");
-	log = scratch_log_text(r.log_file);
-	cr_assert_not_null(strstr(log, "catalog c removed: "), "%s", log);
-	cr_assert_not_null(strstr(log, "is gone; no longer served"), "%s", log);
-	free(log);
+	scratch_logged(r.base.log_file, "catalog c removed: ", 1);
+	scratch_logged(r.base.log_file, "is gone; no longer served", 1);
 	/* the default's file gone, and c.json back: once c serves again, a
 	 * listing without a.json has run, and the default still serves */
 	cr_assert_eq(unlink(r.a_path), 0);

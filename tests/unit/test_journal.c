@@ -19,23 +19,24 @@
 #include "journal.h"
 #include "state_rig.h"
 
-static void attempt(struct journal *j, const char *catalog, bool ok, const char *to)
+/* Each test's journal over its state directory, and a page of it (a
+ * test runs in a process of its own). */
+static struct state_rig r;
+static struct journal j;
+static struct history_entry e[8];
+static char cur[128], old[128]; /* DIR/history.jsonl and DIR/history.1.jsonl */
+
+static void attempt(struct journal *journal, const char *catalog, bool ok, const char *to)
 {
-	journal_add(j, &(struct reload_attempt){.catalog = catalog, .trigger = API_TRIGGER_SIGNAL,
-						.ok = ok, .changed = ok, .error = ok ? "" : "bad",
-						.from = "", .to = to, .changed_cells = ok ? 3 : 0});
+	journal_add(journal, &(struct reload_attempt){
+		.catalog = catalog, .trigger = API_TRIGGER_SIGNAL, .ok = ok, .changed = ok,
+		.error = ok ? "" : "bad", .from = "", .to = to, .changed_cells = ok ? 3 : 0});
 }
 
 /* The page of every entry, newest first; how many. */
-static size_t page(struct journal *j, struct history_entry *out, size_t max)
+static size_t page(struct journal *journal, struct history_entry *out, size_t max)
 {
-	return journal_page(j, 0, out, max);
-}
-
-/* DIR/name into out. */
-static void in_state(const struct state_rig *r, const char *name, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s/%s", r->dir, name);
+	return journal_page(journal, 0, out, max);
 }
 
 /* The lines a file holds (its newlines), -1 when it is missing. */
@@ -71,11 +72,38 @@ static void append_to(const char *p, const char *text)
 	cr_assert_eq(fclose(f), 0);
 }
 
+/* The state directory, and the history's two files' paths in it. */
+static void open_dir(void)
+{
+	state_rig_open(&r, 4);
+	snprintf(cur, sizeof(cur), "%s/" JOURNAL_FILE, r.dir);
+	snprintf(old, sizeof(old), "%s/" JOURNAL_OLD_FILE, r.dir);
+}
+
+/* A journal of `cap` entries over a new state directory. */
+static void start(unsigned cap)
+{
+	open_dir();
+	cr_assert_eq(journal_init(&j, cap, &r.state, &r.log), 0);
+}
+
+/* The restart: the journal read again from the directory it wrote. */
+static void restart(unsigned cap)
+{
+	journal_cleanup(&j);
+	state_rig_reopen(&r);
+	cr_assert_eq(journal_init(&j, cap, &r.state, &r.log), 0);
+}
+
+static void stop(void)
+{
+	journal_cleanup(&j);
+	state_rig_close(&r);
+}
+
 Test(journal, memory_only_without_a_state_directory, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct journal j;
-	struct history_entry e[4];
 	struct log log;
 	FILE *log_file = scratch_log(&log);
 
@@ -98,21 +126,12 @@ Test(journal, memory_only_without_a_state_directory, .init = scratch_setup,
 Test(journal, entries_survive_a_reopen_and_go_on_numbering, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
-	struct journal j;
-	struct history_entry e[8];
-	char p[192];
-
-	state_rig_open(&r, 4);
-	cr_assert_eq(journal_init(&j, 8, &r.state, &r.log), 0);
-	in_state(&r, JOURNAL_FILE, p, sizeof(p));
-	cr_assert_eq(lines_of(p), 0, "made (empty) before the first line goes in");
+	start(8);
+	cr_assert_eq(lines_of(cur), 0, "made (empty) before the first line goes in");
 	attempt(&j, "default", true, "fnv1a64:0000000000000001");
 	attempt(&j, "default", false, "");
-	cr_assert_eq(lines_of(p), 2);
-	journal_cleanup(&j);
-	state_rig_reopen(&r);
-	cr_assert_eq(journal_init(&j, 8, &r.state, &r.log), 0);
+	cr_assert_eq(lines_of(cur), 2);
+	restart(8);
 	cr_assert_eq(page(&j, e, 8), 2);
 	cr_assert_eq(e[0].seq, 2);
 	cr_assert(!e[0].ok);
@@ -124,22 +143,13 @@ Test(journal, entries_survive_a_reopen_and_go_on_numbering, .init = scratch_setu
 	cr_assert_eq(e[0].seq, 3, "the numbering goes on from the file");
 	cr_assert_eq(state_rig_count(&r.metrics.state_history_lines_skipped), 0);
 	cr_assert_eq(state_rig_count(&r.metrics.state_write_errors), 0);
-	journal_cleanup(&j);
-	state_rig_close(&r);
+	stop();
 }
 
 Test(journal, the_file_rotates_at_n_lines_and_the_disk_holds_2n, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
-	struct journal j;
-	struct history_entry e[8];
-	char cur[192], old[192];
-
-	state_rig_open(&r, 4);
-	in_state(&r, JOURNAL_FILE, cur, sizeof(cur));
-	in_state(&r, JOURNAL_OLD_FILE, old, sizeof(old));
-	cr_assert_eq(journal_init(&j, 2, &r.state, &r.log), 0);
+	start(2);
 	for (int i = 0; i < 5; i++) {
 		attempt(&j, "default", true, "fnv1a64:0000000000000001");
 	}
@@ -148,14 +158,11 @@ Test(journal, the_file_rotates_at_n_lines_and_the_disk_holds_2n, .init = scratch
 	/* the lock, catalogs/ and the two files: no temporary left */
 	cr_assert_eq(state_rig_entries(r.dir), 4);
 	cr_assert_eq(state_rig_count(&r.metrics.state_write_errors), 0);
-	journal_cleanup(&j);
-	state_rig_reopen(&r);
-	cr_assert_eq(journal_init(&j, 2, &r.state, &r.log), 0);
+	restart(2);
 	cr_assert_eq(page(&j, e, 8), 2, "the last N of the 2N on disk");
 	cr_assert_eq(e[0].seq, 5);
 	cr_assert_eq(e[1].seq, 4);
-	journal_cleanup(&j);
-	state_rig_close(&r);
+	stop();
 }
 
 /* The crash in the middle of an append leaves a last line without its
@@ -166,41 +173,28 @@ Test(journal, the_file_rotates_at_n_lines_and_the_disk_holds_2n, .init = scratch
 Test(journal, a_torn_line_is_skipped_counted_and_cut, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
-	struct journal j;
-	struct history_entry e[8];
-	char cur[192], *log;
 	long whole;
 
-	state_rig_open(&r, 4);
-	in_state(&r, JOURNAL_FILE, cur, sizeof(cur));
-	cr_assert_eq(journal_init(&j, 8, &r.state, &r.log), 0);
+	start(8);
 	attempt(&j, "default", true, "fnv1a64:0000000000000001");
-	journal_cleanup(&j);
 	append_to(cur, "{\"seq\":2,\"edited\":true}\n");
 	whole = size_of(cur);
 	append_to(cur, "{\"seq\":3,\"at_ms\":17"); /* ...killed in the middle of the write */
-	state_rig_reopen(&r);
-	cr_assert_eq(journal_init(&j, 8, &r.state, &r.log), 0);
+	restart(8);
 	cr_assert_eq(page(&j, e, 8), 1, "only the whole line that checks");
 	cr_assert_eq(e[0].seq, 1);
 	cr_assert_eq(state_rig_count(&r.metrics.state_history_lines_skipped), 2);
-	log = scratch_log_text(r.log_file);
-	cr_assert_eq(scratch_count(log, "skipped a line"), 1, "%s", log);
-	cr_assert_eq(scratch_count(log, "its last line is torn; dropped"), 1, "%s", log);
-	free(log);
+	scratch_logged(r.log_file, "skipped a line", 1);
+	scratch_logged(r.log_file, "its last line is torn; dropped", 1);
 	cr_assert_eq(size_of(cur), whole, "the torn tail is cut off");
 	attempt(&j, "default", true, "fnv1a64:0000000000000002");
 	cr_assert_eq(lines_of(cur), 3);
-	journal_cleanup(&j);
-	state_rig_reopen(&r);
-	cr_assert_eq(journal_init(&j, 8, &r.state, &r.log), 0);
+	restart(8);
 	cr_assert_eq(page(&j, e, 8), 2);
 	cr_assert_eq(e[0].seq, 2, "the append after the cut is whole");
 	cr_assert_eq(state_rig_count(&r.metrics.state_history_lines_skipped), 1,
 		     "the edited line alone, again");
-	journal_cleanup(&j);
-	state_rig_close(&r);
+	stop();
 }
 
 /* The previous file is never written again: a torn line there is
@@ -208,28 +202,19 @@ Test(journal, a_torn_line_is_skipped_counted_and_cut, .init = scratch_setup,
 Test(journal, a_torn_line_of_the_previous_file_is_counted_and_left, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
-	struct journal j;
-	struct history_entry e[8];
-	char old[192];
 	long torn;
 
-	state_rig_open(&r, 4);
-	in_state(&r, JOURNAL_OLD_FILE, old, sizeof(old));
-	cr_assert_eq(journal_init(&j, 2, &r.state, &r.log), 0);
+	start(2);
 	for (int i = 0; i < 3; i++) {
 		attempt(&j, "default", true, "fnv1a64:0000000000000001");
 	}
-	journal_cleanup(&j);
 	append_to(old, "{\"seq\":");
 	torn = size_of(old);
-	state_rig_reopen(&r);
-	cr_assert_eq(journal_init(&j, 2, &r.state, &r.log), 0);
+	restart(2);
 	cr_assert_eq(page(&j, e, 8), 2);
 	cr_assert_eq(state_rig_count(&r.metrics.state_history_lines_skipped), 1);
 	cr_assert_eq(size_of(old), torn);
-	journal_cleanup(&j);
-	state_rig_close(&r);
+	stop();
 }
 
 /* Writes that fail are the state's: counted, and the entry is still
@@ -239,14 +224,9 @@ Test(journal, a_torn_line_of_the_previous_file_is_counted_and_left, .init = scra
 Test(journal, a_failed_write_is_counted_and_the_entry_kept, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
-	struct journal j;
-	struct history_entry e[8];
-	char cur[128], old[128], inner[150];
+	char inner[150];
 
-	state_rig_open(&r, 4);
-	in_state(&r, JOURNAL_FILE, cur, sizeof(cur));
-	in_state(&r, JOURNAL_OLD_FILE, old, sizeof(old));
+	open_dir();
 	cr_assert_eq(mkdir(cur, 0750), 0); /* no file can be opened there */
 	cr_assert_eq(journal_init(&j, 2, &r.state, &r.log), 0);
 	attempt(&j, "default", true, "fnv1a64:0000000000000001");
@@ -268,6 +248,5 @@ Test(journal, a_failed_write_is_counted_and_the_entry_kept, .init = scratch_setu
 	cr_assert_eq(lines_of(cur), 3, "the appends went on in the current file");
 	cr_assert_eq(page(&j, e, 8), 2);
 	cr_assert_eq(e[0].seq, 3, "nothing of the first run reached the disk");
-	journal_cleanup(&j);
-	state_rig_close(&r);
+	stop();
 }

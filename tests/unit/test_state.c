@@ -22,16 +22,16 @@
 #include "state_rig.h"
 #include "statefile.h"
 
-/* A catalog named `name` whose one target has `sm_count` SMs. */
+/* Each test's state directory, and the revisions most tests keep (a
+ * test runs in a process of its own). */
+static struct state_rig r;
+static struct catalog *first, *second, *loaded[8];
+
+/* A catalog named `name` (scratch_catalog's). */
 static struct catalog *a_catalog(const char *name, unsigned sm_count)
 {
-	char json[256], err[256] = "";
-	struct catalog *cat;
+	struct catalog *cat = scratch_catalog(sm_count);
 
-	snprintf(json, sizeof(json), "{\"targets\":[{\"name\":\"x\",\"sm_count\":%u,"
-		 "\"attn_decode_splitk\":\"auto\"}],\"models\":[]}", sm_count);
-	cat = catalog_load(json, strlen(json), err, sizeof(err));
-	cr_assert_not_null(cat, "%s", err);
 	if (strcmp(name, CATALOG_DEFAULT_NAME) != 0) {
 		catalog_set_name(cat, name, strlen(name), false);
 	}
@@ -39,16 +39,16 @@ static struct catalog *a_catalog(const char *name, unsigned sm_count)
 }
 
 /* DIR/catalogs/NAME, and the file of a revision in it. */
-static void catalog_dir(const struct state_rig *r, const char *name, char *out, size_t cap)
+static void catalog_dir(const char *name, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/catalogs/%s", r->dir, name);
+	snprintf(out, cap, "%s/catalogs/%s", r.dir, name);
 }
 
-static void file_of(const struct state_rig *r, const struct catalog *cat, char *out, size_t cap)
+static void file_of(const struct catalog *cat, char *out, size_t cap)
 {
 	char cdir[192], file[STATEFILE_NAME_LEN + 1];
 
-	catalog_dir(r, cat->name, cdir, sizeof(cdir));
+	catalog_dir(cat->name, cdir, sizeof(cdir));
 	cr_assert_eq(statefile_name(cat->digest, file, sizeof(file)), 0);
 	snprintf(out, cap, "%s/%s", cdir, file);
 }
@@ -60,9 +60,25 @@ static void free_all(struct catalog **cats, size_t n)
 	}
 }
 
+/* Two revisions of the default catalog, and a state directory of 4. */
+static void two_revisions(void)
+{
+	scratch_setup();
+	first = a_catalog(CATALOG_DEFAULT_NAME, 10);
+	second = a_catalog(CATALOG_DEFAULT_NAME, 20);
+	state_rig_open(&r, 4);
+}
+
+static void two_revisions_done(void)
+{
+	state_rig_close(&r);
+	catalog_free(first);
+	catalog_free(second);
+	scratch_teardown();
+}
+
 Test(state, one_process_holds_the_directory, .init = scratch_setup, .fini = scratch_teardown)
 {
-	struct state_rig r;
 	struct state second;
 	struct metrics m;
 	char err[1024] = "", sub[192], longer[STATE_PATH_MAX - 16];
@@ -92,8 +108,7 @@ Test(state, one_process_holds_the_directory, .init = scratch_setup, .fini = scra
 Test(state, revisions_load_back_oldest_first_and_the_oldest_go, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
-	struct catalog *saved[4], *loaded[8];
+	struct catalog *saved[4];
 	char cdir[192];
 	size_t n;
 
@@ -105,7 +120,7 @@ Test(state, revisions_load_back_oldest_first_and_the_oldest_go, .init = scratch_
 	}
 	saved[3] = a_catalog("legacy", 99);
 	cr_assert_eq(state_save(&r.state, saved[3]), 0);
-	catalog_dir(&r, CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
+	catalog_dir(CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
 	cr_assert_eq(state_rig_entries(cdir), 2, "--revisions 2: the oldest file removed");
 	state_rig_reopen(&r);
 	n = state_load(&r.state, CATALOG_DEFAULT_NAME, loaded, 8);
@@ -133,25 +148,21 @@ Test(state, revisions_load_back_oldest_first_and_the_oldest_go, .init = scratch_
  * rename (durable_stage without durable_commit). The restart serves the
  * old ones; the leftover is removed from the catalog's directory, and is
  * neither taken nor counted as a skipped file. */
-Test(state, a_crash_between_the_write_and_the_rename_keeps_the_old, .init = scratch_setup,
-     .fini = scratch_teardown)
+Test(state, a_crash_between_the_write_and_the_rename_keeps_the_old, .init = two_revisions,
+     .fini = two_revisions_done)
 {
-	struct state_rig r;
-	struct catalog *old = a_catalog(CATALOG_DEFAULT_NAME, 10);
-	struct catalog *next = a_catalog(CATALOG_DEFAULT_NAME, 20), *loaded[4];
 	struct durable_failure f;
-	char cdir[192], name[STATEFILE_NAME_LEN + 1], *log;
+	char cdir[192], name[STATEFILE_NAME_LEN + 1];
 	const char *streams = "{\"boot\":\"0000beef\",\"seqs\":[[2,\"fnv1a64:0123456789abcdef\"]]}";
 	struct jsonw w;
 	size_t n;
 
-	state_rig_open(&r, 4);
-	cr_assert_eq(state_save(&r.state, old), 0);
-	state_streams_keep(&r.state, "cafe0001", 1, old->digest);
-	catalog_dir(&r, CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
-	cr_assert_eq(statefile_name(next->digest, name, sizeof(name)), 0);
+	cr_assert_eq(state_save(&r.state, first), 0);
+	state_streams_keep(&r.state, "cafe0001", 1, first->digest);
+	catalog_dir(CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
+	cr_assert_eq(statefile_name(second->digest, name, sizeof(name)), 0);
 	jsonw_init(&w, 1024);
-	catalog_write(&w, next, false);
+	catalog_write(&w, second, false);
 	cr_assert(!w.failed);
 	cr_assert_eq(durable_stage(cdir, name, w.buf, w.len, &f), 0, "%s %s", f.what, f.path);
 	jsonw_cleanup(&w);
@@ -161,7 +172,7 @@ Test(state, a_crash_between_the_write_and_the_rename_keeps_the_old, .init = scra
 	cr_assert_eq(state_rig_entries(cdir), 2, "the revision and the leftover");
 	n = state_load(&r.state, CATALOG_DEFAULT_NAME, loaded, 4);
 	cr_assert_eq(n, 1, "only the revision renamed into place");
-	cr_assert_str_eq(loaded[0]->digest, old->digest);
+	cr_assert_str_eq(loaded[0]->digest, first->digest);
 	free_all(loaded, n);
 	cr_assert_eq(state_rig_entries(cdir), 1, "the leftover is removed at the load");
 	cr_assert_eq(state_rig_count(&r.metrics.state_files_skipped), 0,
@@ -170,76 +181,56 @@ Test(state, a_crash_between_the_write_and_the_rename_keeps_the_old, .init = scra
 	cr_assert_str_eq(r.state.boot, "cafe0001", "streams.json as it was before the crash");
 	cr_assert_eq(r.state.num_seqs, 1);
 	cr_assert_eq(r.state.seqs[0].seq, 1);
-	cr_assert_str_eq(r.state.seqs[0].revision, old->digest);
-	log = scratch_log_text(r.log_file);
-	cr_assert_null(strstr(log, "skipped"), "%s", log);
-	free(log);
+	cr_assert_str_eq(r.state.seqs[0].revision, first->digest);
+	scratch_logged(r.log_file, "skipped", 0);
 	/* the next save of the same revision is whole */
-	cr_assert_eq(state_save(&r.state, next), 0);
+	cr_assert_eq(state_save(&r.state, second), 0);
 	n = state_load(&r.state, CATALOG_DEFAULT_NAME, loaded, 4);
 	cr_assert_eq(n, 2);
 	free_all(loaded, n);
-	catalog_free(old);
-	catalog_free(next);
-	state_rig_close(&r);
 }
 
-Test(state, a_torn_edited_or_misnamed_file_is_skipped_and_counted, .init = scratch_setup,
-     .fini = scratch_teardown)
+Test(state, a_torn_edited_or_misnamed_file_is_skipped_and_counted, .init = two_revisions,
+     .fini = two_revisions_done)
 {
-	struct state_rig r;
-	struct catalog *good = a_catalog(CATALOG_DEFAULT_NAME, 10);
-	struct catalog *torn = a_catalog(CATALOG_DEFAULT_NAME, 20), *loaded[4];
-	char cdir[192], p[320], other[320], *log;
+	char cdir[192], p[320], other[320];
 	size_t n;
 
-	state_rig_open(&r, 4);
-	cr_assert_eq(state_save(&r.state, good), 0);
-	cr_assert_eq(state_save(&r.state, torn), 0);
-	file_of(&r, torn, p, sizeof(p));
+	cr_assert_eq(state_save(&r.state, first), 0);
+	cr_assert_eq(state_save(&r.state, second), 0);
+	file_of(second, p, sizeof(p));
 	cr_assert_eq(truncate(p, 20), 0, "%s", p); /* torn */
-	catalog_dir(&r, CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
+	catalog_dir(CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
 	snprintf(other, sizeof(other), "%s/notes.txt", cdir); /* misnamed */
 	write_rename(other, "an operator's note");
 	/* a whole catalog under another revision's name: edited */
-	file_of(&r, good, p, sizeof(p));
+	file_of(first, p, sizeof(p));
 	snprintf(other, sizeof(other), "%s/fnv1a64-0123456789abcdef.json", cdir);
 	cr_assert_eq(link(p, other), 0);
 	state_rig_reopen(&r);
 	n = state_load(&r.state, CATALOG_DEFAULT_NAME, loaded, 4);
 	cr_assert_eq(n, 1);
-	cr_assert_str_eq(loaded[0]->digest, good->digest);
+	cr_assert_str_eq(loaded[0]->digest, first->digest);
 	free_all(loaded, n);
 	cr_assert_eq(state_rig_count(&r.metrics.state_files_skipped), 3);
-	log = scratch_log_text(r.log_file);
-	cr_assert_eq(scratch_count(log, "skipped"), 3, "one log line each:\n%s", log);
-	cr_assert_not_null(strstr(log, "notes.txt: not a revision file"), "%s", log);
-	cr_assert_not_null(strstr(log, "torn or edited"), "%s", log);
-	cr_assert_not_null(strstr(log, "not the fnv1a64:0123456789abcdef"), "%s", log);
-	free(log);
-	catalog_free(good);
-	catalog_free(torn);
-	state_rig_close(&r);
+	scratch_logged(r.log_file, "skipped", 3); /* one log line each */
+	scratch_logged(r.log_file, "notes.txt: not a revision file", 1);
+	scratch_logged(r.log_file, "torn or edited", 1);
+	scratch_logged(r.log_file, "not the fnv1a64:0123456789abcdef", 1);
 }
 
-Test(state, a_failed_write_is_counted_logged_once_per_cause_and_reported, .init = scratch_setup,
-     .fini = scratch_teardown)
+Test(state, a_failed_write_is_counted_logged_once_per_cause_and_reported, .init = two_revisions,
+     .fini = two_revisions_done)
 {
-	struct state_rig r;
-	struct catalog *a = a_catalog(CATALOG_DEFAULT_NAME, 10);
-	struct catalog *b = a_catalog(CATALOG_DEFAULT_NAME, 20);
 	struct api_status st;
-	char cdir[192], p[320], *log;
+	char cdir[192], p[320];
 
-	state_rig_open(&r, 4);
-	catalog_dir(&r, CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
+	catalog_dir(CATALOG_DEFAULT_NAME, cdir, sizeof(cdir));
 	write_rename(cdir, "a file where the catalog's directory goes");
-	cr_assert_eq(state_save(&r.state, a), -1);
-	cr_assert_eq(state_save(&r.state, b), -1);
+	cr_assert_eq(state_save(&r.state, first), -1);
+	cr_assert_eq(state_save(&r.state, second), -1);
 	cr_assert_eq(state_rig_count(&r.metrics.state_write_errors), 2);
-	log = scratch_log_text(r.log_file);
-	cr_assert_eq(scratch_count(log, "cannot keep revisions"), 1, "once per cause:\n%s", log);
-	free(log);
+	scratch_logged(r.log_file, "cannot keep revisions", 1); /* once per cause */
 	memset(&st, 0, sizeof(st));
 	atomic_store(&r.metrics.state_history_lines_skipped, 5);
 	state_report(&r.state, &st);
@@ -250,25 +241,19 @@ Test(state, a_failed_write_is_counted_logged_once_per_cause_and_reported, .init 
 	cr_assert_not_null(strstr(st.state_error, "Not a directory"), "%s", st.state_error);
 	/* a success between two failures of one cause: the second is news */
 	cr_assert_eq(unlink(cdir), 0);
-	cr_assert_eq(state_save(&r.state, a), 0);
-	file_of(&r, a, p, sizeof(p));
+	cr_assert_eq(state_save(&r.state, first), 0);
+	file_of(first, p, sizeof(p));
 	cr_assert_eq(unlink(p), 0);
 	cr_assert_eq(rmdir(cdir), 0);
 	write_rename(cdir, "the same cause again");
-	cr_assert_eq(state_save(&r.state, b), -1);
+	cr_assert_eq(state_save(&r.state, second), -1);
 	cr_assert_eq(state_rig_count(&r.metrics.state_write_errors), 3);
-	log = scratch_log_text(r.log_file);
-	cr_assert_eq(scratch_count(log, "cannot keep revisions"), 2, "%s", log);
-	free(log);
-	catalog_free(a);
-	catalog_free(b);
-	state_rig_close(&r);
+	scratch_logged(r.log_file, "cannot keep revisions", 2);
 }
 
 Test(state, the_streams_numbering_survives_a_reopen_within_its_bound, .init = scratch_setup,
      .fini = scratch_teardown)
 {
-	struct state_rig r;
 	const char *revs[] = {"fnv1a64:0000000000000001", "fnv1a64:0000000000000002",
 			      "fnv1a64:0000000000000003"};
 	char p[192];

@@ -17,20 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "holder.h"
-#include "metrics.h"
-#include "reload.h"
-#include "scratch.h"
+#include "reload_rig.h"
 #include "tls.h"
 
-/* A reload with no catalog source (the embedded catalog's holder), the
- * TLS source added to it, the log caught. */
+/* A reload with no catalog source, the TLS source added to it. */
 struct rig {
-	struct holder holder;
-	struct metrics metrics;
-	struct log log;
-	FILE *log_file;
-	struct reload reload;
+	struct reload_rig base;
 	struct tls tls;
 	char cert[160], key[160];
 };
@@ -41,7 +33,8 @@ static void make_pki(void)
 
 	scratch_setup();
 	snprintf(cmd, sizeof(cmd), "sh tests/tls/make-certs.sh %s", dir);
-	cr_assert_eq(system(cmd), 0, "tests/tls/make-certs.sh failed (certtool: scripts/deps.sh tls)");
+	cr_assert_eq(system(cmd), 0,
+		     "tests/tls/make-certs.sh failed (certtool: scripts/deps.sh tls)");
 }
 
 static void pki_path(const char *name, char *out, size_t cap)
@@ -81,17 +74,8 @@ static void serve_files(struct rig *r, const char *cert, const char *key)
 
 static void rig_init(struct rig *r)
 {
-	static const char empty[] = "{\"targets\":[],\"models\":[]}";
-	char err[256] = "";
-	struct catalog *cat;
-
 	memset(r, 0, sizeof(*r));
-	cat = catalog_load(empty, sizeof(empty) - 1, err, sizeof(err));
-	cr_assert_not_null(cat, "%s", err);
-	cr_assert_eq(holder_init(&r->holder, cat), 0);
-	cr_assert_eq(metrics_init(&r->metrics), 0);
-	r->log_file = scratch_log(&r->log);
-	cr_assert_eq(reload_init(&r->reload, &r->holder, NULL, NULL, &r->log, &r->metrics), 0);
+	reload_rig_start(&r->base, NULL, NULL);
 	pki_path("served.pem", r->cert, sizeof(r->cert));
 	pki_path("served-key.pem", r->key, sizeof(r->key));
 }
@@ -103,17 +87,14 @@ static void rig_start(struct rig *r)
 
 	rig_init(r);
 	serve_files(r, "server.pem", "server-key.pem");
-	cr_assert_eq(tls_init(&r->tls, &r->reload, r->cert, r->key, NULL, NULL, &r->log, err,
-			      sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tls_init(&r->tls, &r->base.reload, r->cert, r->key, NULL, NULL, &r->base.log,
+			      err, sizeof(err)), 0, "%s", err);
 }
 
 static void rig_stop(struct rig *r)
 {
-	reload_cleanup(&r->reload);
+	reload_rig_stop(&r->base); /* the reload first: it follows the TLS files */
 	tls_cleanup(&r->tls);
-	holder_cleanup(&r->holder);
-	metrics_cleanup(&r->metrics);
-	fclose(r->log_file);
 }
 
 static struct metrics_tls figures(struct rig *r)
@@ -140,7 +121,7 @@ Test(tls, a_good_pair_loads_and_its_dates_are_reported, .init = make_pki, .fini 
 	cr_assert(f.last_reload_ok);
 	cr_assert_eq(f.reloads_error, 0);
 	memset(&st, 0, sizeof(st));
-	reload_status(&r.reload, &st);
+	reload_status(&r.base.reload, &st);
 	cr_assert(st.tls_on, "the TLS source reports its place in /v1/status");
 	cr_assert_eq(st.tls_not_after, f.expiry);
 	cr_assert_leq(st.tls_not_before, now);
@@ -161,7 +142,8 @@ Test(tls, a_bad_file_is_refused_at_start_with_its_reason, .init = make_pki,
 		 {"--tls-key ", "does not match the certificate in --tls-cert "}},
 		{"expired.pem", "expired-key.pem", NULL, NULL,
 		 {"--tls-cert ", "the certificate expired on 2021-01-01T00:00:00Z"}},
-		{"garbage.pem", "server-key.pem", NULL, NULL, {"--tls-cert ", "no PEM certificate"}},
+		{"garbage.pem", "server-key.pem", NULL, NULL,
+		 {"--tls-cert ", "no PEM certificate"}},
 		{"server.pem", "garbage.pem", NULL, NULL,
 		 {"--tls-key ", "no unencrypted PEM private key"}},
 		{"server.pem", "server-key.pem", "garbage.pem", NULL,
@@ -169,7 +151,8 @@ Test(tls, a_bad_file_is_refused_at_start_with_its_reason, .init = make_pki,
 		{"server.pem", "server-key.pem", NULL, "NORMAL:+NOT-A-THING",
 		 {"--tls-priority: ", "NOT-A-THING"}},
 		{"missing.pem", "server-key.pem", NULL, NULL, {"missing.pem", "No such file"}},
-		{"huge.pem", "server-key.pem", NULL, NULL, {"huge.pem", "larger than 1048576 bytes"}},
+		{"huge.pem", "server-key.pem", NULL, NULL,
+		 {"huge.pem", "larger than 1048576 bytes"}},
 	};
 	char *huge = malloc(TLS_MAX_FILE + 2);
 	char garbage[160], big[160];
@@ -192,8 +175,9 @@ Test(tls, a_bad_file_is_refused_at_start_with_its_reason, .init = make_pki,
 		if (cases[i].ca != NULL) {
 			pki_path(cases[i].ca, ca, sizeof(ca));
 		}
-		cr_assert_eq(tls_init(&r.tls, &r.reload, cert, key, cases[i].ca != NULL ? ca : NULL,
-				      cases[i].priority, &r.log, err, sizeof(err)), -1,
+		cr_assert_eq(tls_init(&r.tls, &r.base.reload, cert, key,
+				      cases[i].ca != NULL ? ca : NULL, cases[i].priority,
+				      &r.base.log, err, sizeof(err)), -1,
 			     "case %zu was taken", i);
 		for (size_t k = 0; k < 2; k++) {
 			cr_assert_not_null(strstr(err, cases[i].want[k]), "case %zu: %s", i, err);
@@ -210,12 +194,11 @@ Test(tls, a_reload_swaps_a_good_pair_and_keeps_the_last_good, .init = make_pki,
 {
 	struct rig r;
 	struct metrics_tls before, f;
-	char *log;
 
 	rig_start(&r);
 	before = figures(&r);
 	serve_files(&r, "server2.pem", "server2-key.pem");
-	reload_now(&r.reload);
+	reload_now(&r.base.reload);
 	f = figures(&r);
 	cr_assert_gt(f.expiry, before.expiry, "server2.pem (366 days) serves");
 	cr_assert(f.last_reload_ok);
@@ -223,30 +206,27 @@ Test(tls, a_reload_swaps_a_good_pair_and_keeps_the_last_good, .init = make_pki,
 	before = f;
 
 	serve_files(&r, "server.pem", "server2-key.pem"); /* a half-done rotation */
-	reload_now(&r.reload);
+	reload_now(&r.base.reload);
 	f = figures(&r);
 	cr_assert_eq(f.expiry, before.expiry, "the last good keeps serving");
 	cr_assert(!f.last_reload_ok);
 	cr_assert_eq(f.reloads_error, 1);
 	serve_files(&r, "expired.pem", "expired-key.pem");
-	reload_now(&r.reload);
+	reload_now(&r.base.reload);
 	f = figures(&r);
 	cr_assert_eq(f.expiry, before.expiry);
 	cr_assert_eq(f.reloads_error, 2);
 
 	serve_files(&r, "server2.pem", "server2-key.pem");
-	reload_now(&r.reload);
+	reload_now(&r.base.reload);
 	f = figures(&r);
 	cr_assert(f.last_reload_ok);
 	cr_assert_eq(f.expiry, before.expiry);
-	log = scratch_log_text(r.log_file);
-	cr_assert_eq(scratch_count(log, "reloaded: "), 1, "%s", log);
-	cr_assert_eq(scratch_count(log, "reload refused, the old certificate keeps serving: "), 2,
-		     "%s", log);
-	cr_assert_not_null(strstr(log, "does not match the certificate"), "%s", log);
-	cr_assert_not_null(strstr(log, "the certificate expired on"), "%s", log);
-	cr_assert_eq(scratch_count(log, "reload: the TLS files are unchanged"), 1, "%s", log);
-	free(log);
+	scratch_logged(r.base.log_file, "reloaded: ", 1);
+	scratch_logged(r.base.log_file, "reload refused, the old certificate keeps serving: ", 2);
+	scratch_logged(r.base.log_file, "does not match the certificate", 1);
+	scratch_logged(r.base.log_file, "the certificate expired on", 1);
+	scratch_logged(r.base.log_file, "reload: the TLS files are unchanged", 1);
 	rig_stop(&r);
 }
 
@@ -263,7 +243,7 @@ Test(tls, a_connection_keeps_its_generation_and_an_early_end_counts, .init = mak
 	rig_start(&r);
 	tls_conn_start(&old, &r.tls, NULL);
 	serve_files(&r, "server2.pem", "server2-key.pem");
-	reload_now(&r.reload);
+	reload_now(&r.base.reload);
 	tls_conn_start(&next, &r.tls, NULL);
 	cr_assert_not_null(old.creds);
 	cr_assert_neq(old.creds, next.creds, "a new connection takes the new generation");

@@ -40,7 +40,7 @@ static inline void scratch_teardown(void)
 
 static inline void write_rename(const char *to, const char *text)
 {
-	char tmp[160];
+	char tmp[512]; /* room for any caller's path and ".tmp" */
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", to);

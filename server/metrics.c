@@ -398,9 +398,14 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 			"splitkd_state_write_errors_total %llu\n"
 			"# HELP splitkd_state_files_skipped_total State files not taken at start (torn, edited or misnamed).\n"
 			"# TYPE splitkd_state_files_skipped_total counter\n"
-			"splitkd_state_files_skipped_total %llu\n",
+			"splitkd_state_files_skipped_total %llu\n"
+			"# HELP splitkd_state_history_lines_skipped_total History lines not "
+			"taken at start (torn by a crash, or edited).\n"
+			"# TYPE splitkd_state_history_lines_skipped_total counter\n"
+			"splitkd_state_history_lines_skipped_total %llu\n",
 		    (unsigned long long)load(&m->state_write_errors),
-		    (unsigned long long)load(&m->state_files_skipped));
+		    (unsigned long long)load(&m->state_files_skipped),
+		    (unsigned long long)load(&m->state_history_lines_skipped));
 	}
 	put(&o, "# HELP splitkd_build_info The running build.\n"
 		"# TYPE splitkd_build_info gauge\n"

@@ -49,6 +49,7 @@ struct metrics {
 	/* --state-dir (state.c's): its series are written only with one */
 	atomic_bool state_on;
 	atomic_uint_fast64_t state_write_errors, state_files_skipped;
+	atomic_uint_fast64_t state_history_lines_skipped; /* journal.c's: lines not taken */
 	pthread_mutex_t insert_lock;
 	atomic_size_t num_targets;
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */

@@ -153,8 +153,17 @@ void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d
 	jsonw_object_end(w);
 }
 
-int engines_answer(struct jsonw *w, const struct query *q, const struct decision *d,
-		   const struct catalog *cat, bool fields, struct problem *p)
+void engines_count(const struct api_context *ctx, enum engines_id id,
+		   const struct engine_answer *a)
+{
+	if (ctx->on_engine != NULL) {
+		ctx->on_engine(ctx->on_decision_cls, engines[id].name, a->status == ENGINE_OK);
+	}
+}
+
+int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
+		   const struct decision *d, const struct catalog *cat, bool fields,
+		   struct problem *p)
 {
 	struct engine_shape s;
 	struct engine_answer a;
@@ -175,6 +184,7 @@ int engines_answer(struct jsonw *w, const struct query *q, const struct decision
 		return -1;
 	}
 	a = launches[id](&s);
+	engines_count(ctx, id, &a);
 	if (a.status != ENGINE_OK) {
 		return engines_refused(id, &a, p);
 	}

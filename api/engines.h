@@ -25,6 +25,7 @@
 #include "catalog.h"
 #include "decide.h"
 #include "engine.h"
+#include "exchange.h"
 #include "jsonw.h"
 #include "problem.h"
 #include "query.h"
@@ -85,8 +86,13 @@ void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d
  * missing input, a refusal). Called only when q->engine is set, so a
  * query without it pays one test.
  */
-int engines_answer(struct jsonw *w, const struct query *q, const struct decision *d,
-		   const struct catalog *cat, bool fields, struct problem *p);
+int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
+		   const struct decision *d, const struct catalog *cat, bool fields,
+		   struct problem *p);
+
+/* Reports an engine's launch (answered, or refused) to ctx->on_engine. */
+void engines_count(const struct api_context *ctx, enum engines_id id,
+		   const struct engine_answer *a);
 
 /* The port's launch for shape s (id not the seed). */
 struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s);

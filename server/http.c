@@ -447,6 +447,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	held_for(ss, ref, &ctx);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
+	ctx.on_engine = metrics_engine;
 	ctx.report_status = s->hooks.report_status;
 	ctx.report_status_cls = s->hooks.report_status_cls;
 	ctx.list_history = s->hooks.list_history;

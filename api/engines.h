@@ -50,6 +50,10 @@ struct engines_info {
 	struct engine_answer (*launch)(const struct engine_shape *s);
 };
 
+/* The longest name of a term a port gives (engine_answer.terms): each is
+ * plain JSON text, no quote, backslash or control byte. */
+#define ENGINES_TERM_NAME_MAX 48
+
 /* The engine's row; NULL past the end. */
 const struct engines_info *engines_info(enum engines_id id);
 

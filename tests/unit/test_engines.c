@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "engines.h"
 #include "helpers.h"
 
 TestSuite(engines, .init = load_default_catalog, .fini = free_default_catalog);
@@ -292,4 +293,37 @@ Test(engines, ofrep_answers_the_engine_a_context_names)
 	cr_assert_str_eq(str(slots.json, "errorCode"), "INVALID_CONTEXT", "%s", slots.body);
 	answer_free(&a);
 	answer_free(&slots);
+}
+
+/* Every term a port names is written as it stands (engines.c): plain
+ * printable ASCII with no quote or backslash, within the bound the
+ * answer's room is sized by. Over a sweep of shapes, answered or not. */
+Test(engines, every_term_name_is_plain_and_within_its_bound)
+{
+	unsigned seen = 0;
+
+	for (int id = 1; id < ENGINES_COUNT; id++) {
+		for (uint32_t i = 0; i < 20000; i++) {
+			struct engine_shape s = {
+				.sm_count = 1 + i % 300, .num_seqs = 1 + (i * 7) % 1200,
+				.num_kv_heads = 1 + i % 8, .head_dim = 64u << (i % 3),
+				.seq_len = 1 + (i * 104729u) % 200000, .page_size = 16u << (i % 5),
+				.blocks_per_sm = 1 + i % 4, .cuda_graph = i % 2,
+			};
+			s.num_q_heads = s.num_kv_heads * (1 + (i / 8) % 8);
+			struct engine_answer a = engines_launch((enum engines_id)id, &s);
+
+			for (unsigned t = 0; t < a.n_terms; t++) {
+				const char *n = a.terms[t].name;
+
+				cr_assert_leq(strlen(n), ENGINES_TERM_NAME_MAX, "%s", n);
+				for (const char *c = n; *c != '\0'; c++) {
+					cr_assert(*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\',
+						  "%s: term \"%s\"", engines_info((enum engines_id)id)->name, n);
+				}
+				seen++;
+			}
+		}
+	}
+	cr_assert_gt(seen, 100000);
 }

@@ -223,7 +223,7 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	if (HAS(FM_CATALOG)) {
 		/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
 		LIT(p, VOCAB_NEXT_KEY(CATALOG) "\"");
-		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest) */
+		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest_ok) */
 		memcpy(p, cat->digest, CATALOG_DIGEST_LEN);
 		p += CATALOG_DIGEST_LEN;
 		*p++ = '"';

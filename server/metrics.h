@@ -19,12 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
 #include "conntab.h"
 #include "revision.h"
 #include "status.h"
 #include "splitk.h"
 
-#define METRICS_MAX_ROUTES 32 /* the router's routes (/metrics among them) and "other" */
+#define METRICS_MAX_ROUTES (API_MAX_ROUTES + 1) /* the router's routes (/metrics among them), "other" */
 #define METRICS_NUM_STATUS 16
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128

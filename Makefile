@@ -373,7 +373,10 @@ $(BUILD)/engines/oracle_%: tests/engines/harness.rs tests/engines/oracle_%.rs
 	cp tests/engines/harness.rs $(BUILD)/engines/rs_$*/main.rs
 	cp tests/engines/oracle_$*.rs $(BUILD)/engines/rs_$*/engine.rs
 	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_$*/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_$*/main.rs
 $(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)/engines/oracle_%
+	@echo "== engines-check: $*'s second implementation, its own worked examples"
+	@$(BUILD)/engines/oracle_$*-test -q
 	@echo "== engines-check: $* against its second implementation, $(ENGINE_SHAPES) shapes"
 	@$(BUILD)/engines/sweep_$* $(ENGINE_SHAPES) $(ENGINE_SEED) | $(BUILD)/engines/oracle_$* $* $(ENGINE_SHAPES)
 engines-check: $(ENGINES:%=engines-check-%)

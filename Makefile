@@ -101,9 +101,9 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
-	      server/http.c server/listener.c server/reload.c server/watch.c server/catalogdir.c \
-	      server/log.c server/main.c server/metrics.c server/respcache.c server/server.c \
-	      server/journal.c server/state.c server/stream.c server/tls.c
+	      server/http.c server/listener.c server/reload.c server/reload_read.c server/watch.c \
+	      server/catalogdir.c server/log.c server/main.c server/metrics.c server/respcache.c \
+	      server/server.c server/journal.c server/state.c server/stream.c server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -137,7 +137,8 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # no engine is linked in; the api is there for what metrics and holder use
 # of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
 # by tests/integration/test_tls.c instead.
-SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics reload watch)
+SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
+		     reload reload_read watch)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "reload.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "diff.h"
 
@@ -20,154 +16,13 @@ static int64_t unix_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* FNV-1a 64 over the bytes, never 0 (0 means "nothing seen"). */
-static uint64_t content_key(const char *p, size_t n, uint64_t seed)
-{
-	uint64_t h = 0xcbf29ce484222325u ^ seed;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3u;
-	}
-	return h != 0 ? h : 1;
-}
-
-/* A failure's key: its kind and errno, so the same failure seen again is
- * not a new one, and a different one is. */
-static uint64_t failure_key(enum api_disk_state state, int err)
-{
-	char tag[2] = {(char)state, (char)err};
-
-	return content_key(tag, sizeof(tag), 0x5a5a5a5au);
-}
-
-static void read_failed(struct reload_read *rd, const char *path, int err)
-{
-	rd->state = err == ENOENT || err == ENOTDIR ? API_DISK_MISSING : API_DISK_UNREADABLE;
-	rd->key = failure_key(rd->state, err);
-	snprintf(rd->error, sizeof(rd->error), "%s: %s", path, strerror(err));
-}
-
-char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd)
-{
-	/* O_NONBLOCK: a FIFO put in the file's place must not hang the open */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	char *buf = NULL;
-	size_t n = 0;
-	struct stat st;
-
-	if (fd < 0) {
-		read_failed(rd, path, errno);
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0) {
-		read_failed(rd, path, errno);
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* a directory or a FIFO (which could block the reload forever) */
-		read_failed(rd, path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
-		goto done;
-	}
-	buf = malloc(max + 1);
-	if (buf == NULL) {
-		read_failed(rd, path, ENOMEM);
-		goto done;
-	}
-	while (n <= max) {
-		ssize_t got = read(fd, buf + n, max + 1 - n);
-
-		if (got < 0 && errno == EINTR) {
-			continue;
-		}
-		if (got < 0) {
-			read_failed(rd, path, errno);
-			free(buf);
-			buf = NULL;
-			goto done;
-		}
-		if (got == 0) {
-			break;
-		}
-		n += (size_t)got;
-	}
-	if (n > max) {
-		rd->state = API_DISK_INVALID;
-		rd->key = failure_key(API_DISK_INVALID, EFBIG);
-		snprintf(rd->error, sizeof(rd->error), "%s: larger than %zu bytes", path, max);
-		free(buf);
-		buf = NULL;
-		goto done;
-	}
-	*len = n;
-done:
-	close(fd);
-	return buf;
-}
-
-/* The bytes of a source's files, as one read found them. */
-struct reload_texts {
-	char *data[RELOAD_MAX_FILES];
-	struct reload_bytes files[RELOAD_MAX_FILES];
-};
-
-static void texts_cleanup(struct reload_texts *t)
-{
-	for (size_t i = 0; i < RELOAD_MAX_FILES; i++) {
-		free(t->data[i]);
-		t->data[i] = NULL;
-	}
-}
-
-/* Reads every file of `files` (at most max bytes each) into t: 0, or -1
- * with the first failure in rd (its reason naming the flag and path). The
- * key covers every file, each one's length in its seed, so bytes moved
- * from one file to the next are a change; a failure's key names the
- * file. */
-static int read_files(const struct reload_file *files, size_t num, size_t max,
-		      struct reload_texts *t, struct reload_read *rd)
-{
-	uint64_t key = 0;
-
-	memset(t, 0, sizeof(*t));
-	memset(rd, 0, sizeof(*rd));
-	for (size_t i = 0; i < num; i++) {
-		const char *flag = files[i].flag;
-		size_t len = 0;
-
-		t->data[i] = reload_read_bytes(files[i].path, max, &len, rd);
-		if (t->data[i] != NULL && len == 0) {
-			/* flagd loads "{}" for an empty file and empties its flags;
-			 * an empty file is a write in progress or a mistake */
-			rd->state = API_DISK_INVALID;
-			rd->key = failure_key(API_DISK_INVALID, 0);
-			snprintf(rd->error, sizeof(rd->error), "%s: empty file", files[i].path);
-		}
-		if (t->data[i] == NULL || len == 0) {
-			char why[sizeof(rd->error)];
-
-			if (flag != NULL) {
-				memcpy(why, rd->error, sizeof(why));
-				if (snprintf(rd->error, sizeof(rd->error), "%s %s", flag, why) < 0) {
-					rd->error[0] = '\0';
-				}
-			}
-			rd->key += i;
-			texts_cleanup(t);
-			return -1;
-		}
-		t->files[i] = (struct reload_bytes){t->data[i], len};
-		key = content_key(t->data[i], len, i == 0 ? 0 : key ^ len);
-	}
-	rd->state = API_DISK_SAME;
-	rd->key = key;
-	return 0;
-}
+/* the watch follows a source's files as one entry */
+_Static_assert(RELOAD_MAX_FILES <= WATCH_MAX_PATHS, "a source's files are one watch entry");
 
 /* ------------------------------------------------------ the catalog kind */
 
 /* The catalog in a file's bytes, or NULL with "PATH: why" in err. */
-static struct catalog *catalog_from(const char *path, const struct reload_bytes *bytes, char *err,
+static struct catalog *catalog_from(const char *path, const struct reload_read_text *bytes, char *err,
 				    size_t cap)
 {
 	char why[512];
@@ -179,7 +34,7 @@ static struct catalog *catalog_from(const char *path, const struct reload_bytes 
 	return cat;
 }
 
-static void *catalog_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
+static void *catalog_check(void *cls, const struct reload_read_text *files, char *err, size_t cap)
 {
 	struct reload_catalog *c = cls;
 
@@ -188,11 +43,11 @@ static void *catalog_check(void *cls, const struct reload_bytes *files, char *er
 
 char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd)
 {
-	const struct reload_file file = {NULL, path};
-	struct reload_texts t;
+	const struct reload_read_file file = {NULL, path};
+	struct reload_read_texts t;
 	char *data;
 
-	if (read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
+	if (reload_read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
 		return NULL;
 	}
 	data = t.data[0];
@@ -203,7 +58,7 @@ char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_rea
 struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
 				     struct reload_read *rd)
 {
-	const struct reload_bytes bytes = {data, len};
+	const struct reload_read_text bytes = {data, len};
 	struct catalog *cat = catalog_from(path, &bytes, rd->error, sizeof(rd->error));
 
 	if (cat == NULL) {
@@ -421,7 +276,8 @@ static int add_source(struct reload *r, struct reload_source *s)
 }
 
 void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
-			const struct reload_file *files, size_t num_files, unsigned check_seconds)
+			const struct reload_read_file *files, size_t num_files,
+			unsigned check_seconds)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
@@ -436,7 +292,7 @@ int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct 
 			     const char *name, const char *path, const struct reload_read *initial,
 			     struct metrics *metrics, unsigned check_seconds)
 {
-	const struct reload_file file = {NULL, path};
+	const struct reload_read_file file = {NULL, path};
 
 	memset(c, 0, sizeof(*c));
 	reload_source_init(&c->src, &catalog_kind, c, &file, 1, check_seconds);
@@ -560,7 +416,7 @@ static void record(struct reload_source *s, enum api_trigger trigger, const stru
 /* Validates and swaps what a read found (texts NULL: the read failed, why
  * in rd). Returns the outcome, why in err when refused. Called with
  * run_lock held. */
-static enum reload_outcome try_texts(struct reload_source *s, const struct reload_texts *texts,
+static enum reload_outcome try_texts(struct reload_source *s, const struct reload_read_texts *texts,
 				     struct reload_read *rd, char *err, size_t cap)
 {
 	const struct reload_kind *k = s->kind;
@@ -595,7 +451,7 @@ static enum reload_outcome try_texts(struct reload_source *s, const struct reloa
 /* One attempt: validate, swap, record, count, log. Called with run_lock
  * held. Returns the outcome. */
 static enum reload_outcome attempt(struct reload_source *s, enum api_trigger trigger,
-				   const struct reload_texts *texts, struct reload_read *rd,
+				   const struct reload_read_texts *texts, struct reload_read *rd,
 				   char *err, size_t cap)
 {
 	char line[2 * API_STATUS_TEXT];
@@ -616,7 +472,7 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 
 int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_cap)
 {
-	struct reload_texts texts;
+	struct reload_read_texts texts;
 	struct reload_read rd;
 	enum reload_outcome outcome = RELOAD_REFUSED;
 	int64_t now = unix_ms();
@@ -627,9 +483,9 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	}
 	status_start(&s->status, s->files[0].path, now);
 	pthread_mutex_lock(&r->run_lock);
-	if (read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
+	if (reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
 		outcome = try_texts(s, &texts, &rd, err, err_cap);
-		texts_cleanup(&texts);
+		reload_read_texts_cleanup(&texts);
 	} else {
 		snprintf(err, err_cap, "%s", rd.error);
 	}
@@ -664,13 +520,13 @@ void reload_source_status(struct reload_source *s, struct api_source_status *out
 /* Reads a source and tries what it found. Called with run_lock held. */
 static void reload_one(struct reload_source *s, enum api_trigger trigger)
 {
-	struct reload_texts texts;
+	struct reload_read_texts texts;
 	struct reload_read rd;
 	char err[API_STATUS_TEXT];
-	int got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
+	int got = reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
 
 	(void)attempt(s, trigger, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
-	texts_cleanup(&texts);
+	reload_read_texts_cleanup(&texts);
 }
 
 void reload_now(struct reload *r)
@@ -735,14 +591,14 @@ enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending
 unsigned reload_source_check(struct reload_source *s)
 {
 	struct reload *r = s->owner;
-	struct reload_texts texts;
+	struct reload_read_texts texts;
 	struct reload_read rd;
 	char err[API_STATUS_TEXT];
 	unsigned again = 0;
 	int got;
 
 	pthread_mutex_lock(&r->run_lock);
-	got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
+	got = reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
 	switch (reload_look(rd.key, s->tried_key, &s->pending_key, true)) {
 	case RELOAD_LOOK_SAME:
 		pthread_mutex_lock(&r->state_lock);
@@ -756,7 +612,7 @@ unsigned reload_source_check(struct reload_source *s)
 		(void)attempt(s, API_TRIGGER_WATCH, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
 		break;
 	}
-	texts_cleanup(&texts);
+	reload_read_texts_cleanup(&texts);
 	pthread_mutex_unlock(&r->run_lock);
 	return again;
 }

@@ -18,9 +18,10 @@
  * new kind of reloaded source" in docs/DEVELOPING.md.
  *
  * The cycle, for every kind alike:
- * - read: each file whole through reload_read_bytes (regular files only,
- *   bounded by the kind's max_bytes); a missing, unreadable, too large or
- *   empty file is refused before the kind sees anything;
+ * - read: the source's files together through the one bounded reader
+ *   (reload_read.h: regular files only, each bounded by the kind's
+ *   max_bytes); a missing, unreadable, too large or empty file is refused
+ *   before the kind sees anything;
  * - dedup: the bytes of all the files are hashed (FNV-1a 64, lengths
  *   included); the watch does not try bytes (or the same failure) it
  *   tried last, so each distinct failure is logged and counted once
@@ -55,6 +56,7 @@
 #include "holder.h"
 #include "log.h"
 #include "metrics.h"
+#include "reload_read.h"
 #include "status.h"
 #include "watch.h"
 
@@ -62,30 +64,9 @@
 /* every named catalog (HOLDER_MAX_CATALOGS) and the TLS files */
 #define RELOAD_MAX_SOURCES (HOLDER_MAX_CATALOGS + 2)
 #define RELOAD_MAX_WATCHES 2 /* reload_add_watch's: a --catalog-dir */
-#define RELOAD_MAX_FILES WATCH_MAX_PATHS /* of one source */
+#define RELOAD_MAX_FILES RELOAD_READ_MAX_FILES /* of one source: one watch entry */
 #define RELOAD_DEBOUNCE_MS 200 /* quiet time after the last event in the directory */
 #define RELOAD_SETTLE_MS 250   /* new bytes are read again this much later */
-
-/* What a read of the files found; `key` tells one content (or one
- * failure) from another without keeping the bytes. */
-struct reload_read {
-	enum api_disk_state state; /* SAME (valid), INVALID, MISSING or UNREADABLE */
-	uint64_t key;
-	char error[API_STATUS_TEXT];
-};
-
-/* One file of a source: its path and the flag that named it, for the
- * errors ("--tls-key /etc/k.pem: ..."; NULL: the path alone). */
-struct reload_file {
-	const char *flag;
-	const char *path; /* borrowed: must outlive the source */
-};
-
-/* One file's bytes, as the kind's check sees them (never empty). */
-struct reload_bytes {
-	const char *data;
-	size_t len;
-};
 
 enum reload_outcome {
 	RELOAD_SWAPPED,   /* a new value serves */
@@ -100,7 +81,7 @@ struct reload_kind {
 	size_t max_bytes;  /* each file's bound */
 	/* The files' bytes (files[i] for the source's files[i]) into a new
 	 * value of the kind's own, or NULL with why in err. */
-	void *(*check)(void *cls, const struct reload_bytes *files, char *err, size_t err_cap);
+	void *(*check)(void *cls, const struct reload_read_text *files, char *err, size_t err_cap);
 	/* Whether a checked value is what serves (other bytes, the same
 	 * meaning: an unchanged reload). NULL: other bytes are a change. */
 	bool (*serving)(void *cls, const void *value);
@@ -127,7 +108,7 @@ struct reload;
 struct reload_source {
 	const struct reload_kind *kind;
 	void *cls;
-	struct reload_file files[RELOAD_MAX_FILES];
+	struct reload_read_file files[RELOAD_MAX_FILES];
 	size_t num_files;
 	unsigned check_seconds; /* the watch's periodic check; 0: SIGHUP only */
 	/* reload.c's from here: attempts under the reload's run_lock */
@@ -209,16 +190,6 @@ struct reload {
 };
 
 /*
- * Reads a whole file of at most `max` bytes into a new heap buffer (the
- * caller frees it): only a regular file (a FIFO or a directory put in its
- * place is refused, and never blocks the open), read to its end. NULL with
- * rd filled (MISSING, UNREADABLE, or INVALID when larger than max; the
- * reason, naming the path, in rd->error); on success only *len is set.
- * The one reader of a followed file.
- */
-char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd);
-
-/*
  * A catalog file's bytes as every reload of it reads them, not parsed: a
  * new buffer (the caller frees it) of *len bytes, their key in rd->key;
  * or NULL with the failure in rd (its key too). reload_parse_catalog
@@ -293,7 +264,8 @@ int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds,
 
 /* Fills a source (kind, its cls, its files, copied) for reload_add. */
 void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
-			const struct reload_file *files, size_t num_files, unsigned check_seconds);
+			const struct reload_read_file *files, size_t num_files,
+			unsigned check_seconds);
 
 /* Adds a source and loads it now (read, check, swap: the start-up load,
  * trigger "start"). Returns 0, or -1 with why in err: a start-up error,

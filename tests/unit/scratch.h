@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * A scratch directory for the server tests that follow files
- * (test_reload.c, test_watch.c): made fresh under /tmp for each test
- * (scratch_setup, as .init) with `path` a file in it, removed after
- * (scratch_teardown, as .fini), and a file written as an editor saves:
- * a temporary beside it, renamed over.
+ * (test_reload.c, test_reload_read.c, test_watch.c): made fresh under
+ * /tmp for each test (scratch_setup, as .init) with `path` a file in it,
+ * removed after (scratch_teardown, as .fini), and a file written as an
+ * editor saves: a temporary beside it, renamed over.
  */
 #ifndef SPLITKD_TEST_SCRATCH_H
 #define SPLITKD_TEST_SCRATCH_H

@@ -2,10 +2,10 @@
 /*
  * The reload (server/reload.c) through its own API, no socket: listeners
  * see each swap once, with the catalogs before and after, and nothing
- * else; the one reader holds its bound and refuses what is no regular
- * file; a kind of source of its own gets the whole cycle (read, check,
- * dedup, swap, keep the last good, status). The watch's own tests are
- * tests/unit/test_watch.c.
+ * else; a catalog file's read names each failure; a kind of source of its
+ * own gets the whole cycle (read, check, dedup, swap, keep the last good,
+ * status). The watch's own tests are tests/unit/test_watch.c, the
+ * reader's tests/unit/test_reload_read.c.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -173,43 +173,6 @@ Test(reload, read_file_names_each_failure, .init = scratch_setup, .fini = scratc
 	cr_assert_eq(rd.state, API_DISK_UNREADABLE);
 }
 
-/* The one reader under any bound (the TLS files' is 1 MiB, the catalog's
- * 4 MiB): exactly `max` bytes read whole, one more refused with the bound
- * named; a FIFO refused without blocking whatever the bound. */
-Test(reload, read_bytes_holds_its_caller_s_bound, .init = scratch_setup, .fini = scratch_teardown)
-{
-	static const size_t bounds[] = {1, 16, 4096};
-	struct reload_read rd;
-	char sub[160], want[64];
-
-	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
-		char text[4098];
-		size_t len = 0;
-		char *got;
-
-		memset(text, 'x', bounds[i] + 1);
-		text[bounds[i]] = '\0';
-		write_rename(path, text);
-		got = reload_read_bytes(path, bounds[i], &len, &rd);
-		cr_assert_not_null(got, "%zu bytes under a bound of %zu: %s", bounds[i], bounds[i],
-				   rd.error);
-		cr_assert_eq(len, bounds[i]);
-		cr_assert(memcmp(got, text, len) == 0);
-		free(got);
-		text[bounds[i]] = 'x';
-		text[bounds[i] + 1] = '\0';
-		write_rename(path, text);
-		cr_assert_null(reload_read_bytes(path, bounds[i], &len, &rd));
-		cr_assert_eq(rd.state, API_DISK_INVALID);
-		snprintf(want, sizeof(want), "larger than %zu bytes", bounds[i]);
-		cr_assert_not_null(strstr(rd.error, want), "%s", rd.error);
-	}
-	snprintf(sub, sizeof(sub), "%s/afifo", dir);
-	cr_assert_eq(mkfifo(sub, 0644), 0);
-	cr_assert_null(reload_read_bytes(sub, 1u << 20, &(size_t){0}, &rd));
-	cr_assert_eq(rd.state, API_DISK_UNREADABLE);
-}
-
 /* ------------------------------------------------------- a kind of its own */
 
 /* A toy kind over two files: the value is "A+B", and a file that says
@@ -221,7 +184,7 @@ struct toy {
 	char said[256];
 };
 
-static void *toy_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
+static void *toy_check(void *cls, const struct reload_read_text *files, char *err, size_t cap)
 {
 	struct toy *t = cls;
 	char *v = malloc(64);
@@ -274,7 +237,7 @@ Test(reload, a_kind_of_its_own_gets_the_whole_cycle, .init = scratch_setup, .fin
 	struct toy t;
 	struct api_source_status st;
 	char a[160], b[160], err[640];
-	struct reload_file files[2] = {{"--toy-a", a}, {"--toy-b", b}};
+	struct reload_read_file files[2] = {{"--toy-a", a}, {"--toy-b", b}};
 
 	snprintf(a, sizeof(a), "%s/a", dir);
 	snprintf(b, sizeof(b), "%s/b", dir);

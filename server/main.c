@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,9 @@ struct serving {
 	size_t num_named;
 	struct catalogdir *dir; /* --catalog-dir's other catalogs; NULL: none */
 	struct server server;
+	/* the change streams hear of the default catalog's swaps: set once
+	 * they are resumed (after server_start), read by the reloading thread */
+	atomic_bool streams_on;
 };
 
 /* Blocked before any thread starts, so every thread inherits the mask and
@@ -460,16 +464,38 @@ static void resume_streams(struct serving *sv)
 	holder_release(&sv->holder, ref);
 }
 
-/* A reload listener after the streams': keeps the seq the change took. */
-static void streams_kept(void *cls, const struct catalog *before, const struct catalog *after)
+/*
+ * Every attempt's one notice (a reload_published_fn), told to all that
+ * hear of a catalog's, in this order: the state directory keeps what now
+ * serves, the change streams tell their clients of the default catalog's
+ * change (and the state directory keeps the seq it took), the history
+ * journals the attempt, the metrics count it. The TLS files' attempts are
+ * for their status and their own series alone.
+ */
+static void published(void *cls, const struct reload_attempt *a)
 {
 	struct serving *sv = cls;
+	struct stream_hub *hub = &sv->server.streams;
 
-	(void)before;
-	(void)after;
-	/* only this (the reloading) thread writes the hub's seq and revision */
-	state_streams_keep(&sv->state, sv->server.streams.boot, sv->server.streams.seq,
-			   sv->server.streams.revision);
+	if (a->catalog == NULL) {
+		return;
+	}
+	if (a->changed) {
+		metrics_catalog_loaded(&sv->metrics);
+		if (sv->state.log != NULL && a->after != NULL) {
+			state_catalog_swapped(&sv->state, a->after);
+		}
+		if (a->source == &sv->reload.catalog.src && a->before != NULL &&
+		    atomic_load(&sv->streams_on)) {
+			stream_catalog_changed(hub, a->before, a->after);
+			if (sv->state.log != NULL) {
+				/* only this (the reloading) thread writes the hub's seq */
+				state_streams_keep(&sv->state, hub->boot, hub->seq, hub->revision);
+			}
+		}
+	}
+	journal_attempted(&sv->journal, a);
+	metrics_reload(&sv->metrics, a->ok);
 }
 
 /* GET /v1/status (an api_status_fn): every source's, and the state
@@ -528,19 +554,9 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	}
 	metrics_catalog_loaded(&sv.metrics);
 	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
-		    &sv.metrics);
+		    &sv.metrics, published, &sv);
 	if (from_state) {
 		reload_catalog_from_state(&sv.reload.catalog, rd);
-	}
-	/* every catalog's swap is kept and every attempt journaled, the
-	 * start-up loads of a --catalog-dir's catalogs among them */
-	if ((sv.state.log != NULL &&
-	     reload_add_hooks(&sv.reload, &(struct reload_hooks){.swapped = state_catalog_swapped,
-								  .cls = &sv.state}) != 0) ||
-	    reload_add_hooks(&sv.reload, &(struct reload_hooks){.attempted = journal_attempted,
-								 .cls = &sv.journal}) != 0) {
-		snprintf(err, sizeof(err), "no room for the state directory's reload hooks");
-		goto done;
 	}
 	if (cfg->tls_cert != NULL) {
 		if (tls_init(&sv.tls, &sv.reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
@@ -565,18 +581,14 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 			 sizeof(err)) != 0) {
 		goto done;
 	}
-	/* change streams hear of every swap (the lock in reload_add_listener
-	 * makes this safe beside a running watch; a stream can only have
-	 * opened in the instant since server_start, and its hello names the
-	 * catalog then current) */
+	/* change streams hear of every swap from now on (a swap the watch
+	 * made since server_start is in what they resume, or is no event: a
+	 * stream can only have opened in that instant, and its hello names
+	 * the catalog then current) */
 	if (sv.state.log != NULL) {
 		resume_streams(&sv);
 	}
-	if (reload_add_listener(&sv.reload, stream_catalog_changed, &sv.server.streams) != 0 ||
-	    (sv.state.log != NULL && reload_add_listener(&sv.reload, streams_kept, &sv) != 0)) {
-		snprintf(err, sizeof(err), "no room for the change streams' reload listener");
-		goto done;
-	}
+	atomic_store(&sv.streams_on, true);
 	announce(cfg, use_tls != NULL, sv.server.port, holder_acquire(&sv.holder, &ref), log);
 	holder_release(&sv.holder, ref);
 	say_open_files(cfg, &files, need_files, log);

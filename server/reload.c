@@ -109,26 +109,16 @@ static bool catalog_serving(void *cls, const void *value)
 	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
 }
 
-/* Whether any hooks want each attempt (reload_hooks.attempted). */
-static bool any_attempt_hook(const struct reload *r)
-{
-	for (size_t i = 0; i < r->num_hooks; i++) {
-		if (r->hooks[i].attempted != NULL) {
-			return true;
-		}
-	}
-	return false;
-}
-
+/* The catalog kind's swap: the holder serves `value` from now on; the
+ * catalogs before and after stay referenced until the attempt's notice
+ * has gone out (catalog_publish lets them go). */
 static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 {
 	struct reload_catalog *c = cls;
-	struct holder_ref *before_ref, *after_ref;
-	const struct catalog *before, *after;
-	int rc;
+	struct holder_ref *before_ref;
+	const struct catalog *before = catalog_current(c, &before_ref);
+	int rc = holder_swap_named(c->holder, catalog_name_of(c), value, c->src.files[0].path);
 
-	before = catalog_current(c, &before_ref);
-	rc = holder_swap_named(c->holder, catalog_name_of(c), value, c->src.files[0].path);
 	if (rc != 0) {
 		if (before_ref != NULL) {
 			holder_release(c->holder, before_ref);
@@ -136,31 +126,13 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 		snprintf(err, cap, "%s", holder_swap_error(rc));
 		return -1;
 	}
-	after = catalog_current(c, &after_ref);
-	metrics_catalog_loaded(c->metrics);
-	snprintf(c->swapped_from, sizeof(c->swapped_from), "%s", before != NULL ? before->digest : "");
-	snprintf(c->swapped_to, sizeof(c->swapped_to), "%s", after != NULL ? after->digest : "");
+	c->swap.before = before;
+	c->swap.before_ref = before_ref;
+	c->swap.after = catalog_current(c, &c->swap.after_ref);
 	pthread_mutex_lock(&c->src.owner->state_lock);
-	memcpy(c->revision, c->swapped_to, sizeof(c->revision));
+	snprintf(c->revision, sizeof(c->revision), "%s",
+		 c->swap.after != NULL ? c->swap.after->digest : "");
 	pthread_mutex_unlock(&c->src.owner->state_lock);
-	/* once, for the attempt hooks (a full diff: only when one listens) */
-	c->swapped_cells = before != NULL && after != NULL && any_attempt_hook(c->src.owner)
-				   ? diff_changed_cells(before, after)
-				   : 0;
-	for (size_t i = 0; after != NULL && i < c->src.owner->num_hooks; i++) {
-		const struct reload_hooks *h = &c->src.owner->hooks[i];
-
-		if (h->swapped != NULL) {
-			h->swapped(h->cls, after);
-		}
-	}
-	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
-		c->listeners[i].fn(c->listeners[i].cls, before, after);
-	}
-	holder_release(c->holder, after_ref);
-	if (before_ref != NULL) {
-		holder_release(c->holder, before_ref);
-	}
 	return 0;
 }
 
@@ -182,31 +154,35 @@ static void catalog_say(void *cls, enum reload_outcome outcome, const char *why,
 		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
 }
 
-/* Each attempt: the attempt hooks (every catalog source's), then the
- * catalog's reload metrics. */
-static void catalog_attempted(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
-			      const char *error)
+/* The catalog kind's members of an attempt's notice: which catalog, and
+ * what served before and after it (a swap's catalogs, let go once heard). */
+static void catalog_publish(void *cls, struct reload_attempt *a)
 {
 	struct reload_catalog *c = cls;
-	const struct reload *r = c->src.owner;
-	struct reload_attempt a = {.catalog = catalog_name_of(c), .trigger = trigger,
-				   .ok = outcome != RELOAD_REFUSED,
-				   .changed = outcome == RELOAD_SWAPPED, .error = error};
+	const struct catalog *before = c->swap.before, *after = c->swap.after;
 
-	if (a.changed) {
-		a.from = c->swapped_from;
-		a.to = c->swapped_to;
-		a.changed_cells = c->swapped_cells;
+	a->catalog = catalog_name_of(c);
+	if (a->changed) {
+		a->from = before != NULL ? before->digest : "";
+		a->to = after != NULL ? after->digest : "";
+		a->changed_cells = before != NULL && after != NULL ? diff_changed_cells(before, after)
+								   : 0;
+		a->before = before;
+		a->after = after;
 	} else {
-		a.from = c->revision;
-		a.to = a.ok ? a.from : "";
+		a->from = c->revision;
+		a->to = a->ok ? a->from : "";
 	}
-	for (size_t i = 0; i < r->num_hooks; i++) {
-		if (r->hooks[i].attempted != NULL) {
-			r->hooks[i].attempted(r->hooks[i].cls, &a);
+	reload_publish(c->src.owner, a);
+	if (a->changed) {
+		if (c->swap.after_ref != NULL) {
+			holder_release(c->holder, c->swap.after_ref);
 		}
+		if (c->swap.before_ref != NULL) {
+			holder_release(c->holder, c->swap.before_ref);
+		}
+		memset(&c->swap, 0, sizeof(c->swap));
 	}
-	metrics_reload(c->metrics, a.ok);
 }
 
 /* A catalog source's row of the status: its name, its revision, its
@@ -239,7 +215,7 @@ static const struct reload_kind catalog_kind = {
 	.drop = catalog_drop,
 	.say = catalog_say,
 	.report = catalog_report,
-	.attempted = catalog_attempted,
+	.publish = catalog_publish,
 };
 
 /* ------------------------------------------------------------ the engine */
@@ -306,12 +282,15 @@ int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct 
 }
 
 int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics)
+		const struct reload_read *initial, const struct log *log, struct metrics *metrics,
+		reload_published_fn *published, void *published_cls)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->run_lock, NULL);
 	pthread_mutex_init(&r->state_lock, NULL);
 	r->log = log;
+	r->published = published;
+	r->published_cls = published_cls;
 	if (path != NULL && initial != NULL) {
 		/* its check is reload_watch_start's */
 		return reload_add_named_catalog(r, &r->catalog, holder, NULL, path, initial, metrics,
@@ -335,35 +314,6 @@ void reload_cleanup(struct reload *r)
 	pthread_mutex_destroy(&r->run_lock);
 	pthread_mutex_destroy(&r->state_lock);
 	r->catalog.holder = NULL;
-}
-
-int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)
-{
-	struct reload_catalog *c = &r->catalog;
-	int ret = -1;
-
-	pthread_mutex_lock(&r->run_lock);
-	if (c->num_listeners < RELOAD_MAX_LISTENERS) {
-		c->listeners[c->num_listeners].fn = fn;
-		c->listeners[c->num_listeners].cls = cls;
-		c->num_listeners++;
-		ret = 0;
-	}
-	pthread_mutex_unlock(&r->run_lock);
-	return ret;
-}
-
-int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks)
-{
-	int ret = -1;
-
-	pthread_mutex_lock(&r->run_lock);
-	if (r->num_hooks < RELOAD_MAX_LISTENERS) {
-		r->hooks[r->num_hooks++] = *hooks;
-		ret = 0;
-	}
-	pthread_mutex_unlock(&r->run_lock);
-	return ret;
 }
 
 void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
@@ -448,7 +398,29 @@ static enum reload_outcome try_texts(struct reload_source *s, const struct reloa
 	return RELOAD_SWAPPED;
 }
 
-/* One attempt: validate, swap, record, count, log. Called with run_lock
+void reload_publish(struct reload *r, const struct reload_attempt *a)
+{
+	if (r->published != NULL) {
+		r->published(r->published_cls, a);
+	}
+}
+
+/* An attempt's notice: what every kind's says, then the kind's own (its
+ * `publish` hands it on). Called with run_lock held. */
+static void publish(struct reload_source *s, enum api_trigger trigger, enum reload_outcome outcome,
+		    const char *error)
+{
+	struct reload_attempt a = {.source = s, .trigger = trigger, .ok = outcome != RELOAD_REFUSED,
+				   .changed = outcome == RELOAD_SWAPPED, .error = error};
+
+	if (s->kind->publish != NULL) {
+		s->kind->publish(s->cls, &a);
+	} else {
+		reload_publish(s->owner, &a);
+	}
+}
+
+/* One attempt: validate, swap, record, publish, log. Called with run_lock
  * held. Returns the outcome. */
 static enum reload_outcome attempt(struct reload_source *s, enum api_trigger trigger,
 				   const struct reload_read_texts *texts, struct reload_read *rd,
@@ -462,9 +434,7 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 	s->pending_key = 0;
 	outcome = try_texts(s, texts, rd, err, cap);
 	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
-	if (s->kind->attempted != NULL) {
-		s->kind->attempted(s->cls, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
-	}
+	publish(s, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
 	s->kind->say(s->cls, outcome, err, line, sizeof(line));
 	log_event(s->owner->log, s->kind->event, "%s (%s)", line, status_trigger_name(trigger));
 	return outcome;
@@ -490,6 +460,7 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 		snprintf(err, err_cap, "%s", rd.error);
 	}
 	s->tried_key = rd.key;
+	publish(s, API_TRIGGER_START, outcome, outcome == RELOAD_REFUSED ? err : "");
 	if (outcome != RELOAD_SWAPPED) {
 		r->num_sources--; /* nothing serves: the source is not followed */
 		s->owner = NULL;

@@ -60,7 +60,6 @@
 #include "status.h"
 #include "watch.h"
 
-#define RELOAD_MAX_LISTENERS 8
 /* every named catalog (HOLDER_MAX_CATALOGS) and the TLS files */
 #define RELOAD_MAX_SOURCES (HOLDER_MAX_CATALOGS + 2)
 #define RELOAD_MAX_WATCHES 2 /* reload_add_watch's: a --catalog-dir */
@@ -73,6 +72,38 @@ enum reload_outcome {
 	RELOAD_UNCHANGED, /* valid, and what serves already */
 	RELOAD_REFUSED,   /* what served keeps serving */
 };
+
+struct reload_source;
+
+/*
+ * What one attempt did: the one notice the reload publishes, for every
+ * attempt on every source (the start-up load of reload_add's too), to the
+ * one function reload_init was given. It comes after the attempt is
+ * recorded in the source's status and before its log line, on the
+ * reloading thread with the reload lock held, so notices come one at a
+ * time and in order; every pointer in it is valid for the call only.
+ *
+ * reload.c fills the members every kind has; a kind adds its own through
+ * its `publish` (struct reload_kind). The catalog's are the rest: a
+ * catalog's attempt as GET /v1/history lists it, and the catalogs a swap
+ * went between, for the change streams. Another kind's leave them NULL.
+ */
+struct reload_attempt {
+	const struct reload_source *source; /* the source attempted */
+	enum api_trigger trigger;
+	bool ok, changed; /* changed: a new value serves (RELOAD_SWAPPED) */
+	const char *error; /* "" when ok */
+	/* the catalog kind's */
+	const char *catalog; /* its name; NULL: not a catalog's attempt */
+	const char *from, *to; /* digests: what served before and after; "": none */
+	uint64_t changed_cells; /* diff_changed_cells(from, to) when changed, else 0 */
+	const struct catalog *before, *after; /* when changed: what served before
+					       * (NULL: none) and after */
+};
+
+/* Hears every attempt's notice (reload_init's; cls is its). Must not call
+ * reload_now or add a source. */
+typedef void reload_published_fn(void *cls, const struct reload_attempt *a);
 
 /* A kind of source: callbacks on the source's `cls`, all called with the
  * reload's one-attempt-at-a-time lock held, on the reloading thread. */
@@ -97,10 +128,11 @@ struct reload_kind {
 	 * answer (under the reload's state lock; a named catalog's row; the
 	 * reload's own catalog, the default, is reload_status's). */
 	void (*report)(void *cls, const struct api_source_status *st, struct api_status *out);
-	/* Optional: every attempt, after its record (the trigger, the outcome,
-	 * a refusal's reason or ""): the kind's own metrics and hooks. */
-	void (*attempted)(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
-			  const char *error);
+	/* Optional: the kind's members of every attempt's notice (a's others
+	 * filled), added before it hands the notice on with reload_publish,
+	 * once; what it lends the notice need live only for that call. NULL:
+	 * reload.c publishes the notice as it is. */
+	void (*publish)(void *cls, struct reload_attempt *a);
 };
 
 struct reload;
@@ -120,13 +152,6 @@ struct reload_source {
 	struct api_source_status status; /* under the reload's state_lock */
 };
 
-/* Called after each successful swap of the catalog, on the reloading
- * thread, with the reload lock held (so listeners see swaps one at a
- * time, in order). Both catalogs are valid for the call only. Must not
- * call reload_now. */
-typedef void reload_listener_fn(void *cls, const struct catalog *before,
-				const struct catalog *after);
-
 /* The catalog kind's source: one catalog file over one holder, the
  * holder's catalog `name` (NULL: its default). */
 struct reload_catalog {
@@ -134,40 +159,16 @@ struct reload_catalog {
 	struct holder *holder;
 	const char *name; /* borrowed: must outlive the source */
 	struct metrics *metrics;
-	struct {
-		reload_listener_fn *fn;
-		void *cls;
-	} listeners[RELOAD_MAX_LISTENERS];
-	size_t num_listeners;
 	/* the digest in service: set at the source's add and at each swap
 	 * (under the reload's state_lock as well as its run lock), so neither
 	 * an attempt nor the status takes a holder reference to read it */
 	char revision[CATALOG_DIGEST_LEN + 1];
-	/* the last swap, for the attempt hooks (under the run lock) */
-	char swapped_from[CATALOG_DIGEST_LEN + 1], swapped_to[CATALOG_DIGEST_LEN + 1];
-	uint64_t swapped_cells;
-};
-
-/* One attempt on a catalog source, as GET /v1/history lists it (every
- * pointer valid for the call only). */
-struct reload_attempt {
-	const char *catalog; /* its name */
-	enum api_trigger trigger;
-	bool ok, changed;
-	const char *error;    /* "" when ok */
-	const char *from, *to; /* digests: what served before and after; "": none */
-	uint64_t changed_cells; /* diff_changed_cells(from, to) when changed, else 0 */
-};
-
-/* Hooks on every catalog source (the default, a --catalog NAME=FILE, a
- * --catalog-dir's), called on the reloading thread with the reload lock
- * held; must not call reload_now. `swapped` after each swap (a new
- * catalog's first load too; `after` is named and valid for the call),
- * `attempted` after each attempt, swapped or not. Either may be NULL. */
-struct reload_hooks {
-	void (*swapped)(void *cls, const struct catalog *after);
-	void (*attempted)(void *cls, const struct reload_attempt *a);
-	void *cls;
+	/* the last swap's catalogs, referenced from the swap until its
+	 * attempt is published (under the run lock) */
+	struct {
+		const struct catalog *before, *after;
+		struct holder_ref *before_ref, *after_ref;
+	} swap;
 };
 
 struct reload {
@@ -185,8 +186,8 @@ struct reload {
 		void *cls;
 	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
 	size_t num_watches;
-	struct reload_hooks hooks[RELOAD_MAX_LISTENERS]; /* reload_add_hooks's */
-	size_t num_hooks;
+	reload_published_fn *published; /* NULL: nobody hears */
+	void *published_cls;
 };
 
 /*
@@ -212,9 +213,11 @@ struct catalog *reload_read_file(const char *path, struct reload_read *rd);
 
 /* Takes the catalog loaded at start (already in `holder`) and what its
  * read found (NULL for the embedded catalog; then `path` is NULL too, and
- * the catalog is no source). Returns 0. */
+ * the catalog is no source), and the one function that hears every
+ * attempt (NULL: none). Returns 0. */
 int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics);
+		const struct reload_read *initial, const struct log *log, struct metrics *metrics,
+		reload_published_fn *published, void *published_cls);
 /* Stops the watch and frees what reload_init made. Safe on a zeroed
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
@@ -275,13 +278,9 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 /* The source's state, copied under the state lock. */
 void reload_source_status(struct reload_source *s, struct api_source_status *out);
 
-/* Adds a listener to the --catalog's swaps. Returns 0, or -1 when
- * RELOAD_MAX_LISTENERS are set. */
-int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls);
-
-/* Adds hooks on every catalog source (copied). Returns 0, or -1 when
- * RELOAD_MAX_LISTENERS are set. */
-int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks);
+/* Hands an attempt's notice to the function that hears them: a kind's
+ * `publish` calls it, once an attempt, with the lock it was called with. */
+void reload_publish(struct reload *r, const struct reload_attempt *a);
 
 /* The catalog source's start-up load failed (what `rd` found) and its
  * last revision kept in the state directory serves instead: its status

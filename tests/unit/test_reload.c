@@ -28,28 +28,54 @@ static const char cat_a[] =
 static const char cat_b[] =
 	"{\"targets\":[{\"name\":\"x\",\"sm_count\":20,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
 
-/* ------------------------------------------------------------ listeners */
+/* -------------------------------------------------------------- notices */
 
+/* What the hearer of the notices saw: how many, and the last one's. */
 struct seen {
-	int calls;
+	int calls, swaps;
+	const struct reload_source *source;
+	bool ok, changed, is_catalog;
+	enum api_trigger trigger;
+	char error[API_STATUS_TEXT];
+	char from[CATALOG_DIGEST_LEN + 1], to[CATALOG_DIGEST_LEN + 1];
 	char before[CATALOG_DIGEST_LEN + 1], after[CATALOG_DIGEST_LEN + 1];
 };
 
-static void on_swap(void *cls, const struct catalog *before, const struct catalog *after)
+static void on_notice(void *cls, const struct reload_attempt *a)
 {
 	struct seen *s = cls;
 
 	s->calls++;
-	memcpy(s->before, before->digest, sizeof(s->before));
-	memcpy(s->after, after->digest, sizeof(s->after));
+	s->source = a->source;
+	s->ok = a->ok;
+	s->changed = a->changed;
+	s->trigger = a->trigger;
+	s->is_catalog = a->catalog != NULL;
+	snprintf(s->error, sizeof(s->error), "%s", a->error);
+	snprintf(s->from, sizeof(s->from), "%s", a->from != NULL ? a->from : "-");
+	snprintf(s->to, sizeof(s->to), "%s", a->to != NULL ? a->to : "-");
+	if (a->catalog == NULL) {
+		cr_assert(a->from == NULL && a->before == NULL && a->after == NULL,
+			  "another kind's notice has a catalog's members");
+		return;
+	}
+	cr_assert_eq(a->changed, a->after != NULL, "after is a swap's, and every swap's");
+	if (a->changed) {
+		s->swaps++;
+		cr_assert_not_null(a->before);
+		memcpy(s->before, a->before->digest, sizeof(s->before));
+		memcpy(s->after, a->after->digest, sizeof(s->after));
+	}
 }
 
-/* A reload over a holder, its log into a temporary file. */
+/* A reload over a holder, its log into a temporary file, its notices to
+ * `seen`. */
 struct rig {
 	struct holder holder;
 	struct metrics metrics;
 	struct log log;
 	struct reload reload;
+	struct seen seen;
 	char digest_a[CATALOG_DIGEST_LEN + 1];
 	FILE *log_file;
 };
@@ -59,6 +85,7 @@ static void rig_start(struct rig *r)
 	struct reload_read rd;
 	struct catalog *cat;
 
+	memset(&r->seen, 0, sizeof(r->seen));
 	write_rename(path, cat_a);
 	cat = reload_read_file(path, &rd);
 	cr_assert_not_null(cat, "%s", rd.error);
@@ -68,7 +95,9 @@ static void rig_start(struct rig *r)
 	r->log_file = tmpfile();
 	cr_assert_not_null(r->log_file);
 	log_init(&r->log, false, false, fileno(r->log_file));
-	cr_assert_eq(reload_init(&r->reload, &r->holder, path, &rd, &r->log, &r->metrics), 0);
+	cr_assert_eq(reload_init(&r->reload, &r->holder, path, &rd, &r->log, &r->metrics, on_notice,
+				 &r->seen),
+		     0);
 }
 
 static void rig_stop(struct rig *r)
@@ -89,36 +118,50 @@ static const char *served(struct rig *r, char out[CATALOG_DIGEST_LEN + 1])
 	return out;
 }
 
-Test(reload, listeners_see_each_swap_once, .init = scratch_setup, .fini = scratch_teardown)
+/* One notice an attempt, after its record: a swap names the catalogs it
+ * went between, an unchanged or refused attempt names none. */
+Test(reload, each_attempt_is_one_notice, .init = scratch_setup, .fini = scratch_teardown)
 {
 	struct rig r;
-	struct seen s = {0};
+	struct seen *s = &r.seen;
 	struct api_status st;
 	char now[CATALOG_DIGEST_LEN + 1];
 
 	rig_start(&r);
-	cr_assert_eq(reload_add_listener(&r.reload, on_swap, &s), 0);
-
 	write_rename(path, cat_b);
 	reload_now(&r.reload);
-	cr_assert_eq(s.calls, 1);
-	cr_assert_str_eq(s.before, r.digest_a);
-	cr_assert_str_eq(s.after, served(&r, now));
-	cr_assert_str_neq(s.after, r.digest_a);
+	cr_assert_eq(s->calls, 1);
+	cr_assert_eq(s->swaps, 1);
+	cr_assert(s->is_catalog && s->ok && s->changed);
+	cr_assert_eq(s->source, &r.reload.catalog.src);
+	cr_assert_eq(s->trigger, API_TRIGGER_SIGNAL);
+	cr_assert_str_eq(s->before, r.digest_a);
+	cr_assert_str_eq(s->from, r.digest_a);
+	cr_assert_str_eq(s->after, served(&r, now));
+	cr_assert_str_eq(s->to, s->after);
+	cr_assert_str_neq(s->after, r.digest_a);
 
-	/* the same catalog again (white space aside): no swap, no call */
-	write_rename(path, "  {\"targets\":[{\"name\":\"x\",\"sm_count\":20,\"attn_decode_splitk\":\"auto\"}],"
-			   "\"models\":[]}\n");
+	/* the same catalog again (white space aside): a notice, no swap */
+	write_rename(path, "  {\"targets\":[{\"name\":\"x\",\"sm_count\":20,"
+			   "\"attn_decode_splitk\":\"auto\"}],\"models\":[]}\n");
 	reload_now(&r.reload);
-	cr_assert_eq(s.calls, 1, "a listener was called for a catalog already served");
+	cr_assert_eq(s->calls, 2);
+	cr_assert_eq(s->swaps, 1, "a catalog already served was a swap");
+	cr_assert(s->ok && !s->changed);
+	cr_assert_str_eq(s->from, s->after);
+	cr_assert_str_eq(s->to, s->after);
 	reload_status(&r.reload, &st);
 	cr_assert(st.catalog.last.ok && !st.catalog.last.changed);
 
-	/* refused: no call, the old one stays, the status says why */
+	/* refused: the old one stays, the notice and the status say why */
 	write_rename(path, "{\"targets\":[{\"name\":\"x\",\"sm_count\":0}],\"models\":[]}");
 	reload_now(&r.reload);
-	cr_assert_eq(s.calls, 1, "a listener was called for a refused file");
-	cr_assert_str_eq(served(&r, now), s.after);
+	cr_assert_eq(s->calls, 3);
+	cr_assert_eq(s->swaps, 1, "a refused file was a swap");
+	cr_assert(!s->ok && !s->changed);
+	cr_assert_not_null(strstr(s->error, "sm_count"), "%s", s->error);
+	cr_assert_str_eq(s->to, "");
+	cr_assert_str_eq(served(&r, now), s->after);
 	reload_status(&r.reload, &st);
 	cr_assert(!st.catalog.last.ok);
 	cr_assert_eq(st.catalog.disk, API_DISK_INVALID);
@@ -126,29 +169,13 @@ Test(reload, listeners_see_each_swap_once, .init = scratch_setup, .fini = scratc
 	cr_assert_eq(st.catalog.last.trigger, API_TRIGGER_SIGNAL);
 	cr_assert_eq(st.catalog.reloads_ok, 2);
 	cr_assert_eq(st.catalog.reloads_error, 1);
-	cr_assert_eq(atomic_load(&r.metrics.last_reload_ok), false);
 
 	cr_assert_eq(unlink(path), 0);
 	reload_now(&r.reload);
+	cr_assert_eq(s->calls, 4);
 	reload_status(&r.reload, &st);
 	cr_assert_eq(st.catalog.disk, API_DISK_MISSING);
-	cr_assert_str_eq(served(&r, now), s.after);
-	rig_stop(&r);
-}
-
-Test(reload, listener_table_is_bounded, .init = scratch_setup, .fini = scratch_teardown)
-{
-	struct rig r;
-	struct seen s = {0};
-
-	rig_start(&r);
-	for (int i = 0; i < RELOAD_MAX_LISTENERS; i++) {
-		cr_assert_eq(reload_add_listener(&r.reload, on_swap, &s), 0);
-	}
-	cr_assert_eq(reload_add_listener(&r.reload, on_swap, &s), -1);
-	write_rename(path, cat_b);
-	reload_now(&r.reload);
-	cr_assert_eq(s.calls, RELOAD_MAX_LISTENERS, "every listener once");
+	cr_assert_str_eq(served(&r, now), s->after);
 	rig_stop(&r);
 }
 
@@ -254,6 +281,11 @@ Test(reload, a_kind_of_its_own_gets_the_whole_cycle, .init = scratch_setup, .fin
 	write_rename(b, "two");
 	cr_assert_eq(reload_add(&r.reload, &t.src, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(t.serving, "one+two");
+	/* the start-up load is published too, as no catalog's */
+	cr_assert_eq(r.seen.calls, 2, "one notice each start-up load, failed or not");
+	cr_assert_eq(r.seen.source, &t.src);
+	cr_assert(!r.seen.is_catalog && r.seen.ok && r.seen.changed);
+	cr_assert_eq(r.seen.trigger, API_TRIGGER_START);
 
 	/* the same bytes: unchanged without a check */
 	reload_now(&r.reload);
@@ -265,6 +297,9 @@ Test(reload, a_kind_of_its_own_gets_the_whole_cycle, .init = scratch_setup, .fin
 	reload_now(&r.reload);
 	cr_assert_str_eq(t.serving, "one+two");
 	cr_assert_not_null(strstr(t.said, "a bad value: one+bad"), "%s", t.said);
+	cr_assert_eq(r.seen.source, &t.src, "the toy's notice was not the last");
+	cr_assert(!r.seen.ok && !r.seen.changed);
+	cr_assert_not_null(strstr(r.seen.error, "a bad value: one+bad"), "%s", r.seen.error);
 	reload_source_status(&t.src, &st);
 	cr_assert_eq(st.disk, API_DISK_INVALID);
 	cr_assert_eq(st.reloads_error, 1);

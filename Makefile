@@ -102,8 +102,9 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c server/reload.c server/reload_read.c server/watch.c \
-	      server/catalogdir.c server/log.c server/main.c server/metrics.c server/respcache.c \
-	      server/server.c server/journal.c server/state.c server/stream.c server/tls.c
+	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
+	      server/respcache.c server/server.c server/journal.c server/state.c server/stream.c \
+	      server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -138,7 +139,7 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
 # by tests/integration/test_tls.c instead.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
-		     reload reload_read watch)
+		     catsource reload reload_read watch)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
 

@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "catsource.h"
 #include "holder.h"
 #include "log.h"
 #include "metrics.h"
@@ -75,7 +76,7 @@ struct catalogdir_slot {
 	bool seen;    /* in the listing just read */
 	char name[CATALOG_NAME_MAX + 1];
 	char path[PATH_MAX];
-	struct reload_catalog rc;
+	struct catsource rc;
 	uint64_t pending_key; /* a new file's bytes, seen once (reload_look's) */
 	uint64_t refused_key; /* a new file's bytes refused (reload_look's tried key):
 			       * tried again when they change */

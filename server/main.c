@@ -19,6 +19,7 @@
 #include "build_info.h"
 #include "catalogdir.h"
 #include "catalog.h"
+#include "catsource.h"
 #include "cli.h"
 #include "decide.h"
 #include "diff.h"
@@ -33,33 +34,9 @@
 #include "tls.h"
 
 
-/* The catalog from a file (read as every reload reads it; *rd, when not
- * NULL, says what was found), or the embedded one when path is NULL. */
-static struct catalog *load_catalog_read(const char *path, struct reload_read *rd, char *err,
-					 size_t cap)
-{
-	char why[512];
-	struct reload_read mine;
-	struct catalog *cat;
-
-	if (path == NULL) {
-		cat = catalog_load(embedded_catalog_json, embedded_catalog_json_len, why, sizeof(why));
-		if (cat == NULL) {
-			snprintf(err, cap, "embedded catalog: %s", why);
-		}
-		return cat;
-	}
-	rd = rd != NULL ? rd : &mine;
-	cat = reload_read_file(path, rd);
-	if (cat == NULL) {
-		snprintf(err, cap, "%s", rd->error);
-	}
-	return cat;
-}
-
 static struct catalog *load_catalog(const char *path, char *err, size_t cap)
 {
-	return load_catalog_read(path, NULL, err, cap);
+	return catsource_load(path, NULL, err, cap);
 }
 
 /* The canonical writing (no white space) re-indented for an editor: each
@@ -186,8 +163,9 @@ struct serving {
 	struct journal journal; /* GET /v1/history's */
 	struct tls tls;
 	struct reload reload;
+	struct catsource catalog; /* the default's (the embedded one: never read) */
 	/* every --catalog NAME=FILE's but the default's: a source each */
-	struct reload_catalog named[CLI_MAX_CATALOGS];
+	struct catsource named[CLI_MAX_CATALOGS];
 	size_t num_named;
 	struct catalogdir *dir; /* --catalog-dir's other catalogs; NULL: none */
 	struct server server;
@@ -210,7 +188,8 @@ static void block_signals(sigset_t *set)
 
 /* Serves SIGHUP (a reload of every followed source: each catalog, the
  * TLS files) until SIGINT or SIGTERM, and returns that signal. */
-static int wait_for_stop(const sigset_t *set, struct reload *reload)
+static int wait_for_stop(const sigset_t *set, const struct server_config *cfg,
+			 struct reload *reload, const struct log *log)
 {
 	int sig = 0;
 
@@ -220,6 +199,10 @@ static int wait_for_stop(const sigset_t *set, struct reload *reload)
 		}
 		if (sig != SIGHUP) {
 			return sig;
+		}
+		if (cfg->catalog_path == NULL) {
+			log_event(log, "reload",
+				  "skipped: serving the embedded catalog (no --catalog FILE)");
 		}
 		reload_now(reload);
 	}
@@ -370,7 +353,7 @@ static int add_named(struct serving *sv, const struct server_config *cfg, char *
 {
 	for (size_t i = 0; i < cfg->num_catalogs; i++) {
 		const struct cli_catalog *c = &cfg->catalogs[i];
-		struct reload_catalog *source = &sv->named[sv->num_named];
+		struct catsource *source = &sv->named[sv->num_named];
 		struct reload_read rd;
 		struct catalog *cat;
 		char why[640];
@@ -379,7 +362,7 @@ static int add_named(struct serving *sv, const struct server_config *cfg, char *
 		if (strcmp(c->name, holder_default_name(&sv->holder)) == 0) {
 			continue;
 		}
-		cat = load_catalog_read(c->path, &rd, why, sizeof(why));
+		cat = catsource_load(c->path, &rd, why, sizeof(why));
 		if (cat == NULL && sv->state.log == NULL) {
 			snprintf(err, cap, "%s", why);
 			return -1;
@@ -388,13 +371,14 @@ static int add_named(struct serving *sv, const struct server_config *cfg, char *
 			 cap) != 0) {
 			return -1;
 		}
-		if (reload_add_named_catalog(&sv->reload, source, &sv->holder, c->name, c->path, &rd,
-					     &sv->metrics, cfg->catalog_check) != 0) {
+		if (catsource_add(source, &sv->reload, &sv->holder, c->name, c->path, &rd,
+				  cfg->catalog_check) != 0) {
 			snprintf(err, cap, "catalog %s: more followed sources than RELOAD_MAX_SOURCES", c->name);
 			return -1;
 		}
 		if (from_state) {
-			reload_catalog_from_state(source, &rd);
+			reload_source_from_state(&source->src, &rd);
+			metrics_reload(&sv->metrics, false);
 		}
 		sv->num_named++;
 	}
@@ -485,7 +469,7 @@ static void published(void *cls, const struct reload_attempt *a)
 		if (sv->state.log != NULL && a->after != NULL) {
 			state_catalog_swapped(&sv->state, a->after);
 		}
-		if (a->source == &sv->reload.catalog.src && a->before != NULL &&
+		if (a->source == &sv->catalog.src && a->before != NULL &&
 		    atomic_load(&sv->streams_on)) {
 			stream_catalog_changed(hub, a->before, a->after);
 			if (sv->state.log != NULL) {
@@ -553,10 +537,14 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		goto done;
 	}
 	metrics_catalog_loaded(&sv.metrics);
-	reload_init(&sv.reload, &sv.holder, cfg->catalog_path, cfg->catalog_path ? rd : NULL, log,
-		    &sv.metrics, published, &sv);
+	reload_init(&sv.reload, log, published, &sv);
+	/* the reload's first source, so its row is the status's first */
+	catsource_add(&sv.catalog, &sv.reload, &sv.holder, NULL, cfg->catalog_path,
+		      cfg->catalog_path != NULL ? rd : NULL,
+		      cfg->catalog_path != NULL ? cfg->catalog_check : 0);
 	if (from_state) {
-		reload_catalog_from_state(&sv.reload.catalog, rd);
+		reload_source_from_state(&sv.catalog.src, rd);
+		metrics_reload(&sv.metrics, false);
 	}
 	if (cfg->tls_cert != NULL) {
 		if (tls_init(&sv.tls, &sv.reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
@@ -576,7 +564,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	}
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
-	if (reload_watch_start(&sv.reload, cfg->catalog_check, err, sizeof(err)) != 0 ||
+	if (reload_watch_start(&sv.reload, err, sizeof(err)) != 0 ||
 	    server_start(&sv.server, cfg, &sv.holder, log, &sv.metrics, &hooks, use_tls, err,
 			 sizeof(err)) != 0) {
 		goto done;
@@ -592,7 +580,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	announce(cfg, use_tls != NULL, sv.server.port, holder_acquire(&sv.holder, &ref), log);
 	holder_release(&sv.holder, ref);
 	say_open_files(cfg, &files, need_files, log);
-	sig = wait_for_stop(&set, &sv.reload);
+	sig = wait_for_stop(&set, cfg, &sv.reload, log);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
 	left = server_drain(&sv.server);
 	ret = 0;
@@ -682,7 +670,7 @@ int main(int argc, char **argv)
 	case CLI_SERVE:
 		break;
 	}
-	cat = load_catalog_read(cfg.catalog_path, &rd, err, sizeof(err));
+	cat = catsource_load(cfg.catalog_path, &rd, err, sizeof(err));
 	/* with --state-dir, serve() may start on the revision it kept */
 	if (cat == NULL && (cfg.state_dir == NULL || cfg.action != CLI_SERVE)) {
 		fprintf(stderr, "splitkd: %s\n", err);

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "diff.h"
-
 static int64_t unix_ms(void)
 {
 	struct timespec ts;
@@ -18,207 +16,6 @@ static int64_t unix_ms(void)
 
 /* the watch follows a source's files as one entry */
 _Static_assert(RELOAD_MAX_FILES <= WATCH_MAX_PATHS, "a source's files are one watch entry");
-
-/* ------------------------------------------------------ the catalog kind */
-
-/* The catalog in a file's bytes, or NULL with "PATH: why" in err. */
-static struct catalog *catalog_from(const char *path, const struct reload_read_text *bytes, char *err,
-				    size_t cap)
-{
-	char why[512];
-	struct catalog *cat = catalog_load(bytes->data, bytes->len, why, sizeof(why));
-
-	if (cat == NULL) {
-		snprintf(err, cap, "%s: %s", path, why);
-	}
-	return cat;
-}
-
-static void *catalog_check(void *cls, const struct reload_read_text *files, char *err, size_t cap)
-{
-	struct reload_catalog *c = cls;
-
-	return catalog_from(c->src.files[0].path, &files[0], err, cap);
-}
-
-char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd)
-{
-	const struct reload_read_file file = {NULL, path};
-	struct reload_read_texts t;
-	char *data;
-
-	if (reload_read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
-		return NULL;
-	}
-	data = t.data[0];
-	*len = t.files[0].len;
-	return data;
-}
-
-struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
-				     struct reload_read *rd)
-{
-	const struct reload_read_text bytes = {data, len};
-	struct catalog *cat = catalog_from(path, &bytes, rd->error, sizeof(rd->error));
-
-	if (cat == NULL) {
-		rd->state = API_DISK_INVALID;
-	}
-	return cat;
-}
-
-struct catalog *reload_read_file(const char *path, struct reload_read *rd)
-{
-	size_t len = 0;
-	char *data = reload_read_catalog_bytes(path, &len, rd);
-	struct catalog *cat = data != NULL ? reload_parse_catalog(path, data, len, rd) : NULL;
-
-	free(data);
-	return cat;
-}
-
-/* The source's catalog in the holder: its name, or the default. */
-static const char *catalog_name_of(const struct reload_catalog *c)
-{
-	return c->name != NULL ? c->name : holder_default_name(c->holder);
-}
-
-/* Its current catalog, referenced (NULL: the holder no longer has it). */
-static const struct catalog *catalog_current(const struct reload_catalog *c, struct holder_ref **ref)
-{
-	return holder_acquire_named(c->holder, catalog_name_of(c), ref);
-}
-
-/* The digest in service of the holder's catalog, into c->revision (before
- * the source is added, or under the state lock). */
-static void catalog_note_revision(struct reload_catalog *c)
-{
-	struct holder_ref *ref;
-	const struct catalog *now = catalog_current(c, &ref);
-
-	snprintf(c->revision, sizeof(c->revision), "%s", now != NULL ? now->digest : "");
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
-}
-
-static bool catalog_serving(void *cls, const void *value)
-{
-	struct reload_catalog *c = cls;
-
-	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
-}
-
-/* The catalog kind's swap: the holder serves `value` from now on; the
- * catalogs before and after stay referenced until the attempt's notice
- * has gone out (catalog_publish lets them go). */
-static int catalog_swap(void *cls, void *value, char *err, size_t cap)
-{
-	struct reload_catalog *c = cls;
-	struct holder_ref *before_ref;
-	const struct catalog *before = catalog_current(c, &before_ref);
-	int rc = holder_swap_named(c->holder, catalog_name_of(c), value, c->src.files[0].path);
-
-	if (rc != 0) {
-		if (before_ref != NULL) {
-			holder_release(c->holder, before_ref);
-		}
-		snprintf(err, cap, "%s", holder_swap_error(rc));
-		return -1;
-	}
-	c->swap.before = before;
-	c->swap.before_ref = before_ref;
-	c->swap.after = catalog_current(c, &c->swap.after_ref);
-	pthread_mutex_lock(&c->src.owner->state_lock);
-	snprintf(c->revision, sizeof(c->revision), "%s",
-		 c->swap.after != NULL ? c->swap.after->digest : "");
-	pthread_mutex_unlock(&c->src.owner->state_lock);
-	return 0;
-}
-
-static void catalog_drop(void *value)
-{
-	catalog_free(value);
-}
-
-static void catalog_say(void *cls, enum reload_outcome outcome, const char *why, char *out,
-			size_t cap)
-{
-	struct reload_catalog *c = cls;
-
-	if (outcome == RELOAD_REFUSED) {
-		snprintf(out, cap, "refused, the old catalog keeps serving: %s", why);
-		return;
-	}
-	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, c->revision,
-		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
-}
-
-/* The catalog kind's members of an attempt's notice: which catalog, and
- * what served before and after it (a swap's catalogs, let go once heard). */
-static void catalog_publish(void *cls, struct reload_attempt *a)
-{
-	struct reload_catalog *c = cls;
-	const struct catalog *before = c->swap.before, *after = c->swap.after;
-
-	a->catalog = catalog_name_of(c);
-	if (a->changed) {
-		a->from = before != NULL ? before->digest : "";
-		a->to = after != NULL ? after->digest : "";
-		a->changed_cells = before != NULL && after != NULL ? diff_changed_cells(before, after)
-								   : 0;
-		a->before = before;
-		a->after = after;
-	} else {
-		a->from = c->revision;
-		a->to = a->ok ? a->from : "";
-	}
-	reload_publish(c->src.owner, a);
-	if (a->changed) {
-		if (c->swap.after_ref != NULL) {
-			holder_release(c->holder, c->swap.after_ref);
-		}
-		if (c->swap.before_ref != NULL) {
-			holder_release(c->holder, c->swap.before_ref);
-		}
-		memset(&c->swap, 0, sizeof(c->swap));
-	}
-}
-
-/* A catalog source's row of the status: its name, its revision, its
- * state. With the state lock held: the revision is the copy the swap left,
- * and a --catalog-dir removes a source (under the lock) before its
- * catalog leaves the holder, so no row names a catalog no longer held. */
-static void named_row(const struct reload_catalog *c, const struct api_source_status *st,
-		      struct api_named_source *row)
-{
-	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
-	snprintf(row->revision, sizeof(row->revision), "%s", c->revision);
-	row->st = *st;
-}
-
-/* A named catalog's place in the status: one more row (the reload's own
- * catalog, the default, has its row first, from reload_status). */
-static void catalog_report(void *cls, const struct api_source_status *st, struct api_status *out)
-{
-	if (out->num_named < out->max_named) {
-		named_row(cls, st, &out->named[out->num_named++]);
-	}
-}
-
-static const struct reload_kind catalog_kind = {
-	.event = "reload",
-	.max_bytes = CATALOG_MAX_BYTES,
-	.check = catalog_check,
-	.serving = catalog_serving,
-	.swap = catalog_swap,
-	.drop = catalog_drop,
-	.say = catalog_say,
-	.report = catalog_report,
-	.publish = catalog_publish,
-};
-
-/* ------------------------------------------------------------ the engine */
 
 /* What a source's status says before any reload: loaded now, at start. */
 static void status_start(struct api_source_status *st, const char *source, int64_t now)
@@ -262,28 +59,17 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
 	memcpy(s->files, files, s->num_files * sizeof(files[0]));
 	s->check_seconds = check_seconds;
 	s->watch_entry = -1;
+	status_start(&s->status, s->num_files > 0 ? files[0].path : NULL, unix_ms());
 }
 
-int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-			     const char *name, const char *path, const struct reload_read *initial,
-			     struct metrics *metrics, unsigned check_seconds)
+int reload_add_serving(struct reload *r, struct reload_source *s, uint64_t served_key)
 {
-	const struct reload_read_file file = {NULL, path};
-
-	memset(c, 0, sizeof(*c));
-	reload_source_init(&c->src, &catalog_kind, c, &file, 1, check_seconds);
-	c->holder = holder;
-	c->name = name;
-	c->metrics = metrics;
-	status_start(&c->src.status, path, unix_ms());
-	c->src.served_key = c->src.tried_key = initial->key;
-	catalog_note_revision(c); /* published by add_source's state lock */
-	return add_source(r, &c->src);
+	s->served_key = s->tried_key = served_key;
+	return add_source(r, s);
 }
 
-int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics,
-		reload_published_fn *published, void *published_cls)
+void reload_init(struct reload *r, const struct log *log, reload_published_fn *published,
+		 void *published_cls)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->run_lock, NULL);
@@ -291,39 +77,39 @@ int reload_init(struct reload *r, struct holder *holder, const char *path,
 	r->log = log;
 	r->published = published;
 	r->published_cls = published_cls;
-	if (path != NULL && initial != NULL) {
-		/* its check is reload_watch_start's */
-		return reload_add_named_catalog(r, &r->catalog, holder, NULL, path, initial, metrics,
-						0);
-	}
-	/* the embedded catalog: described, never reloaded */
-	r->catalog.holder = holder;
-	r->catalog.metrics = metrics;
-	catalog_note_revision(&r->catalog);
-	status_start(&r->catalog.src.status, NULL, unix_ms());
-	return 0;
+	r->live = true;
 }
 
 void reload_cleanup(struct reload *r)
 {
-	if (r->catalog.holder == NULL) {
-		return; /* zeroed: reload_init never ran */
+	if (!r->live) {
+		return; /* zeroed (reload_init never ran), or cleaned up already */
 	}
 	watch_stop(r->watch);
 	r->watch = NULL;
 	pthread_mutex_destroy(&r->run_lock);
 	pthread_mutex_destroy(&r->state_lock);
-	r->catalog.holder = NULL;
+	r->live = false;
 }
 
-void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
+void reload_status_lock(struct reload *r)
 {
-	struct api_source_status *st = &c->src.status;
+	pthread_mutex_lock(&r->state_lock);
+}
+
+void reload_status_unlock(struct reload *r)
+{
+	pthread_mutex_unlock(&r->state_lock);
+}
+
+void reload_source_from_state(struct reload_source *s, const struct reload_read *rd)
+{
+	struct api_source_status *st = &s->status;
 
 	/* the file's bytes are not what serves: read again as they are (a
 	 * SIGHUP), they are refused again, never "ok, unchanged" */
-	c->src.served_key = 0;
-	pthread_mutex_lock(&c->src.owner->state_lock);
+	s->served_key = 0;
+	pthread_mutex_lock(&s->owner->state_lock);
 	st->started_from_state = true;
 	st->disk = rd->state;
 	snprintf(st->disk_error, sizeof(st->disk_error), "%s", rd->error);
@@ -331,8 +117,7 @@ void reload_catalog_from_state(struct reload_catalog *c, const struct reload_rea
 	st->last.changed = false;
 	snprintf(st->last.error, sizeof(st->last.error), "%s", rd->error);
 	st->reloads_error = 1;
-	pthread_mutex_unlock(&c->src.owner->state_lock);
-	metrics_reload(c->metrics, false);
+	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
 /* Records an attempt in the source's status. */
@@ -445,13 +230,11 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	struct reload_read_texts texts;
 	struct reload_read rd;
 	enum reload_outcome outcome = RELOAD_REFUSED;
-	int64_t now = unix_ms();
 
 	if (add_source(r, s) != 0) {
 		snprintf(err, err_cap, "more followed sources than RELOAD_MAX_SOURCES");
 		return -1;
 	}
-	status_start(&s->status, s->files[0].path, now);
 	pthread_mutex_lock(&r->run_lock);
 	if (reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
 		outcome = try_texts(s, &texts, &rd, err, err_cap);
@@ -502,12 +285,11 @@ static void reload_one(struct reload_source *s, enum api_trigger trigger)
 
 void reload_now(struct reload *r)
 {
-	if (r->catalog.src.owner == NULL) {
-		log_event(r->log, "reload", "skipped: serving the embedded catalog (no --catalog FILE)");
-	}
 	pthread_mutex_lock(&r->run_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
-		reload_one(r->sources[i], API_TRIGGER_SIGNAL);
+		if (r->sources[i]->num_files > 0) { /* one with none is only described */
+			reload_one(r->sources[i], API_TRIGGER_SIGNAL);
+		}
 	}
 	pthread_mutex_unlock(&r->run_lock);
 }
@@ -609,18 +391,17 @@ static int watch_on(struct watch **w, const char *const *paths, size_t num,
 	return watch_add(*w, paths, num, opt, fn, cls, err, err_cap);
 }
 
-int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap)
+int reload_watch_start(struct reload *r, char *err, size_t err_cap)
 {
 	struct watch *w = NULL;
 	int ret = -1;
 
-	r->catalog.src.check_seconds = r->catalog.src.owner != NULL ? check_seconds : 0;
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		const char *paths[RELOAD_MAX_FILES];
 		struct watch_options opt = {s->check_seconds, RELOAD_DEBOUNCE_MS};
 
-		if (s->check_seconds == 0) {
+		if (s->check_seconds == 0 || s->num_files == 0) {
 			continue;
 		}
 		for (size_t j = 0; j < s->num_files; j++) {
@@ -671,21 +452,11 @@ void reload_status(void *cls, struct api_status *out)
 	/* under the short lock, never the reload's: a --catalog-dir adds and
 	 * removes sources (under both), and a request never waits on a reload */
 	pthread_mutex_lock(&r->state_lock);
-	snprintf(out->revision, sizeof(out->revision), "%s", r->catalog.revision);
-	if (r->catalog.src.owner != NULL) {
-		source_status_locked(&r->catalog.src, &out->catalog);
-	} else {
-		out->catalog = r->catalog.src.status;
-	}
-	if (out->max_named > 0) {
-		named_row(&r->catalog, &out->catalog, &out->named[out->num_named++]);
-	}
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;
 
-		/* the reload's own catalog is written above */
-		if (s->kind->report != NULL && s != &r->catalog.src) {
+		if (s->kind->report != NULL) {
 			source_status_locked(s, &st);
 			s->kind->report(s->cls, &st, out);
 		}

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * reload — every file splitkd follows, followed one way: the catalog
- * (--catalog FILE) and the TLS files (--tls-cert, --tls-key,
- * --tls-client-ca) are two kinds of *source*, and reload.c drives any
- * number of sources through one cycle (nginx's ngx_init_cycle has the
- * same shape): read, validate, dedup by content, swap, keep the last good,
- * log and count. Whether SIGHUP asks (reload_now: every source) or the
- * watch (watch.c: one thread for every source's files) sees a file
- * change, the cycle runs here, one attempt at a time.
+ * reload — every file splitkd follows, followed one way: the catalogs
+ * (catsource.c) and the TLS files (tls.c) are two kinds of *source*, and
+ * reload.c drives any number of sources through one cycle (nginx's
+ * ngx_init_cycle has the same shape): read, validate, dedup by content,
+ * swap, keep the last good, record, publish, log. Whether SIGHUP asks
+ * (reload_now: every source) or the watch (watch.c: one thread for every
+ * source's files) sees a file change, the cycle runs here, one attempt at
+ * a time. reload.c knows no kind: what a catalog is, catsource.c says
+ * (the notice's catalog members are the catalog kind's to fill).
  *
  * A kind (struct reload_kind) is a table of callbacks: what the bytes of a
  * source's files mean (check), whether a checked value is what serves
- * already (serving), how it goes into service (swap) or away (drop), and
- * the words of its log lines (say). A source (struct reload_source) is a
+ * already (serving), how it goes into service (swap) or away (drop), the
+ * words of its log lines (say), its place in the status (report) and its
+ * members of the notice (publish). A source (struct reload_source) is a
  * kind, its files and the state reload.c keeps for it; its owner embeds
- * it (struct tls, struct reload_catalog). Adding a kind is the recipe "a
- * new kind of reloaded source" in docs/DEVELOPING.md.
+ * it (struct tls, struct catsource). A source with no file (the embedded
+ * catalog) is only described: in the status, never read. Adding a kind is
+ * the recipe "a new kind of reloaded source" in docs/DEVELOPING.md.
  *
  * The cycle, for every kind alike:
  * - read: the source's files together through the one bounded reader
@@ -31,18 +34,22 @@
  *   counts. Bytes equal to those in service are an unchanged reload;
  * - validate, swap: a value the kind refuses, or cannot swap in, leaves
  *   what serves serving (never worse than the last good);
- * - log and count: one line per attempt (the kind's words, then the
- *   trigger), the source's counts and state for GET /v1/status and
- *   /metrics.
+ * - record: the source's counts and state, for GET /v1/status and
+ *   /metrics;
+ * - publish: one notice of the attempt (struct reload_attempt) to the one
+ *   function that hears them all (reload_init's): the rest of the daemon
+ *   hears of a reload this way and no other;
+ * - log: one line per attempt (the kind's words, then the trigger).
  *
  * State for GET /v1/status is copied out under a short lock of its own
  * (reload_status, an api_status_fn): a request never waits on a reload.
  *
  * Thread-safe: reload_now and the watch's thread may run at once (the
  * second waits for the first). reload_init/reload_cleanup pair up;
- * sources are added (reload_add) after reload_init and before
- * reload_watch_start; reload_cleanup stops the watch before anything a
- * source uses goes, and never frees a source (its owner does, after).
+ * sources are added (reload_add, reload_add_serving) after reload_init
+ * and, when watched, before reload_watch_start; reload_cleanup stops the
+ * watch before anything a source uses goes, and never frees a source (its
+ * owner does, after). Allocates nothing but the watch.
  */
 #ifndef SPLITKD_RELOAD_H
 #define SPLITKD_RELOAD_H
@@ -55,7 +62,6 @@
 #include "catalog.h"
 #include "holder.h"
 #include "log.h"
-#include "metrics.h"
 #include "reload_read.h"
 #include "status.h"
 #include "watch.h"
@@ -125,8 +131,8 @@ struct reload_kind {
 	 * into out; reload.c adds the trigger. */
 	void (*say)(void *cls, enum reload_outcome outcome, const char *why, char *out, size_t cap);
 	/* Optional: copies the source's state into its place in the status
-	 * answer (under the reload's state lock; a named catalog's row; the
-	 * reload's own catalog, the default, is reload_status's). */
+	 * answer (under the reload's state lock, the sources in the order
+	 * they were added: a catalog's row). */
 	void (*report)(void *cls, const struct api_source_status *st, struct api_status *out);
 	/* Optional: the kind's members of every attempt's notice (a's others
 	 * filled), added before it hands the notice on with reload_publish,
@@ -152,25 +158,6 @@ struct reload_source {
 	struct api_source_status status; /* under the reload's state_lock */
 };
 
-/* The catalog kind's source: one catalog file over one holder, the
- * holder's catalog `name` (NULL: its default). */
-struct reload_catalog {
-	struct reload_source src;
-	struct holder *holder;
-	const char *name; /* borrowed: must outlive the source */
-	struct metrics *metrics;
-	/* the digest in service: set at the source's add and at each swap
-	 * (under the reload's state_lock as well as its run lock), so neither
-	 * an attempt nor the status takes a holder reference to read it */
-	char revision[CATALOG_DIGEST_LEN + 1];
-	/* the last swap's catalogs, referenced from the swap until its
-	 * attempt is published (under the run lock) */
-	struct {
-		const struct catalog *before, *after;
-		struct holder_ref *before_ref, *after_ref;
-	} swap;
-};
-
 struct reload {
 	pthread_mutex_t run_lock;   /* one attempt at a time */
 	pthread_mutex_t state_lock; /* guards every source's status; held only to copy */
@@ -178,7 +165,6 @@ struct reload {
 	struct watch *watch;
 	struct reload_source *sources[RELOAD_MAX_SOURCES];
 	size_t num_sources;
-	struct reload_catalog catalog; /* --catalog's; a source only with a file */
 	struct {
 		const char *path;
 		unsigned check_seconds;
@@ -188,53 +174,16 @@ struct reload {
 	size_t num_watches;
 	reload_published_fn *published; /* NULL: nobody hears */
 	void *published_cls;
+	bool live; /* from reload_init to reload_cleanup */
 };
 
-/*
- * A catalog file's bytes as every reload of it reads them, not parsed: a
- * new buffer (the caller frees it) of *len bytes, their key in rd->key;
- * or NULL with the failure in rd (its key too). reload_parse_catalog
- * makes the catalog of them, once the key says they are worth it.
- */
-char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd);
-
-/* The catalog in bytes reload_read_catalog_bytes read from `path`, or
- * NULL with rd->state INVALID and why in rd->error. */
-struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
-				     struct reload_read *rd);
-
-/*
- * Reads and validates a catalog file as every reload of it does: a new
- * catalog (the caller owns it), or NULL with what went wrong in *rd (and
- * rd->error). rd is filled either way. The start-up load, --check-catalog
- * and --diff read through this one function.
- */
-struct catalog *reload_read_file(const char *path, struct reload_read *rd);
-
-/* Takes the catalog loaded at start (already in `holder`) and what its
- * read found (NULL for the embedded catalog; then `path` is NULL too, and
- * the catalog is no source), and the one function that hears every
- * attempt (NULL: none). Returns 0. */
-int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics,
-		reload_published_fn *published, void *published_cls);
+/* A reload with no source yet, logging to `log`, every attempt's notice
+ * to `published` (NULL: nobody hears). */
+void reload_init(struct reload *r, const struct log *log, reload_published_fn *published,
+		 void *published_cls);
 /* Stops the watch and frees what reload_init made. Safe on a zeroed
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
-
-/* Makes `c` a catalog source over `holder`'s catalog `name` (NULL: the
- * default; reload_init adds it so), following `path`, whose catalog
- * already serves from bytes of `initial`'s key, and adds it: one source
- * per named catalog, its file watched with a check every check_seconds
- * (0: not watched; SIGHUP and reload_source_check only, or the default's,
- * whose check is reload_watch_start's); `name` and `path` must outlive
- * the source. A watched one before reload_watch_start; an unwatched one
- * also while the watch runs (a --catalog-dir's catalog, which the
- * directory's watch drives). Returns 0, or -1 when RELOAD_MAX_SOURCES are
- * added. */
-int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-			     const char *name, const char *path, const struct reload_read *initial,
-			     struct metrics *metrics, unsigned check_seconds);
 
 /* Stops following a source (a named catalog whose file is gone): no
  * attempt reads it after this returns. Its owner frees it after. */
@@ -265,7 +214,8 @@ unsigned reload_source_check(struct reload_source *s);
 int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
 		     void *cls);
 
-/* Fills a source (kind, its cls, its files, copied) for reload_add. */
+/* Fills a source (kind, its cls, its files, copied; none: only described)
+ * for reload_add or reload_add_serving; its status says it loaded now. */
 void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
 			const struct reload_read_file *files, size_t num_files,
 			unsigned check_seconds);
@@ -275,6 +225,13 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
  * nothing serves, and the source is not added. Before reload_watch_start. */
 int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_cap);
 
+/* Adds a source whose value serves already, from bytes of `served_key`
+ * (0: none, as for a source with no file): nothing is read now. A watched
+ * one before reload_watch_start; an unwatched one also while the watch
+ * runs (a --catalog-dir's catalog, which the directory's watch drives).
+ * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
+int reload_add_serving(struct reload *r, struct reload_source *s, uint64_t served_key);
+
 /* The source's state, copied under the state lock. */
 void reload_source_status(struct reload_source *s, struct api_source_status *out);
 
@@ -282,24 +239,30 @@ void reload_source_status(struct reload_source *s, struct api_source_status *out
  * `publish` calls it, once an attempt, with the lock it was called with. */
 void reload_publish(struct reload *r, const struct reload_attempt *a);
 
-/* The catalog source's start-up load failed (what `rd` found) and its
- * last revision kept in the state directory serves instead: its status
- * says so (started_from "state", the file's error, the attempt failed)
- * and so does splitkd_catalog_last_reload_successful (0); the watch takes
- * the file as soon as it is good, and the same bad bytes read again are
- * refused again. At start, before the source is watched. */
-void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd);
+/* The lock under which every source's status is copied (reload_status):
+ * a kind writes under it what its `report` reads. Held only for a copy. */
+void reload_status_lock(struct reload *r);
+void reload_status_unlock(struct reload *r);
+
+/* The source's start-up load failed (what `rd` found) and a value kept
+ * elsewhere (the state directory's last revision) serves instead: its
+ * status says so (started_from "state", the file's error, the attempt
+ * failed); the watch takes the file as soon as it is good, and the same
+ * bad bytes read again are refused again. At start, once added, before
+ * the source is watched. */
+void reload_source_from_state(struct reload_source *s, const struct reload_read *rd);
 
 /* Starts following every source's files: one watch (directory events plus
- * each source's periodic check); the catalog's check is check_seconds (0:
- * SIGHUP only). Returns 0, or -1 with a message in err. */
-int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap);
+ * each source's periodic check, every check_seconds; 0: SIGHUP only).
+ * Returns 0, or -1 with a message in err. */
+int reload_watch_start(struct reload *r, char *err, size_t err_cap);
 
-/* SIGHUP: reads every source now and swaps in what is valid and new.
- * Logs and counts each attempt whatever it finds. */
+/* SIGHUP: reads every source with files now and swaps in what is valid
+ * and new. Logs and counts each attempt whatever it finds. */
 void reload_now(struct reload *r);
 
-/* An api_status_fn: copies the state for GET /v1/status. */
+/* An api_status_fn: every source's state, each through its kind's
+ * report, for GET /v1/status. */
 void reload_status(void *cls, struct api_status *out);
 
 #endif /* SPLITKD_RELOAD_H */

@@ -19,7 +19,8 @@
 /* The one reader under any bound (the TLS files' is 1 MiB, the catalog's
  * 4 MiB): exactly `max` bytes read whole, one more refused with the bound
  * named; a FIFO refused without blocking whatever the bound. */
-Test(reload_read, read_bytes_holds_its_caller_s_bound, .init = scratch_setup, .fini = scratch_teardown)
+Test(reload_read, read_bytes_holds_its_caller_s_bound, .init = scratch_setup,
+     .fini = scratch_teardown)
 {
 	static const size_t bounds[] = {1, 16, 4096};
 	struct reload_read rd;

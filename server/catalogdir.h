@@ -63,7 +63,7 @@
  * after the revisions the state directory kept of `name`, journaled as
  * `trigger`; *from_state when a kept revision serves for the invalid
  * file. Returns 0, or -1 with why in err (nothing served, cat freed).
- * main.c's hold(), which serves --catalog's catalogs too.
+ * serving.c's hold(), which serves --catalog's catalogs too.
  */
 typedef int catalogdir_hold_fn(void *cls, const char *name, const char *path, struct catalog *cat,
 			       const char *why, enum api_trigger trigger, bool *from_state, char *err,

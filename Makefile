@@ -103,8 +103,8 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
 	      server/http.c server/listener.c server/reload.c server/reload_read.c server/watch.c \
 	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
-	      server/respcache.c server/server.c server/serving.c server/journal.c server/state.c \
-	      server/stream.c server/tls.c
+	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
+	      server/state.c server/stream.c server/tls.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 

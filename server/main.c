@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * splitkd — main: flags, the catalog, signals. Serving is http.c's; every
- * answer is api/'s. Signals are blocked in every thread and taken here with
- * sigwait, so no handler runs in async-signal context.
+ * splitkd — main: the program's outline. Parse the flags (cli.c), then
+ * either do a one-shot action (offline.c) or serve: load the default
+ * catalog, build the serving state (serving.c), start it, announce it,
+ * reload on SIGHUP until SIGTERM or SIGINT, drain, and tear it down
+ * through one exit. The process's own settings are made here: the signal
+ * mask, the open files limit, malloc's thresholds. Signals are blocked in
+ * every thread and taken here with sigwait, so no handler runs in
+ * async-signal context. Every answer is api/'s.
  */
 #include <limits.h>
 #include <malloc.h>
@@ -18,131 +23,10 @@
 #include "catalogdir.h"
 #include "catsource.h"
 #include "cli.h"
-#include "decide.h"
-#include "diff.h"
 #include "jsonin.h"
 #include "log.h"
+#include "offline.h"
 #include "serving.h"
-
-static struct catalog *load_catalog(const char *path, char *err, size_t cap)
-{
-	return catsource_load(path, NULL, err, cap);
-}
-
-/* The canonical writing (no white space) re-indented for an editor: each
- * member and element on its own line, two spaces a level, ": " after a
- * key; an empty array or object stays "[]"/"{}". Only white space is added
- * outside strings, so the file loads to the same catalog and digest. */
-static int write_pretty(const char *s, size_t len, FILE *out)
-{
-	unsigned depth = 0;
-	bool in_string = false;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-
-		if (in_string) {
-			fputc(c, out);
-			if (c == '\\' && i + 1 < len) {
-				fputc(s[++i], out);
-			} else if (c == '"') {
-				in_string = false;
-			}
-			continue;
-		}
-		if ((c == '{' || c == '[') && i + 1 < len && (s[i + 1] == '}' || s[i + 1] == ']')) {
-			fputc(c, out);
-			fputc(s[++i], out);
-			continue;
-		}
-		switch (c) {
-		case '"':
-			in_string = true;
-			fputc(c, out);
-			break;
-		case '{':
-		case '[':
-			depth++;
-			fprintf(out, "%c\n%*s", c, (int)(2 * depth), "");
-			break;
-		case '}':
-		case ']':
-			depth--;
-			fprintf(out, "\n%*s%c", (int)(2 * depth), "", c);
-			break;
-		case ',':
-			fprintf(out, ",\n%*s", (int)(2 * depth), "");
-			break;
-		case ':':
-			fputs(": ", out);
-			break;
-		default:
-			fputc(c, out);
-			break;
-		}
-	}
-	return ferror(out) ? -1 : 0;
-}
-
-static int dump_catalog(const struct catalog *cat, bool pretty)
-{
-	struct jsonw w;
-	int ret = 1;
-
-	jsonw_init(&w, 8192);
-	catalog_write(&w, cat, false);
-	if (!w.failed &&
-	    (pretty ? write_pretty(w.buf, w.len, stdout) == 0 : fwrite(w.buf, 1, w.len, stdout) == w.len) &&
-	    fputc('\n', stdout) != EOF) {
-		ret = 0;
-	}
-	jsonw_cleanup(&w);
-	return ret;
-}
-
-/* --diff OLD NEW: the answer of POST /v1/catalog/diff on stdout; 0 when
- * it lists nothing, 1 when it lists anything (an entry added or removed,
- * any field of one changed, a decision), 2 when a file is invalid. */
-static int diff_files(const struct server_config *cfg)
-{
-	char err[640];
-	struct catalog *old = NULL, *new = NULL;
-	struct query q;
-	struct decide_shape shape;
-	struct slice override = {cfg->diff_override,
-				 cfg->diff_override ? strlen(cfg->diff_override) : 0};
-	struct jsonw w;
-	int ret = 2;
-
-	old = load_catalog(cfg->diff_old, err, sizeof(err));
-	if (old == NULL) {
-		fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
-		goto done;
-	}
-	new = load_catalog(cfg->diff_new, err, sizeof(err));
-	if (new == NULL) {
-		fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
-		goto done;
-	}
-	memset(&q, 0, sizeof(q));
-	q.max_batch_size = (struct query_u32){cfg->diff_max_batch_size != 0, cfg->diff_max_batch_size};
-	q.num_seqs = (struct query_u32){cfg->diff_num_seqs != 0, cfg->diff_num_seqs};
-	q.max_rows = (struct query_u32){cfg->diff_max_rows != 0, cfg->diff_max_rows};
-	shape = decide_shape_of(&q);
-	jsonw_init(&w, 65536);
-	diff_write(&w, old, new, shape, override);
-	if (w.failed || fwrite(w.buf, 1, w.len, stdout) != w.len || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) != 0) {
-		fprintf(stderr, "splitkd: --diff: cannot write the answer\n");
-	} else {
-		ret = diff_any_change(old, new, shape, override) ? 1 : 0;
-	}
-	jsonw_cleanup(&w);
-done:
-	catalog_free(old);
-	catalog_free(new);
-	return ret;
-}
 
 /* Blocked before any thread starts, so every thread inherits the mask and
  * only sigwait in wait_for_stop sees these signals. */
@@ -235,7 +119,7 @@ static void say_open_files(const struct server_config *cfg, const struct rlimit 
 
 /* Serves until SIGTERM or SIGINT. `cat` is the default catalog's file's
  * (NULL: the file is missing or invalid, what rd says, and only
- * --state-dir can start); serve() owns it. Returns the exit status. */
+ * --state-dir can start), taken. Returns the exit status. */
 static int serve(const struct server_config *cfg, struct catalog *cat, const struct reload_read *rd,
 		 const struct log *log)
 {
@@ -324,32 +208,19 @@ int main(int argc, char **argv)
 		printf("splitkd %s (%s)\n", SPLITKD_VERSION, SPLITKD_BUILD);
 		return 0;
 	case CLI_CHECK_CATALOG:
-		cat = load_catalog(cfg.check_path, err, sizeof(err));
-		if (cat == NULL) {
-			fprintf(stderr, "splitkd: invalid catalog: %s\n", err);
-			return 1;
-		}
-		printf("%s: ok: %zu targets, %zu models, digest %s\n", cfg.check_path, cat->num_targets,
-		       cat->num_models, cat->digest);
-		catalog_free(cat);
-		return 0;
+		return offline_check_catalog(cfg.check_path);
 	case CLI_DIFF:
-		return diff_files(&cfg);
+		return offline_diff(&cfg);
 	case CLI_DUMP_CATALOG:
+		return offline_dump_catalog(&cfg);
 	case CLI_SERVE:
 		break;
 	}
 	cat = catsource_load(cfg.catalog_path, &rd, err, sizeof(err));
 	/* with --state-dir, serve() may start on the revision it kept */
-	if (cat == NULL && (cfg.state_dir == NULL || cfg.action != CLI_SERVE)) {
+	if (cat == NULL && cfg.state_dir == NULL) {
 		fprintf(stderr, "splitkd: %s\n", err);
 		return 1;
-	}
-	if (cfg.action == CLI_DUMP_CATALOG) {
-		int rc = dump_catalog(cat, cfg.pretty);
-
-		catalog_free(cat);
-		return rc;
 	}
 	return serve(&cfg, cat, &rd, &log);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "catsource.h"
+#include "heard.h"
 #include "holder.h"
 #include "log.h"
 #include "reload.h"
@@ -25,12 +26,11 @@ static const char cat_a[] =
 static const char cat_b[] =
 	"{\"targets\":[{\"name\":\"x\",\"sm_count\":20,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}";
 
-/* What the hearer of the notices saw: how many, and the last one's. */
+/* What the hearer of the notices saw: the members every kind has, and a
+ * catalog's. */
 struct seen {
-	int calls, swaps;
-	const struct reload_source *source;
-	bool ok, changed;
-	char catalog[CATALOG_NAME_MAX + 1], error[API_STATUS_TEXT];
+	struct heard h;
+	int swaps;
 	char from[CATALOG_DIGEST_LEN + 1], to[CATALOG_DIGEST_LEN + 1];
 	char before[CATALOG_DIGEST_LEN + 1], after[CATALOG_DIGEST_LEN + 1];
 };
@@ -39,13 +39,8 @@ static void on_notice(void *cls, const struct reload_attempt *a)
 {
 	struct seen *s = cls;
 
-	s->calls++;
-	s->source = a->source;
-	s->ok = a->ok;
-	s->changed = a->changed;
-	cr_assert_not_null(a->catalog);
-	snprintf(s->catalog, sizeof(s->catalog), "%s", a->catalog);
-	snprintf(s->error, sizeof(s->error), "%s", a->error);
+	heard_take(&s->h, a);
+	cr_assert(s->h.named, "a catalog's notice named no catalog");
 	snprintf(s->from, sizeof(s->from), "%s", a->from);
 	snprintf(s->to, sizeof(s->to), "%s", a->to);
 	cr_assert_eq(a->changed, a->after != NULL, "after is a swap's, and every swap's");
@@ -116,10 +111,10 @@ Test(catsource, each_attempt_s_notice_names_the_catalogs, .init = scratch_setup,
 	rig_start(&r);
 	write_rename(path, cat_b);
 	reload_now(&r.reload);
-	cr_assert_eq(s->calls, 1);
-	cr_assert(s->ok && s->changed);
-	cr_assert_eq(s->source, &r.catalog.src);
-	cr_assert_str_eq(s->catalog, "default");
+	cr_assert_eq(s->h.calls, 1);
+	cr_assert(s->h.ok && s->h.changed);
+	cr_assert_eq(s->h.source, &r.catalog.src);
+	cr_assert_str_eq(s->h.catalog, "default");
 	cr_assert_str_eq(s->before, r.digest_a);
 	cr_assert_str_eq(s->from, r.digest_a);
 	cr_assert_str_eq(s->after, served(&r, now));
@@ -132,9 +127,9 @@ Test(catsource, each_attempt_s_notice_names_the_catalogs, .init = scratch_setup,
 	write_rename(path, "  {\"targets\":[{\"name\":\"x\",\"sm_count\":20,"
 			   "\"attn_decode_splitk\":\"auto\"}],\"models\":[]}\n");
 	reload_now(&r.reload);
-	cr_assert_eq(s->calls, 2);
+	cr_assert_eq(s->h.calls, 2);
 	cr_assert_eq(s->swaps, 1, "a catalog already served was a swap");
-	cr_assert(s->ok && !s->changed);
+	cr_assert(s->h.ok && !s->h.changed);
 	cr_assert_str_eq(s->from, s->after);
 	cr_assert_str_eq(s->to, s->after);
 	reload_status(&r.reload, &st);
@@ -143,10 +138,10 @@ Test(catsource, each_attempt_s_notice_names_the_catalogs, .init = scratch_setup,
 	/* refused: the old one stays, the notice and the status say why */
 	write_rename(path, "{\"targets\":[{\"name\":\"x\",\"sm_count\":0}],\"models\":[]}");
 	reload_now(&r.reload);
-	cr_assert_eq(s->calls, 3);
+	cr_assert_eq(s->h.calls, 3);
 	cr_assert_eq(s->swaps, 1, "a refused file was a swap");
-	cr_assert(!s->ok && !s->changed);
-	cr_assert_not_null(strstr(s->error, "sm_count"), "%s", s->error);
+	cr_assert(!s->h.ok && !s->h.changed);
+	cr_assert_not_null(strstr(s->h.error, "sm_count"), "%s", s->h.error);
 	cr_assert_str_eq(s->from, s->after);
 	cr_assert_str_eq(s->to, "");
 	cr_assert_str_eq(served(&r, now), s->after);
@@ -160,7 +155,7 @@ Test(catsource, each_attempt_s_notice_names_the_catalogs, .init = scratch_setup,
 
 	cr_assert_eq(unlink(path), 0);
 	reload_now(&r.reload);
-	cr_assert_eq(s->calls, 4);
+	cr_assert_eq(s->h.calls, 4);
 	reload_status(&r.reload, &st);
 	cr_assert_eq(st.catalog.disk, API_DISK_MISSING);
 	cr_assert_str_eq(served(&r, now), s->after);
@@ -201,9 +196,9 @@ Test(catsource, a_row_a_catalog_the_default_s_first, .init = scratch_setup,
 
 	write_rename(other, cat_a);
 	reload_now(&r.reload);
-	cr_assert_eq(r.seen.calls, 2, "one notice a catalog");
-	cr_assert_eq(r.seen.source, &named.src);
-	cr_assert_str_eq(r.seen.catalog, "other");
+	cr_assert_eq(r.seen.h.calls, 2, "one notice a catalog");
+	cr_assert_eq(r.seen.h.source, &named.src);
+	cr_assert_str_eq(r.seen.h.catalog, "other");
 	cr_assert_str_eq(r.seen.before, digest_b);
 	cr_assert_str_eq(r.seen.after, r.digest_a);
 	reload_status(&r.reload, &st);

@@ -17,37 +17,20 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "heard.h"
 #include "reload.h"
 #include "scratch.h"
 
-/* What the hearer of the notices saw: how many, and the last one's. */
-struct seen {
-	int calls;
-	const struct reload_source *source;
-	bool ok, changed;
-	enum api_trigger trigger;
-	char error[API_STATUS_TEXT];
-	const char *catalog; /* a kind's member: the toy's name, or NULL */
-};
-
 static void on_notice(void *cls, const struct reload_attempt *a)
 {
-	struct seen *s = cls;
-
-	s->calls++;
-	s->source = a->source;
-	s->ok = a->ok;
-	s->changed = a->changed;
-	s->trigger = a->trigger;
-	s->catalog = a->catalog;
-	snprintf(s->error, sizeof(s->error), "%s", a->error);
+	heard_take(cls, a);
 }
 
 /* A reload, its log into a temporary file, its notices to `seen`. */
 struct rig {
 	struct log log;
 	struct reload reload;
-	struct seen seen;
+	struct heard seen;
 	FILE *log_file;
 };
 
@@ -244,7 +227,7 @@ Test(reload, each_attempt_is_one_notice, .init = scratch_setup, .fini = scratch_
 	cr_assert_eq(r.seen.calls, 1);
 	cr_assert(r.seen.source == &plain.src && r.seen.ok && r.seen.changed);
 	cr_assert_eq(r.seen.trigger, API_TRIGGER_START);
-	cr_assert_null(r.seen.catalog, "a kind without a publish had members of its own");
+	cr_assert(!r.seen.named, "a kind without a publish had members of its own");
 	cr_assert_eq(reload_add(&r.reload, &named.src, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(r.seen.calls, 2);
 	cr_assert_eq(named.publishes, 1);

@@ -230,8 +230,6 @@ static const struct reload_kind catalog_kind = {
 	.publish = catalog_publish,
 };
 
-/* ------------------------------------------------------------ the engine */
-
 int catsource_add(struct catsource *c, struct reload *r, struct holder *holder, const char *name,
 		  const char *path, const struct reload_read *initial, unsigned check_seconds)
 {

@@ -56,7 +56,9 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
 	s->kind = kind;
 	s->cls = cls;
 	s->num_files = num_files < RELOAD_MAX_FILES ? num_files : RELOAD_MAX_FILES;
-	memcpy(s->files, files, s->num_files * sizeof(files[0]));
+	if (s->num_files > 0) { /* none: `files` may be NULL */
+		memcpy(s->files, files, s->num_files * sizeof(files[0]));
+	}
 	s->check_seconds = check_seconds;
 	s->watch_entry = -1;
 	status_start(&s->status, s->num_files > 0 ? files[0].path : NULL, unix_ms());

@@ -135,9 +135,10 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, stream.c,
 # respcache.c, tls.c, server.c, which starts the engines, and serving.c,
-# which starts the server) and main.c, so no engine is linked in; the api is there for what metrics and holder use
-# of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
-# by tests/integration/test_tls.c instead.
+# which starts the server) and main.c, so no engine is linked in; the api
+# is there for what metrics and holder use of it (route labels, catalogs).
+# tls.c is GnuTLS's too: tested over HTTPS by tests/integration/test_tls.c
+# instead.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
 		     catsource reload reload_read watch)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \

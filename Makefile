@@ -101,10 +101,10 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
-	      server/http.c server/listener.c server/reload.c server/watch.c server/catalogdir.c \
-	      server/log.c server/main.c server/metrics.c server/respcache.c server/server.c \
-	      server/journal.c server/state.c server/stream.c server/tls.c \
-	      server/durable.c server/response.c
+	      server/http.c server/listener.c server/reload.c server/reload_read.c server/watch.c \
+	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
+	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
+	      server/state.c server/stream.c server/tls.c server/durable.c server/response.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -134,16 +134,17 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, response.c,
-# stream.c, respcache.c, tls.c, and server.c, which starts the engines) and main.c, so
-# no engine is linked in; the api is there for what metrics and holder use
-# of it (route labels, catalogs). The modules that keep or follow files
-# (durable, state, journal, catalogdir, reload, watch) are tested on a
-# scratch directory under /tmp.
-SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics reload watch \
-		       durable state journal catalogdir)
+# stream.c, respcache.c, tls.c, server.c, which starts the engines, and
+# serving.c, which starts the server) and main.c, so no engine is linked
+# in; the api is there for what metrics and holder use of it (route
+# labels, catalogs). The modules that keep or follow files (durable,
+# state, journal, catalogdir, catsource, reload, reload_read, watch) are
+# tested on a scratch directory under /tmp.
+SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
+		     catsource reload reload_read watch durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
-		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o \
-		       $(BUILD)/server/response.o,$(SERVER_OBJ))
+		       $(BUILD)/server/server.o $(BUILD)/server/serving.o $(BUILD)/server/stream.o \
+		       $(BUILD)/server/tls.o $(BUILD)/server/response.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)

@@ -2,9 +2,10 @@
 /*
  * A reload over a holder for the unit tests of what a reload drives
  * (test_catalogdir.c, test_tls.c): the holder serving the catalog file at
- * `path` as its default `name` (the file the reload then follows), or,
- * with no path, a catalog of the test's own and no catalog source; its
- * own metrics; its log caught in a temporary file (scratch.h).
+ * `path` as its default `name` (the file the reload then follows, its
+ * catsource the reload's first source), or, with no path, a catalog of
+ * the test's own, described and never read; its own metrics; its log
+ * caught in a temporary file (scratch.h); nobody hears its notices.
  * reload_rig_stop undoes it all, the reload first (its watch stops).
  */
 #ifndef SPLITKD_TEST_RELOAD_RIG_H
@@ -13,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "catsource.h"
 #include "holder.h"
 #include "log.h"
 #include "metrics.h"
@@ -25,20 +27,24 @@ struct reload_rig {
 	struct log log;
 	FILE *log_file;
 	struct reload reload;
+	struct catsource catalog; /* the default's */
 };
 
 static inline void reload_rig_start(struct reload_rig *r, const char *path, const char *name)
 {
 	struct holder_options ho = {.name = name};
 	struct reload_read rd;
-	struct catalog *cat = path != NULL ? reload_read_file(path, &rd) : scratch_catalog(10);
+	char err[640] = "";
+	struct catalog *cat = path != NULL ? catsource_load(path, &rd, err, sizeof(err))
+					   : scratch_catalog(10);
 
-	cr_assert_not_null(cat, "%s", path != NULL ? rd.error : "");
+	cr_assert_not_null(cat, "%s", err);
 	cr_assert_eq(holder_init_with(&r->holder, cat, &ho), 0);
 	cr_assert_eq(metrics_init(&r->metrics), 0);
 	r->log_file = scratch_log(&r->log);
-	cr_assert_eq(reload_init(&r->reload, &r->holder, path, path != NULL ? &rd : NULL, &r->log,
-				 &r->metrics), 0);
+	reload_init(&r->reload, &r->log, NULL, NULL);
+	cr_assert_eq(catsource_add(&r->catalog, &r->reload, &r->holder, NULL, path,
+				   path != NULL ? &rd : NULL, 0), 0);
 }
 
 static inline void reload_rig_stop(struct reload_rig *r)

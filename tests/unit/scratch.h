@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * A scratch directory for the server tests that follow or keep files
- * (test_reload.c, test_watch.c, test_state.c, ...): made fresh under /tmp
- * for each test (scratch_setup, as .init) with `path` a file in it,
- * removed after (scratch_teardown, as .fini); a file written as an editor
- * saves: a temporary beside it, renamed over; a log caught in a
- * temporary file, to read back what a module said; and small catalogs.
+ * (test_reload.c, test_reload_read.c, test_watch.c, test_state.c, ...):
+ * made fresh under /tmp for each test (scratch_setup, as .init) with
+ * `path` a file in it, removed after (scratch_teardown, as .fini); a file
+ * written as an editor saves: a temporary beside it, renamed over; a log
+ * caught in a temporary file, to read back what a module said; and small
+ * catalogs.
  */
 #ifndef SPLITKD_TEST_SCRATCH_H
 #define SPLITKD_TEST_SCRATCH_H

@@ -91,7 +91,7 @@ static void rig_start(struct rig *r, bool kept, bool watch)
 	cr_assert_eq(catalogdir_start(r->cd, &b->reload, &b->holder, &b->metrics, &b->log, 3600,
 				      err, sizeof(err)), 0, "%s", err);
 	if (watch) {
-		cr_assert_eq(reload_watch_start(&b->reload, 0, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(reload_watch_start(&b->reload, err, sizeof(err)), 0, "%s", err);
 	}
 }
 

@@ -61,32 +61,51 @@ static unsigned bound_port(int fd)
 	return ntohs(((struct sockaddr_in *)(void *)&a)->sin_port);
 }
 
+/* Nothing open yet: listener_close is safe from here on. */
+static void reset(struct listener *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->wake[0] = l->wake[1] = -1;
+}
+
+/* What a bound and an adopted listener both need before the thread. */
+static int ready(struct listener *l, char *err, size_t err_cap)
+{
+	l->port = bound_port(l->fds[0]);
+	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		snprintf(err, err_cap, "pipe: %s", strerror(errno));
+		listener_close(l);
+		return -1;
+	}
+	atomic_init(&l->accepting, true);
+	return 0;
+}
+
 int listener_open(struct listener *l, const char *host, unsigned port, bool reuse_port,
 		  char *err, size_t err_cap)
 {
 	struct sockaddr_storage addr;
 	socklen_t len;
-	int one = 1;
+	int one = 1, fd;
 
-	memset(l, 0, sizeof(*l));
-	l->fd = -1;
-	l->wake[0] = l->wake[1] = -1;
+	reset(l);
 	if (resolve(host, port, &addr, &len, err, err_cap) != 0) {
 		return -1;
 	}
-	l->fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (l->fd < 0) {
+	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
 		snprintf(err, err_cap, "socket: %s", strerror(errno));
 		return -1;
 	}
+	l->fds[l->num_fds++] = fd;
 	/* SO_REUSEADDR only lets a restart bind past TIME_WAIT; it never
 	 * shares a port another process listens on. SO_REUSEPORT would, so it
 	 * is set only when asked for. */
-	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (reuse_port) {
-		setsockopt(l->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	}
-	if (bind(l->fd, (struct sockaddr *)&addr, len) != 0 || listen(l->fd, SOMAXCONN) != 0) {
+	if (bind(fd, (struct sockaddr *)&addr, len) != 0 || listen(fd, SOMAXCONN) != 0) {
 		int e = errno;
 
 		snprintf(err, err_cap, "cannot listen on %s%s%s:%u: %s%s", strchr(host, ':') ? "[" : "",
@@ -97,24 +116,124 @@ int listener_open(struct listener *l, const char *host, unsigned port, bool reus
 		listener_close(l);
 		return -1;
 	}
-	l->port = bound_port(l->fd);
-	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-		snprintf(err, err_cap, "pipe: %s", strerror(errno));
-		listener_close(l);
+	return ready(l, err, err_cap);
+}
+
+/* Whether fd is a listening TCP socket; a message in err when not. */
+static int listening_tcp(int fd, char *err, size_t err_cap)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	int type = 0, listening = 0;
+	socklen_t n = sizeof(int), m = sizeof(int);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &n) != 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &m) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		snprintf(err, err_cap, "descriptor %d from the service manager: %s", fd,
+			 errno == ENOTSOCK ? "not a socket" : strerror(errno));
 		return -1;
 	}
-	atomic_init(&l->accepting, true);
+	if (type != SOCK_STREAM || !listening || (a.ss_family != AF_INET && a.ss_family != AF_INET6)) {
+		snprintf(err, err_cap, "descriptor %d from the service manager is not a listening TCP "
+			 "socket (ListenStream= with an IP address and port, Accept=no)", fd);
+		return -1;
+	}
 	return 0;
+}
+
+int listener_adopt(struct listener *l, const int *fds, unsigned n, char *err, size_t err_cap)
+{
+	reset(l);
+	for (unsigned i = 0; i < n && i < LISTENER_MAX_SOCKETS; i++) {
+		l->fds[l->num_fds++] = fds[i];
+	}
+	l->adopted = true;
+	for (unsigned i = 0; i < l->num_fds; i++) {
+		int flags;
+
+		if (listening_tcp(l->fds[i], err, err_cap) != 0) {
+			listener_close(l);
+			return -1;
+		}
+		/* systemd passes blocking sockets (NonBlocking=no), and the
+		 * accept loop must not block on an empty backlog */
+		flags = fcntl(l->fds[i], F_GETFL);
+		if (flags < 0 || fcntl(l->fds[i], F_SETFL, flags | O_NONBLOCK) != 0) {
+			snprintf(err, err_cap, "descriptor %d: %s", l->fds[i], strerror(errno));
+			listener_close(l);
+			return -1;
+		}
+	}
+	if (l->num_fds == 0) {
+		snprintf(err, err_cap, "no socket to adopt");
+		return -1;
+	}
+	return ready(l, err, err_cap);
+}
+
+/* Whether two socket addresses are one: the family, the address, and the
+ * port unless `port` is 0. */
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b,
+			 unsigned port)
+{
+	if (a->ss_family != b->ss_family) {
+		return false;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0 &&
+		       (port == 0 || x->sin6_port == y->sin6_port);
+	}
+	return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)(const void *)b)->sin_addr.s_addr &&
+	       (port == 0 || ((const struct sockaddr_in *)(const void *)a)->sin_port ==
+				     ((const struct sockaddr_in *)(const void *)b)->sin_port);
+}
+
+bool listener_serves(const struct listener *l, const char *host, unsigned port)
+{
+	struct sockaddr_storage want, have;
+	socklen_t len;
+	char err[256];
+
+	if (resolve(host, port, &want, &len, err, sizeof(err)) != 0) {
+		return false;
+	}
+	for (unsigned i = 0; i < l->num_fds; i++) {
+		len = sizeof(have);
+		if (getsockname(l->fds[i], (struct sockaddr *)&have, &len) == 0 &&
+		    same_address(&want, &have, port)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void listener_address(const struct listener *l, unsigned i, char *out, size_t cap)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+
+	if (getsockname(l->fds[i], (struct sockaddr *)&a, &len) != 0 ||
+	    getnameinfo((struct sockaddr *)&a, len, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(out, cap, "(descriptor %d)", l->fds[i]);
+		return;
+	}
+	snprintf(out, cap, a.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
 }
 
 /* Accepts what is waiting, a bounded number at a time so ticks keep
  * their pace under a connection storm. */
-static void accept_some(struct listener *l)
+static void accept_some(struct listener *l, int from)
 {
 	for (int i = 0; i < ACCEPTS_PER_WAKE; i++) {
 		struct sockaddr_storage addr;
 		socklen_t len = sizeof(addr);
-		int fd = accept4(l->fd, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(from, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE) {
@@ -135,20 +254,30 @@ static void *run(void *arg)
 	struct listener *l = arg;
 	uint64_t next_tick = listener_now_ns();
 
+	struct pollfd p[1 + LISTENER_MAX_SOCKETS];
+
+	p[0] = (struct pollfd){l->wake[0], POLLIN, 0};
+	for (unsigned i = 0; i < l->num_fds; i++) {
+		p[1 + i] = (struct pollfd){l->fds[i], POLLIN, 0};
+	}
 	for (;;) {
-		struct pollfd p[2] = {{l->wake[0], POLLIN, 0}, {l->fd, POLLIN, 0}};
 		bool accepting = atomic_load(&l->accepting);
 		uint64_t now = listener_now_ns();
 		int timeout = now >= next_tick ? 0 : (int)((next_tick - now) / 1000000u) + 1;
 
-		if (poll(p, accepting ? 2 : 1, timeout) < 0 && errno != EINTR) {
+		if (poll(p, accepting ? 1 + l->num_fds : 1, timeout) < 0 && errno != EINTR) {
 			break;
 		}
 		if (p[0].revents != 0) {
 			break;
 		}
-		if (accepting && (p[1].revents & POLLIN)) {
-			accept_some(l);
+		/* read again: an adopted socket is not shut when accepting
+		 * stops, so it may poll readable after; what waits is the next
+		 * process's */
+		for (unsigned i = 0; accepting && atomic_load(&l->accepting) && i < l->num_fds; i++) {
+			if (p[1 + i].revents & POLLIN) {
+				accept_some(l, l->fds[i]);
+			}
 		}
 		now = listener_now_ns();
 		if (now >= next_tick) {
@@ -179,13 +308,20 @@ int listener_start(struct listener *l, listener_accept_fn *on_accept, listener_t
 void listener_stop_accepting(struct listener *l)
 {
 	atomic_store(&l->accepting, false);
+	if (l->adopted) {
+		/* shut, the socket would be out of LISTEN for the service
+		 * manager's copy too, and the next process would inherit a dead
+		 * one; the thread stops watching it at its next wake (a tick at
+		 * the latest) */
+		return;
+	}
 	/* On Linux this takes the socket out of LISTEN: a new client is
 	 * refused at once instead of waiting in a backlog nobody accepts
 	 * from. The descriptor stays open until listener_close. */
-	if (l->fd >= 0) {
+	for (unsigned i = 0; i < l->num_fds; i++) {
 		/* also wakes the thread: a shut socket polls readable, its
 		 * accept fails, and the thread stops watching it */
-		shutdown(l->fd, SHUT_RDWR);
+		shutdown(l->fds[i], SHUT_RDWR);
 	}
 }
 
@@ -202,9 +338,11 @@ void listener_close(struct listener *l)
 			l->wake[i] = -1;
 		}
 	}
-	if (l->fd >= 0) {
-		close(l->fd);
-		l->fd = -1;
+	for (unsigned i = 0; i < l->num_fds; i++) {
+		if (l->fds[i] >= 0) {
+			close(l->fds[i]);
+			l->fds[i] = -1;
+		}
 	}
 }
 

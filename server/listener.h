@@ -12,8 +12,15 @@
  * LISTENER_TICK_MS to enforce the header and body deadlines and to hand
  * memory back after a burst.
  *
- * listener_open/listener_close pair up; listener_start runs the thread and
- * listener_close stops it. Not thread-safe itself: one owner (main) drives it.
+ * Or the sockets are a service manager's (socket activation,
+ * activation.c): listener_adopt serves on them as they are, binds
+ * nothing, and never shuts them, since the parent keeps its copy
+ * listening across a restart and what waits in the backlog is the next
+ * process's to accept. Everything after the accept is the same.
+ *
+ * listener_open (or listener_adopt) and listener_close pair up;
+ * listener_start runs the thread and listener_close stops it. Not
+ * thread-safe itself: one owner (main) drives it.
  */
 #ifndef SPLITKD_LISTENER_H
 #define SPLITKD_LISTENER_H
@@ -26,6 +33,7 @@
 #include <sys/socket.h>
 
 #define LISTENER_TICK_MS 100
+#define LISTENER_MAX_SOCKETS 8 /* sockets adopted at most */
 
 /* Hands an admitted connection to an engine; returns 0, or -1 when the
  * engine would not take it (the socket is then closed by it). */
@@ -34,9 +42,11 @@ typedef int listener_accept_fn(void *cls, int fd, const struct sockaddr *addr, s
 typedef void listener_tick_fn(void *cls, uint64_t now_ns);
 
 struct listener {
-	int fd;      /* the listening socket; -1 once closed */
-	int wake[2]; /* a pipe that stops the thread */
-	unsigned port;
+	int fds[LISTENER_MAX_SOCKETS]; /* the listening sockets; -1 once closed */
+	unsigned num_fds;
+	bool adopted; /* the sockets are the service manager's: never shut */
+	int wake[2];  /* a pipe that stops the thread */
+	unsigned port; /* the first socket's */
 	pthread_t thread;
 	bool running;
 	atomic_bool accepting;
@@ -51,12 +61,26 @@ struct listener {
 int listener_open(struct listener *l, const char *host, unsigned port, bool reuse_port,
 		  char *err, size_t err_cap);
 
+/* Serves on `n` listening sockets a service manager passed (fds, taken:
+ * listener_close closes them), each made non-blocking. Returns 0, or -1
+ * with a message in err when one is no listening TCP socket (nothing is
+ * taken then, but what listener_close closes). */
+int listener_adopt(struct listener *l, const int *fds, unsigned n, char *err, size_t err_cap);
+
+/* Whether a socket of l is bound to host:port (port 0: any port). */
+bool listener_serves(const struct listener *l, const char *host, unsigned port);
+
+/* Socket i's address as "127.0.0.1:8080" or "[::1]:8080" (i < num_fds). */
+void listener_address(const struct listener *l, unsigned i, char *out, size_t cap);
+
 /* Starts the accepting thread. Returns 0, or -1 with a message in err. */
 int listener_start(struct listener *l, listener_accept_fn *on_accept, listener_tick_fn *on_tick,
 		   void *cls, char *err, size_t err_cap);
 
 /* Stops accepting and shuts the socket, so new clients are refused at
- * once (and a load balancer tries elsewhere); the thread keeps ticking. */
+ * once (and a load balancer tries elsewhere); the thread keeps ticking.
+ * An adopted socket is not shut: new clients wait in its backlog for the
+ * process the service manager starts next. */
 void listener_stop_accepting(struct listener *l);
 
 /* Stops the thread and closes the socket. Safe after a failed open. */

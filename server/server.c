@@ -99,8 +99,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 	};
 
 	memset(s, 0, sizeof(*s));
-	s->listener.fd = -1;
-	s->listener.wake[0] = s->listener.wake[1] = -1;
+	s->listener.wake[0] = s->listener.wake[1] = -1; /* listener_close is safe */
 	s->cfg = cfg;
 	s->holder = holder;
 	s->log = log;

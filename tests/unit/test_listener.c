@@ -6,17 +6,22 @@
  * is an error before any socket; every connect reaches on_accept with the
  * client's address; ticks come while it runs, and keep coming after it
  * stops accepting, when a new client is refused at once; the received-byte
- * count is the kernel's; close is safe after a failed open. Waits are
- * bounded by polling, never asserted on wall time.
+ * count is the kernel's; close is safe after a failed open. An adopted
+ * socket (a service manager's) is served as it is, is never shut, and
+ * what waits in its backlog after the stop stays for the holder; only a
+ * listening TCP socket is adopted. Waits are bounded by polling, never
+ * asserted on wall time.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,4 +175,104 @@ Test(listener, the_clock_never_goes_back)
 		last = now;
 	}
 	cr_assert_gt(last, 0);
+}
+
+/* A listening socket as a service manager holds it: bound, blocking. */
+static int held_socket(unsigned *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(fd, 16), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+Test(listener, an_adopted_socket_is_served_and_never_shut, .timeout = 30)
+{
+	struct listener l;
+	struct seen s = {0};
+	char err[256], addr[64], want[64];
+	unsigned port;
+	int held = held_socket(&port), mine = dup(held), client, late, ticks;
+
+	atomic_store(&s.last_fd, -1);
+	cr_assert_eq(listener_adopt(&l, &mine, 1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(l.port, port);
+	cr_assert(fcntl(mine, F_GETFL) & O_NONBLOCK, "the accept loop needs it non-blocking");
+	cr_assert(listener_serves(&l, "127.0.0.1", port));
+	cr_assert(listener_serves(&l, "127.0.0.1", 0), "port 0 expects any port");
+	cr_assert_not(listener_serves(&l, "127.0.0.1", port == 65535 ? 1 : port + 1));
+	cr_assert_not(listener_serves(&l, "::1", port));
+	cr_assert_not(listener_serves(&l, "not a host", port));
+	listener_address(&l, 0, addr, sizeof(addr));
+	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
+	cr_assert_str_eq(addr, want);
+
+	cr_assert_eq(listener_start(&l, on_accept, on_tick, &s, err, sizeof(err)), 0, "%s", err);
+	client = connect_to(port, NULL);
+	cr_assert_geq(client, 0);
+	cr_assert_eq(wait_for(&s.accepted, 1), 1);
+	close(atomic_load(&s.last_fd));
+	close(client);
+
+	/* stopped: a new client is not refused but waits in the backlog, and
+	 * is not accepted here; it is the holder's (the next process's) */
+	listener_stop_accepting(&l);
+	ticks = atomic_load(&s.ticks);
+	cr_assert_gt(wait_for(&s.ticks, ticks + 2), ticks + 1, "the ticks stopped with accepting");
+	late = connect_to(port, NULL);
+	cr_assert_geq(late, 0, "a client after stop_accepting was refused: the socket was shut");
+	ticks = atomic_load(&s.ticks);
+	cr_assert_gt(wait_for(&s.ticks, ticks + 3), ticks + 2);
+	cr_assert_eq(atomic_load(&s.accepted), 1, "accepted after stop_accepting");
+	listener_close(&l);
+	client = accept(held, NULL, NULL);
+	cr_assert_geq(client, 0, "the waiting client was lost with the listener");
+	close(client);
+	close(late);
+	close(held);
+}
+
+Test(listener, adopts_nothing_but_listening_tcp_sockets)
+{
+	struct listener l;
+	char err[256];
+	int pipe_fds[2], fd;
+	unsigned port;
+
+	cr_assert_eq(pipe(pipe_fds), 0);
+	cr_assert_eq(listener_adopt(&l, &pipe_fds[0], 1, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "not a socket"), "%s", err);
+	close(pipe_fds[1]);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0); /* not listening */
+	cr_assert_eq(listener_adopt(&l, &fd, 1, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "not a listening TCP socket"), "%s", err);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	cr_assert_eq(listener_adopt(&l, &fd, 1, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "not a listening TCP socket"), "%s", err);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	{
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+
+		snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "splitkd-test-adopt-%ld", (long)getpid());
+		cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		cr_assert_eq(listen(fd, 1), 0);
+	}
+	cr_assert_eq(listener_adopt(&l, &fd, 1, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "not a listening TCP socket"), "%s", err);
+
+	/* and a good one after a bad one: all are closed when one is bad */
+	{
+		int two[2] = {held_socket(&port), socket(AF_INET, SOCK_STREAM, 0)};
+
+		cr_assert_eq(listener_adopt(&l, two, 2, err, sizeof(err)), -1);
+		cr_assert_eq(fcntl(two[0], F_GETFD), -1, "the good one was left open");
+	}
 }

@@ -22,7 +22,9 @@ static const char usage[] =
 	"Serves the paged-decode attention split-K policy over HTTP/JSON.\n"
 	"\n"
 	"  --listen HOST:PORT        address to serve on (default 127.0.0.1:8080;\n"
-	"                            port 0 picks a free port; [::1]:8080 for IPv6)\n"
+	"                            port 0 picks a free port; [::1]:8080 for IPv6);\n"
+	"                            with sockets from systemd (LISTEN_FDS), only the\n"
+	"                            address expected: those are served, none bound\n"
 	"  --reuse-port              share the port with other processes (SO_REUSEPORT);\n"
 	"                            without it a port in use is an error\n"
 	"  --catalog FILE            targets and models (default: the embedded catalog);\n"
@@ -389,6 +391,7 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 			snprintf(err, cap, "--listen takes HOST:PORT (port 0-65535), not \"%s\"", a);
 			return -1;
 		}
+		cfg->listen_given = true;
 		return 0;
 	case OPT_REUSE_PORT:
 		cfg->reuse_port = true;

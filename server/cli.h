@@ -13,6 +13,8 @@
 enum cli_action { CLI_SERVE, CLI_CHECK_CATALOG, CLI_DUMP_CATALOG, CLI_DIFF, CLI_VERSION, CLI_HELP };
 enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON };
 
+struct activation;
+
 /* Catalogs named on the command line at most (--catalog, repeated). */
 #define CLI_MAX_CATALOGS 64
 
@@ -27,6 +29,12 @@ struct server_config {
 	enum cli_action action;
 	char host[256];           /* "127.0.0.1", "::1", "0.0.0.0", "localhost" */
 	unsigned port;            /* 0: any free port */
+	bool listen_given;        /* --listen was on the command line */
+	/* the sockets a service manager passed (LISTEN_FDS): main sets it
+	 * from activation_take, never a flag. With any, they are served and
+	 * nothing is bound; host:port is then only what --listen expects.
+	 * NULL (cli_parse's) or none: bind host:port. */
+	const struct activation *inherited;
 	const char *catalog_path; /* the default catalog's file; NULL: the embedded catalog */
 	struct cli_catalog catalogs[CLI_MAX_CATALOGS]; /* every --catalog, in order */
 	size_t num_catalogs;

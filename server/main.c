@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * splitkd — main: the program's outline. Parse the flags (cli.c), then
- * either do a one-shot action (offline.c) or serve: load the default
- * catalog, build the serving state (serving.c), start it, announce it,
- * reload on SIGHUP until SIGTERM or SIGINT, drain, and tear it down
- * through one exit. The process's own settings are made here: the signal
- * mask, the open files limit, malloc's thresholds. Signals are blocked in
- * every thread and taken here with sigwait, so no handler runs in
- * async-signal context. Every answer is api/'s.
+ * either do a one-shot action (offline.c) or serve: take the sockets a
+ * service manager passed (activation.c), load the default catalog, build
+ * the serving state (serving.c), start it, announce it, reload on SIGHUP
+ * until SIGTERM or SIGINT, drain, and tear it down through one exit. The
+ * process's own settings are made here: the signal mask, the open files
+ * limit, malloc's thresholds, the environment read and unset before any
+ * thread starts. Signals are blocked in every thread and taken here with
+ * sigwait, so no handler runs in async-signal context. Every answer is
+ * api/'s.
  */
 #include <limits.h>
 #include <malloc.h>
@@ -18,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "activation.h"
 #include "build_info.h"
 #include "catalog.h"
 #include "catalogdir.h"
@@ -57,17 +60,52 @@ static int wait_for_stop(const sigset_t *set, struct serving *sv)
 	}
 }
 
-/* The one line scripts wait for (flushed, on stderr), then the log's. */
-static void announce(const struct server_config *cfg, bool tls, unsigned port,
-		     const struct catalog *cat, const struct log *log)
+/* The sockets from the service manager: a line scripts wait for each,
+ * which they are, and whether --listen expected them. */
+static void announce_inherited(const struct server_config *cfg, const struct listener *l,
+			       const char *scheme, const struct log *log)
 {
-	bool v6 = strchr(cfg->host, ':') != NULL;
+	char said[LISTENER_MAX_SOCKETS * 80] = "", addr[72];
+	size_t used = 0;
 
-	fprintf(stderr, "listening on %s://%s%s%s:%u\n", tls ? "https" : "http", v6 ? "[" : "",
-		cfg->host, v6 ? "]" : "", port);
+	for (unsigned i = 0; i < l->num_fds; i++) {
+		const char *name = cfg->inherited->names[i];
+
+		listener_address(l, i, addr, sizeof(addr));
+		fprintf(stderr, "listening on %s://%s\n", scheme, addr);
+		used += (size_t)snprintf(said + used, sizeof(said) - used, "%s%s%s%s%s", i ? ", " : "",
+					 addr, *name ? " (" : "", name, *name ? ")" : "");
+		used = used < sizeof(said) ? used : sizeof(said) - 1;
+	}
 	fflush(stderr);
+	log_event(log, "start", "serving on the %u socket%s the service manager passed "
+		  "(LISTEN_FDS): %s; binding none", l->num_fds, l->num_fds == 1 ? "" : "s", said);
+	if (cfg->listen_given && !listener_serves(l, cfg->host, cfg->port)) {
+		bool v6 = strchr(cfg->host, ':') != NULL;
+
+		log_event(log, "start", "--listen %s%s%s:%u is not among them: serving on them alone "
+			  "(with sockets passed, --listen only says which address to expect)",
+			  v6 ? "[" : "", cfg->host, v6 ? "]" : "", cfg->port);
+	}
+}
+
+/* The one line scripts wait for (flushed, on stderr), then the log's. */
+static void announce(const struct server_config *cfg, struct serving *sv, const struct log *log)
+{
+	const char *scheme = sv->use_tls != NULL ? "https" : "http";
+	bool v6 = strchr(cfg->host, ':') != NULL;
+	struct holder_ref *ref;
+
+	if (cfg->inherited != NULL && cfg->inherited->num_fds > 0) {
+		announce_inherited(cfg, &sv->server.listener, scheme, log);
+	} else {
+		fprintf(stderr, "listening on %s://%s%s%s:%u\n", scheme, v6 ? "[" : "", cfg->host,
+			v6 ? "]" : "", sv->server.port);
+		fflush(stderr);
+	}
 	log_event(log, "start", "splitkd %s (%s), %u threads, catalog %s", SPLITKD_VERSION,
-		  SPLITKD_BUILD, cfg->threads, cat->digest);
+		  SPLITKD_BUILD, cfg->threads, holder_acquire(&sv->holder, &ref)->digest);
+	holder_release(&sv->holder, ref);
 }
 
 /* Descriptors besides the sockets of streams and connections: the
@@ -130,7 +168,6 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	struct rlimit files;
 	rlim_t need_files;
 	int sig, ret = 1;
-	struct holder_ref *ref = NULL;
 
 	need_files = raise_open_files(cfg, &files);
 	block_signals(&set);
@@ -138,8 +175,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 	    serving_start(&sv, err, sizeof(err)) != 0) {
 		goto done;
 	}
-	announce(cfg, sv.use_tls != NULL, sv.server.port, holder_acquire(&sv.holder, &ref), log);
-	holder_release(&sv.holder, ref);
+	announce(cfg, &sv, log);
 	say_open_files(cfg, &files, need_files, log);
 	sig = wait_for_stop(&set, &sv);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
@@ -180,6 +216,7 @@ int main(int argc, char **argv)
 	struct log log;
 	struct catalog *cat;
 	struct reload_read rd;
+	struct activation inherited;
 	char err[640], dir_default[PATH_MAX], dir_default_name[CATALOG_NAME_MAX + 1];
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
@@ -216,6 +253,12 @@ int main(int argc, char **argv)
 	case CLI_SERVE:
 		break;
 	}
+	/* before any thread: it unsets what it read */
+	if (activation_take(&inherited, err, sizeof(err)) != 0) {
+		fprintf(stderr, "splitkd: %s\n", err);
+		return 1;
+	}
+	cfg.inherited = &inherited;
 	cat = catsource_load(cfg.catalog_path, &rd, err, sizeof(err));
 	/* with --state-dir, serve() may start on the revision it kept */
 	if (cat == NULL && cfg.state_dir == NULL) {

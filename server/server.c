@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "activation.h"
 #include "build_info.h"
 
 /* Every LISTENER_TICK_MS, on the listener's thread. */
@@ -84,6 +85,19 @@ static int streams_start(struct server *s)
 	return rc;
 }
 
+/* The service manager's sockets when it passed any, else --listen's,
+ * bound. */
+static int listen_on(struct server *s, char *err, size_t err_cap)
+{
+	const struct server_config *cfg = s->cfg;
+
+	if (cfg->inherited != NULL && cfg->inherited->num_fds > 0) {
+		return listener_adopt(&s->listener, cfg->inherited->fds,
+				      (unsigned)cfg->inherited->num_fds, err, err_cap);
+	}
+	return listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap);
+}
+
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
 		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
 		 struct tls *tls, char *err, size_t err_cap)
@@ -121,8 +135,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
-	if (listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap) != 0 ||
-	    http_engines_start(s, err, err_cap) != 0 ||
+	if (listen_on(s, err, err_cap) != 0 || http_engines_start(s, err, err_cap) != 0 ||
 	    listener_start(&s->listener, http_hand_over, tick, s, err, err_cap) != 0) {
 		return -1;
 	}

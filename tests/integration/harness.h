@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * Integration harness: starts the real splitkd binary ($SPLITKD_BIN) on
- * 127.0.0.1 port 0, learns its port from the "listening on" line, and
- * talks to it with libcurl (timeouts set, CURLOPT_NOSIGNAL). The daemon's
+ * 127.0.0.1 port 0 (or on a listening socket handed over as systemd's
+ * socket activation does, daemon_start_with), learns its port from the
+ * "listening on" line, and talks to it with libcurl (timeouts set,
+ * CURLOPT_NOSIGNAL). The daemon's
  * stderr goes to a temporary file, so a chatty access log never fills a
  * pipe and blocks it.
  */
@@ -107,32 +109,36 @@ static inline char *daemon_log(const struct daemon *d)
 	return buf;
 }
 
-/* Starts splitkd with --listen 127.0.0.1:0 and the given extra arguments
- * (NULL-terminated). Fails the test if it does not listen within 5 s. */
-static inline void daemon_start(struct daemon *d, const char *const *extra)
-{
-	const char *argv[32];
-	int argc = 0, fd;
+/* What a start hands the daemon besides its flags. */
+struct daemon_with {
+	/* a listening socket passed as systemd passes it (dup2 to fd 3,
+	 * LISTEN_FDS=1, LISTEN_PID the child's pid), and then no --listen;
+	 * -1: none, and --listen 127.0.0.1:0 */
+	int listen_fd;
+	const char *const *env;      /* "NAME=VALUE" set in the child; NULL-terminated or NULL */
+	const char *const *pid_vars; /* NAMEs set to the child's pid (WATCHDOG_PID) */
+};
 
-	memset(d, 0, sizeof(*d));
-	snprintf(d->log_path, sizeof(d->log_path), "/tmp/splitkd-test-XXXXXX");
-	fd = mkstemp(d->log_path);
-	cr_assert_geq(fd, 0);
-	argv[argc++] = splitkd_bin();
-	argv[argc++] = "--listen";
-	argv[argc++] = "127.0.0.1:0";
-	for (int i = 0; extra != NULL && extra[i] != NULL && argc < 30; i++) {
-		argv[argc++] = extra[i];
+/* The variables a service manager sets: never passed on from the tests'
+ * own environment (a CI job run under systemd has some), only as a test
+ * sets them. */
+static inline int manager_variable(const char *entry)
+{
+	static const char *const names[] = {"LISTEN_", "NOTIFY_SOCKET=", "WATCHDOG_",
+					    "SPLITKD_TEST_"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strncmp(entry, names[i], strlen(names[i])) == 0) {
+			return 1;
+		}
 	}
-	argv[argc] = NULL;
-	d->pid = fork();
-	cr_assert_geq(d->pid, 0);
-	if (d->pid == 0) {
-		dup2(fd, STDERR_FILENO);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(fd);
+	return 0;
+}
+
+/* Waits (5 s at most) for the "listening on" line and takes the port and
+ * base URL from it; kills the daemon and fails the test without one. */
+static inline void daemon_wait_listening(struct daemon *d)
+{
 	for (int i = 0; i < 500; i++) {
 		char *log = daemon_log(d);
 		const char *p = log ? strstr(log, "listening on http://127.0.0.1:") : NULL;
@@ -154,6 +160,97 @@ static inline void daemon_start(struct daemon *d, const char *const *extra)
 	kill(d->pid, SIGKILL);
 	waitpid(d->pid, NULL, 0);
 	cr_assert_fail("splitkd did not start listening within 5 s");
+}
+
+/* Starts splitkd with the given extra arguments (NULL-terminated) and
+ * what `with` hands it (NULL: --listen 127.0.0.1:0 and nothing else).
+ * Fails the test if it does not listen within 5 s. */
+static inline void daemon_start_with(struct daemon *d, const char *const *extra,
+				     const struct daemon_with *with)
+{
+	extern char **environ;
+	const char *argv[32], *envp[256];
+	char pid_entries[4][64], listen_pid[32] = "LISTEN_PID=";
+	const char *const *pid_vars = with != NULL ? with->pid_vars : NULL;
+	int argc = 0, envc = 0, num_pid = 0, fd, listen_fd = with != NULL ? with->listen_fd : -1;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->log_path, sizeof(d->log_path), "/tmp/splitkd-test-XXXXXX");
+	fd = mkstemp(d->log_path);
+	cr_assert_geq(fd, 0);
+	argv[argc++] = splitkd_bin();
+	if (listen_fd < 0) {
+		argv[argc++] = "--listen";
+		argv[argc++] = "127.0.0.1:0";
+	}
+	for (int i = 0; extra != NULL && extra[i] != NULL && argc < 30; i++) {
+		argv[argc++] = extra[i];
+	}
+	argv[argc] = NULL;
+	for (char **e = environ; *e != NULL && envc < 200; e++) {
+		if (!manager_variable(*e)) {
+			envp[envc++] = *e;
+		}
+	}
+	for (int i = 0; with != NULL && with->env != NULL && with->env[i] != NULL && envc < 220; i++) {
+		envp[envc++] = with->env[i];
+	}
+	while (pid_vars != NULL && pid_vars[num_pid] != NULL && num_pid < 4) {
+		envp[envc++] = pid_entries[num_pid++]; /* filled in the child, which knows its pid */
+	}
+	if (listen_fd >= 0) {
+		envp[envc++] = "LISTEN_FDS=1";
+		envp[envc++] = listen_pid;
+	}
+	envp[envc] = NULL;
+	d->pid = fork();
+	cr_assert_geq(d->pid, 0);
+	if (d->pid == 0) {
+		long self = (long)getpid();
+
+		for (int i = 0; i < num_pid; i++) {
+			snprintf(pid_entries[i], sizeof(pid_entries[i]), "%s=%ld", pid_vars[i], self);
+		}
+		snprintf(listen_pid + strlen("LISTEN_PID="), sizeof(listen_pid) - strlen("LISTEN_PID="),
+			 "%ld", self);
+		/* fd 3, open across the exec (dup2 clears close-on-exec; a
+		 * socket that is fd 3 already keeps it, so it is cleared too) */
+		if (listen_fd >= 0 && ((listen_fd != 3 && dup2(listen_fd, 3) != 3) ||
+				       fcntl(3, F_SETFD, 0) != 0)) {
+			_exit(126);
+		}
+		dup2(fd, STDERR_FILENO);
+		execve(argv[0], (char *const *)argv, (char *const *)envp);
+		_exit(127);
+	}
+	close(fd);
+	daemon_wait_listening(d);
+}
+
+/* Starts splitkd with --listen 127.0.0.1:0 and the given extra arguments
+ * (NULL-terminated). Fails the test if it does not listen within 5 s. */
+static inline void daemon_start(struct daemon *d, const char *const *extra)
+{
+	daemon_start_with(d, extra, NULL);
+}
+
+/* A listening socket on 127.0.0.1, a free port, as a service manager
+ * holds one for socket activation (close-on-exec: only the fd 3 a start
+ * hands over reaches the daemon); its port in *port. */
+static inline int held_socket(unsigned *port)
+{
+	struct sockaddr_in a = {0};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(fd, SOMAXCONN), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
 }
 
 /* Waits up to ms for the daemon to exit; returns its wait status, or -1. */

@@ -221,6 +221,34 @@ Test(tls, the_seed_decision_over_https_with_the_test_ca, .init = make_pki, .fini
 	daemon_finish(&d);
 }
 
+/* Socket activation (issue 40): a socket passed as systemd passes it
+ * serves HTTPS as a bound one does, client certificates and all. */
+Test(tls, a_socket_passed_by_the_service_manager_serves_https_as_a_bound_one, .init = make_pki,
+     .fini = remove_pki, .timeout = 60)
+{
+	const char *args[] = {"--tls-cert", at("server.pem"), "--tls-key", at("server-key.pem"),
+			      "--tls-client-ca", at("ca.pem"), "--access-log", "off", NULL};
+	struct client c = {at("ca.pem"), at("client.pem"), at("client-key.pem")};
+	unsigned port;
+	int held = held_socket(&port);
+	struct daemon_with with = {.listen_fd = held};
+	CURL *curl = curl_easy_init();
+	struct reply r;
+
+	daemon_start_with(&d, args, &with);
+	cr_assert_eq(d.port, port);
+	cr_assert_eq(strncmp(d.base, "https://", 8), 0, "the daemon says https: %s", d.base);
+	cr_assert_eq(tls_get(curl, seed, &c, &r, NULL, 0), CURLE_OK);
+	cr_assert_eq(r.status, 200);
+	cr_assert_eq(jnum(r.json, "num_splits"), 11);
+	reply_free(&r);
+	curl_easy_cleanup(curl);
+	c.cert = c.key = NULL; /* no client certificate: refused at the handshake */
+	cr_assert_eq(fresh_get(seed, &c, NULL, 0), -1);
+	daemon_finish(&d);
+	close(held);
+}
+
 Test(tls, plain_http_on_the_https_port_gets_no_answer, .init = make_pki, .fini = remove_pki,
      .timeout = 60)
 {

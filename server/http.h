@@ -95,13 +95,17 @@ struct respcache;
 
 /* What other server modules lend to every request: the status of the
  * followed sources (reload.c: the catalog, the TLS files) for GET
- * /v1/status. Members may be NULL. */
+ * /v1/status; and what the serving loop does besides its own work: `tick`
+ * is called at the end of every tick, on the listener's thread (the
+ * watchdog's ping: it proves that loop turns). Members may be NULL. */
 struct server_hooks {
 	api_status_fn *report_status;
 	void *report_status_cls;
 	/* GET /v1/history's entries (history.h's api_history_fn); NULL: none */
 	size_t (*list_history)(void *cls, uint64_t before, struct history_entry *out, size_t max);
 	void *list_history_cls;
+	listener_tick_fn *tick;
+	void *tick_cls;
 };
 
 struct server {

@@ -3,13 +3,14 @@
  * splitkd — main: the program's outline. Parse the flags (cli.c), then
  * either do a one-shot action (offline.c) or serve: take the sockets a
  * service manager passed (activation.c), load the default catalog, build
- * the serving state (serving.c), start it, announce it, reload on SIGHUP
- * until SIGTERM or SIGINT, drain, and tear it down through one exit. The
- * process's own settings are made here: the signal mask, the open files
- * limit, malloc's thresholds, the environment read and unset before any
- * thread starts. Signals are blocked in every thread and taken here with
- * sigwait, so no handler runs in async-signal context. Every answer is
- * api/'s.
+ * the serving state (serving.c), start it, announce it (and tell the
+ * manager READY=1, notify.c), reload on SIGHUP until SIGTERM or SIGINT
+ * (RELOADING=1, then READY=1 again), drain (STOPPING=1), and tear it
+ * down through one exit. The process's own settings are made here: the
+ * signal mask, the open files limit, malloc's thresholds, the
+ * environment read and unset before any thread starts. Signals are
+ * blocked in every thread and taken here with sigwait, so no handler
+ * runs in async-signal context. Every answer is api/'s.
  */
 #include <limits.h>
 #include <malloc.h>
@@ -28,6 +29,7 @@
 #include "cli.h"
 #include "jsonin.h"
 #include "log.h"
+#include "notify.h"
 #include "offline.h"
 #include "serving.h"
 
@@ -43,9 +45,23 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* READY=1 (again, after a reload) with the status line. */
+static void say_ready(const struct notify *n, struct serving *sv)
+{
+	char status[SERVING_STATUS_MAX];
+
+	if (notify_on(n)) {
+		serving_describe(sv, status, sizeof(status));
+		notify_send(n, "READY=1\nSTATUS=%s", status);
+	}
+}
+
 /* Serves SIGHUP (a reload of every followed source: each catalog, the
- * TLS files) until SIGINT or SIGTERM, and returns that signal. */
-static int wait_for_stop(const sigset_t *set, struct serving *sv)
+ * TLS files) until SIGINT or SIGTERM, and returns that signal. The
+ * manager hears RELOADING=1 before and READY=1 once it is over
+ * (reload_now returns when every source was read), so `systemctl
+ * reload` can wait for it. */
+static int wait_for_stop(const sigset_t *set, struct serving *sv, const struct notify *n)
 {
 	int sig = 0;
 
@@ -56,7 +72,9 @@ static int wait_for_stop(const sigset_t *set, struct serving *sv)
 		if (sig != SIGHUP) {
 			return sig;
 		}
+		notify_reloading(n, "reloading every followed file (SIGHUP)");
 		serving_reload(sv);
+		say_ready(n, sv);
 	}
 }
 
@@ -162,6 +180,7 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 		 const struct log *log)
 {
 	struct serving sv;
+	struct notify notify;
 	sigset_t set;
 	char err[640] = "out of memory";
 	unsigned left = 0;
@@ -171,21 +190,29 @@ static int serve(const struct server_config *cfg, struct catalog *cat, const str
 
 	need_files = raise_open_files(cfg, &files);
 	block_signals(&set);
+	/* before any thread: it unsets what it read */
+	if (notify_init(&notify, err, sizeof(err)) != 0) {
+		log_event(log, "start", "%s", err);
+	}
 	if (serving_init(&sv, cfg, cat, rd, log, err, sizeof(err)) != 0 ||
-	    serving_start(&sv, err, sizeof(err)) != 0) {
+	    serving_start(&sv, &notify, err, sizeof(err)) != 0) {
 		goto done;
 	}
 	announce(cfg, &sv, log);
+	say_ready(&notify, &sv); /* the catalog is loaded and the port answers */
 	say_open_files(cfg, &files, need_files, log);
-	sig = wait_for_stop(&set, &sv);
+	sig = wait_for_stop(&set, &sv, &notify);
 	log_event(log, "drain", "signal %d: not ready, draining (up to %us)", sig, cfg->drain_timeout);
+	notify_send(&notify, "STOPPING=1\nSTATUS=draining after signal %d (up to %us)", sig,
+		    cfg->drain_timeout);
 	left = server_drain(&sv.server);
 	ret = 0;
 done:
 	if (ret != 0) {
 		log_event(log, "error", "%s", err);
 	}
-	serving_cleanup(&sv);
+	serving_cleanup(&sv); /* the server first: no tick uses the notify after it */
+	notify_cleanup(&notify);
 	if (ret == 0) {
 		log_event(log, "stop", "exited cleanly%s", left ? " (drain timed out; requests cut)" : "");
 	}

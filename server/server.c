@@ -21,6 +21,9 @@ static void tick(void *cls, uint64_t now)
 	/* after a burst of large bodies, give the memory back (8 MiB: well
 	 * above what a quiet server holds, so this stays rare) */
 	body_budget_trim(&s->budget, 8u << 20);
+	if (s->hooks.tick != NULL) {
+		s->hooks.tick(s->hooks.tick_cls, now);
+	}
 }
 
 /* GET /metrics, as the api's route table calls it (api_context.render_metrics,

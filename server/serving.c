@@ -317,11 +317,51 @@ done:
 	return ret;
 }
 
-int serving_start(struct serving *sv, char *err, size_t err_cap)
+void serving_describe(struct serving *sv, char *out, size_t cap)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = holder_acquire(&sv->holder, &ref);
+	unsigned conns = conntab_count(&sv->server.table);
+	unsigned streams = atomic_load(&sv->server.streams.open);
+	size_t n;
+
+	holder_catalogs(ref, &n);
+	snprintf(out, cap, "%s catalog %s at %s (%zu in all); %u connection%s, %u stream%s",
+		 atomic_load(&sv->server.draining) ? "draining," : "serving",
+		 holder_default_name(&sv->holder), cat->digest, n, conns, conns == 1 ? "" : "s",
+		 streams, streams == 1 ? "" : "s");
+	holder_release(&sv->holder, ref);
+}
+
+/* The serving loop's tick (a listener_tick_fn, on the listener's thread,
+ * with a manager listening): the watchdog's ping, and the status when it
+ * changed. */
+static void serving_tick(void *cls, uint64_t now)
+{
+	struct serving *sv = cls;
+	char status[SERVING_STATUS_MAX];
+
+	notify_tick(sv->notify, now);
+	if (sv->status_at_ns == 0) {
+		sv->status_at_ns = now; /* READY=1 has just said it */
+	}
+	if (now - sv->status_at_ns < 2000000000u) {
+		return;
+	}
+	sv->status_at_ns = now;
+	serving_describe(sv, status, sizeof(status));
+	if (strcmp(status, sv->status_sent) != 0 && notify_send(sv->notify, "STATUS=%s", status) == 0) {
+		memcpy(sv->status_sent, status, sizeof(status));
+	}
+}
+
+int serving_start(struct serving *sv, struct notify *notify, char *err, size_t err_cap)
 {
 	struct server_hooks hooks = {.report_status = serving_status, .report_status_cls = sv,
-				     .list_history = journal_page, .list_history_cls = &sv->journal};
+				     .list_history = journal_page, .list_history_cls = &sv->journal,
+				     .tick = notify_on(notify) ? serving_tick : NULL, .tick_cls = sv};
 
+	sv->notify = notify;
 	/* the watch before the server, so a request's status never sees it
 	 * half set; after the signal mask, which its thread inherits */
 	if (reload_watch_start(&sv->reload, err, err_cap) != 0 ||

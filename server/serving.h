@@ -13,6 +13,10 @@
  * the metrics, in that order. The change streams resume from the state
  * directory once the server is up.
  *
+ * With a service manager listening (notify.c), the serving loop's tick
+ * pings its watchdog and refreshes the STATUS= line it shows
+ * (serving_describe); what to tell it when is main's.
+ *
  * What it never does: parse flags, take signals or print (main.c's), or
  * answer a request (the server's). Ownership: serving_init takes the
  * default catalog's file's catalog; what it builds is its own, and
@@ -39,10 +43,13 @@
 #include "journal.h"
 #include "log.h"
 #include "metrics.h"
+#include "notify.h"
 #include "reload.h"
 #include "server.h"
 #include "state.h"
 #include "tls.h"
+
+#define SERVING_STATUS_MAX 256 /* a STATUS= line, NUL included */
 
 struct serving {
 	const struct server_config *cfg;
@@ -63,6 +70,10 @@ struct serving {
 	/* the change streams hear of the default catalog's swaps: set once
 	 * they are resumed (after server_start), read by the reloading thread */
 	atomic_bool streams_on;
+	struct notify *notify; /* main's, lent by serving_start; NULL before */
+	/* the tick's own: when it last looked at the status, what it sent */
+	uint64_t status_at_ns;
+	char status_sent[SERVING_STATUS_MAX];
 };
 
 /*
@@ -77,10 +88,19 @@ int serving_init(struct serving *sv, const struct server_config *cfg, struct cat
 		 const struct reload_read *rd, const struct log *log, char *err, size_t err_cap);
 
 /* Starts the watch of every followed file, then the server, then the
- * change streams (resumed from the state directory). Call with the
- * signals blocked: the threads inherit the mask. Returns 0, or -1 with
- * why in err. */
-int serving_start(struct serving *sv, char *err, size_t err_cap);
+ * change streams (resumed from the state directory). With `notify` on (a
+ * service manager listens; lent, it must outlive the server), the
+ * serving loop's tick calls notify_tick (the watchdog) and sends the
+ * status when it changed (every 2 s at most). Call with the signals
+ * blocked: the threads inherit the mask. Returns 0, or -1 with why in
+ * err. */
+int serving_start(struct serving *sv, struct notify *notify, char *err, size_t err_cap);
+
+/* The one line an operator reads in `systemctl status` (STATUS=): the
+ * default catalog and its revision, how many catalogs, the connections
+ * and streams open; "draining" once the drain began. Into out (cap
+ * bytes, cut to fit). Any thread. */
+void serving_describe(struct serving *sv, char *out, size_t cap);
 
 /* SIGHUP: every followed file read again (reload_now). */
 void serving_reload(struct serving *sv);

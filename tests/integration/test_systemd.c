@@ -11,10 +11,19 @@
  *    fresh connection, fail none and every answer is the api's own; the
  *    same restarts without the held socket lose requests (the check can
  *    see a loss).
+ *  - the notify protocol (server/notify.c), on a datagram socket as
+ *    NOTIFY_SOCKET (an abstract name): READY=1 only when a GET already
+ *    succeeds, with a STATUS= line; on SIGHUP RELOADING=1 with a
+ *    MONOTONIC_USEC= of the manager's clock, then READY=1 once the reload
+ *    is logged; STOPPING=1 on SIGTERM; and with WATCHDOG_USEC=1000000,
+ *    WATCHDOG=1 within every half second, from the serving loop: stalled
+ *    (the test-only SPLITKD_TEST_STALL_TICK), the pings stop with it and
+ *    a request waits, and both come back when it turns again.
  * Everything on loopback; every wait bounded in time and in count.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/un.h>
 
 #include "harness.h"
 
@@ -318,4 +327,285 @@ Test(activation, the_same_restarts_binding_the_port_lose_requests, .fini = stop,
 	cr_log_info("binding the port: %u of %u requests failed; the first: %s",
 		    atomic_load(&l.failed), atomic_load(&l.failed) + atomic_load(&l.ok), l.first_failure);
 	daemon_finish(&d);
+}
+
+/* ------------------------------------------------------------ notify */
+
+#define HEARD_MAX 256
+
+/* The manager's side: a datagram socket bound to an abstract name, and
+ * a thread that keeps every message with the time it came. */
+struct manager {
+	int fd;
+	char name[64]; /* "@..." as NOTIFY_SOCKET takes it */
+	char env[80];  /* "NOTIFY_SOCKET=@..." */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	atomic_bool stop;
+	size_t n;
+	char text[HEARD_MAX][512];
+	uint64_t at[HEARD_MAX];
+};
+
+static void *hear(void *arg)
+{
+	struct manager *m = arg;
+
+	while (!atomic_load(&m->stop)) {
+		char buf[512];
+		ssize_t got = recv(m->fd, buf, sizeof(buf) - 1, 0);
+
+		if (got <= 0) {
+			continue; /* the receive timeout: look at stop again */
+		}
+		buf[got] = '\0';
+		pthread_mutex_lock(&m->lock);
+		if (m->n < HEARD_MAX) {
+			memcpy(m->text[m->n], buf, (size_t)got + 1);
+			m->at[m->n++] = now_ms();
+		}
+		pthread_mutex_unlock(&m->lock);
+	}
+	return NULL;
+}
+
+static void manager_start(struct manager *m)
+{
+	static atomic_int serial;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval wait = {0, 100 * 1000};
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "@splitkd-test-%ld-%d", (long)getpid(),
+		 atomic_fetch_add(&serial, 1));
+	snprintf(m->env, sizeof(m->env), "NOTIFY_SOCKET=%s", m->name);
+	len = strlen(m->name);
+	memcpy(a.sun_path, m->name, len);
+	a.sun_path[0] = '\0';
+	m->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(m->fd, 0);
+	cr_assert_eq(bind(m->fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)),
+		     0);
+	setsockopt(m->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+	pthread_mutex_init(&m->lock, NULL);
+	cr_assert_eq(pthread_create(&m->thread, NULL, hear, m), 0);
+}
+
+static void manager_stop(struct manager *m)
+{
+	atomic_store(&m->stop, true);
+	pthread_join(m->thread, NULL);
+	close(m->fd);
+	pthread_mutex_destroy(&m->lock);
+}
+
+/* Waits (up to ms) for the next message from index *from on, passing
+ * over WATCHDOG=1 and the tick's STATUS= refreshes: it must start with
+ * `start` (else the test fails). Its text is copied into out, *from
+ * moves past it; returns its index. */
+static size_t wait_for(struct manager *m, size_t *from, const char *start, long ms, char *out,
+		       size_t cap)
+{
+	for (long waited = 0; waited <= ms; waited += 5) {
+		pthread_mutex_lock(&m->lock);
+		for (size_t i = *from; i < m->n; i++) {
+			if (strcmp(m->text[i], "WATCHDOG=1") == 0 ||
+			    strncmp(m->text[i], "STATUS=", 7) == 0) {
+				continue;
+			}
+			if (strncmp(m->text[i], start, strlen(start)) != 0) {
+				snprintf(out, cap, "%s", m->text[i]);
+				pthread_mutex_unlock(&m->lock);
+				cr_assert_fail("waiting for %s, heard: %s", start, out);
+			}
+			snprintf(out, cap, "%s", m->text[i]);
+			*from = i + 1;
+			pthread_mutex_unlock(&m->lock);
+			return i;
+		}
+		pthread_mutex_unlock(&m->lock);
+		sleep_ms(5);
+	}
+	cr_assert_fail("no %s within %ld ms", start, ms);
+	return 0;
+}
+
+static uint64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* A GET /healthz that must succeed on its first try, within 2 s. */
+static void get_succeeds_now(const struct daemon *one, const char *when)
+{
+	char url[96];
+	CURL *curl = curl_easy_init();
+	long status = 0;
+	CURLcode rc;
+
+	snprintf(url, sizeof(url), "%s/healthz", one->base);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 2000L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, (char[8192]){0});
+	rc = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(curl);
+	cr_assert(rc == CURLE_OK && status == 200, "%s: GET /healthz: %s, status %ld", when,
+		  curl_easy_strerror(rc), status);
+}
+
+Test(notify, ready_reloading_and_stopping_each_when_true, .fini = stop, .timeout = 60)
+{
+	char cat_path[] = "/tmp/splitkd-notify-XXXXXX", text[512], *log;
+	struct manager m;
+	const char *args[] = {"--access-log", "off", "--catalog", cat_path, NULL};
+	const char *env[] = {m.env, NULL};
+	struct daemon_with with = {.listen_fd = -1, .env = env};
+	size_t from = 0;
+	unsigned long long at;
+	uint64_t before;
+	int fd = mkstemp(cat_path), status;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, embedded_catalog_json, embedded_catalog_json_len),
+		     (ssize_t)embedded_catalog_json_len);
+	close(fd);
+	manager_start(&m);
+	daemon_start_with(&d, args, &with);
+
+	/* READY=1 once: the port answers and the catalog is loaded */
+	wait_for(&m, &from, "READY=1", 5000, text, sizeof(text));
+	get_succeeds_now(&d, "at READY=1");
+	cr_assert_not_null(strstr(text, "\nSTATUS=serving catalog default at fnv1a64:"), "%s", text);
+	cr_assert_not_null(strstr(text, "connection"), "%s", text);
+
+	/* SIGHUP: RELOADING=1 with the manager's clock, READY=1 once done */
+	before = monotonic_us();
+	kill(d.pid, SIGHUP);
+	wait_for(&m, &from, "RELOADING=1\n", 5000, text, sizeof(text));
+	cr_assert_eq(sscanf(text, "RELOADING=1\nMONOTONIC_USEC=%llu", &at), 1, "%s", text);
+	cr_assert(at >= before && at <= monotonic_us(), "MONOTONIC_USEC=%llu is not now", at);
+	cr_assert_not_null(strstr(text, "\nSTATUS=reloading"), "%s", text);
+	wait_for(&m, &from, "READY=1\nSTATUS=serving", 5000, text, sizeof(text));
+	log = daemon_log(&d);
+	cr_assert_not_null(strstr(log, "reload ok: "), "READY=1 came before the reload was over:\n%s",
+			   log);
+	cr_assert_not_null(strstr(log, "(signal)"), "%s", log);
+	free(log);
+	get_succeeds_now(&d, "after the reload's READY=1");
+
+	/* SIGTERM: STOPPING=1 as the drain starts, then a clean exit */
+	kill(d.pid, SIGTERM);
+	wait_for(&m, &from, "STOPPING=1\nSTATUS=draining", 5000, text, sizeof(text));
+	status = daemon_wait(&d, 12000);
+	cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit %d", status);
+	pthread_mutex_lock(&m.lock);
+	for (size_t i = 0; i < m.n; i++) {
+		cr_assert(strcmp(m.text[i], "WATCHDOG=1") != 0, "a ping with no WATCHDOG_USEC");
+	}
+	pthread_mutex_unlock(&m.lock);
+	manager_stop(&m);
+	unlink(cat_path);
+}
+
+/* The longest gap between WATCHDOG=1s heard in [from_ms, to_ms), and how
+ * many there were. */
+static uint64_t longest_gap(struct manager *m, uint64_t from_ms, uint64_t to_ms, unsigned *pings)
+{
+	uint64_t last = 0, longest = 0;
+
+	*pings = 0;
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->n; i++) {
+		if (strcmp(m->text[i], "WATCHDOG=1") != 0 || m->at[i] < from_ms || m->at[i] >= to_ms) {
+			continue;
+		}
+		longest = last != 0 && m->at[i] - last > longest ? m->at[i] - last : longest;
+		last = m->at[i];
+		(*pings)++;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return longest;
+}
+
+/* The first WATCHDOG=1 heard at or after `from_ms`, or 0. */
+static uint64_t first_ping(struct manager *m, uint64_t from_ms)
+{
+	uint64_t at = 0;
+
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->n && at == 0; i++) {
+		if (strcmp(m->text[i], "WATCHDOG=1") == 0 && m->at[i] >= from_ms) {
+			at = m->at[i];
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return at;
+}
+
+Test(notify, the_watchdog_is_pinged_by_the_serving_loop_and_stops_with_it, .fini = stop,
+     .timeout = 60)
+{
+	struct manager m;
+	const char *args[] = {"--access-log", "off", NULL};
+	/* the serving loop stalls for 2 s, 2 s after its first tick */
+	const char *env[] = {m.env, "WATCHDOG_USEC=1000000", "SPLITKD_TEST_STALL_TICK=2000 2000", NULL};
+	const char *pid_vars[] = {"WATCHDOG_PID", NULL};
+	struct daemon_with with = {.listen_fd = -1, .env = env, .pid_vars = pid_vars};
+	char text[512];
+	size_t from = 0;
+	uint64_t ready, gap, stalled = 0, resumed, asked, answered;
+	unsigned pings;
+
+	manager_start(&m);
+	daemon_start_with(&d, args, &with);
+	wait_for(&m, &from, "READY=1", 5000, text, sizeof(text));
+	ready = now_ms();
+	/* serving: a ping within every half second */
+	sleep_ms(1500);
+	gap = longest_gap(&m, ready, now_ms(), &pings);
+	cr_assert_geq(pings, 3, "%u pings in 1.5 s", pings);
+	cr_assert_leq(gap, 500, "a gap of %llu ms between pings, over half of WATCHDOG_USEC",
+		      (unsigned long long)gap);
+
+	/* stalled: the pings stop, and a request waits with them */
+	for (int i = 0; i < 300 && stalled == 0; i++) {
+		uint64_t t = now_ms(), last = 0;
+
+		pthread_mutex_lock(&m.lock);
+		for (size_t k = 0; k < m.n; k++) {
+			last = strcmp(m.text[k], "WATCHDOG=1") == 0 ? m.at[k] : last;
+		}
+		pthread_mutex_unlock(&m.lock);
+		stalled = last != 0 && t - last >= 700 ? last : 0;
+		sleep_ms(10);
+	}
+	cr_assert_neq(stalled, 0, "the pings never stopped: they do not come from the serving loop");
+	asked = now_ms();
+	get_succeeds_now(&d, "after the stall");
+	answered = now_ms();
+	for (int i = 0; i < 100 && (resumed = first_ping(&m, stalled + 1)) == 0; i++) {
+		sleep_ms(10); /* heard on the manager's thread: a moment after it was sent */
+	}
+	cr_assert_neq(resumed, 0, "the pings did not come back with the loop");
+	cr_assert_geq(resumed - stalled, 1500, "the stall of 2 s was a gap of only %llu ms",
+		      (unsigned long long)(resumed - stalled));
+	cr_assert_geq(answered + 100, resumed, "a request was answered %llu ms before the loop "
+		      "turned again", (unsigned long long)(resumed - answered));
+	cr_assert_geq(answered - asked, 300, "a request asked during the stall was answered in "
+		      "%llu ms: the stall was not the serving loop's", (unsigned long long)(answered - asked));
+
+	/* turning again: a ping within every half second */
+	sleep_ms(1500);
+	gap = longest_gap(&m, resumed, now_ms(), &pings);
+	cr_assert_geq(pings, 3, "%u pings in 1.5 s after the stall", pings);
+	cr_assert_leq(gap, 500, "a gap of %llu ms after the stall", (unsigned long long)gap);
+	daemon_finish(&d);
+	manager_stop(&m);
 }

@@ -520,6 +520,7 @@ install: all
 	install -m 644 server/splitkd.8 $(DESTDIR)$(PREFIX)/share/man/man8/splitkd.8
 	sed 's|/usr/local/bin/splitkd|$(PREFIX)/bin/splitkd|' docker/splitkd.service \
 		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/splitkd.service
+	install -m 644 docker/splitkd.socket $(DESTDIR)$(SYSTEMD_UNIT_DIR)/splitkd.socket
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 $(LIBSPLITK) $(DESTDIR)$(LIBDIR)/libsplitk.a
 	install -m 644 policy/splitk.h $(DESTDIR)$(PREFIX)/include/splitk.h

@@ -119,7 +119,9 @@ load_start() {
 		load_pids+=($!)
 	done
 }
-load_answered() { in_ctr sh -c 'cat /root/load.ok.* 2>/dev/null' | awk '{ n += $1 } END { print n + 0 }'; }
+load_answered() {
+	in_ctr sh -c 'cat /root/load.ok.* 2>/dev/null' | awk '{ n += $1 } END { print n + 0 }'
+}
 load_wait() { # load_wait N: up to 10 s until N more requests were answered
 	local from
 	from=$(load_answered)
@@ -135,7 +137,8 @@ load_stop() { # load_stop WHAT: the clients stopped; fails on any failed request
 	wait "${load_pids[@]}" || fail "$1: a client of the load failed to run"
 	ok=$(in_ctr sh -c 'cat /root/load.count.*' | awk '{ n += $1 } END { print n + 0 }')
 	bad=$(in_ctr sh -c 'cat /root/load.count.*' | awk '{ n += $2 } END { print n + 0 }')
-	[ "$bad" -eq 0 ] || fail "$1: $bad of $((ok + bad)) requests failed: $(in_ctr sh -c 'cat /root/load.bad.* /root/load.err.* 2>/dev/null | head -5')"
+	[ "$bad" -eq 0 ] || fail "$1: $bad of $((ok + bad)) requests failed:" \
+		"$(in_ctr sh -c 'cat /root/load.bad.* /root/load.err.* 2>/dev/null | head -5')"
 	[ "$ok" -gt 0 ] || fail "$1: no request answered"
 	load_ok=$ok
 }
@@ -223,11 +226,16 @@ case $args in
 *) fail "splitkd does not run with the package's defaults: $args" ;;
 esac
 ok "the unit is enabled and started: pid $pid as user splitkd, $args"
-journal_has 'serving on the 1 socket the service manager passed (LISTEN_FDS): 127.0.0.1:8080 (splitkd.socket); binding none' "$pid" ||
-	fail "splitkd did not start on the socket: $(in_ctr journalctl -u splitkd --no-pager | grep start | tail -3)"
-in_ctr journalctl -u splitkd --no-pager | grep -q 'is not among them' && fail "--listen and the socket disagree"
-ok "both units enabled; started by socket activation on 127.0.0.1:8080 (splitkd.socket), binding none"
-[ "$(show Type)" = notify ] && [ "$(show NotifyAccess)" = main ] || fail "the unit is $(show Type), NotifyAccess=$(show NotifyAccess)"
+passed='the 1 socket the service manager passed (LISTEN_FDS): 127.0.0.1:8080 (splitkd.socket)'
+journal_has "serving on $passed; binding none" "$pid" ||
+	fail "splitkd did not start on the socket:" \
+		"$(in_ctr journalctl -u splitkd --no-pager | grep start | tail -3)"
+in_ctr journalctl -u splitkd --no-pager | grep -q 'is not among them' &&
+	fail "--listen and the socket disagree"
+ok "both units enabled; started by socket activation on 127.0.0.1:8080 (splitkd.socket)," \
+	"binding none"
+[ "$(show Type)" = notify ] && [ "$(show NotifyAccess)" = main ] ||
+	fail "the unit is $(show Type), NotifyAccess=$(show NotifyAccess)"
 status=$(show StatusText)
 case $status in
 "serving catalog default at fnv1a64:"*) ;;
@@ -235,7 +243,8 @@ case $status in
 esac
 [ -n "$(show WatchdogTimestampMonotonic)" ] && [ "$(show WatchdogTimestampMonotonic)" != 0 ] ||
 	fail "systemd has heard no WATCHDOG=1"
-ok "Type=notify: ready, 'systemctl status' reads \"$status\"; the watchdog ($(show WatchdogUSec)) is pinged"
+ok "Type=notify: ready, 'systemctl status' reads \"$status\";" \
+	"the watchdog ($(show WatchdogUSec)) is pinged"
 expect_splits 11 4224 "the seed's example, installed"
 in_ctr dpkg-query -W -f='${Conffiles}\n' splitkd >"$tmp/conffiles"
 grep -q '/etc/splitkd/catalog.json' "$tmp/conffiles" && grep -q '/etc/default/splitkd' "$tmp/conffiles" ||
@@ -245,8 +254,8 @@ state_dir=$(in_ctr readlink -f /var/lib/splitkd)
 [ "$(in_ctr stat -c %U "$state_dir")" = splitkd ] || fail "the state directory $state_dir is not splitkd's"
 ok "the state directory /var/lib/splitkd ($state_dir), owned by splitkd"
 
-out=$(in_ctr systemd-analyze verify /lib/systemd/system/splitkd.socket /lib/systemd/system/splitkd.service 2>&1) ||
-	fail "verify failed: $out"
+out=$(in_ctr systemd-analyze verify /lib/systemd/system/splitkd.socket \
+	/lib/systemd/system/splitkd.service 2>&1) || fail "verify failed: $out"
 [ -z "$out" ] || fail "systemd-analyze verify printed: $out"
 ok "systemd-analyze verify of the installed units (the socket and the service): silent"
 for mode in --offline=true ""; do
@@ -280,7 +289,10 @@ in_ctr journalctl -u splitkd --no-pager | grep -q 'reload.*ok: /etc/splitkd/cata
 ok "systemctl reload: SIGHUP re-read /etc/splitkd/catalog.json (in the journal)"
 in_ctr journalctl -u splitkd --no-pager | grep -E 'Operation not permitted|EPERM|seccomp' &&
 	fail "the journal shows a refused system call"
-case $(show StatusText) in "serving catalog default at "*) ;; *) fail "after the reload: '$(show StatusText)'" ;; esac
+case $(show StatusText) in
+"serving catalog default at "*) ;;
+*) fail "after the reload: '$(show StatusText)'" ;;
+esac
 [ "$(show ActiveState)" = active ] || fail "after the reload the unit is $(show ActiveState)"
 ok "after the reload (RELOADING=1, then READY=1): active, \"$(show StatusText)\""
 
@@ -298,16 +310,19 @@ for i in $(seq 10); do
 done
 load_wait 20
 load_stop "10 restarts on the socket"
-[ "$(echo "$pids" | tr ' ' '\n' | sort -u | wc -l)" -eq 11 ] || fail "10 restarts, but the pids were: $pids"
+[ "$(echo "$pids" | tr ' ' '\n' | sort -u | wc -l)" -eq 11 ] ||
+	fail "10 restarts, but the pids were: $pids"
 [ "$(show NRestarts)" = 0 ] || fail "systemd restarted splitkd on its own $(show NRestarts) times"
-ok "10 restarts on the held socket under 4 clients (a new connection each request) in $(secs "$t") s: $load_ok requests, 0 failed, every answer the same bytes"
+ok "10 restarts on the held socket under 4 clients (a new connection each request) in" \
+	"$(secs "$t") s: $load_ok requests, 0 failed, every answer the same bytes"
 pid=$(main_pid)
 
 # The watchdog: a serving loop stalled (the test-only hook, 1 s after
 # start, for 30 s) stops the pings; systemd kills it at WatchdogSec= and
 # Restart=on-failure starts another.
 in_ctr mkdir -p /etc/systemd/system/splitkd.service.d
-in_ctr sh -c 'printf "[Service]\nWatchdogSec=2s\nEnvironment=\"SPLITKD_TEST_STALL_TICK=1000 30000\"\n" \
+in_ctr sh -c 'printf "[Service]\nWatchdogSec=2s\n%s\n" \
+	"Environment=\"SPLITKD_TEST_STALL_TICK=1000 30000\"" \
 	>/etc/systemd/system/splitkd.service.d/stall.conf'
 in_ctr systemctl daemon-reload
 restart
@@ -315,7 +330,8 @@ stalled_pid=$(main_pid)
 for _ in 1 2; do
 	journal_has 'Watchdog timeout' && break
 done
-journal_has 'Watchdog timeout' || fail "a stalled serving loop was not caught by the watchdog within 15 s"
+journal_has 'Watchdog timeout' ||
+	fail "a stalled serving loop was not caught by the watchdog within 15 s"
 in_ctr rm -r /etc/systemd/system/splitkd.service.d
 in_ctr systemctl daemon-reload
 # a stalled one would take its stall to stop (the tick joins at exit)
@@ -323,13 +339,15 @@ in_ctr systemctl kill --signal=SIGKILL splitkd 2>/dev/null || true
 restart
 wait_ready "after the watchdog"
 [ "$(main_pid)" != "$stalled_pid" ] || fail "the stalled splitkd still runs"
-ok "a serving loop stalled for 30 s: 'Watchdog timeout' at WatchdogSec=2s, killed (pid $stalled_pid) and restarted"
+ok "a serving loop stalled for 30 s: 'Watchdog timeout' at WatchdogSec=2s," \
+	"killed (pid $stalled_pid) and restarted"
 
 # Without the socket: the service binds --listen itself.
 in_ctr systemctl disable --now splitkd.socket 2>/dev/null
 restart
 wait_ready "without the socket"
-journal_has 'listening on http://127.0.0.1:8080' "$(main_pid)" || fail "without the socket: no 'listening on'"
+journal_has 'listening on http://127.0.0.1:8080' "$(main_pid)" ||
+	fail "without the socket: no 'listening on'"
 # (the journal has caught up with that process: one look is enough)
 in_ctr journalctl --no-pager _PID="$(main_pid)" | grep -q 'LISTEN_FDS' &&
 	fail "without the socket unit, splitkd still took a socket"
@@ -359,7 +377,8 @@ in_ctr sed -i 's|^SPLITKD_ARGS=.*|SPLITKD_ARGS="--listen 127.0.0.1:8443 --catalo
 	/etc/default/splitkd
 # the socket moved to the same address by a drop-in, as splitkd.socket says
 in_ctr mkdir -p /etc/systemd/system/splitkd.socket.d
-in_ctr sh -c 'printf "[Socket]\nListenStream=\nListenStream=127.0.0.1:8443\n" >/etc/systemd/system/splitkd.socket.d/listen.conf'
+in_ctr sh -c 'printf "[Socket]\nListenStream=\nListenStream=127.0.0.1:8443\n" \
+	>/etc/systemd/system/splitkd.socket.d/listen.conf'
 in_ctr systemctl daemon-reload
 in_ctr systemctl stop splitkd 2>/dev/null # ("it can still be activated by splitkd.socket")
 in_ctr systemctl restart splitkd.socket
@@ -390,13 +409,16 @@ https /healthz >/dev/null || fail "HTTPS stopped answering after the certificate
 pid=$tls_pid
 journal_has 'passed (LISTEN_FDS): 127.0.0.1:8443 (splitkd.socket)' "$tls_pid" ||
 	fail "HTTPS not on the socket moved by the drop-in"
-ok "HTTPS as the package's user on the socket a drop-in moved to 127.0.0.1:8443: the key 0640 root:splitkd, the decision over TLS; a new certificate renamed in, reloaded without a restart"
+ok "HTTPS as the package's user on the socket a drop-in moved to 127.0.0.1:8443: the key" \
+	"0640 root:splitkd, the decision over TLS; a new certificate renamed in, reloaded" \
+	"without a restart"
 
 # ---------------------------------------------------------------- 4. upgrade
 say "upgrade: apt-get install ./splitkd_${next}_amd64.deb over the edited conffile, under load"
 t=$(date +%s%N)
 socket_since=$(show ActiveEnterTimestampMonotonic splitkd.socket)
-load_start 'https://localhost:8443/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16' --cacert /root/pki/ca.pem
+load_start 'https://localhost:8443/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16' \
+	--cacert /root/pki/ca.pem
 load_wait 20
 in_ctr sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /debs-next/splitkd_${next}_amd64.deb" \
 	>"$tmp/upgrade.log" 2>&1 || fail "the upgrade failed: $(tail -5 "$tmp/upgrade.log")"
@@ -413,14 +435,16 @@ in_ctr sh -c 'ls -d /etc/splitkd/*.dpkg-* /etc/default/splitkd.dpkg-* 2>/dev/nul
 wait_ready upgrade
 new_pid=$(main_pid)
 [ "$new_pid" != "$pid" ] || fail "the upgrade did not restart splitkd"
-ok "upgraded to $next in $(secs "$t") s under load: both edits kept, no .dpkg-* copy, splitkd restarted (pid $pid -> $new_pid) on the socket kept open, $load_ok requests, 0 failed"
+ok "upgraded to $next in $(secs "$t") s under load: both edits kept, no .dpkg-* copy," \
+	"splitkd restarted (pid $pid -> $new_pid) on the socket kept open, $load_ok requests, 0 failed"
 expect_splits 6 2304 "after the upgrade, over HTTPS, the edited catalog"
 
 # ---------------------------------------------------------------- 5. remove, purge
 in_ctr sh -c 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq splitkd' >"$tmp/remove.log" 2>&1 ||
 	fail "apt-get remove failed: $(tail -5 "$tmp/remove.log")"
 in_ctr systemctl is-active splitkd >/dev/null 2>&1 && fail "splitkd still runs after remove"
-in_ctr systemctl is-active splitkd.socket >/dev/null 2>&1 && fail "splitkd.socket still listens after remove"
+in_ctr systemctl is-active splitkd.socket >/dev/null 2>&1 &&
+	fail "splitkd.socket still listens after remove"
 in_ctr test -e /usr/bin/splitkd && fail "remove left /usr/bin/splitkd"
 in_ctr test -f /etc/splitkd/catalog.json || fail "remove took the conffile (only purge may)"
 ok "removed: the service and the socket stopped, the binary gone, the conffiles kept"
@@ -430,7 +454,8 @@ in_ctr dpkg --purge splitkd >"$tmp/purge.log" 2>&1 || fail "dpkg --purge failed:
 left=$(in_ctr find /etc/splitkd | sort | tr '\n' ' ')
 [ "$left" = "/etc/splitkd /etc/splitkd/tls /etc/splitkd/tls/tls.crt /etc/splitkd/tls/tls.key " ] ||
 	fail "purge left under /etc/splitkd more or less than the operator's TLS files: $left"
-in_ctr test -f /etc/systemd/system/splitkd.socket.d/listen.conf || fail "purge took the operator's drop-in"
+in_ctr test -f /etc/systemd/system/splitkd.socket.d/listen.conf ||
+	fail "purge took the operator's drop-in"
 in_ctr rm -r /etc/splitkd /root/pki /etc/systemd/system/splitkd.socket.d
 in_ctr sh -c 'rm -f /root/load.*' # the load's files
 left=$(in_ctr sh -c 'ls -d /etc/splitkd /etc/default/splitkd /var/lib/splitkd /var/lib/private/splitkd \

@@ -15,7 +15,8 @@ ok=0
 bad=0
 while [ ! -e /root/load.stop ]; do
 	# --max-time: a restart's wait in the socket's backlog is far shorter
-	if body=$(curl -sS --fail --max-time 20 "$@" "$url" 2>>"/root/load.err.$n") && [ "$body" = "$want" ]; then
+	if body=$(curl -sS --fail --max-time 20 "$@" "$url" 2>>"/root/load.err.$n") &&
+		[ "$body" = "$want" ]; then
 		ok=$((ok + 1))
 		echo "$ok" >"/root/load.ok.$n"
 	else

@@ -48,6 +48,16 @@ static uint64_t now_ms(void)
 
 /* ------------------------------------------------------------ activation */
 
+/* The daemon's log says `says` (NULL: anything) and not `never` (NULL: no such line). */
+static void expect_log(const char *says, const char *never)
+{
+	char *log = daemon_log(&d);
+
+	cr_assert(says == NULL || strstr(log, says) != NULL, "no \"%s\" in:\n%s", says, log);
+	cr_assert(never == NULL || strstr(log, never) == NULL, "\"%s\" in:\n%s", never, log);
+	free(log);
+}
+
 Test(activation, a_passed_socket_is_served_with_no_listen_and_nothing_bound, .fini = stop,
      .timeout = 60)
 {
@@ -56,7 +66,7 @@ Test(activation, a_passed_socket_is_served_with_no_listen_and_nothing_bound, .fi
 	int held = held_socket(&port);
 	struct daemon_with with = {.listen_fd = held};
 	struct reply r;
-	char *log, header[3000], *raw_head[] = {header, NULL};
+	char header[3000], *raw_head[] = {header, NULL};
 
 	daemon_start_with(&d, args, &with);
 	cr_assert_eq(d.port, port, "the daemon says it listens on %u, the socket is %u", d.port, port);
@@ -69,10 +79,7 @@ Test(activation, a_passed_socket_is_served_with_no_listen_and_nothing_bound, .fi
 	r = http(&d, "GET", "/healthz", (const char *const *)raw_head, NULL);
 	cr_assert_eq(r.status, 431, "status %ld", r.status);
 	reply_free(&r);
-	log = daemon_log(&d);
-	cr_assert_not_null(strstr(log, "passed (LISTEN_FDS)"), "%s", log);
-	cr_assert_null(strstr(log, "is not among them"), "no --listen, nothing to expect: %s", log);
-	free(log);
+	expect_log("passed (LISTEN_FDS)", "is not among them"); /* no --listen: nothing expected */
 	daemon_finish(&d);
 	close(held);
 }
@@ -82,16 +89,14 @@ Test(activation, listen_only_says_what_to_expect, .fini = stop, .timeout = 60)
 	unsigned port, other_port;
 	int held = held_socket(&port), other = held_socket(&other_port);
 	struct daemon_with with = {.listen_fd = held};
-	char expect[64], *log;
+	char expect[64];
 	const char *args[] = {"--access-log", "off", "--listen", expect, NULL};
 	struct reply r;
 
 	/* the right address: no word of it */
 	snprintf(expect, sizeof(expect), "127.0.0.1:%u", port);
 	daemon_start_with(&d, args, &with);
-	log = daemon_log(&d);
-	cr_assert_null(strstr(log, "is not among them"), "%s", log);
-	free(log);
+	expect_log(NULL, "is not among them");
 	daemon_finish(&d);
 
 	/* another address, one this test listens on: a line says so, and
@@ -100,11 +105,8 @@ Test(activation, listen_only_says_what_to_expect, .fini = stop, .timeout = 60)
 	snprintf(expect, sizeof(expect), "127.0.0.1:%u", other_port);
 	daemon_start_with(&d, args, &with);
 	cr_assert_eq(d.port, port);
-	log = daemon_log(&d);
-	cr_assert_not_null(strstr(log, "is not among them"), "%s", log);
-	cr_assert_not_null(strstr(log, expect), "%s", log);
-	cr_assert_null(strstr(log, "cannot listen"), "%s", log);
-	free(log);
+	expect_log("is not among them", "cannot listen");
+	expect_log(expect, NULL);
 	r = http(&d, "GET", "/healthz", NULL, NULL);
 	cr_assert_eq(r.status, 200);
 	reply_free(&r);
@@ -288,7 +290,8 @@ Test(activation, ten_restarts_on_the_held_socket_fail_no_request, .fini = stop, 
 	}
 	wait_answered(&l, atomic_load(&l.ok), 40);
 	load_stop(&l, threads);
-	cr_assert_eq(atomic_load(&l.failed), 0, "%u of %u requests failed across %d restarts; the first: %s",
+	cr_assert_eq(atomic_load(&l.failed), 0,
+		     "%u of %u requests failed across %d restarts; the first: %s",
 		     atomic_load(&l.failed), atomic_load(&l.failed) + atomic_load(&l.ok), RESTARTS,
 		     l.first_failure);
 	cr_log_info("%d restarts on the held socket: %u requests, none failed, in %llu ms", RESTARTS,
@@ -385,7 +388,8 @@ static void manager_start(struct manager *m)
 	a.sun_path[0] = '\0';
 	m->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(m->fd, 0);
-	cr_assert_eq(bind(m->fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)),
+	cr_assert_eq(bind(m->fd, (struct sockaddr *)&a,
+			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)),
 		     0);
 	setsockopt(m->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
 	pthread_mutex_init(&m->lock, NULL);
@@ -462,7 +466,7 @@ static void get_succeeds_now(const struct daemon *one, const char *when)
 
 Test(notify, ready_reloading_and_stopping_each_when_true, .fini = stop, .timeout = 60)
 {
-	char cat_path[] = "/tmp/splitkd-notify-XXXXXX", text[512], *log;
+	char cat_path[] = "/tmp/splitkd-notify-XXXXXX", text[512];
 	struct manager m;
 	const char *args[] = {"--access-log", "off", "--catalog", cat_path, NULL};
 	const char *env[] = {m.env, NULL};
@@ -493,11 +497,8 @@ Test(notify, ready_reloading_and_stopping_each_when_true, .fini = stop, .timeout
 	cr_assert(at >= before && at <= monotonic_us(), "MONOTONIC_USEC=%llu is not now", at);
 	cr_assert_not_null(strstr(text, "\nSTATUS=reloading"), "%s", text);
 	wait_for(&m, &from, "READY=1\nSTATUS=serving", 5000, text, sizeof(text));
-	log = daemon_log(&d);
-	cr_assert_not_null(strstr(log, "reload ok: "), "READY=1 came before the reload was over:\n%s",
-			   log);
-	cr_assert_not_null(strstr(log, "(signal)"), "%s", log);
-	free(log);
+	expect_log("reload ok: ", NULL); /* over before READY=1 */
+	expect_log("(signal)", NULL);
 	get_succeeds_now(&d, "after the reload's READY=1");
 
 	/* SIGTERM: STOPPING=1 as the drain starts, then a clean exit */

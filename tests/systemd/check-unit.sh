@@ -42,11 +42,14 @@ echo "== unit: socket activation and the notify protocol"
 listen=$(grep '^ListenStream=' "$socket")
 default=$("$stage/bin/splitkd" --help | sed -n 's/.*(default \([0-9.]*:[0-9]*\);.*/\1/p' | head -1)
 [ -n "$default" ] || fail "cannot read --listen's default in splitkd --help"
-[ "$listen" = "ListenStream=$default" ] || fail "the socket has $listen, --listen's default is $default"
-for line in Type=notify NotifyAccess=main 'WatchdogSec=[1-9]' 'RestrictAddressFamilies=.*AF_UNIX'; do
+[ "$listen" = "ListenStream=$default" ] ||
+	fail "the socket has $listen, --listen's default is $default"
+for line in Type=notify NotifyAccess=main 'WatchdogSec=[1-9]' \
+	'RestrictAddressFamilies=.*AF_UNIX'; do
 	grep -q "^$line" "$unit" || fail "the service lacks $line"
 done
-echo "socket: $listen, as --listen's default; service: Type=notify, NotifyAccess=main, $(grep '^WatchdogSec=' "$unit"), AF_UNIX allowed"
+echo "socket: $listen, as --listen's default;" \
+	"service: Type=notify, NotifyAccess=main, $(grep '^WatchdogSec=' "$unit"), AF_UNIX allowed"
 
 echo "== unit: systemd-analyze security --offline=true (at most $max)"
 # --threshold is the same scale times ten; the line is checked as well

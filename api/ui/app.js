@@ -689,7 +689,10 @@
     if (m && m.notes) { sec.append(put(el('p', 'notes'), el('b', '', d.model + ': '), el('span', 'note', m.notes))); }
     const a = el('a', '', 'this answer as JSON');
     a.href = url;
-    sec.append(put(el('p', 'meta'), a));
+    const other = el('button', 'link', 'what the other engines launch here');
+    other.type = 'button';
+    other.addEventListener('click', () => showView(true));
+    sec.append(put(el('p', 'meta'), a, ' · ', other));
   }
 
   // ---------------------------------------------------------------- engines

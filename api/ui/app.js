@@ -31,7 +31,8 @@
     prevDigest: null, digestChangedAt: null, checkedAt: null, changedAt: null,
     downSince: null, failures: 0, retryAt: 0, generation: 0, inflight: false,
     rerun: false, timer: 0, stream: 'none', reopenMs: REOPEN_MS[0],
-    compare: null, shownView: null}; // the /v1/compare answer drawn; the view last applied
+    compare: null, shownView: null, // the /v1/compare answer drawn; the view last applied
+    es: null}; // the change stream's EventSource, while the page has one
   const cache = new Map();
 
   // ---------------------------------------------------------------- text
@@ -258,7 +259,9 @@
   }
   function openStream() {
     if (typeof EventSource === 'undefined') { live.stream = 'none'; return; }
+    if (live.es && live.es.readyState !== EventSource.CLOSED) { return; } // one stream a page
     const es = new EventSource('v1/events');
+    live.es = es;
     live.stream = 'connecting';
     es.addEventListener('open', () => {
       live.stream = 'open';
@@ -1110,6 +1113,14 @@
       }
     });
     $('retry').addEventListener('click', kick);
+    // A page left for another stays alive in the back/forward cache, and
+    // its stream with it: six such pages hold every connection a browser
+    // allows splitkd's origin, and no fetch of the page shown would start.
+    // So the stream closes with the page and opens again if it comes back.
+    window.addEventListener('pagehide', () => {
+      if (live.es) { live.es.close(); live.es = null; live.stream = 'none'; }
+    });
+    window.addEventListener('pageshow', (e) => { if (e.persisted) { openStream(); } });
     window.addEventListener('hashchange', () => { readHash(); syncControls(); kick(); });
     window.addEventListener('online', kick);
     window.addEventListener('resize', () => { layout(); redrawChart(); });

@@ -797,10 +797,11 @@
   const span = (r) => r.from === r.to ? String(r.from) : r.from + '–' + r.to;
   // "2.05 MiB" to read, and under it "2,146,560 bytes", the exact count
   function scratch(k, n) {
-    const s = put(el('span', 'num', bytes(n)), n === null || n === undefined || n < 1024 ? ''
-      : el('span', 'exact meta', int(n) + ' bytes'));
+    const known = n !== null && n !== undefined;
+    // under 1 KiB the size is the byte count already
+    const s = put(el('span', 'num', bytes(n)), ...(known && n >= 1024 ? [' ', el('span', 'exact meta', int(n) + ' bytes')] : []));
     s.dataset.k = k;
-    s.dataset.bytes = n === null || n === undefined ? '' : String(n);
+    s.dataset.bytes = known ? String(n) : '';
     return s;
   }
   function fillEngineInputs(d) {
@@ -931,13 +932,17 @@
         svg('text', {x: lx, y: r2(end.ly) + 4, class: 'end'}, end.e.engine + ' ' + end.n));
       boxes.push({x: lx, y: end.ly - 8, w: (end.e.engine.length + 5) * CHAR, h: 14});
     }
-    // the count beside each step's mark, where it has room (the seed's first)
+    // a flat line (the seed's) is in the way of any number written across it
+    for (const end of ends) {
+      if (end.rs.length === 1) { boxes.push({x: M.l, y: end.y - 2, w: pw, h: 4}); }
+    }
+    // the count beside each step's mark, above it or else below, where it
+    // has room (the seed's first)
     for (const end of ends.slice().sort((a, b) => a.k - b.k)) {
       for (const r of end.rs) {
-        const tx = x(r.from) + 6, ty = y(r.n) - 6, label = String(r.n);
-        if (fits(boxes, {x: tx, y: ty - 10, w: label.length * CHAR, h: 12})) {
-          end.g.append(svg('text', {x: r2(tx), y: r2(ty), class: 'step'}, label));
-        }
+        const tx = x(r.from) + 6, label = String(r.n), w = label.length * CHAR;
+        const ty = [y(r.n) - 6, y(r.n) + 15].find((t) => t <= M.t + ph - 2 && fits(boxes, {x: tx, y: t - 10, w, h: 12}));
+        if (ty !== undefined) { end.g.append(svg('text', {x: r2(tx), y: r2(ty), class: 'step'}, label)); }
       }
     }
     box.replaceChildren(root);
@@ -990,7 +995,7 @@
         ' ' + (n.length === 1 && n[0].n === 1 ? 'split' : 'splits') + ', scratch ', scratch('invariant.max_workspace_bytes', v.max_workspace_bytes));
       if (counts && !v.batch_invariant) { put(td, el('b', '', ' and still moves')); }
     }
-    if (v.how) { put(td, el('span', 'how meta', v.how)); }
+    if (v.how) { put(td, ' ', el('span', 'how meta', v.how)); }
     return td;
   }
   function engineTable(d) {
@@ -1003,12 +1008,12 @@
       const info = meta.engines ? meta.engines.get(e.engine) : null;
       const th = put(el('th'), swatch(i % DASH.length), el('code', '', e.engine));
       if (info) {
-        put(th, el('span', 'sub', info.title));
+        put(th, ' ', el('span', 'sub', info.title));
         if (info.repository) {
-          put(th, el('span', 'sub meta', info.repository + ' @ ' + info.commits.map((c) => c.slice(0, 8)).join(', ')));
+          put(th, ' ', el('span', 'sub meta', info.repository + ' @ ' + info.commits.map((c) => c.slice(0, 8)).join(', ')));
         }
       }
-      if (e.policy) { put(th, el('span', 'sub meta', 'policy ' + e.policy)); }
+      if (e.policy) { put(th, ' ', el('span', 'sub meta', 'policy ' + e.policy)); }
       const tr = put(el('tr'), th);
       tr.dataset.engine = e.engine;
       if (e.problem) {

@@ -757,6 +757,15 @@ def check_xss(r):
     found = r.js("""return {img: document.querySelectorAll('img, svg, iframe, object').length,
         scripts: document.scripts.length, dialogs: window.__dialogs, csp: window.__csp};""")
     expect(found == {"img": 0, "scripts": 1, "dialogs": [], "csp": []}, f"markup from the catalog ran: {found}")
+    # the engines view of the odd cell: its names in the selectors and the title, as text
+    r.driver.find_element(By.CSS_SELECTOR, '#views [data-view="engines"]').click()
+    wait(lambda: r.driver.find_element(By.ID, "engines-title").text.endswith("constructor × toString"), 2 * POLL + MARGIN,
+         "the engines view of constructor x toString")
+    opts = r.js("return [...document.querySelectorAll('#target-select option')].map((o) => o.textContent)")
+    expect({"constructor", "0", "x" * 63 + "9"} <= set(opts), f"the odd targets are options: {opts}")
+    found = r.js("return {dialogs: window.__dialogs, csp: window.__csp};")
+    expect(found == {"dialogs": [], "csp": []}, f"the engines view ran something: {found}")
+    r.driver.find_element(By.CSS_SELECTOR, '#views [data-view=""]').click()
 
 
 # ---------------------------------------------------------------- engines view
@@ -1092,6 +1101,12 @@ def main():
                          ("explain: click and keyboard, equal to /v1/splits?explain=1; state in the URL",
                           check_explain),
                          ("screenshots at 1280x800, dark, phone width", check_screens),
+                         # the engines view while the catalog is still the default one (its screenshots)
+                         ("a page left closes its stream, back it opens one again", check_one_stream),
+                         ("engines view: switched to from the header and back, the grid as it was", check_engines_switch),
+                         ("engines view: the URL's inputs drawn per engine as /v1/compare answers, verdicts, "
+                          "scratch and refusals", check_engines),
+                         ("engines view: the form's inputs go to the URL and redraw", check_engines_form),
                          ("idle with the change stream open: no polls", check_idle),
                          ("no EventSource: the page polls, idle polls cost 304s", check_fallback),
                          ("/?max_batch_size=16: the page, with 16 in its control", check_query_string),
@@ -1100,12 +1115,7 @@ def main():
                          ("stale and back by the stream, polling at 60 s", check_stale_stream),
                          ("stale while splitkd is down, with backoff; recovers on restart", check_stale),
                          ("XSS catalog: notes and odd names are text, nothing runs", check_xss),
-                         ("catalogs: the selector switches the grid; the upgrade diff, from → to", check_catalogs),
-                         ("a page left closes its stream, back it opens one again", check_one_stream),
-                         ("engines view: switched to from the header and back, the grid as it was", check_engines_switch),
-                         ("engines view: the URL's inputs drawn per engine as /v1/compare answers, verdicts, "
-                          "scratch and refusals", check_engines),
-                         ("engines view: the form's inputs go to the URL and redraw", check_engines_form)]:
+                         ("catalogs: the selector switches the grid; the upgrade diff, from → to", check_catalogs)]:
             r.step(name, lambda fn=fn: fn(r))
     except Failed as e:
         r.failed += 1

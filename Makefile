@@ -101,9 +101,10 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 # ---------------------------------------------------------------- server
 SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server/framing.c server/holder.c \
-	      server/http.c server/listener.c server/reload.c server/watch.c server/catalogdir.c \
-	      server/log.c server/main.c server/metrics.c server/respcache.c server/server.c \
-	      server/journal.c server/state.c server/stream.c server/tls.c
+	      server/http.c server/listener.c server/reload.c server/reload_read.c server/watch.c \
+	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
+	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
+	      server/state.c server/stream.c server/tls.c server/durable.c server/response.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -132,19 +133,44 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # The server's modules, each tested through its own API by one rule: linked
-# with the server's objects but what links libmicrohttpd (http.c, stream.c,
-# respcache.c, tls.c, and server.c, which starts the engines) and main.c, so
-# no engine is linked in; the api is there for what metrics and holder use
-# of it (route labels, catalogs). tls.c is GnuTLS's too: tested over HTTPS
-# by tests/integration/test_tls.c instead.
-SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics reload watch)
+# with the server's objects but what links libmicrohttpd (http.c, response.c,
+# stream.c, respcache.c, tls.c, server.c, which starts the engines, and
+# serving.c, which starts the server) and main.c, so no engine is linked
+# in; the api is there for what metrics and holder use of it (route
+# labels, catalogs). The modules that keep or follow files (durable,
+# state, journal, catalogdir, catsource, reload, reload_read, watch) are
+# tested on a scratch directory under /tmp.
+SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
+		     catsource reload reload_read watch durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
-		       $(BUILD)/server/server.o $(BUILD)/server/stream.o $(BUILD)/server/tls.o,$(SERVER_OBJ))
+		       $(BUILD)/server/server.o $(BUILD)/server/serving.o $(BUILD)/server/stream.o \
+		       $(BUILD)/server/tls.o $(BUILD)/server/response.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< $(SERVER_UNIT_OBJ) \
 		$(API_OBJ) $(LIBSPLITK) $(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+# tls.c through its own API over a real reload, its PEM files made by
+# tests/tls/make-certs.sh: GnuTLS's, and libmicrohttpd's for the connection
+# behind a session (linked, never started: no engine, no socket). The
+# handshakes themselves are tests/integration/test_tls.c's, over HTTPS.
+$(BUILD)/tests/unit/test_tls: tests/unit/test_tls.c $(SERVER_UNIT_OBJ) $(BUILD)/server/tls.o $(API_OBJ) \
+			      $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(GNUTLS_CFLAGS) $(CRITERION_CFLAGS) $< \
+		$(SERVER_UNIT_OBJ) $(BUILD)/server/tls.o $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(GNUTLS_LIBS) \
+		$(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+
+# The server's own refusals (response.c): libmicrohttpd's and, for the
+# answers written past the engine over TLS, tls.c's; nothing is started.
+$(BUILD)/tests/unit/test_response: tests/unit/test_response.c $(SERVER_UNIT_OBJ) $(BUILD)/server/response.o \
+				   $(BUILD)/server/respcache.o $(BUILD)/server/tls.o $(API_OBJ) $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(MHD_CFLAGS) $(GNUTLS_CFLAGS) \
+		$(CRITERION_CFLAGS) $< $(SERVER_UNIT_OBJ) $(BUILD)/server/response.o $(BUILD)/server/respcache.o \
+		$(BUILD)/server/tls.o $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) $(GNUTLS_LIBS) $(CJSON_LIBS) \
+		$(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 # The change streams' hub through its own API, with a fake engine: no
 # daemon; libmicrohttpd is linked for stream_open, which it does not call.
@@ -228,7 +254,7 @@ purity: $(POLICY_OBJ)
 includes:
 	@sh scripts/check-includes.sh policy "" api server
 	@sh scripts/check-includes.sh api "" server
-	@sh scripts/check-includes.sh server "http.c respcache.c respcache.h stream.c tls.c"
+	@sh scripts/check-includes.sh server "http.c respcache.c respcache.h response.c response.h stream.c tls.c"
 
 # What a user reads (README, man page, OpenAPI, docker/) against the binary.
 docs: $(SPLITKD)
@@ -348,7 +374,10 @@ $(BUILD)/engines/oracle_%: tests/engines/harness.rs tests/engines/oracle_%.rs
 	cp tests/engines/harness.rs $(BUILD)/engines/rs_$*/main.rs
 	cp tests/engines/oracle_$*.rs $(BUILD)/engines/rs_$*/engine.rs
 	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_$*/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_$*/main.rs
 $(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)/engines/oracle_%
+	@echo "== engines-check: $*'s second implementation, its own worked examples"
+	@$(BUILD)/engines/oracle_$*-test -q
 	@echo "== engines-check: $* against its second implementation, $(ENGINE_SHAPES) shapes"
 	@$(BUILD)/engines/sweep_$* $(ENGINE_SHAPES) $(ENGINE_SEED) | $(BUILD)/engines/oracle_$* $* $(ENGINE_SHAPES)
 engines-check: $(ENGINES:%=engines-check-%)

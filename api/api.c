@@ -96,6 +96,8 @@ static const struct route routes[] = {
 };
 
 #define NUM_ROUTES (sizeof(routes) / sizeof(routes[0]))
+_Static_assert(NUM_ROUTES <= API_MAX_ROUTES, "more routes than API_MAX_ROUTES: raise it, and "
+	       "the server's rows of figures with it");
 
 const char *api_route_path(size_t i, const char **methods)
 {

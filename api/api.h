@@ -53,6 +53,11 @@ void api_response_cleanup(struct api_response *resp);
  * (the header is not added). */
 int api_response_add_header(struct api_response *resp, const char *name, const char *value);
 
+/* The most routes the router's table may hold: a server keeps a row of
+ * figures for each, and one for "other" (server/metrics.h). api.c checks
+ * its table against it when it is compiled. */
+#define API_MAX_ROUTES 31
+
 /* The number of routes, and the index of the route a request target's path
  * names (ignoring method and query), or -1 when none does. For labels. */
 size_t api_route_count(void);

@@ -329,7 +329,7 @@ bool batchfast_answer(struct handler_call *c)
 
 		if (decide_run(c->ctx->catalog, &sh.queries[i], &d, &p) != 0 ||
 		    (sh.queries[i].engine.p != NULL &&
-		     (engine = engines_answer(&c->w, &sh.queries[i], &d, c->ctx->catalog,
+		     (engine = engines_answer(c->ctx, &c->w, &sh.queries[i], &d, c->ctx->catalog,
 					      mask != FIELDS_ALL, &p)) < 0)) {
 			failures++;
 			answer_batch_error(&c->w, &p);

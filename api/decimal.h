@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A plain decimal from 1 to 4294967295: ASCII digits only, no sign, no
  * leading zero, no spaces. Returns true and sets *out, or returns false for
@@ -24,5 +25,27 @@ bool decimal_parse_u32(const char *s, size_t len, uint32_t *out);
 /* Writes hi * 2^64 + lo in decimal, exactly, and a NUL into out. Returns
  * the number of digits. */
 size_t decimal_format_u128(uint64_t hi, uint64_t lo, char out[DECIMAL_U128_MAX]);
+
+/* "00" "01" ... "99": n's two digits at decimal_pairs[2 * n], n < 100 */
+extern const char decimal_pairs[200];
+
+/* decimal_put_u64 for v of 100 and more. */
+char *decimal_put_u64_long(char *p, uint64_t v);
+
+/* Writes v in decimal at p (at most 20 bytes, no NUL) and returns the end.
+ * Most of an answer's numbers have one or two digits: those inline, the
+ * rest out of line. */
+static inline __attribute__((always_inline)) char *decimal_put_u64(char *p, uint64_t v)
+{
+	if (v < 10u) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	if (v < 100u) {
+		memcpy(p, decimal_pairs + 2 * v, 2);
+		return p + 2;
+	}
+	return decimal_put_u64_long(p, v);
+}
 
 #endif /* SPLITKD_DECIMAL_H */

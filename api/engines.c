@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "decimal.h"
 #include "fa2.h"
 #include "fa3.h"
 #include "flashinfer.h"
@@ -122,39 +123,138 @@ int engines_refused(enum engines_id id, const struct engine_answer *a, struct pr
 			   engines[id].name, a->refused);
 }
 
+/* Appends a string literal: its length is a constant. */
+#define LIT(p, s)                                \
+	do {                                     \
+		memcpy((p), (s), sizeof(s) - 1); \
+		(p) += sizeof(s) - 1;            \
+	} while (0)
+
+/* A name known plain (a catalog's: catalog_name_ok), or null. */
+static char *put_name(char *p, const char *s, size_t len)
+{
+	if (s == NULL) {
+		LIT(p, "null");
+		return p;
+	}
+	*p++ = '"';
+	memcpy(p, s, len);
+	p += len;
+	*p++ = '"';
+	return p;
+}
+
+/* A term's name: the port's static string, plain JSON text and at most
+ * ENGINES_TERM_NAME_MAX bytes (test_engines holds every port to both). */
+static char *put_term(char *p, const char *s)
+{
+	size_t len = strlen(s);
+
+	*p++ = '"';
+	memcpy(p, s, len);
+	p += len;
+	LIT(p, "\":");
+	return p;
+}
+
+/* The bytes an answer can take: its keys and punctuation, twenty-digit
+ * numbers, the names and the terms. */
+static size_t answer_bound(const struct decision *d, const struct catalog *cat)
+{
+	size_t n = 640 + CATALOG_DIGEST_LEN + cat->name_len;
+
+	n += d->target != NULL ? d->target->names.name_len : 0;
+	n += d->model != NULL ? d->model->names.name_len : 0;
+	return n + ENGINE_TERMS_MAX * (ENGINES_TERM_NAME_MAX + 24);
+}
+
+/* The answer in place, a literal a key and no writer call a member (a
+ * batch of them was 2.7 times the seed's through jsonw). */
+static size_t write_answer(char *out, enum engines_id id, const struct decision *d,
+			   const struct engine_shape *s, const struct engine_answer *a,
+			   const struct catalog *cat)
+{
+	char *p = out;
+	const char *name = engines[id].name;
+
+	LIT(p, "{" VOCAB_KEY(ENGINE));
+	p = put_name(p, name, strlen(name));
+	LIT(p, VOCAB_NEXT_KEY(TARGET));
+	p = put_name(p, d->target ? d->target->names.name : NULL,
+		     d->target ? d->target->names.name_len : 0);
+	LIT(p, VOCAB_NEXT_KEY(SM_COUNT));
+	p = decimal_put_u64(p, s->sm_count);
+	LIT(p, VOCAB_NEXT_KEY(MODEL));
+	p = put_name(p, d->model ? d->model->names.name : NULL,
+		     d->model ? d->model->names.name_len : 0);
+	LIT(p, VOCAB_NEXT_KEY(NUM_Q_HEADS));
+	p = decimal_put_u64(p, s->num_q_heads);
+	LIT(p, VOCAB_NEXT_KEY(NUM_KV_HEADS));
+	p = decimal_put_u64(p, s->num_kv_heads);
+	LIT(p, VOCAB_NEXT_KEY(HEAD_DIM));
+	p = decimal_put_u64(p, s->head_dim);
+	LIT(p, VOCAB_NEXT_KEY(NUM_SEQS));
+	p = decimal_put_u64(p, s->num_seqs);
+	LIT(p, VOCAB_NEXT_KEY(SEQ_LEN));
+	p = decimal_put_u64(p, s->seq_len);
+	LIT(p, VOCAB_NEXT_KEY(PAGE_SIZE));
+	p = decimal_put_u64(p, s->page_size);
+	LIT(p, VOCAB_NEXT_KEY(BLOCKS_PER_SM));
+	if (s->blocks_per_sm == 0) {
+		LIT(p, "null");
+	} else {
+		p = decimal_put_u64(p, s->blocks_per_sm);
+	}
+	if (s->cuda_graph) {
+		LIT(p, VOCAB_NEXT_KEY(CUDA_GRAPH) "true");
+	} else {
+		LIT(p, VOCAB_NEXT_KEY(CUDA_GRAPH) "false");
+	}
+	LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS));
+	p = decimal_put_u64(p, a->num_splits);
+	LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS_BOUND));
+	p = decimal_put_u64(p, a->num_splits_bound);
+	LIT(p, VOCAB_NEXT_KEY(WORKSPACE_BYTES));
+	p = decimal_put_u64(p, a->workspace_bytes);
+	LIT(p, VOCAB_NEXT_KEY(TERMS) "{");
+	for (unsigned i = 0; i < a->n_terms && i < ENGINE_TERMS_MAX; i++) {
+		if (i > 0) {
+			*p++ = ',';
+		}
+		p = put_term(p, a->terms[i].name);
+		p = decimal_put_u64(p, a->terms[i].value);
+	}
+	LIT(p, "}" VOCAB_NEXT_KEY(CATALOG));
+	/* every digest is CATALOG_DIGEST_LEN bytes, a catalog's name plain */
+	p = put_name(p, cat->digest, CATALOG_DIGEST_LEN);
+	LIT(p, VOCAB_NEXT_KEY(CATALOG_NAME));
+	p = put_name(p, cat->name, cat->name_len);
+	*p++ = '}';
+	return (size_t)(p - out);
+}
+
 void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
 		   const struct engine_shape *s, const struct engine_answer *a,
 		   const struct catalog *cat)
 {
-	jsonw_object_begin(w);
-	jsonw_kv_str(w, VOCAB_M_ENGINE, engines[id].name);
-	jsonw_kv_str_or_null(w, VOCAB_M_TARGET, d->target ? d->target->names.name : NULL);
-	jsonw_kv_u64(w, VOCAB_M_SM_COUNT, s->sm_count);
-	jsonw_kv_str_or_null(w, VOCAB_M_MODEL, d->model ? d->model->names.name : NULL);
-	jsonw_kv_u64(w, VOCAB_M_NUM_Q_HEADS, s->num_q_heads);
-	jsonw_kv_u64(w, VOCAB_M_NUM_KV_HEADS, s->num_kv_heads);
-	jsonw_kv_u64(w, VOCAB_M_HEAD_DIM, s->head_dim);
-	jsonw_kv_u64(w, VOCAB_M_NUM_SEQS, s->num_seqs);
-	jsonw_kv_u64(w, VOCAB_M_SEQ_LEN, s->seq_len);
-	jsonw_kv_u64(w, VOCAB_M_PAGE_SIZE, s->page_size);
-	jsonw_kv_u64_or_null(w, VOCAB_M_BLOCKS_PER_SM, s->blocks_per_sm);
-	jsonw_kv_bool(w, VOCAB_M_CUDA_GRAPH, s->cuda_graph);
-	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS, a->num_splits);
-	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS_BOUND, a->num_splits_bound);
-	jsonw_kv_u64(w, VOCAB_M_WORKSPACE_BYTES, a->workspace_bytes);
-	jsonw_key(w, VOCAB_M_TERMS);
-	jsonw_object_begin(w);
-	for (unsigned i = 0; i < a->n_terms && i < ENGINE_TERMS_MAX; i++) {
-		jsonw_kv_u64(w, a->terms[i].name, a->terms[i].value);
+	char *at = jsonw_raw_room(w, answer_bound(d, cat));
+
+	if (at != NULL) {
+		jsonw_raw_done(w, write_answer(at, id, d, s, a, cat));
 	}
-	jsonw_object_end(w);
-	jsonw_kv_str(w, VOCAB_M_CATALOG, cat->digest);
-	jsonw_kv_str(w, VOCAB_M_CATALOG_NAME, cat->name);
-	jsonw_object_end(w);
 }
 
-int engines_answer(struct jsonw *w, const struct query *q, const struct decision *d,
-		   const struct catalog *cat, bool fields, struct problem *p)
+void engines_count(const struct api_context *ctx, enum engines_id id,
+		   const struct engine_answer *a)
+{
+	if (ctx->on_engine != NULL) {
+		ctx->on_engine(ctx->on_decision_cls, engines[id].name, a->status == ENGINE_OK);
+	}
+}
+
+int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
+		   const struct decision *d, const struct catalog *cat, bool fields,
+		   struct problem *p)
 {
 	struct engine_shape s;
 	struct engine_answer a;
@@ -175,6 +275,7 @@ int engines_answer(struct jsonw *w, const struct query *q, const struct decision
 		return -1;
 	}
 	a = launches[id](&s);
+	engines_count(ctx, id, &a);
 	if (a.status != ENGINE_OK) {
 		return engines_refused(id, &a, p);
 	}

@@ -25,6 +25,7 @@
 #include "catalog.h"
 #include "decide.h"
 #include "engine.h"
+#include "exchange.h"
 #include "jsonw.h"
 #include "problem.h"
 #include "query.h"
@@ -48,6 +49,10 @@ struct engines_info {
 	/* NULL for the seed, which decide.c answers */
 	struct engine_answer (*launch)(const struct engine_shape *s);
 };
+
+/* The longest name of a term a port gives (engine_answer.terms): each is
+ * plain JSON text, no quote, backslash or control byte. */
+#define ENGINES_TERM_NAME_MAX 48
 
 /* The engine's row; NULL past the end. */
 const struct engines_info *engines_info(enum engines_id id);
@@ -85,8 +90,13 @@ void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d
  * missing input, a refusal). Called only when q->engine is set, so a
  * query without it pays one test.
  */
-int engines_answer(struct jsonw *w, const struct query *q, const struct decision *d,
-		   const struct catalog *cat, bool fields, struct problem *p);
+int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
+		   const struct decision *d, const struct catalog *cat, bool fields,
+		   struct problem *p);
+
+/* Reports an engine's launch (answered, or refused) to ctx->on_engine. */
+void engines_count(const struct api_context *ctx, enum engines_id id,
+		   const struct engine_answer *a);
 
 /* The port's launch for shape s (id not the seed). */
 struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s);

@@ -60,6 +60,9 @@ struct api_header {
  * name in it, or NULL for an sm_count-only query. May be NULL. */
 typedef void api_decision_fn(void *cls, const char *catalog, const char *target,
 			     enum splitk_kind kind);
+/* One answer of another engine than the seed (engines.h): the engine's
+ * name, and whether it answered (true) or refused the shape (false). */
+typedef void api_engine_fn(void *cls, const char *engine, bool answered);
 
 /* Fills *out (status.h) with a consistent copy of the server's catalog
  * state, for GET /v1/status. May be NULL. */
@@ -89,6 +92,7 @@ struct api_context {
 	size_t num_catalogs;
 	api_decision_fn *on_decision;
 	void *on_decision_cls;
+	api_engine_fn *on_engine; /* called with on_decision_cls; NULL: none */
 	api_status_fn *report_status; /* NULL: the status names the catalog alone */
 	void *report_status_cls;
 	/* GET /v1/history's entries (history.h's api_history_fn); NULL: none */

@@ -73,47 +73,6 @@ static size_t warning_len(const struct decision *d, size_t i)
 	return d->warning_lens[i] != 0 ? d->warning_lens[i] : strlen(d->warnings[i]);
 }
 
-/* "00" "01" ... "99": a number below 100's two digits at decimal_pairs[2 * n] */
-#define DECIMAL_ROW(d) d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9"
-static const char decimal_pairs[] = DECIMAL_ROW("0") DECIMAL_ROW("1") DECIMAL_ROW("2")
-	DECIMAL_ROW("3") DECIMAL_ROW("4") DECIMAL_ROW("5") DECIMAL_ROW("6") DECIMAL_ROW("7")
-	DECIMAL_ROW("8") DECIMAL_ROW("9");
-
-/* Decimal digits, most significant first, with no buffer between: the
- * count first, then two digits a step from the end (a division by 100
- * for two, not by 10 for each: the answer's nine numbers were a
- * twentieth of writing it). */
-static char *put_u64_long(char *p, uint64_t v)
-{
-	size_t n = 1;
-
-	for (uint64_t t = v; t >= 10u; t /= 100u) {
-		n += t >= 100u ? 2 : 1;
-	}
-	for (size_t i = n; v >= 10u; v /= 100u) {
-		i -= 2;
-		memcpy(p + i, decimal_pairs + 2 * (v % 100u), 2);
-	}
-	if (n % 2 == 1) {
-		p[0] = (char)('0' + v);
-	}
-	return p + n;
-}
-
-/* Most of an answer's numbers have one or two digits: those inline. */
-static inline __attribute__((always_inline)) char *put_u64(char *p, uint64_t v)
-{
-	if (v < 10u) {
-		*p = (char)('0' + v);
-		return p + 1;
-	}
-	if (v < 100u) {
-		memcpy(p, decimal_pairs + 2 * v, 2);
-		return p + 2;
-	}
-	return put_u64_long(p, v);
-}
-
 static char *put_label(char *p, struct splitk_policy pol)
 {
 	char label[SPLITK_LABEL_MAX];
@@ -181,7 +140,7 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	}
 	if (HAS(FM_SM_COUNT)) {
 		LIT(p, VOCAB_NEXT_KEY(SM_COUNT));
-		p = put_u64(p, d->sm_count);
+		p = decimal_put_u64(p, d->sm_count);
 	}
 	if (HAS(FM_DECLARED)) {
 		LIT(p, VOCAB_NEXT_KEY(DECLARED));
@@ -193,27 +152,27 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	}
 	if (HAS(FM_NUM_Q_HEADS)) {
 		LIT(p, VOCAB_NEXT_KEY(NUM_Q_HEADS));
-		p = put_u64(p, d->num_q_heads);
+		p = decimal_put_u64(p, d->num_q_heads);
 	}
 	if (HAS(FM_HEAD_DIM)) {
 		LIT(p, VOCAB_NEXT_KEY(HEAD_DIM));
 		if (d->head_dim == 0) {
 			LIT(p, "null");
 		} else {
-			p = put_u64(p, d->head_dim);
+			p = decimal_put_u64(p, d->head_dim);
 		}
 	}
 	if (HAS(FM_MAX_BATCH_SIZE)) {
 		LIT(p, VOCAB_NEXT_KEY(MAX_BATCH_SIZE));
-		p = put_u64(p, d->shape.max_batch_size);
+		p = decimal_put_u64(p, d->shape.max_batch_size);
 	}
 	if (HAS(FM_NUM_SEQS)) {
 		LIT(p, VOCAB_NEXT_KEY(NUM_SEQS));
-		p = put_u64(p, d->shape.num_seqs);
+		p = decimal_put_u64(p, d->shape.num_seqs);
 	}
 	if (HAS(FM_MAX_ROWS)) {
 		LIT(p, VOCAB_NEXT_KEY(MAX_ROWS));
-		p = put_u64(p, d->shape.max_rows);
+		p = decimal_put_u64(p, d->shape.max_rows);
 	}
 	if (HAS(FM_OVERRIDE)) {
 		LIT(p, VOCAB_NEXT_KEY(OVERRIDE));
@@ -226,23 +185,23 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	if (HAS(FM_SOURCE) && HAS(FM_NUM_SPLITS)) {
 		/* one literal for both keys, the whole answer's way */
 		PUT_SOURCE(p, d, VOCAB_NEXT_KEY(NUM_SPLITS));
-		p = put_u64(p, d->num_splits);
+		p = decimal_put_u64(p, d->num_splits);
 	} else if (HAS(FM_SOURCE)) {
 		PUT_SOURCE(p, d, "");
 	} else if (HAS(FM_NUM_SPLITS)) {
 		LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS));
-		p = put_u64(p, d->num_splits);
+		p = decimal_put_u64(p, d->num_splits);
 	}
 	if (HAS(FM_WORKSPACE_SLOTS)) {
 		LIT(p, VOCAB_NEXT_KEY(WORKSPACE_SLOTS));
-		p = put_u64(p, d->workspace_slots);
+		p = decimal_put_u64(p, d->workspace_slots);
 	}
 	if (HAS(FM_WORKSPACE_BYTES)) {
 		LIT(p, VOCAB_NEXT_KEY(WORKSPACE_BYTES));
 		if (!d->workspace_bytes.known) {
 			LIT(p, "null");
 		} else if (d->workspace_bytes.hi == 0) {
-			p = put_u64(p, d->workspace_bytes.lo);
+			p = decimal_put_u64(p, d->workspace_bytes.lo);
 		} else {
 			p += decimal_format_u128(d->workspace_bytes.hi, d->workspace_bytes.lo, p);
 		}
@@ -264,7 +223,7 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 	if (HAS(FM_CATALOG)) {
 		/* the digest is ours ("fnv1a64:" and hex digits): nothing to escape */
 		LIT(p, VOCAB_NEXT_KEY(CATALOG) "\"");
-		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest) */
+		/* every digest is CATALOG_DIGEST_LEN bytes (catalog_digest_ok) */
 		memcpy(p, cat->digest, CATALOG_DIGEST_LEN);
 		p += CATALOG_DIGEST_LEN;
 		*p++ = '"';

@@ -22,7 +22,7 @@ static void answer_one(struct handler_call *c, const struct query *q)
 	if ((q->fields.p != NULL && fields_parse(q->fields, "fields", &mask, &c->problem) != 0) ||
 	    decide_run(c->ctx->catalog, q, &d, &c->problem) != 0 ||
 	    (q->engine.p != NULL &&
-	     (engine = engines_answer(&c->w, q, &d, c->ctx->catalog, q->fields.p != NULL,
+	     (engine = engines_answer(c->ctx, &c->w, q, &d, c->ctx->catalog, q->fields.p != NULL,
 						 &c->problem)) < 0)) {
 		handler_fail(c);
 		return;
@@ -58,7 +58,7 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 		    (q.catalog.p != NULL &&
 		     (cat = revision_named_catalog(c->ctx, q.catalog, &p)) == NULL) ||
 		    decide_run(cat, &q, &d, &p) != 0 ||
-		    (q.engine.p != NULL && (engine = engines_answer(&c->w, &q, &d, cat, mask != FIELDS_ALL, &p)) < 0)) {
+		    (q.engine.p != NULL && (engine = engines_answer(c->ctx, &c->w, &q, &d, cat, mask != FIELDS_ALL, &p)) < 0)) {
 			failures++;
 			answer_batch_error(&c->w, &p);
 			continue;

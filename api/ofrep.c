@@ -342,7 +342,7 @@ static void append_warning(char *out, size_t cap, size_t *n, const char *s)
 /* The engine a context names, and its launch for the decided shape.
  * Returns 0, or -1 with the problem (an unknown engine, a missing input,
  * a shape it refuses). */
-static int evaluate_engine(struct evaluation *e)
+static int evaluate_engine(const struct handler_call *c, struct evaluation *e)
 {
 	struct engine_shape s;
 
@@ -356,6 +356,7 @@ static int evaluate_engine(struct evaluation *e)
 		return -1;
 	}
 	e->launch = engines_launch(e->engine, &s);
+	engines_count(c->ctx, e->engine, &e->launch);
 	return e->launch.status == ENGINE_OK ? 0 : engines_refused(e->engine, &e->launch, &e->problem);
 }
 
@@ -370,7 +371,7 @@ static void evaluate(struct handler_call *c, const cJSON *context, struct evalua
 	e->decided = query_from_context(context, OFREP_FIELDS, &e->context, &e->problem) == 0 &&
 		     revision_choose(c, e->context.q.catalog, e->context.q.revision, &e->problem) == 0 &&
 		     decide_run(c->ctx->catalog, &e->context.q, &e->d, &e->problem) == 0 &&
-		     (e->context.q.engine.p == NULL || evaluate_engine(e) == 0);
+		     (e->context.q.engine.p == NULL || evaluate_engine(c, e) == 0);
 	if (!e->decided) {
 		return;
 	}

@@ -91,16 +91,6 @@ static long find_index(const struct api_context *ctx, struct slice digest)
 	return -1;
 }
 
-const struct catalog *revision_find(const struct api_context *ctx, struct slice digest)
-{
-	struct revision one;
-	size_t n;
-	const struct revision *revs = held(ctx, &one, &n);
-	long i = find_index(ctx, digest);
-
-	return i < 0 || (size_t)i >= n ? NULL : revs[i].catalog;
-}
-
 /* The 409's own members: what this replica serves and still answers for. */
 static void write_held(struct jsonw *w, const void *cls)
 {

@@ -43,10 +43,6 @@ struct revision_named {
 struct api_context;
 struct handler_call;
 
-/* The held revision whose digest is `digest`, or NULL. A context without
- * revisions holds its catalog alone. */
-const struct catalog *revision_find(const struct api_context *ctx, struct slice digest);
-
 /*
  * Points the call at the revision `digest` names: afterwards c->ctx is a
  * copy of the context whose catalog is that revision's, so every handler

@@ -145,6 +145,7 @@ static void write_status(struct jsonw *w, const struct api_status *st, const cha
 		jsonw_kv_str(w, "dir", st->state_dir);
 		jsonw_kv_u64(w, "write_errors", st->state_write_errors);
 		write_text_or_null(w, "last_write_error", st->state_error);
+		jsonw_kv_u64(w, "history_lines_skipped", st->state_history_lines_skipped);
 		jsonw_object_end(w);
 	}
 	jsonw_object_end(w);

@@ -89,11 +89,13 @@ struct api_status {
 	struct api_source_status tls;
 	int64_t tls_not_before, tls_not_after; /* the served certificate's, unix seconds; 0: none */
 	/* --state-dir (written only with one): its path, the writes that
-	 * failed and the last failure ("": none) */
+	 * failed, the last failure ("": none) and the history's lines not
+	 * taken at start */
 	bool state_on;
 	char state_dir[API_STATUS_TEXT];
 	uint64_t state_write_errors;
 	char state_error[API_STATUS_TEXT];
+	uint64_t state_history_lines_skipped;
 };
 
 /* The names the answer uses, for the server's logs too. */

@@ -11,14 +11,17 @@
 #                 beside cJSON's own parse + print of the same body (needs
 #                 build/.../bench/cjson_roundtrip, made by `make bench-tools`)
 #   batch-fields  the batch with "fields":"num_splits,workspace_bytes"
+#   batch-engine  the batch with every query naming engine=$ENGINE (default
+#                 fa2) and the inputs it reads; ENGINE=seed is the same bytes
+#                 answered by the seed, the peer to compare with
 # CG_KEEP=path keeps the callgrind profile of the counted requests.
 set -euo pipefail
 bin=$1
 mode=${3:-get}
 case $mode in
 get | get-fields) n=${2:-2000} ;;
-batch | batch-fields) n=${2:-20} ;;
-*) echo "mode: get, get-fields, batch or batch-fields" >&2; exit 2 ;;
+batch | batch-fields | batch-engine) n=${2:-20} ;;
+*) echo "mode: get, get-fields, batch, batch-fields or batch-engine" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -28,6 +31,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 case $mode in
 batch) python3 "$here/batch_body.py" "$tmp/body.json" ;;
 batch-fields) python3 "$here/batch_body.py" "$tmp/body.json" num_splits,workspace_bytes ;;
+batch-engine) python3 "$here/batch_body.py" "$tmp/body.json" - "${ENGINE:-fa2}" ;;
 esac
 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" --listen "127.0.0.1:$port" \
 	--access-log off --threads 1 2>"$tmp/log" &
@@ -79,6 +83,9 @@ total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(","
 case $mode in
 get | get-fields)
 	echo "instructions: $total over $n requests ($mode), $((total / n)) per request (start-up excluded)"
+	;;
+batch-engine)
+	echo "instructions: $total over $n batches of 1024 (engine=${ENGINE:-fa2}), $((total / (n * 1024))) per decision (start-up excluded)"
 	;;
 batch | batch-fields)
 	echo "instructions: $total over $n batches of 1024 ($mode), $((total / (n * 1024))) per decision (start-up excluded)"

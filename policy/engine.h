@@ -13,8 +13,9 @@
  * locale, no state; every function is pure and thread-safe. Term names
  * and refusal texts are static strings.
  *
- * This header holds only types and constants (no code), so a port
- * includes it and nothing else of ours.
+ * This header holds types, constants and the one check every port makes
+ * first (engine_zero_count), so a port includes it and nothing else of
+ * ours.
  */
 #ifndef ENGINE_H
 #define ENGINE_H
@@ -92,6 +93,47 @@ struct engine_answer {
 	unsigned n_terms;
 	struct engine_term terms[ENGINE_TERMS_MAX];
 };
+
+/* A count a port needs at least 1 of and was given 0 of: the reason and
+ * the input to change (static strings). */
+struct engine_zero {
+	const char *reason, *input;
+};
+
+/*
+ * The first count among `reads` (enum engine_input bits) that is 0, in
+ * engine_shape's order: every port refuses it before anything else it
+ * checks (upstream would divide by zero or launch nothing). Returns true
+ * with *z filled, or false when every count it reads is at least 1.
+ */
+static inline bool engine_zero_count(const struct engine_shape *s, unsigned reads,
+				     struct engine_zero *z)
+{
+	const struct {
+		unsigned bit;
+		uint32_t value;
+		const char *reason, *input;
+	} counts[] = {
+		{ENGINE_IN_SM_COUNT, s->sm_count, "sm_count must be at least 1", "sm_count"},
+		{ENGINE_IN_NUM_SEQS, s->num_seqs, "num_seqs must be at least 1", "num_seqs"},
+		{ENGINE_IN_NUM_Q_HEADS, s->num_q_heads, "num_q_heads must be at least 1",
+		 "num_q_heads"},
+		{ENGINE_IN_NUM_KV_HEADS, s->num_kv_heads, "num_kv_heads must be at least 1",
+		 "num_kv_heads"},
+		{ENGINE_IN_HEAD_DIM, s->head_dim, "head_dim must be at least 1", "head_dim"},
+		{ENGINE_IN_SEQ_LEN, s->seq_len, "seq_len must be at least 1", "seq_len"},
+		{ENGINE_IN_PAGE_SIZE, s->page_size, "page_size must be at least 1", "page_size"},
+	};
+
+	for (unsigned i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		if ((reads & counts[i].bit) && counts[i].value == 0) {
+			z->reason = counts[i].reason;
+			z->input = counts[i].input;
+			return true;
+		}
+	}
+	return false;
+}
 
 #ifdef __cplusplus
 }

@@ -215,32 +215,10 @@ static const char *beyond_int(const struct engine_shape *s)
 /* mha_fwd_kvcache's part, answering into *a (an OK answer with no terms on entry) */
 static void launch(struct engine_answer *a, const struct engine_shape *s)
 {
-	if (s->sm_count == 0) {
-		refuse(a, "sm_count must be at least 1", "sm_count");
-		return;
-	}
-	if (s->num_seqs == 0) {
-		refuse(a, "batch size must be positive (num_seqs must be at least 1)", "num_seqs");
-		return;
-	}
-	if (s->num_q_heads == 0) {
-		refuse(a, "num_q_heads must be at least 1", "num_q_heads");
-		return;
-	}
-	if (s->num_kv_heads == 0) {
-		refuse(a, "num_kv_heads must be at least 1", "num_kv_heads");
-		return;
-	}
-	if (s->head_dim == 0) {
-		refuse(a, "head_dim must be at least 1", "head_dim");
-		return;
-	}
-	if (s->seq_len == 0) {
-		refuse(a, "seq_len must be at least 1 (the step's own token is in the cache)", "seq_len");
-		return;
-	}
-	if (s->page_size == 0) {
-		refuse(a, "page_size must be at least 1", "page_size");
+	struct engine_zero zero;
+
+	if (engine_zero_count(s, FA2_READS, &zero)) {
+		refuse(a, zero.reason, zero.input);
 		return;
 	}
 	/* upstream's num_splits is an int: pybind11 refuses a larger Python int

@@ -366,28 +366,10 @@ static int round_up_headdim(int head_size)
 
 struct engine_answer fa3_launch(const struct engine_shape *s)
 {
-	/* engine.h: a count that must be >= 1 and is 0 is refused (upstream
-	 * would divide by zero or launch nothing). */
-	if (s->sm_count == 0) {
-		return refuse("sm_count must be at least 1", "sm_count");
-	}
-	if (s->num_seqs == 0) {
-		return refuse("num_seqs must be at least 1", "num_seqs");
-	}
-	if (s->num_q_heads == 0) {
-		return refuse("num_q_heads must be at least 1", "num_q_heads");
-	}
-	if (s->num_kv_heads == 0) {
-		return refuse("num_kv_heads must be at least 1", "num_kv_heads");
-	}
-	if (s->head_dim == 0) {
-		return refuse("head_dim must be at least 1", "head_dim");
-	}
-	if (s->seq_len == 0) {
-		return refuse("seq_len must be at least 1", "seq_len");
-	}
-	if (s->page_size == 0) {
-		return refuse("page_size must be at least 1", "page_size");
+	struct engine_zero zero;
+
+	if (engine_zero_count(s, FA3_READS, &zero)) {
+		return refuse(zero.reason, zero.input);
 	}
 	/* Upstream's sizes are int (pybind11 refuses an argument above its
 	 * range before mha_fwd runs). */

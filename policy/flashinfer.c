@@ -194,26 +194,10 @@ static bool dispatch_head_dim(uint32_t head_dim)
 
 struct engine_answer flashinfer_launch(const struct engine_shape *s)
 {
-	if (s->sm_count == 0) {
-		return refuse("sm_count must be at least 1", "sm_count");
-	}
-	if (s->num_seqs == 0) {
-		return refuse("num_seqs must be at least 1", "num_seqs");
-	}
-	if (s->num_q_heads == 0) {
-		return refuse("num_q_heads must be at least 1", "num_q_heads");
-	}
-	if (s->num_kv_heads == 0) {
-		return refuse("num_kv_heads must be at least 1", "num_kv_heads");
-	}
-	if (s->head_dim == 0) {
-		return refuse("head_dim must be at least 1", "head_dim");
-	}
-	if (s->seq_len == 0) {
-		return refuse("seq_len must be at least 1", "seq_len");
-	}
-	if (s->page_size == 0) {
-		return refuse("page_size must be at least 1", "page_size");
+	struct engine_zero zero;
+
+	if (engine_zero_count(s, FLASHINFER_READS & ~ENGINE_IN_BLOCKS_PER_SM, &zero)) {
+		return refuse(zero.reason, zero.input);
 	}
 	if (s->blocks_per_sm == 0) {
 		return refuse("blocks_per_sm is a run-time GPU value FlashInfer asks "

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: AGPL-3.0-only */
+/* SPDX-License-Identifier: AGPL-3.0-only AND Apache-2.0 */
 /*
  * vllm — vLLM's paged attention v1/v2 decode choice (PagedAttention.
  * forward_decode @ 5da3a32, paged_attention_v2.cu @ cc17020). See vllm.h
@@ -97,6 +97,7 @@ static const char *dispatch(uint64_t block_size, uint64_t head_size, const char 
 struct engine_answer vllm_launch(const struct engine_shape *s)
 {
 	struct engine_answer a;
+	struct engine_zero zero;
 	const char *input = NULL;
 	const char *why;
 
@@ -116,28 +117,8 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 			   "num_splits");
 		return a;
 	}
-	if (s->num_seqs == 0) {
-		refuse(&a, "num_seqs must be at least 1", "num_seqs");
-		return a;
-	}
-	if (s->num_q_heads == 0) {
-		refuse(&a, "num_q_heads must be at least 1", "num_q_heads");
-		return a;
-	}
-	if (s->num_kv_heads == 0) {
-		refuse(&a, "num_kv_heads must be at least 1", "num_kv_heads");
-		return a;
-	}
-	if (s->head_dim == 0) {
-		refuse(&a, "head_dim must be at least 1", "head_dim");
-		return a;
-	}
-	if (s->seq_len == 0) {
-		refuse(&a, "seq_len must be at least 1", "seq_len");
-		return a;
-	}
-	if (s->page_size == 0) {
-		refuse(&a, "page_size must be at least 1", "page_size");
+	if (engine_zero_count(s, VLLM_READS, &zero)) {
+		refuse(&a, zero.reason, zero.input);
 		return a;
 	}
 	/* xformers.py XFormersImpl.__init__: assert self.num_heads %

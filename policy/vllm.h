@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: AGPL-3.0-only */
+/* SPDX-License-Identifier: AGPL-3.0-only AND Apache-2.0 */
 /*
  * vllm — a port of vLLM's paged attention v1/v2 decode choice: whether one
  * decode launch runs the single-pass v1 kernel or the partitioned v2 kernel,

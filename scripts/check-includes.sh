@@ -37,9 +37,14 @@ fi
 # an include of a header that only a layer above has
 up_bad=$(for up in "$@"; do
 	for f in "$dir"/*.c "$dir"/*.h; do
-		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"/]*\.h\)".*/\1/p' "$f" |
+		# "x.h" as the compiler finds it, and "../server/x.h" by its path,
+		# which no -I flag stops
+		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\.h\)".*/\1/p' "$f" |
 		while read -r h; do
-			if [ -f "$up/$h" ] && [ ! -f "$dir/$h" ]; then
+			b=$(basename "$h")
+			if [ "$h" != "$b" ] && [ -f "$up/$b" ]; then
+				echo "  $f includes $h"
+			elif [ "$h" = "$b" ] && [ -f "$up/$h" ] && [ ! -f "$dir/$h" ]; then
 				echo "  $f includes $up/$h"
 			fi
 		done

@@ -129,10 +129,10 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 	bool from_state = false;
 
 	snprintf(s->path, sizeof(s->path), "%s/%s" SUFFIX, d->dir, s->name);
-	bytes = reload_read_catalog_bytes(s->path, &len, &rd);
+	bytes = catsource_read_bytes(s->path, &len, &rd);
 	look = reload_look(rd.key, s->refused_key, &s->pending_key, settle);
 	if (look == RELOAD_LOOK_TRY && bytes != NULL) {
-		cat = reload_parse_catalog(s->path, bytes, len, &rd);
+		cat = catsource_parse(s->path, bytes, len, &rd);
 	}
 	free(bytes);
 	if (look != RELOAD_LOOK_TRY) {
@@ -147,8 +147,7 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 			   settle ? API_TRIGGER_WATCH : API_TRIGGER_START, &from_state, err,
 			   sizeof(err)) != 0) {
 		refused = err;
-	} else if (reload_add_named_catalog(d->reload, &s->rc, d->holder, s->name, s->path, &rd,
-					    d->metrics, 0) != 0) {
+	} else if (catsource_add(&s->rc, d->reload, d->holder, s->name, s->path, &rd, 0) != 0) {
 		holder_remove(d->holder, s->name);
 		refused = "no room for its source";
 	}
@@ -158,7 +157,8 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 		return 0;
 	}
 	if (from_state) {
-		reload_catalog_from_state(&s->rc, &rd);
+		reload_source_from_state(&s->rc.src, &rd);
+		metrics_reload(d->metrics, false);
 	}
 	s->serving = true;
 	s->refused_key = 0;

@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "catsource.h"
 #include "holder.h"
 #include "log.h"
 #include "metrics.h"
@@ -62,7 +63,7 @@
  * after the revisions the state directory kept of `name`, journaled as
  * `trigger`; *from_state when a kept revision serves for the invalid
  * file. Returns 0, or -1 with why in err (nothing served, cat freed).
- * main.c's hold(), which serves --catalog's catalogs too.
+ * serving.c's hold(), which serves --catalog's catalogs too.
  */
 typedef int catalogdir_hold_fn(void *cls, const char *name, const char *path, struct catalog *cat,
 			       const char *why, enum api_trigger trigger, bool *from_state, char *err,
@@ -75,7 +76,7 @@ struct catalogdir_slot {
 	bool seen;    /* in the listing just read */
 	char name[CATALOG_NAME_MAX + 1];
 	char path[PATH_MAX];
-	struct reload_catalog rc;
+	struct catsource rc;
 	uint64_t pending_key; /* a new file's bytes, seen once (reload_look's) */
 	uint64_t refused_key; /* a new file's bytes refused (reload_look's tried key):
 			       * tried again when they change */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * direct — the one place that writes an answer past libmicrohttpd, for
- * the requests libmicrohttpd 0.9.75 cannot answer (http.c says which and
- * why, at its one caller): to the socket (direct_write) or, over TLS,
- * through the connection's session (direct_send with tls_send). The
+ * the requests libmicrohttpd 0.9.75 cannot answer (http.c's
+ * answer_on_socket says which and why; response.c's response_on_socket is
+ * the one caller): to the socket (direct_write) or, over TLS, through the
+ * connection's session (direct_send with tls_send). The
  * answer is whole and closes the connection: a status line, Date,
  * Content-Type, Cache-Control, Connection: close, Content-Length, then the
  * body unless the request was HEAD.

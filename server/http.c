@@ -17,9 +17,9 @@
 
 #include "api.h"
 #include "build_info.h"
-#include "direct.h"
 #include "framing.h"
 #include "respcache.h"
+#include "response.h"
 
 /* Where a request is, from its request line to its end. */
 enum request_state {
@@ -164,28 +164,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	finish_request(ss);
 }
 
-/* Adds the response headers every answer carries. */
-static void add_headers(struct MHD_Response *resp, struct session *ss, const struct api_response *a)
-{
-	if (a->status != 304) {
-		/* RFC 9110 15.4.5: a 304 has no content, so no content type */
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	if (a->allow != NULL) {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
-	}
-	if (a->close || ss->req.draining) {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-	}
-	if (a->etag[0] != '\0') {
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, a->etag);
-	}
-	for (size_t i = 0; i < a->num_headers; i++) {
-		MHD_add_response_header(resp, a->headers[i].name, a->headers[i].value);
-	}
-}
-
 static void account(struct session *ss, const char *method, int route, unsigned status,
 		    size_t bytes)
 {
@@ -195,72 +173,21 @@ static void account(struct session *ss, const char *method, int route, unsigned 
 	log_access(ss->server->log, method, ss->req.uri, ss->req.uri_len, status, bytes, micros);
 }
 
-/* A response for an answer. A body the response owns is handed to MHD
- * (which free()s it), a static one is lent; neither is copied. *body is
- * the bytes the response sends when they stay put for its life (handed
- * over or static), else NULL. */
-static struct MHD_Response *build(struct api_response *a, const char **body)
-{
-	struct MHD_Response *resp;
-
-	*body = NULL;
-	if (a->owned != NULL && a->body == a->owned) {
-		resp = MHD_create_response_from_buffer(a->body_len, a->owned, MHD_RESPMEM_MUST_FREE);
-		if (resp != NULL) {
-			*body = a->owned;
-			a->owned = NULL; /* MHD's now */
-		}
-		return resp;
-	}
-	resp = MHD_create_response_from_buffer(a->body_len, (void *)a->body,
-					       a->owned == NULL ? MHD_RESPMEM_PERSISTENT
-								: MHD_RESPMEM_MUST_COPY);
-	if (resp != NULL && a->owned == NULL) {
-		*body = a->body;
-	}
-	return resp;
-}
-
-/* The one tail of every queued answer: a response the engine kept with
- * the same bytes (respcache.h), else `made` when the caller made it (a
- * stream's; let go of here), else a new one, kept in turn when it may be;
- * its headers; the request answered and counted. For a 304 MHD sends no
- * body but announces the 200's length, which the api kept. */
+/* The one tail of every queued answer (response.c makes and queues it):
+ * the request answered and counted. */
 static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
 			     struct api_response *a, struct MHD_Response *made)
 {
 	struct respcache *rc = ss->conn != NULL ? &ss->server->caches[ss->conn->engine] : NULL;
-	bool keep = made == NULL && rc != NULL && respcache_eligible(a, ss->req.draining);
-	struct MHD_Response *resp = keep ? respcache_find(rc, a) : NULL;
 	enum MHD_Result ret;
 
-	if (resp != NULL) {
-		ret = MHD_queue_response(conn, (unsigned)a->status, resp); /* the cache keeps it */
-	} else {
-		const char *body = NULL;
-
-		resp = made != NULL ? made : build(a, &body);
-		if (resp == NULL) {
-			return MHD_NO;
-		}
-		add_headers(resp, ss, a);
-		ret = MHD_queue_response(conn, (unsigned)a->status, resp);
-		if (keep && body != NULL && ret == MHD_YES) {
-			respcache_keep(rc, a, resp, body); /* the cache's reference now */
-		} else {
-			MHD_destroy_response(resp);
-		}
+	if (!response_queue(conn, rc, a, ss->req.draining, made, &ret)) {
+		return MHD_NO;
 	}
 	ss->req.state = REQ_ANSWERED;
 	mark(ss, CONNTAB_REPLY);
 	account(ss, method, a->route, (unsigned)a->status, a->body_len);
 	return ret;
-}
-
-/* direct_send's way out over TLS: the connection's session. */
-static int tls_send_bytes(void *cls, const void *buf, size_t len)
-{
-	return tls_send(cls, buf, len);
 }
 
 /*
@@ -278,39 +205,24 @@ static int tls_send_bytes(void *cls, const void *buf, size_t len)
  * sent before (MHD writes a response only once all its headers are
  * built), and the connection closes after this one (the caller returns
  * MHD_NO, or this is the close). The body comes from the api's problem
- * writer, like every other error's. Over TLS it goes through the session
- * (tls_send), or, once MHD has freed the session (session_end), not at
- * all: never a plaintext byte on a TLS connection.
+ * writer, like every other error's; response_on_socket writes it (over
+ * TLS through the session, or, once MHD has freed it, not at all).
  */
 static void answer_on_socket(struct session *ss, const char *method, enum problem_kind kind,
 			     const char *detail)
 {
 	struct api_response a;
-	unsigned status;
 	size_t sent;
 
 	api_problem_answer(&a, kind, detail);
-	status = (unsigned)a.status;
-	sent = a.body_len;
 	ss->req.state = REQ_ANSWERED;
-	if (ss->tls.tls != NULL) {
-		/* through the TLS session, or not at all: never plaintext */
-		if (direct_send(tls_send_bytes, &ss->tls, status, MHD_get_reason_phrase_for(status),
-				a.content_type, a.body, a.body_len, strcmp(method, "HEAD") == 0) != 0) {
-			sent = 0; /* closed without an answer */
-		}
-	} else {
-		(void)direct_write(ss->fd, status, MHD_get_reason_phrase_for(status), a.content_type,
-				   a.body, a.body_len, strcmp(method, "HEAD") == 0);
-	}
-	account(ss, method, api_route_of(ss->req.uri, ss->req.uri_len), status, sent);
+	sent = response_on_socket(&ss->tls, ss->fd, method, &a);
+	account(ss, method, api_route_of(ss->req.uri, ss->req.uri_len), (unsigned)a.status, sent);
 	api_response_cleanup(&a);
 }
 
-/* A request refused before the api saw it: a limit (413, 431, 503) or HTTP
- * framing the server will not guess at (400, 417, 501), queued through
- * the engine. Framing errors close the connection: where the body ends is
- * unknown. */
+/* A request refused before the api saw it (response_refusal says how),
+ * queued through the engine. */
 static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session *ss,
 				    const char *method, enum problem_kind kind, const char *detail,
 				    const char *retry_after)
@@ -318,12 +230,8 @@ static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session 
 	struct api_response a;
 	enum MHD_Result ret;
 
-	api_problem_answer(&a, kind, detail);
-	a.close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
+	response_refusal(&a, kind, detail, retry_after);
 	a.route = api_route_of(ss->req.uri, ss->req.uri_len);
-	if (kind == PROBLEM_OVERLOADED) {
-		api_response_add_header(&a, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
-	}
 	ret = queue(conn, ss, method, &a, NULL);
 	api_response_cleanup(&a); /* nothing unless queue failed to hand it over */
 	return ret;
@@ -338,19 +246,9 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, struct session *ss, c
 static enum MHD_Result over_limit(struct MHD_Connection *conn, struct session *ss,
 				  const char *method, enum problem_kind kind)
 {
-	const struct server_config *cfg = ss->server->cfg;
 	char detail[160];
 
-	if (kind == PROBLEM_PAYLOAD_TOO_LARGE) {
-		snprintf(detail, sizeof(detail), "the body is over %zu bytes", cfg->max_body);
-	} else if (kind == PROBLEM_OVERLOADED) {
-		snprintf(detail, sizeof(detail),
-			 "request bodies already hold the %zu bytes this server keeps for them; retry",
-			 cfg->body_budget);
-	} else {
-		snprintf(detail, sizeof(detail), "the request line and headers are over %zu bytes",
-			 cfg->max_header);
-	}
+	response_limit_detail(kind, ss->server->cfg, detail, sizeof(detail));
 	return refuse(conn, ss, method, kind, detail);
 }
 
@@ -549,6 +447,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	held_for(ss, ref, &ctx);
 	ctx.on_decision = on_decision;
 	ctx.on_decision_cls = s->metrics;
+	ctx.on_engine = metrics_engine;
 	ctx.report_status = s->hooks.report_status;
 	ctx.report_status_cls = s->hooks.report_status_cls;
 	ctx.list_history = s->hooks.list_history;

@@ -2,19 +2,22 @@
 /*
  * http — the libmicrohttpd glue: the callbacks the engines call (a
  * connection started and closed, a request's target, headers, body and
- * end) and what they need to answer (queueing a response, the answers
- * written past the engine through direct.c). Starting, ticking, draining
- * and stopping the server are server.c's; it calls http_engines_start and
+ * end) and the request's side of its answer (its state, counters and
+ * log); response.c makes and queues the response, or writes it past the
+ * engine through direct.c. Starting, ticking, draining and stopping the
+ * server are server.c's; it calls http_engines_start and
  * http_engines_stop, and the listener calls http_hand_over.
  *
  * Who includes microhttpd.h (grep '#include <microhttpd.h>' server/):
- * http.c (the engines), stream.c (a change stream is a libmicrohttpd
- * response that suspends its connection), tls.c (the connection of a
- * GnuTLS session, MHD's certificate callback) and respcache.h (a worker's
- * kept responses; respcache.c and http.c through it). This header does
- * not, nor does server.c, which includes it. `make includes`
- * (scripts/check-includes.sh) holds server/ to that list; every other
- * server/ module, and all of api/ and policy/, knows nothing of it.
+ * http.c (the engines), response.h (an answer made into the engine's
+ * response; response.c and http.c through it), stream.c (a change stream
+ * is a libmicrohttpd response that suspends its connection), tls.c (the
+ * connection of a GnuTLS session, MHD's certificate callback) and
+ * respcache.h (a worker's kept responses; respcache.c and response.h
+ * through it). This header does not, nor does server.c, which includes
+ * it. `make includes` (scripts/check-includes.sh) holds server/ to that
+ * list; every other server/ module, and all of api/ and policy/, knows
+ * nothing of it.
  *
  * An engine is one libmicrohttpd daemon with its one thread and no
  * listening socket of its own; there are cfg->threads of them. splitkd's
@@ -34,15 +37,17 @@
  *   header block                  http.c on_headers; framing.c judges size,
  *                                 RFC 9112 framing, Content-Length, memory fit;
  *                                 body.c reserves a declared body   REQ_KEEP / REQ_DROP
- *     refused                     api.c api_problem_answer, queued    REQ_ANSWERED
- *     no room for any answer      http.c answer_on_socket -> direct.c (the socket,
+ *     refused                     response.c response_refusal, queued REQ_ANSWERED
+ *     no room for any answer      http.c answer_on_socket -> response.c
+ *                                 response_on_socket -> direct.c (the socket,
  *                                 or the TLS session through direct_send)
  *   body pieces                   http.c on_upload, body.c          (REQ_REFUSE past a limit)
  *   whole request                 http.c answer -> api.c api_handle (route table:
  *                                 handlers, the page, OFREP, /metrics through
  *                                 api_context.render_metrics -> server.c render_metrics
  *                                 -> metrics.c), queued (http.c queue, the one
- *                                 tail of every queued answer, streams' too)
+ *                                 tail of every queued answer, streams' too,
+ *                                 -> response.c response_queue)
  *   answer sent                   http.c on_completed: finish_request REQ_NONE
  *     (keep-alive: the next request line, above)
  *   deadlines, reclaim            conntab.c conntab_sweep, from server.c's tick
@@ -58,10 +63,11 @@
  * middle of a body) and the refusal comes at its end, or the connection is
  * cut after 16 times --max-body. Where the engine cannot answer at all,
  * splitkd writes the answer to the socket itself: answer_on_socket (http.c)
- * says when, and why that needs MHD_USE_TURBO. Over TLS (tls.c) that
- * answer goes through the connection's TLS session while libmicrohttpd
- * still holds one, and otherwise the connection is closed: never a
- * plaintext byte on a TLS connection.
+ * says when, and why that needs MHD_USE_TURBO; response_on_socket
+ * (response.c) writes it. Over TLS (tls.c) that answer goes through the
+ * connection's TLS session while libmicrohttpd still holds one, and
+ * otherwise the connection is closed: never a plaintext byte on a TLS
+ * connection.
  *
  * struct server is the state the engines share, started and stopped by
  * server.c (server.h): its counters are atomics.

@@ -6,9 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "durable.h"
 
 static int64_t now_ms(void)
 {
@@ -30,11 +31,18 @@ static void keep(struct journal *j, const struct history_entry *e)
 	j->seq = e->seq > j->seq ? e->seq : j->seq;
 }
 
+/* A line read at start and not taken (torn, or it does not check):
+ * counted in splitkd_state_history_lines_skipped_total and /v1/status. */
+static void skipped_line(struct journal *j)
+{
+	atomic_fetch_add(&j->state->metrics->state_history_lines_skipped, 1);
+}
+
 /*
  * Reads one kept file into the ring; returns its whole lines' count.
- * A line that does not check is skipped with a log line; with `cut` a
- * last line without its newline (torn) is cut off, so the next append
- * begins a line of its own.
+ * A line that does not check is skipped with a log line and counted;
+ * with `cut` a last line without its newline (torn, counted too) is cut
+ * off, so the next append begins a line of its own.
  */
 static size_t read_file(struct journal *j, const char *path, bool cut)
 {
@@ -60,6 +68,7 @@ static size_t read_file(struct journal *j, const char *path, bool cut)
 		}
 		if (i == len) { /* no newline: a write a crash cut short */
 			log_event(j->log, "state", "%s: its last line is torn; dropped", path);
+			skipped_line(j);
 			if (cut && truncate(path, (off_t)start) != 0) {
 				state_write_failed(j->state, "truncate", path, errno);
 			}
@@ -69,6 +78,7 @@ static size_t read_file(struct journal *j, const char *path, bool cut)
 			keep(j, &e);
 		} else {
 			log_event(j->log, "state", "%s: skipped a line: %s", path, why);
+			skipped_line(j);
 		}
 		lines++;
 		start = i + 1;
@@ -77,9 +87,21 @@ static size_t read_file(struct journal *j, const char *path, bool cut)
 	return lines;
 }
 
+/* Opens DIR/history.jsonl to append to it. A file not there yet is made
+ * the durable way first (an empty one, durable.h), so its name is on disk
+ * before a line is: a synced line in a file a crash unnamed is lost. */
 static int open_append(struct journal *j)
 {
-	j->fd = open(j->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+	int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	struct durable_failure f;
+
+	j->fd = open(j->path, flags);
+	if (j->fd < 0 && errno == ENOENT) {
+		if (durable_write(j->state->dir, JOURNAL_FILE, "", 0, &f) != 0) {
+			return state_write_failed(j->state, f.what, f.path, f.err);
+		}
+		j->fd = open(j->path, flags);
+	}
 	return j->fd >= 0 ? 0 : state_write_failed(j->state, "open", j->path, errno);
 }
 
@@ -97,8 +119,8 @@ int journal_init(struct journal *j, unsigned max_entries, struct state *state,
 	j->log = log;
 	j->state = state;
 	if (state != NULL) {
-		snprintf(j->path, sizeof(j->path), "%s/history.jsonl", state->dir);
-		snprintf(j->old_path, sizeof(j->old_path), "%s/history.1.jsonl", state->dir);
+		snprintf(j->path, sizeof(j->path), "%s/" JOURNAL_FILE, state->dir);
+		snprintf(j->old_path, sizeof(j->old_path), "%s/" JOURNAL_OLD_FILE, state->dir);
 		read_file(j, j->old_path, false);
 		j->lines = read_file(j, j->path, true);
 		open_append(j);
@@ -119,13 +141,17 @@ void journal_cleanup(struct journal *j)
 	j->ring = NULL;
 }
 
-/* The current file is full: it becomes the previous one. Under the lock. */
+/* The current file is full: it becomes the previous one, the rename
+ * synced as every write of the directory is (durable.h), and a new one
+ * begins. Under the lock. */
 static void rotate(struct journal *j)
 {
+	struct durable_failure f;
+
 	close(j->fd);
 	j->fd = -1;
-	if (rename(j->path, j->old_path) != 0) {
-		state_write_failed(j->state, "rename", j->path, errno);
+	if (durable_rename(j->state->dir, JOURNAL_FILE, JOURNAL_OLD_FILE, &f) != 0) {
+		state_write_failed(j->state, f.what, f.path, f.err);
 	}
 	j->lines = 0;
 	open_append(j);

@@ -12,9 +12,12 @@
  *                      the disk holds 2N entries at most.
  * At start both are read, oldest first; a line that does not check (a
  * torn last line after a crash, an edit) is skipped with one log line and
- * counted, and a torn tail is cut off before the next append. An entry is
- * written only after its attempt happened, so the history never names a
- * revision that did not serve.
+ * counted (the state's metrics: splitkd_state_history_lines_skipped_total,
+ * and /v1/status's state.history_lines_skipped), and a torn tail is cut
+ * off before the next append. An entry is written only after its attempt
+ * happened, so the history never names a revision that did not serve.
+ * A new history.jsonl is made, and the rotation's rename synced, the
+ * state directory's one durable way (durable.h).
  *
  * Writes that fail are the state's (counted, logged once per cause); the
  * entry is still kept in memory. Thread-safe: one mutex, held for a copy
@@ -32,6 +35,8 @@
 #include "reload.h"
 #include "state.h"
 
+#define JOURNAL_FILE "history.jsonl"       /* in the state directory */
+#define JOURNAL_OLD_FILE "history.1.jsonl" /* the previous N */
 #define JOURNAL_DEFAULT_ENTRIES 200
 #define JOURNAL_MAX_ENTRIES 10000
 
@@ -56,7 +61,8 @@ void journal_cleanup(struct journal *j);
 /* Adds one entry (its seq and time are the journal's). */
 void journal_add(struct journal *j, const struct reload_attempt *a);
 
-/* A reload hook's `attempted` (cls: the journal). */
+/* Records one reload notice (cls: the journal): serving.c's `published`
+ * calls it for every attempt it hears. */
 void journal_attempted(void *cls, const struct reload_attempt *a);
 
 /* An api_history_fn (cls: the journal). */

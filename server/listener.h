@@ -12,8 +12,8 @@
  * LISTENER_TICK_MS to enforce the header and body deadlines and to hand
  * memory back after a burst.
  *
- * listener_open/listener_close pair up; listener_start/listener_join run
- * the thread. Not thread-safe itself: one owner (main) drives it.
+ * listener_open/listener_close pair up; listener_start runs the thread and
+ * listener_close stops it. Not thread-safe itself: one owner (main) drives it.
  */
 #ifndef SPLITKD_LISTENER_H
 #define SPLITKD_LISTENER_H

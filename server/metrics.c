@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "buf.h"
+#include "engines.h"
 
 /* every status splitkd sends; anything else (MHD's own 505) is "other" */
 static const unsigned statuses[METRICS_NUM_STATUS - 1] = {200, 304, 400, 404, 405, 409, 412,
@@ -120,6 +121,20 @@ void metrics_decision(struct metrics *m, const char *catalog, const char *target
 	}
 	atomic_fetch_add_explicit(&t->by_kind[kind <= SPLITK_PINNED ? kind : SPLITK_PINNED], 1,
 				  memory_order_relaxed);
+}
+
+_Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1, "a row of engine answers per engine but the seed");
+
+void metrics_engine(void *cls, const char *engine, bool answered)
+{
+	struct metrics *m = cls;
+
+	for (int id = 1; id < ENGINES_COUNT; id++) {
+		if (strcmp(engines_info((enum engines_id)id)->name, engine) == 0) {
+			atomic_fetch_add_explicit(&m->engine_answers[id - 1][answered ? 0 : 1], 1,
+						  memory_order_relaxed);
+		}
+	}
 }
 
 void metrics_reload(struct metrics *m, bool ok)
@@ -280,6 +295,16 @@ static void render_decisions(struct metrics *m, struct out *o, const char *defau
 			}
 		}
 	}
+	put(o, "# HELP splitkd_engine_answers_total Answers of the other engines (engine=), by engine "
+	       "and result (answered, refused: a shape it has no kernel for).\n"
+	       "# TYPE splitkd_engine_answers_total counter\n");
+	for (int id = 1; id < ENGINES_COUNT; id++) {
+		for (int r = 0; r < 2; r++) {
+			put(o, "splitkd_engine_answers_total{engine=\"%s\",result=\"%s\"} %llu\n",
+			    engines_info((enum engines_id)id)->name, r == 0 ? "answered" : "refused",
+			    (unsigned long long)load(&m->engine_answers[id - 1][r]));
+		}
+	}
 	put(o, "# HELP splitkd_not_modified_total Conditional requests answered 304.\n"
 	       "# TYPE splitkd_not_modified_total counter\n"
 	       "splitkd_not_modified_total %llu\n",
@@ -398,9 +423,14 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 			"splitkd_state_write_errors_total %llu\n"
 			"# HELP splitkd_state_files_skipped_total State files not taken at start (torn, edited or misnamed).\n"
 			"# TYPE splitkd_state_files_skipped_total counter\n"
-			"splitkd_state_files_skipped_total %llu\n",
+			"splitkd_state_files_skipped_total %llu\n"
+			"# HELP splitkd_state_history_lines_skipped_total History lines not "
+			"taken at start (torn by a crash, or edited).\n"
+			"# TYPE splitkd_state_history_lines_skipped_total counter\n"
+			"splitkd_state_history_lines_skipped_total %llu\n",
 		    (unsigned long long)load(&m->state_write_errors),
-		    (unsigned long long)load(&m->state_files_skipped));
+		    (unsigned long long)load(&m->state_files_skipped),
+		    (unsigned long long)load(&m->state_history_lines_skipped));
 	}
 	put(&o, "# HELP splitkd_build_info The running build.\n"
 		"# TYPE splitkd_build_info gauge\n"

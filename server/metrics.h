@@ -19,15 +19,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
 #include "conntab.h"
 #include "revision.h"
 #include "status.h"
 #include "splitk.h"
 
-#define METRICS_MAX_ROUTES 32 /* the router's routes (/metrics among them) and "other" */
+#define METRICS_MAX_ROUTES (API_MAX_ROUTES + 1) /* the router's routes (/metrics among them), "other" */
 #define METRICS_NUM_STATUS 16
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128
+#define METRICS_ENGINES 4 /* fa2, fa3, flashinfer, vllm: engines.h less the seed */
 #define METRICS_ROUTE_NONE (-1) /* no route: a 404 */
 
 struct metrics_target {
@@ -49,6 +51,10 @@ struct metrics {
 	/* --state-dir (state.c's): its series are written only with one */
 	atomic_bool state_on;
 	atomic_uint_fast64_t state_write_errors, state_files_skipped;
+	atomic_uint_fast64_t state_history_lines_skipped; /* journal.c's: lines not taken */
+	/* other engines' answers (engines.h), by engine (less the seed):
+	 * answered, refused */
+	atomic_uint_fast64_t engine_answers[METRICS_ENGINES][2];
 	pthread_mutex_t insert_lock;
 	atomic_size_t num_targets;
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */
@@ -100,6 +106,9 @@ void metrics_request(struct metrics *m, int route, unsigned status, uint64_t mic
 /* A decision answered from the catalog named `catalog` (NULL: the
  * default, whose name metrics_info gives at a scrape); `target` NULL: an
  * sm_count-only decision. */
+/* One answer of another engine (api_engine_fn, with the metrics as cls). */
+void metrics_engine(void *m, const char *engine, bool answered);
+
 void metrics_decision(struct metrics *m, const char *catalog, const char *target,
 		      enum splitk_kind kind);
 /* A reload attempt (SIGHUP or the watch): counted by result; the last

@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "reload.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
-
-#include "diff.h"
 
 static int64_t unix_ms(void)
 {
@@ -20,374 +14,8 @@ static int64_t unix_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* FNV-1a 64 over the bytes, never 0 (0 means "nothing seen"). */
-static uint64_t content_key(const char *p, size_t n, uint64_t seed)
-{
-	uint64_t h = 0xcbf29ce484222325u ^ seed;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3u;
-	}
-	return h != 0 ? h : 1;
-}
-
-/* A failure's key: its kind and errno, so the same failure seen again is
- * not a new one, and a different one is. */
-static uint64_t failure_key(enum api_disk_state state, int err)
-{
-	char tag[2] = {(char)state, (char)err};
-
-	return content_key(tag, sizeof(tag), 0x5a5a5a5au);
-}
-
-static void read_failed(struct reload_read *rd, const char *path, int err)
-{
-	rd->state = err == ENOENT || err == ENOTDIR ? API_DISK_MISSING : API_DISK_UNREADABLE;
-	rd->key = failure_key(rd->state, err);
-	snprintf(rd->error, sizeof(rd->error), "%s: %s", path, strerror(err));
-}
-
-char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd)
-{
-	/* O_NONBLOCK: a FIFO put in the file's place must not hang the open */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	char *buf = NULL;
-	size_t n = 0;
-	struct stat st;
-
-	if (fd < 0) {
-		read_failed(rd, path, errno);
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0) {
-		read_failed(rd, path, errno);
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* a directory or a FIFO (which could block the reload forever) */
-		read_failed(rd, path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
-		goto done;
-	}
-	buf = malloc(max + 1);
-	if (buf == NULL) {
-		read_failed(rd, path, ENOMEM);
-		goto done;
-	}
-	while (n <= max) {
-		ssize_t got = read(fd, buf + n, max + 1 - n);
-
-		if (got < 0 && errno == EINTR) {
-			continue;
-		}
-		if (got < 0) {
-			read_failed(rd, path, errno);
-			free(buf);
-			buf = NULL;
-			goto done;
-		}
-		if (got == 0) {
-			break;
-		}
-		n += (size_t)got;
-	}
-	if (n > max) {
-		rd->state = API_DISK_INVALID;
-		rd->key = failure_key(API_DISK_INVALID, EFBIG);
-		snprintf(rd->error, sizeof(rd->error), "%s: larger than %zu bytes", path, max);
-		free(buf);
-		buf = NULL;
-		goto done;
-	}
-	*len = n;
-done:
-	close(fd);
-	return buf;
-}
-
-/* The bytes of a source's files, as one read found them. */
-struct reload_texts {
-	char *data[RELOAD_MAX_FILES];
-	struct reload_bytes files[RELOAD_MAX_FILES];
-};
-
-static void texts_cleanup(struct reload_texts *t)
-{
-	for (size_t i = 0; i < RELOAD_MAX_FILES; i++) {
-		free(t->data[i]);
-		t->data[i] = NULL;
-	}
-}
-
-/* Reads every file of `files` (at most max bytes each) into t: 0, or -1
- * with the first failure in rd (its reason naming the flag and path). The
- * key covers every file, each one's length in its seed, so bytes moved
- * from one file to the next are a change; a failure's key names the
- * file. */
-static int read_files(const struct reload_file *files, size_t num, size_t max,
-		      struct reload_texts *t, struct reload_read *rd)
-{
-	uint64_t key = 0;
-
-	memset(t, 0, sizeof(*t));
-	memset(rd, 0, sizeof(*rd));
-	for (size_t i = 0; i < num; i++) {
-		const char *flag = files[i].flag;
-		size_t len = 0;
-
-		t->data[i] = reload_read_bytes(files[i].path, max, &len, rd);
-		if (t->data[i] != NULL && len == 0) {
-			/* flagd loads "{}" for an empty file and empties its flags;
-			 * an empty file is a write in progress or a mistake */
-			rd->state = API_DISK_INVALID;
-			rd->key = failure_key(API_DISK_INVALID, 0);
-			snprintf(rd->error, sizeof(rd->error), "%s: empty file", files[i].path);
-		}
-		if (t->data[i] == NULL || len == 0) {
-			char why[sizeof(rd->error)];
-
-			if (flag != NULL) {
-				memcpy(why, rd->error, sizeof(why));
-				if (snprintf(rd->error, sizeof(rd->error), "%s %s", flag, why) < 0) {
-					rd->error[0] = '\0';
-				}
-			}
-			rd->key += i;
-			texts_cleanup(t);
-			return -1;
-		}
-		t->files[i] = (struct reload_bytes){t->data[i], len};
-		key = content_key(t->data[i], len, i == 0 ? 0 : key ^ len);
-	}
-	rd->state = API_DISK_SAME;
-	rd->key = key;
-	return 0;
-}
-
-/* ------------------------------------------------------ the catalog kind */
-
-/* The catalog in a file's bytes, or NULL with "PATH: why" in err. */
-static struct catalog *catalog_from(const char *path, const struct reload_bytes *bytes, char *err,
-				    size_t cap)
-{
-	char why[512];
-	struct catalog *cat = catalog_load(bytes->data, bytes->len, why, sizeof(why));
-
-	if (cat == NULL) {
-		snprintf(err, cap, "%s: %s", path, why);
-	}
-	return cat;
-}
-
-static void *catalog_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
-{
-	struct reload_catalog *c = cls;
-
-	return catalog_from(c->src.files[0].path, &files[0], err, cap);
-}
-
-char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd)
-{
-	const struct reload_file file = {NULL, path};
-	struct reload_texts t;
-	char *data;
-
-	if (read_files(&file, 1, CATALOG_MAX_BYTES, &t, rd) != 0) {
-		return NULL;
-	}
-	data = t.data[0];
-	*len = t.files[0].len;
-	return data;
-}
-
-struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
-				     struct reload_read *rd)
-{
-	const struct reload_bytes bytes = {data, len};
-	struct catalog *cat = catalog_from(path, &bytes, rd->error, sizeof(rd->error));
-
-	if (cat == NULL) {
-		rd->state = API_DISK_INVALID;
-	}
-	return cat;
-}
-
-struct catalog *reload_read_file(const char *path, struct reload_read *rd)
-{
-	size_t len = 0;
-	char *data = reload_read_catalog_bytes(path, &len, rd);
-	struct catalog *cat = data != NULL ? reload_parse_catalog(path, data, len, rd) : NULL;
-
-	free(data);
-	return cat;
-}
-
-/* The source's catalog in the holder: its name, or the default. */
-static const char *catalog_name_of(const struct reload_catalog *c)
-{
-	return c->name != NULL ? c->name : holder_default_name(c->holder);
-}
-
-/* Its current catalog, referenced (NULL: the holder no longer has it). */
-static const struct catalog *catalog_current(const struct reload_catalog *c, struct holder_ref **ref)
-{
-	return holder_acquire_named(c->holder, catalog_name_of(c), ref);
-}
-
-/* The digest in service of the holder's catalog, into c->revision (before
- * the source is added, or under the state lock). */
-static void catalog_note_revision(struct reload_catalog *c)
-{
-	struct holder_ref *ref;
-	const struct catalog *now = catalog_current(c, &ref);
-
-	snprintf(c->revision, sizeof(c->revision), "%s", now != NULL ? now->digest : "");
-	if (ref != NULL) {
-		holder_release(c->holder, ref);
-	}
-}
-
-static bool catalog_serving(void *cls, const void *value)
-{
-	struct reload_catalog *c = cls;
-
-	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
-}
-
-/* Whether any hooks want each attempt (reload_hooks.attempted). */
-static bool any_attempt_hook(const struct reload *r)
-{
-	for (size_t i = 0; i < r->num_hooks; i++) {
-		if (r->hooks[i].attempted != NULL) {
-			return true;
-		}
-	}
-	return false;
-}
-
-static int catalog_swap(void *cls, void *value, char *err, size_t cap)
-{
-	struct reload_catalog *c = cls;
-	struct holder_ref *before_ref, *after_ref;
-	const struct catalog *before, *after;
-	int rc;
-
-	before = catalog_current(c, &before_ref);
-	rc = holder_swap_named(c->holder, catalog_name_of(c), value, c->src.files[0].path);
-	if (rc != 0) {
-		if (before_ref != NULL) {
-			holder_release(c->holder, before_ref);
-		}
-		snprintf(err, cap, "%s", holder_swap_error(rc));
-		return -1;
-	}
-	after = catalog_current(c, &after_ref);
-	metrics_catalog_loaded(c->metrics);
-	snprintf(c->swapped_from, sizeof(c->swapped_from), "%s", before != NULL ? before->digest : "");
-	snprintf(c->swapped_to, sizeof(c->swapped_to), "%s", after != NULL ? after->digest : "");
-	pthread_mutex_lock(&c->src.owner->state_lock);
-	memcpy(c->revision, c->swapped_to, sizeof(c->revision));
-	pthread_mutex_unlock(&c->src.owner->state_lock);
-	/* once, for the attempt hooks (a full diff: only when one listens) */
-	c->swapped_cells = before != NULL && after != NULL && any_attempt_hook(c->src.owner)
-				   ? diff_changed_cells(before, after)
-				   : 0;
-	for (size_t i = 0; after != NULL && i < c->src.owner->num_hooks; i++) {
-		const struct reload_hooks *h = &c->src.owner->hooks[i];
-
-		if (h->swapped != NULL) {
-			h->swapped(h->cls, after);
-		}
-	}
-	for (size_t i = 0; before != NULL && i < c->num_listeners; i++) {
-		c->listeners[i].fn(c->listeners[i].cls, before, after);
-	}
-	holder_release(c->holder, after_ref);
-	if (before_ref != NULL) {
-		holder_release(c->holder, before_ref);
-	}
-	return 0;
-}
-
-static void catalog_drop(void *value)
-{
-	catalog_free(value);
-}
-
-static void catalog_say(void *cls, enum reload_outcome outcome, const char *why, char *out,
-			size_t cap)
-{
-	struct reload_catalog *c = cls;
-
-	if (outcome == RELOAD_REFUSED) {
-		snprintf(out, cap, "refused, the old catalog keeps serving: %s", why);
-		return;
-	}
-	snprintf(out, cap, "ok: %s, catalog %s%s", c->src.files[0].path, c->revision,
-		 outcome == RELOAD_UNCHANGED ? ", unchanged" : "");
-}
-
-/* Each attempt: the attempt hooks (every catalog source's), then the
- * catalog's reload metrics. */
-static void catalog_attempted(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
-			      const char *error)
-{
-	struct reload_catalog *c = cls;
-	const struct reload *r = c->src.owner;
-	struct reload_attempt a = {.catalog = catalog_name_of(c), .trigger = trigger,
-				   .ok = outcome != RELOAD_REFUSED,
-				   .changed = outcome == RELOAD_SWAPPED, .error = error};
-
-	if (a.changed) {
-		a.from = c->swapped_from;
-		a.to = c->swapped_to;
-		a.changed_cells = c->swapped_cells;
-	} else {
-		a.from = c->revision;
-		a.to = a.ok ? a.from : "";
-	}
-	for (size_t i = 0; i < r->num_hooks; i++) {
-		if (r->hooks[i].attempted != NULL) {
-			r->hooks[i].attempted(r->hooks[i].cls, &a);
-		}
-	}
-	metrics_reload(c->metrics, a.ok);
-}
-
-/* A catalog source's row of the status: its name, its revision, its
- * state. With the state lock held: the revision is the copy the swap left,
- * and a --catalog-dir removes a source (under the lock) before its
- * catalog leaves the holder, so no row names a catalog no longer held. */
-static void named_row(const struct reload_catalog *c, const struct api_source_status *st,
-		      struct api_named_source *row)
-{
-	snprintf(row->name, sizeof(row->name), "%s", catalog_name_of(c));
-	snprintf(row->revision, sizeof(row->revision), "%s", c->revision);
-	row->st = *st;
-}
-
-/* A named catalog's place in the status: one more row (the reload's own
- * catalog, the default, has its row first, from reload_status). */
-static void catalog_report(void *cls, const struct api_source_status *st, struct api_status *out)
-{
-	if (out->num_named < out->max_named) {
-		named_row(cls, st, &out->named[out->num_named++]);
-	}
-}
-
-static const struct reload_kind catalog_kind = {
-	.event = "reload",
-	.max_bytes = CATALOG_MAX_BYTES,
-	.check = catalog_check,
-	.serving = catalog_serving,
-	.swap = catalog_swap,
-	.drop = catalog_drop,
-	.say = catalog_say,
-	.report = catalog_report,
-	.attempted = catalog_attempted,
-};
-
-/* ------------------------------------------------------------ the engine */
+/* the watch follows a source's files as one entry */
+_Static_assert(RELOAD_MAX_FILES <= WATCH_MAX_PATHS, "a source's files are one watch entry");
 
 /* What a source's status says before any reload: loaded now, at start. */
 static void status_start(struct api_source_status *st, const char *source, int64_t now)
@@ -421,103 +49,69 @@ static int add_source(struct reload *r, struct reload_source *s)
 }
 
 void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
-			const struct reload_file *files, size_t num_files, unsigned check_seconds)
+			const struct reload_read_file *files, size_t num_files,
+			unsigned check_seconds)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->cls = cls;
 	s->num_files = num_files < RELOAD_MAX_FILES ? num_files : RELOAD_MAX_FILES;
-	memcpy(s->files, files, s->num_files * sizeof(files[0]));
+	if (s->num_files > 0) { /* none: `files` may be NULL */
+		memcpy(s->files, files, s->num_files * sizeof(files[0]));
+	}
 	s->check_seconds = check_seconds;
 	s->watch_entry = -1;
+	status_start(&s->status, s->num_files > 0 ? files[0].path : NULL, unix_ms());
 }
 
-int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-			     const char *name, const char *path, const struct reload_read *initial,
-			     struct metrics *metrics, unsigned check_seconds)
+int reload_add_serving(struct reload *r, struct reload_source *s, uint64_t served_key)
 {
-	const struct reload_file file = {NULL, path};
-
-	memset(c, 0, sizeof(*c));
-	reload_source_init(&c->src, &catalog_kind, c, &file, 1, check_seconds);
-	c->holder = holder;
-	c->name = name;
-	c->metrics = metrics;
-	status_start(&c->src.status, path, unix_ms());
-	c->src.served_key = c->src.tried_key = initial->key;
-	catalog_note_revision(c); /* published by add_source's state lock */
-	return add_source(r, &c->src);
+	s->served_key = s->tried_key = served_key;
+	return add_source(r, s);
 }
 
-int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics)
+void reload_init(struct reload *r, const struct log *log, reload_published_fn *published,
+		 void *published_cls)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->run_lock, NULL);
 	pthread_mutex_init(&r->state_lock, NULL);
 	r->log = log;
-	if (path != NULL && initial != NULL) {
-		/* its check is reload_watch_start's */
-		return reload_add_named_catalog(r, &r->catalog, holder, NULL, path, initial, metrics,
-						0);
-	}
-	/* the embedded catalog: described, never reloaded */
-	r->catalog.holder = holder;
-	r->catalog.metrics = metrics;
-	catalog_note_revision(&r->catalog);
-	status_start(&r->catalog.src.status, NULL, unix_ms());
-	return 0;
+	r->published = published;
+	r->published_cls = published_cls;
+	r->live = true;
 }
 
 void reload_cleanup(struct reload *r)
 {
-	if (r->catalog.holder == NULL) {
-		return; /* zeroed: reload_init never ran */
+	if (!r->live) {
+		return; /* zeroed (reload_init never ran), or cleaned up already */
 	}
 	watch_stop(r->watch);
 	r->watch = NULL;
 	pthread_mutex_destroy(&r->run_lock);
 	pthread_mutex_destroy(&r->state_lock);
-	r->catalog.holder = NULL;
+	r->live = false;
 }
 
-int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls)
+void reload_status_lock(struct reload *r)
 {
-	struct reload_catalog *c = &r->catalog;
-	int ret = -1;
-
-	pthread_mutex_lock(&r->run_lock);
-	if (c->num_listeners < RELOAD_MAX_LISTENERS) {
-		c->listeners[c->num_listeners].fn = fn;
-		c->listeners[c->num_listeners].cls = cls;
-		c->num_listeners++;
-		ret = 0;
-	}
-	pthread_mutex_unlock(&r->run_lock);
-	return ret;
+	pthread_mutex_lock(&r->state_lock);
 }
 
-int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks)
+void reload_status_unlock(struct reload *r)
 {
-	int ret = -1;
-
-	pthread_mutex_lock(&r->run_lock);
-	if (r->num_hooks < RELOAD_MAX_LISTENERS) {
-		r->hooks[r->num_hooks++] = *hooks;
-		ret = 0;
-	}
-	pthread_mutex_unlock(&r->run_lock);
-	return ret;
+	pthread_mutex_unlock(&r->state_lock);
 }
 
-void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd)
+void reload_source_from_state(struct reload_source *s, const struct reload_read *rd)
 {
-	struct api_source_status *st = &c->src.status;
+	struct api_source_status *st = &s->status;
 
 	/* the file's bytes are not what serves: read again as they are (a
 	 * SIGHUP), they are refused again, never "ok, unchanged" */
-	c->src.served_key = 0;
-	pthread_mutex_lock(&c->src.owner->state_lock);
+	s->served_key = 0;
+	pthread_mutex_lock(&s->owner->state_lock);
 	st->started_from_state = true;
 	st->disk = rd->state;
 	snprintf(st->disk_error, sizeof(st->disk_error), "%s", rd->error);
@@ -525,8 +119,7 @@ void reload_catalog_from_state(struct reload_catalog *c, const struct reload_rea
 	st->last.changed = false;
 	snprintf(st->last.error, sizeof(st->last.error), "%s", rd->error);
 	st->reloads_error = 1;
-	pthread_mutex_unlock(&c->src.owner->state_lock);
-	metrics_reload(c->metrics, false);
+	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
 /* Records an attempt in the source's status. */
@@ -560,7 +153,7 @@ static void record(struct reload_source *s, enum api_trigger trigger, const stru
 /* Validates and swaps what a read found (texts NULL: the read failed, why
  * in rd). Returns the outcome, why in err when refused. Called with
  * run_lock held. */
-static enum reload_outcome try_texts(struct reload_source *s, const struct reload_texts *texts,
+static enum reload_outcome try_texts(struct reload_source *s, const struct reload_read_texts *texts,
 				     struct reload_read *rd, char *err, size_t cap)
 {
 	const struct reload_kind *k = s->kind;
@@ -592,10 +185,32 @@ static enum reload_outcome try_texts(struct reload_source *s, const struct reloa
 	return RELOAD_SWAPPED;
 }
 
-/* One attempt: validate, swap, record, count, log. Called with run_lock
+void reload_publish(struct reload *r, const struct reload_attempt *a)
+{
+	if (r->published != NULL) {
+		r->published(r->published_cls, a);
+	}
+}
+
+/* An attempt's notice: what every kind's says, then the kind's own (its
+ * `publish` hands it on). Called with run_lock held. */
+static void publish(struct reload_source *s, enum api_trigger trigger, enum reload_outcome outcome,
+		    const char *error)
+{
+	struct reload_attempt a = {.source = s, .trigger = trigger, .ok = outcome != RELOAD_REFUSED,
+				   .changed = outcome == RELOAD_SWAPPED, .error = error};
+
+	if (s->kind->publish != NULL) {
+		s->kind->publish(s->cls, &a);
+	} else {
+		reload_publish(s->owner, &a);
+	}
+}
+
+/* One attempt: validate, swap, record, publish, log. Called with run_lock
  * held. Returns the outcome. */
 static enum reload_outcome attempt(struct reload_source *s, enum api_trigger trigger,
-				   const struct reload_texts *texts, struct reload_read *rd,
+				   const struct reload_read_texts *texts, struct reload_read *rd,
 				   char *err, size_t cap)
 {
 	char line[2 * API_STATUS_TEXT];
@@ -606,9 +221,7 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 	s->pending_key = 0;
 	outcome = try_texts(s, texts, rd, err, cap);
 	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
-	if (s->kind->attempted != NULL) {
-		s->kind->attempted(s->cls, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
-	}
+	publish(s, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
 	s->kind->say(s->cls, outcome, err, line, sizeof(line));
 	log_event(s->owner->log, s->kind->event, "%s (%s)", line, status_trigger_name(trigger));
 	return outcome;
@@ -616,24 +229,23 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 
 int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_cap)
 {
-	struct reload_texts texts;
+	struct reload_read_texts texts;
 	struct reload_read rd;
 	enum reload_outcome outcome = RELOAD_REFUSED;
-	int64_t now = unix_ms();
 
 	if (add_source(r, s) != 0) {
 		snprintf(err, err_cap, "more followed sources than RELOAD_MAX_SOURCES");
 		return -1;
 	}
-	status_start(&s->status, s->files[0].path, now);
 	pthread_mutex_lock(&r->run_lock);
-	if (read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
+	if (reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
 		outcome = try_texts(s, &texts, &rd, err, err_cap);
-		texts_cleanup(&texts);
+		reload_read_texts_cleanup(&texts);
 	} else {
 		snprintf(err, err_cap, "%s", rd.error);
 	}
 	s->tried_key = rd.key;
+	publish(s, API_TRIGGER_START, outcome, outcome == RELOAD_REFUSED ? err : "");
 	if (outcome != RELOAD_SWAPPED) {
 		r->num_sources--; /* nothing serves: the source is not followed */
 		s->owner = NULL;
@@ -664,23 +276,22 @@ void reload_source_status(struct reload_source *s, struct api_source_status *out
 /* Reads a source and tries what it found. Called with run_lock held. */
 static void reload_one(struct reload_source *s, enum api_trigger trigger)
 {
-	struct reload_texts texts;
+	struct reload_read_texts texts;
 	struct reload_read rd;
 	char err[API_STATUS_TEXT];
-	int got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
+	int got = reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
 
 	(void)attempt(s, trigger, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
-	texts_cleanup(&texts);
+	reload_read_texts_cleanup(&texts);
 }
 
 void reload_now(struct reload *r)
 {
-	if (r->catalog.src.owner == NULL) {
-		log_event(r->log, "reload", "skipped: serving the embedded catalog (no --catalog FILE)");
-	}
 	pthread_mutex_lock(&r->run_lock);
 	for (size_t i = 0; i < r->num_sources; i++) {
-		reload_one(r->sources[i], API_TRIGGER_SIGNAL);
+		if (r->sources[i]->num_files > 0) { /* one with none is only described */
+			reload_one(r->sources[i], API_TRIGGER_SIGNAL);
+		}
 	}
 	pthread_mutex_unlock(&r->run_lock);
 }
@@ -735,14 +346,14 @@ enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending
 unsigned reload_source_check(struct reload_source *s)
 {
 	struct reload *r = s->owner;
-	struct reload_texts texts;
+	struct reload_read_texts texts;
 	struct reload_read rd;
 	char err[API_STATUS_TEXT];
 	unsigned again = 0;
 	int got;
 
 	pthread_mutex_lock(&r->run_lock);
-	got = read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
+	got = reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
 	switch (reload_look(rd.key, s->tried_key, &s->pending_key, true)) {
 	case RELOAD_LOOK_SAME:
 		pthread_mutex_lock(&r->state_lock);
@@ -756,7 +367,7 @@ unsigned reload_source_check(struct reload_source *s)
 		(void)attempt(s, API_TRIGGER_WATCH, got == 0 ? &texts : NULL, &rd, err, sizeof(err));
 		break;
 	}
-	texts_cleanup(&texts);
+	reload_read_texts_cleanup(&texts);
 	pthread_mutex_unlock(&r->run_lock);
 	return again;
 }
@@ -782,18 +393,17 @@ static int watch_on(struct watch **w, const char *const *paths, size_t num,
 	return watch_add(*w, paths, num, opt, fn, cls, err, err_cap);
 }
 
-int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap)
+int reload_watch_start(struct reload *r, char *err, size_t err_cap)
 {
 	struct watch *w = NULL;
 	int ret = -1;
 
-	r->catalog.src.check_seconds = r->catalog.src.owner != NULL ? check_seconds : 0;
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		const char *paths[RELOAD_MAX_FILES];
 		struct watch_options opt = {s->check_seconds, RELOAD_DEBOUNCE_MS};
 
-		if (s->check_seconds == 0) {
+		if (s->check_seconds == 0 || s->num_files == 0) {
 			continue;
 		}
 		for (size_t j = 0; j < s->num_files; j++) {
@@ -844,21 +454,11 @@ void reload_status(void *cls, struct api_status *out)
 	/* under the short lock, never the reload's: a --catalog-dir adds and
 	 * removes sources (under both), and a request never waits on a reload */
 	pthread_mutex_lock(&r->state_lock);
-	snprintf(out->revision, sizeof(out->revision), "%s", r->catalog.revision);
-	if (r->catalog.src.owner != NULL) {
-		source_status_locked(&r->catalog.src, &out->catalog);
-	} else {
-		out->catalog = r->catalog.src.status;
-	}
-	if (out->max_named > 0) {
-		named_row(&r->catalog, &out->catalog, &out->named[out->num_named++]);
-	}
 	for (size_t i = 0; i < r->num_sources; i++) {
 		struct reload_source *s = r->sources[i];
 		struct api_source_status st;
 
-		/* the reload's own catalog is written above */
-		if (s->kind->report != NULL && s != &r->catalog.src) {
+		if (s->kind->report != NULL) {
 			source_status_locked(s, &st);
 			s->kind->report(s->cls, &st, out);
 		}

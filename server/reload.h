@@ -1,26 +1,30 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * reload — every file splitkd follows, followed one way: the catalog
- * (--catalog FILE) and the TLS files (--tls-cert, --tls-key,
- * --tls-client-ca) are two kinds of *source*, and reload.c drives any
- * number of sources through one cycle (nginx's ngx_init_cycle has the
- * same shape): read, validate, dedup by content, swap, keep the last good,
- * log and count. Whether SIGHUP asks (reload_now: every source) or the
- * watch (watch.c: one thread for every source's files) sees a file
- * change, the cycle runs here, one attempt at a time.
+ * reload — every file splitkd follows, followed one way: the catalogs
+ * (catsource.c) and the TLS files (tls.c) are two kinds of *source*, and
+ * reload.c drives any number of sources through one cycle (nginx's
+ * ngx_init_cycle has the same shape): read, validate, dedup by content,
+ * swap, keep the last good, record, publish, log. Whether SIGHUP asks
+ * (reload_now: every source) or the watch (watch.c: one thread for every
+ * source's files) sees a file change, the cycle runs here, one attempt at
+ * a time. reload.c knows no kind: what a catalog is, catsource.c says
+ * (the notice's catalog members are the catalog kind's to fill).
  *
  * A kind (struct reload_kind) is a table of callbacks: what the bytes of a
  * source's files mean (check), whether a checked value is what serves
- * already (serving), how it goes into service (swap) or away (drop), and
- * the words of its log lines (say). A source (struct reload_source) is a
+ * already (serving), how it goes into service (swap) or away (drop), the
+ * words of its log lines (say), its place in the status (report) and its
+ * members of the notice (publish). A source (struct reload_source) is a
  * kind, its files and the state reload.c keeps for it; its owner embeds
- * it (struct tls, struct reload_catalog). Adding a kind is the recipe "a
- * new kind of reloaded source" in docs/DEVELOPING.md.
+ * it (struct tls, struct catsource). A source with no file (the embedded
+ * catalog) is only described: in the status, never read. Adding a kind is
+ * the recipe "a new kind of reloaded source" in docs/DEVELOPING.md.
  *
  * The cycle, for every kind alike:
- * - read: each file whole through reload_read_bytes (regular files only,
- *   bounded by the kind's max_bytes); a missing, unreadable, too large or
- *   empty file is refused before the kind sees anything;
+ * - read: the source's files together through the one bounded reader
+ *   (reload_read.h: regular files only, each bounded by the kind's
+ *   max_bytes); a missing, unreadable, too large or empty file is refused
+ *   before the kind sees anything;
  * - dedup: the bytes of all the files are hashed (FNV-1a 64, lengths
  *   included); the watch does not try bytes (or the same failure) it
  *   tried last, so each distinct failure is logged and counted once
@@ -30,18 +34,22 @@
  *   counts. Bytes equal to those in service are an unchanged reload;
  * - validate, swap: a value the kind refuses, or cannot swap in, leaves
  *   what serves serving (never worse than the last good);
- * - log and count: one line per attempt (the kind's words, then the
- *   trigger), the source's counts and state for GET /v1/status and
- *   /metrics.
+ * - record: the source's counts and state, for GET /v1/status and
+ *   /metrics;
+ * - publish: one notice of the attempt (struct reload_attempt) to the one
+ *   function that hears them all (reload_init's): the rest of the daemon
+ *   hears of a reload this way and no other;
+ * - log: one line per attempt (the kind's words, then the trigger).
  *
  * State for GET /v1/status is copied out under a short lock of its own
  * (reload_status, an api_status_fn): a request never waits on a reload.
  *
  * Thread-safe: reload_now and the watch's thread may run at once (the
  * second waits for the first). reload_init/reload_cleanup pair up;
- * sources are added (reload_add) after reload_init and before
- * reload_watch_start; reload_cleanup stops the watch before anything a
- * source uses goes, and never frees a source (its owner does, after).
+ * sources are added (reload_add, reload_add_serving) after reload_init
+ * and, when watched, before reload_watch_start; reload_cleanup stops the
+ * watch before anything a source uses goes, and never frees a source (its
+ * owner does, after). Allocates nothing but the watch.
  */
 #ifndef SPLITKD_RELOAD_H
 #define SPLITKD_RELOAD_H
@@ -54,44 +62,54 @@
 #include "catalog.h"
 #include "holder.h"
 #include "log.h"
-#include "metrics.h"
+#include "reload_read.h"
 #include "status.h"
 #include "watch.h"
 
-#define RELOAD_MAX_LISTENERS 8
 /* every named catalog (HOLDER_MAX_CATALOGS) and the TLS files */
 #define RELOAD_MAX_SOURCES (HOLDER_MAX_CATALOGS + 2)
 #define RELOAD_MAX_WATCHES 2 /* reload_add_watch's: a --catalog-dir */
-#define RELOAD_MAX_FILES WATCH_MAX_PATHS /* of one source */
+#define RELOAD_MAX_FILES RELOAD_READ_MAX_FILES /* of one source: one watch entry */
 #define RELOAD_DEBOUNCE_MS 200 /* quiet time after the last event in the directory */
 #define RELOAD_SETTLE_MS 250   /* new bytes are read again this much later */
-
-/* What a read of the files found; `key` tells one content (or one
- * failure) from another without keeping the bytes. */
-struct reload_read {
-	enum api_disk_state state; /* SAME (valid), INVALID, MISSING or UNREADABLE */
-	uint64_t key;
-	char error[API_STATUS_TEXT];
-};
-
-/* One file of a source: its path and the flag that named it, for the
- * errors ("--tls-key /etc/k.pem: ..."; NULL: the path alone). */
-struct reload_file {
-	const char *flag;
-	const char *path; /* borrowed: must outlive the source */
-};
-
-/* One file's bytes, as the kind's check sees them (never empty). */
-struct reload_bytes {
-	const char *data;
-	size_t len;
-};
 
 enum reload_outcome {
 	RELOAD_SWAPPED,   /* a new value serves */
 	RELOAD_UNCHANGED, /* valid, and what serves already */
 	RELOAD_REFUSED,   /* what served keeps serving */
 };
+
+struct reload_source;
+
+/*
+ * What one attempt did: the one notice the reload publishes, for every
+ * attempt on every source (the start-up load of reload_add's too), to the
+ * one function reload_init was given. It comes after the attempt is
+ * recorded in the source's status and before its log line, on the
+ * reloading thread with the reload lock held, so notices come one at a
+ * time and in order; every pointer in it is valid for the call only.
+ *
+ * reload.c fills the members every kind has; a kind adds its own through
+ * its `publish` (struct reload_kind). The catalog's are the rest: a
+ * catalog's attempt as GET /v1/history lists it, and the catalogs a swap
+ * went between, for the change streams. Another kind's leave them NULL.
+ */
+struct reload_attempt {
+	const struct reload_source *source; /* the source attempted */
+	enum api_trigger trigger;
+	bool ok, changed; /* changed: a new value serves (RELOAD_SWAPPED) */
+	const char *error; /* "" when ok */
+	/* the catalog kind's */
+	const char *catalog; /* its name; NULL: not a catalog's attempt */
+	const char *from, *to; /* digests: what served before and after; "": none */
+	uint64_t changed_cells; /* diff_changed_cells(from, to) when changed, else 0 */
+	const struct catalog *before, *after; /* when changed: what served before
+					       * (NULL: none) and after */
+};
+
+/* Hears every attempt's notice (reload_init's; cls is its). Must not call
+ * reload_now or add a source. */
+typedef void reload_published_fn(void *cls, const struct reload_attempt *a);
 
 /* A kind of source: callbacks on the source's `cls`, all called with the
  * reload's one-attempt-at-a-time lock held, on the reloading thread. */
@@ -100,7 +118,7 @@ struct reload_kind {
 	size_t max_bytes;  /* each file's bound */
 	/* The files' bytes (files[i] for the source's files[i]) into a new
 	 * value of the kind's own, or NULL with why in err. */
-	void *(*check)(void *cls, const struct reload_bytes *files, char *err, size_t err_cap);
+	void *(*check)(void *cls, const struct reload_read_text *files, char *err, size_t err_cap);
 	/* Whether a checked value is what serves (other bytes, the same
 	 * meaning: an unchanged reload). NULL: other bytes are a change. */
 	bool (*serving)(void *cls, const void *value);
@@ -113,13 +131,14 @@ struct reload_kind {
 	 * into out; reload.c adds the trigger. */
 	void (*say)(void *cls, enum reload_outcome outcome, const char *why, char *out, size_t cap);
 	/* Optional: copies the source's state into its place in the status
-	 * answer (under the reload's state lock; a named catalog's row; the
-	 * reload's own catalog, the default, is reload_status's). */
+	 * answer (under the reload's state lock, the sources in the order
+	 * they were added: a catalog's row). */
 	void (*report)(void *cls, const struct api_source_status *st, struct api_status *out);
-	/* Optional: every attempt, after its record (the trigger, the outcome,
-	 * a refusal's reason or ""): the kind's own metrics and hooks. */
-	void (*attempted)(void *cls, enum api_trigger trigger, enum reload_outcome outcome,
-			  const char *error);
+	/* Optional: the kind's members of every attempt's notice (a's others
+	 * filled), added before it hands the notice on with reload_publish,
+	 * once; what it lends the notice need live only for that call. NULL:
+	 * reload.c publishes the notice as it is. */
+	void (*publish)(void *cls, struct reload_attempt *a);
 };
 
 struct reload;
@@ -127,7 +146,7 @@ struct reload;
 struct reload_source {
 	const struct reload_kind *kind;
 	void *cls;
-	struct reload_file files[RELOAD_MAX_FILES];
+	struct reload_read_file files[RELOAD_MAX_FILES];
 	size_t num_files;
 	unsigned check_seconds; /* the watch's periodic check; 0: SIGHUP only */
 	/* reload.c's from here: attempts under the reload's run_lock */
@@ -139,56 +158,6 @@ struct reload_source {
 	struct api_source_status status; /* under the reload's state_lock */
 };
 
-/* Called after each successful swap of the catalog, on the reloading
- * thread, with the reload lock held (so listeners see swaps one at a
- * time, in order). Both catalogs are valid for the call only. Must not
- * call reload_now. */
-typedef void reload_listener_fn(void *cls, const struct catalog *before,
-				const struct catalog *after);
-
-/* The catalog kind's source: one catalog file over one holder, the
- * holder's catalog `name` (NULL: its default). */
-struct reload_catalog {
-	struct reload_source src;
-	struct holder *holder;
-	const char *name; /* borrowed: must outlive the source */
-	struct metrics *metrics;
-	struct {
-		reload_listener_fn *fn;
-		void *cls;
-	} listeners[RELOAD_MAX_LISTENERS];
-	size_t num_listeners;
-	/* the digest in service: set at the source's add and at each swap
-	 * (under the reload's state_lock as well as its run lock), so neither
-	 * an attempt nor the status takes a holder reference to read it */
-	char revision[CATALOG_DIGEST_LEN + 1];
-	/* the last swap, for the attempt hooks (under the run lock) */
-	char swapped_from[CATALOG_DIGEST_LEN + 1], swapped_to[CATALOG_DIGEST_LEN + 1];
-	uint64_t swapped_cells;
-};
-
-/* One attempt on a catalog source, as GET /v1/history lists it (every
- * pointer valid for the call only). */
-struct reload_attempt {
-	const char *catalog; /* its name */
-	enum api_trigger trigger;
-	bool ok, changed;
-	const char *error;    /* "" when ok */
-	const char *from, *to; /* digests: what served before and after; "": none */
-	uint64_t changed_cells; /* diff_changed_cells(from, to) when changed, else 0 */
-};
-
-/* Hooks on every catalog source (the default, a --catalog NAME=FILE, a
- * --catalog-dir's), called on the reloading thread with the reload lock
- * held; must not call reload_now. `swapped` after each swap (a new
- * catalog's first load too; `after` is named and valid for the call),
- * `attempted` after each attempt, swapped or not. Either may be NULL. */
-struct reload_hooks {
-	void (*swapped)(void *cls, const struct catalog *after);
-	void (*attempted)(void *cls, const struct reload_attempt *a);
-	void *cls;
-};
-
 struct reload {
 	pthread_mutex_t run_lock;   /* one attempt at a time */
 	pthread_mutex_t state_lock; /* guards every source's status; held only to copy */
@@ -196,7 +165,6 @@ struct reload {
 	struct watch *watch;
 	struct reload_source *sources[RELOAD_MAX_SOURCES];
 	size_t num_sources;
-	struct reload_catalog catalog; /* --catalog's; a source only with a file */
 	struct {
 		const char *path;
 		unsigned check_seconds;
@@ -204,63 +172,18 @@ struct reload {
 		void *cls;
 	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
 	size_t num_watches;
-	struct reload_hooks hooks[RELOAD_MAX_LISTENERS]; /* reload_add_hooks's */
-	size_t num_hooks;
+	reload_published_fn *published; /* NULL: nobody hears */
+	void *published_cls;
+	bool live; /* from reload_init to reload_cleanup */
 };
 
-/*
- * Reads a whole file of at most `max` bytes into a new heap buffer (the
- * caller frees it): only a regular file (a FIFO or a directory put in its
- * place is refused, and never blocks the open), read to its end. NULL with
- * rd filled (MISSING, UNREADABLE, or INVALID when larger than max; the
- * reason, naming the path, in rd->error); on success only *len is set.
- * The one reader of a followed file.
- */
-char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload_read *rd);
-
-/*
- * A catalog file's bytes as every reload of it reads them, not parsed: a
- * new buffer (the caller frees it) of *len bytes, their key in rd->key;
- * or NULL with the failure in rd (its key too). reload_parse_catalog
- * makes the catalog of them, once the key says they are worth it.
- */
-char *reload_read_catalog_bytes(const char *path, size_t *len, struct reload_read *rd);
-
-/* The catalog in bytes reload_read_catalog_bytes read from `path`, or
- * NULL with rd->state INVALID and why in rd->error. */
-struct catalog *reload_parse_catalog(const char *path, const char *data, size_t len,
-				     struct reload_read *rd);
-
-/*
- * Reads and validates a catalog file as every reload of it does: a new
- * catalog (the caller owns it), or NULL with what went wrong in *rd (and
- * rd->error). rd is filled either way. The start-up load, --check-catalog
- * and --diff read through this one function.
- */
-struct catalog *reload_read_file(const char *path, struct reload_read *rd);
-
-/* Takes the catalog loaded at start (already in `holder`) and what its
- * read found (NULL for the embedded catalog; then `path` is NULL too, and
- * the catalog is no source). Returns 0. */
-int reload_init(struct reload *r, struct holder *holder, const char *path,
-		const struct reload_read *initial, const struct log *log, struct metrics *metrics);
+/* A reload with no source yet, logging to `log`, every attempt's notice
+ * to `published` (NULL: nobody hears). */
+void reload_init(struct reload *r, const struct log *log, reload_published_fn *published,
+		 void *published_cls);
 /* Stops the watch and frees what reload_init made. Safe on a zeroed
  * struct and after a cleanup. */
 void reload_cleanup(struct reload *r);
-
-/* Makes `c` a catalog source over `holder`'s catalog `name` (NULL: the
- * default; reload_init adds it so), following `path`, whose catalog
- * already serves from bytes of `initial`'s key, and adds it: one source
- * per named catalog, its file watched with a check every check_seconds
- * (0: not watched; SIGHUP and reload_source_check only, or the default's,
- * whose check is reload_watch_start's); `name` and `path` must outlive
- * the source. A watched one before reload_watch_start; an unwatched one
- * also while the watch runs (a --catalog-dir's catalog, which the
- * directory's watch drives). Returns 0, or -1 when RELOAD_MAX_SOURCES are
- * added. */
-int reload_add_named_catalog(struct reload *r, struct reload_catalog *c, struct holder *holder,
-			     const char *name, const char *path, const struct reload_read *initial,
-			     struct metrics *metrics, unsigned check_seconds);
 
 /* Stops following a source (a named catalog whose file is gone): no
  * attempt reads it after this returns. Its owner frees it after. */
@@ -291,44 +214,55 @@ unsigned reload_source_check(struct reload_source *s);
 int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
 		     void *cls);
 
-/* Fills a source (kind, its cls, its files, copied) for reload_add. */
+/* Fills a source (kind, its cls, its files, copied; none: only described)
+ * for reload_add or reload_add_serving; its status says it loaded now. */
 void reload_source_init(struct reload_source *s, const struct reload_kind *kind, void *cls,
-			const struct reload_file *files, size_t num_files, unsigned check_seconds);
+			const struct reload_read_file *files, size_t num_files,
+			unsigned check_seconds);
 
 /* Adds a source and loads it now (read, check, swap: the start-up load,
  * trigger "start"). Returns 0, or -1 with why in err: a start-up error,
  * nothing serves, and the source is not added. Before reload_watch_start. */
 int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_cap);
 
+/* Adds a source whose value serves already, from bytes of `served_key`
+ * (0: none, as for a source with no file): nothing is read now. A watched
+ * one before reload_watch_start; an unwatched one also while the watch
+ * runs (a --catalog-dir's catalog, which the directory's watch drives).
+ * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
+int reload_add_serving(struct reload *r, struct reload_source *s, uint64_t served_key);
+
 /* The source's state, copied under the state lock. */
 void reload_source_status(struct reload_source *s, struct api_source_status *out);
 
-/* Adds a listener to the --catalog's swaps. Returns 0, or -1 when
- * RELOAD_MAX_LISTENERS are set. */
-int reload_add_listener(struct reload *r, reload_listener_fn *fn, void *cls);
+/* Hands an attempt's notice to the function that hears them: a kind's
+ * `publish` calls it, once an attempt, with the lock it was called with. */
+void reload_publish(struct reload *r, const struct reload_attempt *a);
 
-/* Adds hooks on every catalog source (copied). Returns 0, or -1 when
- * RELOAD_MAX_LISTENERS are set. */
-int reload_add_hooks(struct reload *r, const struct reload_hooks *hooks);
+/* The lock under which every source's status is copied (reload_status):
+ * a kind writes under it what its `report` reads. Held only for a copy. */
+void reload_status_lock(struct reload *r);
+void reload_status_unlock(struct reload *r);
 
-/* The catalog source's start-up load failed (what `rd` found) and its
- * last revision kept in the state directory serves instead: its status
- * says so (started_from "state", the file's error, the attempt failed)
- * and so does splitkd_catalog_last_reload_successful (0); the watch takes
- * the file as soon as it is good, and the same bad bytes read again are
- * refused again. At start, before the source is watched. */
-void reload_catalog_from_state(struct reload_catalog *c, const struct reload_read *rd);
+/* The source's start-up load failed (what `rd` found) and a value kept
+ * elsewhere (the state directory's last revision) serves instead: its
+ * status says so (started_from "state", the file's error, the attempt
+ * failed); the watch takes the file as soon as it is good, and the same
+ * bad bytes read again are refused again. At start, once added, before
+ * the source is watched. */
+void reload_source_from_state(struct reload_source *s, const struct reload_read *rd);
 
 /* Starts following every source's files: one watch (directory events plus
- * each source's periodic check); the catalog's check is check_seconds (0:
- * SIGHUP only). Returns 0, or -1 with a message in err. */
-int reload_watch_start(struct reload *r, unsigned check_seconds, char *err, size_t err_cap);
+ * each source's periodic check, every check_seconds; 0: SIGHUP only).
+ * Returns 0, or -1 with a message in err. */
+int reload_watch_start(struct reload *r, char *err, size_t err_cap);
 
-/* SIGHUP: reads every source now and swaps in what is valid and new.
- * Logs and counts each attempt whatever it finds. */
+/* SIGHUP: reads every source with files now and swaps in what is valid
+ * and new. Logs and counts each attempt whatever it finds. */
 void reload_now(struct reload *r);
 
-/* An api_status_fn: copies the state for GET /v1/status. */
+/* An api_status_fn: every source's state, each through its kind's
+ * report, for GET /v1/status. */
 void reload_status(void *cls, struct api_status *out);
 
 #endif /* SPLITKD_RELOAD_H */

@@ -15,7 +15,7 @@
  *
  * One cache per worker thread (libmicrohttpd daemon), used only by it:
  * not thread-safe, and needs no lock. An entry holds the creation
- * reference of its response; eviction and respcache_free drop it, and
+ * reference of its response; eviction and respcache_cleanup drop it, and
  * libmicrohttpd frees the response once no connection sends it any more.
  */
 #ifndef SPLITKD_RESPCACHE_H

@@ -10,11 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "durable.h"
 #include "jsonw.h"
 #include "reload.h"
 #include "statefile.h"
-
-#define TMP_PREFIX ".tmp-"
 
 /* A revision file found in a catalog's directory. */
 struct found {
@@ -92,9 +91,9 @@ static int by_mtime(const void *a, const void *b)
 /*
  * The revision files of a catalog's directory, oldest first (a new array,
  * the caller frees it; NULL with *n 0 when the directory is missing or
- * holds none). A temporary file a crash left is removed when
- * `remove_tmp`; any other entry that is no revision file's name is
- * logged and counted when `report`.
+ * holds none). When `report` (a load at start), a temporary file a
+ * crash left (durable.h) is removed and any other entry that is no
+ * revision file's name is logged and counted.
  */
 static struct found *list_files(struct state *s, const char *cdir, bool report, size_t *n)
 {
@@ -115,7 +114,7 @@ static struct found *list_files(struct state *s, const char *cdir, bool report, 
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", cdir, e->d_name);
-		if (strncmp(e->d_name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) == 0) {
+		if (durable_is_temporary(e->d_name)) {
 			if (report) {
 				unlink(path); /* a write a crash cut short: never renamed, never taken */
 			}
@@ -206,39 +205,6 @@ static int write_failed(struct state *s, const char *what, const char *path, int
 	return -1;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR) {
-			continue;
-		}
-		if (w <= 0) {
-			if (w == 0) {
-				errno = ENOSPC;
-			}
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0) {
-		return -1;
-	}
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 /* The oldest files past max_revisions go (the newest, just written, stays). */
 static void prune(struct state *s, const char *cdir)
 {
@@ -256,38 +222,15 @@ static void prune(struct state *s, const char *cdir)
 	free(files);
 }
 
-/* Writes bytes as cdir/name: a temporary file, fsync, rename, fsync of
- * the directory. */
+/* Writes bytes as cdir/name, the one durable way (durable.h); a failure
+ * is the state's. */
 static int write_file(struct state *s, const char *cdir, const char *name, const char *data,
 		      size_t len)
 {
-	char tmp[STATE_PATH_MAX + 160], path[STATE_PATH_MAX + 160];
-	int fd, err;
+	struct durable_failure f;
 
-	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%s", cdir, name);
-	snprintf(path, sizeof(path), "%s/%s", cdir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (fd < 0) {
-		return write_failed(s, "create", tmp, errno);
-	}
-	if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-		err = errno;
-		close(fd);
-		unlink(tmp);
-		return write_failed(s, "write", tmp, err);
-	}
-	if (close(fd) != 0) {
-		err = errno;
-		unlink(tmp);
-		return write_failed(s, "write", tmp, err);
-	}
-	if (rename(tmp, path) != 0) {
-		err = errno;
-		unlink(tmp);
-		return write_failed(s, "rename", tmp, err);
-	}
-	if (fsync_dir(cdir) != 0) {
-		return write_failed(s, "fsync", cdir, errno);
+	if (durable_write(cdir, name, data, len, &f) != 0) {
+		return write_failed(s, f.what, f.path, f.err);
 	}
 	return 0;
 }
@@ -337,6 +280,7 @@ void state_report(struct state *s, struct api_status *out)
 	out->state_on = true;
 	snprintf(out->state_dir, sizeof(out->state_dir), "%s", s->dir);
 	out->state_write_errors = atomic_load(&s->metrics->state_write_errors);
+	out->state_history_lines_skipped = atomic_load(&s->metrics->state_history_lines_skipped);
 	pthread_mutex_lock(&s->lock);
 	snprintf(out->state_error, sizeof(out->state_error), "%s", s->last_error);
 	pthread_mutex_unlock(&s->lock);

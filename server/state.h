@@ -10,10 +10,11 @@
  *                 one revision of catalog NAME, its canonical JSON
  *                 (api/statefile.h says what a file must be to be taken).
  *
- * A revision is written to a temporary file in its catalog's directory,
- * fsync()ed, renamed over its name and the directory fsync()ed, so a crash
- * at any moment leaves either no file or a whole one (a temporary file
- * left by a crash is removed at the next start). Each catalog keeps at
+ * Every file (a revision, streams.json) is written the one durable way
+ * (durable.h: a temporary file in its directory, fsync()ed, renamed over
+ * its name and the directory fsync()ed), so a crash at any moment leaves
+ * either the old file or the new one, whole (a temporary file a crash
+ * left in a catalog's directory is removed when it is next loaded). Each catalog keeps at
  * most max_revisions files, the oldest (by modification time: a file is
  * written again each time its revision is served again) removed.
  *
@@ -85,7 +86,8 @@ int state_save(struct state *s, const struct catalog *cat);
  * logged when its cause is new, shown in /v1/status. Returns -1. */
 int state_write_failed(struct state *s, const char *what, const char *path, int err);
 
-/* A reload hook's `swapped`: keeps every revision swapped in. */
+/* Keeps a revision a reload swapped in (cls: the state): serving.c's
+ * `published` calls it for every catalog notice that swapped. */
 void state_catalog_swapped(void *cls, const struct catalog *after);
 
 /* DIR/streams.json, read at start: the boot id and the seqs it kept
@@ -95,8 +97,8 @@ bool state_streams_load(struct state *s);
 
 /* The default catalog's change stream moved to `seq` serving `revision`
  * (ids "<seq>@<boot>"): kept, the oldest past max_revisions dropped, and
- * streams.json written again (temp file, fsync, rename). A seq not above
- * the last kept is ignored. */
+ * streams.json written again (durable_write). A seq not above the last
+ * kept is ignored. */
 void state_streams_keep(struct state *s, const char *boot, uint64_t seq, const char *revision);
 
 /* The state's part of GET /v1/status (api_status's state_* members). */

@@ -181,10 +181,10 @@ ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns);
 void stream_leave(struct stream *s);
 
 /*
- * A catalog change (reload_listener_fn's shape: cls is the hub): the next
- * seq, told to every stream with the cells that changed from `before` to
- * `after` (both alive for the call); a reload of the same digest is none.
- * Call after the swap, from one thread at a time (reload.c's reload).
+ * A catalog change (cls is the hub): the next seq, told to every stream
+ * with the cells that changed from `before` to `after` (both alive for the
+ * call); a reload of the same digest is none. Call after the swap, from
+ * one thread at a time (the reload's notice of the default catalog's swap).
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);
 

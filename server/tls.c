@@ -123,7 +123,7 @@ done:
 }
 
 /* A file's bytes as GnuTLS takes them (it only reads them). */
-static gnutls_datum_t datum(const struct reload_bytes *b)
+static gnutls_datum_t datum(const struct reload_read_text *b)
 {
 	return (gnutls_datum_t){(unsigned char *)(uintptr_t)b->data, (unsigned)b->len};
 }
@@ -131,11 +131,11 @@ static gnutls_datum_t datum(const struct reload_bytes *b)
 /* The TLS kind's check: the files' bytes (cert, key, then the CA when
  * there is one) into credentials. Returns them (one reference), or NULL
  * with the reason in err. */
-static void *creds_check(void *cls, const struct reload_bytes *files, char *err, size_t cap)
+static void *creds_check(void *cls, const struct reload_read_text *files, char *err, size_t cap)
 {
 	const struct tls *t = cls;
 	/* each file's flag and path, for the errors ("--tls-key /etc/k.pem") */
-	const struct reload_file *cf = &t->src.files[0], *kf = &t->src.files[1];
+	const struct reload_read_file *cf = &t->src.files[0], *kf = &t->src.files[1];
 	struct tls_creds *c = calloc(1, sizeof(*c));
 	gnutls_datum_t cert = datum(&files[0]), key = datum(&files[1]);
 	unsigned n = TLS_MAX_CHAIN;
@@ -175,7 +175,7 @@ static void *creds_check(void *cls, const struct reload_bytes *files, char *err,
 		goto fail;
 	}
 	if (t->src.num_files > 2) { /* --tls-client-ca */
-		const struct reload_file *af = &t->src.files[2];
+		const struct reload_read_file *af = &t->src.files[2];
 		gnutls_datum_t ca = datum(&files[2]);
 
 		if (gnutls_x509_trust_list_init(&c->ca, 0) != 0) {
@@ -273,7 +273,7 @@ int tls_init(struct tls *t, struct reload *reload, const char *cert_path, const 
 	     const char *ca_path, const char *priority, const struct log *log, char *err,
 	     size_t err_cap)
 {
-	const struct reload_file files[3] = {
+	const struct reload_read_file files[3] = {
 		{"--tls-cert", cert_path}, {"--tls-key", key_path}, {"--tls-client-ca", ca_path}};
 	gnutls_priority_t prio = NULL;
 	const char *where = NULL;

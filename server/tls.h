@@ -131,7 +131,7 @@ void tls_conn_start(struct tls_conn *c, struct tls *t, gnutls_session_t session)
 void tls_conn_end(struct tls_conn *c, int fd, bool received);
 
 /* Writes one whole answer through the connection's TLS session, for the
- * few answers splitkd writes itself (http.c): best effort, without
+ * few answers splitkd writes itself (response.c): best effort, without
  * blocking. Returns 0 when all of it went, -1 otherwise (no session any
  * more, the socket full, an error): the caller then closes. Only on the
  * thread that serves the connection, between libmicrohttpd's reads. */

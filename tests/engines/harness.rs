@@ -8,6 +8,9 @@
 // workspace_bytes. Exits 1 on any difference, or when the sweep was so
 // narrow that it proves little (no shape answered or none refused).
 //
+// Built with --test, the oracles' own #[test]s of the worked
+// examples run instead (make engines-check runs both).
+//
 // usage: sweep N SEED | harness ENGINE N (N: the records expected, so a sweep
 // that died part way fails here too)
 
@@ -33,6 +36,43 @@ pub struct Answer {
     pub num_splits: u32,
     pub num_splits_bound: u32,
     pub workspace_bytes: u64,
+}
+
+/// The brief's rule before any engine's own: a count that must be at least
+/// 1 and is 0 is refused (sm_count only where the engine reads it; vLLM
+/// does not). Every oracle asks this first.
+pub fn zero_count(s: &Shape, reads_sm_count: bool) -> Option<&'static str> {
+    if reads_sm_count && s.sm_count == 0 {
+        return Some("sm_count must be at least 1");
+    }
+    let counts = [
+        (s.num_seqs, "num_seqs must be at least 1"),
+        (s.num_q_heads, "num_q_heads must be at least 1"),
+        (s.num_kv_heads, "num_kv_heads must be at least 1"),
+        (s.head_dim, "head_dim must be at least 1"),
+        (s.seq_len, "seq_len must be at least 1"),
+        (s.page_size, "page_size must be at least 1"),
+    ];
+    counts.iter().find(|c| c.0 == 0).map(|c| c.1)
+}
+
+/// A shape for the oracles' own worked examples (`rustc --test`): the
+/// FA2/FA3 inputs, FlashInfer's left at 0.
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
+pub fn test_shape(sm: u32, seqs: u32, q: u32, kv: u32, d: u32, len: u32, page: u32, splits: u32) -> Shape {
+    Shape {
+        sm_count: sm,
+        num_seqs: seqs,
+        num_q_heads: q,
+        num_kv_heads: kv,
+        head_dim: d,
+        seq_len: len,
+        page_size: page,
+        blocks_per_sm: 0,
+        cuda_graph: false,
+        num_splits: splits,
+    }
 }
 
 fn u32_at(r: &[u8], i: usize) -> u32 {

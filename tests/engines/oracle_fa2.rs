@@ -144,23 +144,8 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
     // (Upstream: batch_size > 0 is line 1309; num_heads % 0 would trap at
     // line 1311; the rest are tensors of no size.) blocks_per_sm and
     // cuda_graph are FlashInfer's: FA2 reads neither.
-    if s.sm_count == 0 {
-        return Err("sm_count must be at least 1");
-    }
-    if s.num_seqs == 0 {
-        return Err("batch size must be positive");
-    }
-    if s.num_q_heads == 0 || s.num_kv_heads == 0 {
-        return Err("num_q_heads and num_kv_heads must be at least 1");
-    }
-    if s.head_dim == 0 {
-        return Err("head_dim must be at least 1");
-    }
-    if s.seq_len == 0 {
-        return Err("seq_len must be at least 1");
-    }
-    if s.page_size == 0 {
-        return Err("page_size must be at least 1");
+    if let Some(why) = crate::zero_count(s, true) {
+        return Err(why);
     }
 
     // lines 1297-1300: the torch sizes (int64) taken as int
@@ -232,20 +217,7 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
 mod tests {
     use super::*;
 
-    fn shape(sm: u32, seqs: u32, q: u32, kv: u32, d: u32, len: u32, page: u32, splits: u32) -> Shape {
-        Shape {
-            sm_count: sm,
-            num_seqs: seqs,
-            num_q_heads: q,
-            num_kv_heads: kv,
-            head_dim: d,
-            seq_len: len,
-            page_size: page,
-            blocks_per_sm: 0,
-            cuda_graph: false,
-            num_splits: splits,
-        }
-    }
+    use crate::test_shape as shape;
 
     /// The heuristic with 0.85f (float) in place of the double 0.85.
     fn heuristic_float_085(bnm: i32, sms: i32, nb: i32, max: i32) -> i32 {

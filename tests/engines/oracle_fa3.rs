@@ -383,23 +383,8 @@ fn mha_fwd(s: &Shape, causal: bool) -> Result<Answer, &'static str> {
     // engine.h / brief: a count that must be >= 1 and is 0 is refused.
     // (Upstream: num_heads % 0 would trap at line 781; the rest are
     // tensors of no size.) blocks_per_sm and cuda_graph are FlashInfer's.
-    if s.sm_count == 0 {
-        return Err("sm_count must be at least 1");
-    }
-    if s.num_seqs == 0 {
-        return Err("num_seqs must be at least 1");
-    }
-    if s.num_q_heads == 0 || s.num_kv_heads == 0 {
-        return Err("num_q_heads and num_kv_heads must be at least 1");
-    }
-    if s.head_dim == 0 {
-        return Err("head_dim must be at least 1");
-    }
-    if s.seq_len == 0 {
-        return Err("seq_len must be at least 1");
-    }
-    if s.page_size == 0 {
-        return Err("page_size must be at least 1");
+    if let Some(why) = crate::zero_count(s, true) {
+        return Err(why);
     }
 
     // lines 757-771: torch sizes (int64) taken as int; q is not varlen
@@ -561,20 +546,7 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
 mod tests {
     use super::*;
 
-    fn shape(sm: u32, seqs: u32, q: u32, kv: u32, d: u32, len: u32, page: u32, splits: u32) -> Shape {
-        Shape {
-            sm_count: sm,
-            num_seqs: seqs,
-            num_q_heads: q,
-            num_kv_heads: kv,
-            head_dim: d,
-            seq_len: len,
-            page_size: page,
-            blocks_per_sm: 0,
-            cuda_graph: false,
-            num_splits: splits,
-        }
-    }
+    use crate::test_shape as shape;
 
     #[test]
     fn worked_example_h100_llama8b() {

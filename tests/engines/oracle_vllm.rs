@@ -62,23 +62,8 @@ fn block_size_dispatched(block_size: i64) -> bool {
 
 pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
     // Counts that must be at least 1 (issue 44).
-    if s.sm_count == 0 {
-        return Err("sm_count must be at least 1");
-    }
-    if s.num_seqs == 0 {
-        return Err("num_seqs must be at least 1");
-    }
-    if s.num_q_heads == 0 || s.num_kv_heads == 0 {
-        return Err("num_q_heads and num_kv_heads must be at least 1");
-    }
-    if s.head_dim == 0 {
-        return Err("head_dim must be at least 1");
-    }
-    if s.seq_len == 0 {
-        return Err("seq_len must be at least 1");
-    }
-    if s.page_size == 0 {
-        return Err("page_size (block size) must be at least 1");
+    if let Some(why) = crate::zero_count(s, false) {
+        return Err(why);
     }
     // forward_decode has no split-count argument.
     if s.num_splits != 0 {

@@ -149,3 +149,28 @@ Test(metrics, tls_series_from_the_figures)
 	free(plain);
 	metrics_cleanup(&m);
 }
+
+/* The state directory's series: absent without --state-dir, each of its
+ * counters under its own name with one, the history's skipped lines too. */
+Test(metrics, state_series_only_with_a_state_directory)
+{
+	static struct metrics m;
+	char *text;
+
+	cr_assert_eq(metrics_init(&m), 0);
+	text = render(&m);
+	cr_assert_null(strstr(text, "splitkd_state_"), "no state series without --state-dir");
+	free(text);
+	atomic_store(&m.state_on, true);
+	atomic_store(&m.state_write_errors, 3);
+	atomic_store(&m.state_files_skipped, 5);
+	atomic_store(&m.state_history_lines_skipped, 7);
+	text = render(&m);
+	cr_assert_eq(series(text, "splitkd_state_write_errors_total"), 3);
+	cr_assert_eq(series(text, "splitkd_state_files_skipped_total"), 5);
+	cr_assert_eq(series(text, "splitkd_state_history_lines_skipped_total"), 7);
+	cr_assert_not_null(strstr(text, "# TYPE splitkd_state_history_lines_skipped_total "
+				      "counter\n"));
+	free(text);
+	metrics_cleanup(&m);
+}

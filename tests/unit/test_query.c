@@ -261,14 +261,16 @@ Test(query, every_field_is_found_by_its_name)
 	static const char *const names[QF_COUNT] = {
 		"target", "sm_count", "declared", "model", "num_q_heads", "head_dim", "max_batch_size",
 		"num_seqs", "max_rows", "override", "explain", "spelling", "revision", "from", "to",
-		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog", "limit", "before"};
+		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog", "limit", "before",
+		"engine", "num_kv_heads", "seq_len", "page_size", "blocks_per_sm", "cuda_graph"};
 
 	for (int f = 0; f < QF_COUNT; f++) {
 		char raw[64], scratch[64];
 		struct query q;
 		struct problem p;
 
-		snprintf(raw, sizeof(raw), "%s=%s", names[f], f == QF_EXPLAIN ? "1" : "7");
+		snprintf(raw, sizeof(raw), "%s=%s", names[f],
+			 f == QF_EXPLAIN || f == QF_CUDA_GRAPH ? "1" : "7");
 		cr_assert_eq(query_parse(raw, strlen(raw), scratch, QUERY_BIT(f), &q, &p), 0, "%s: %s", raw,
 			     p.detail);
 		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~0u & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);

@@ -28,7 +28,7 @@ static struct api_response answer(const char *body, const char *etag)
 	return a;
 }
 
-/* A response as http.c builds one: MHD owns a copy of the bytes. */
+/* A response as response.c builds one: MHD owns a copy of the bytes. */
 static struct MHD_Response *built(struct respcache *rc, const struct api_response *a)
 {
 	char *copy = malloc(a->body_len + 1);

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+#include "serving.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "diff.h"
+
+/* The default catalog's name: cli_parse's pick (--default-catalog, or the
+ * first --catalog's), else the embedded catalog's. */
+static const char *default_name(const struct server_config *cfg)
+{
+	return cfg->default_catalog != NULL ? cfg->default_catalog : CATALOG_DEFAULT_NAME;
+}
+
+/*
+ * Puts catalog `name` in service: the revisions the state directory kept
+ * of it (oldest first, so they are held as before the restart), then
+ * `cat`, the file's (at `source`), which is current. With `cat` NULL (the
+ * file is missing or invalid: `why`) the newest kept revision serves
+ * instead, and *from_state says so. The attempt is journaled as
+ * `trigger`. The default catalog makes the holder (`ho`); the others are
+ * swapped into it (`ho` NULL). What serves is kept in the state
+ * directory. The one way every catalog comes into service: the default,
+ * each --catalog NAME=FILE and each --catalog-dir NAME.json (hold_dir).
+ * Returns 0, or -1 with err set (cat freed).
+ */
+static int hold(struct serving *sv, const struct holder_options *ho, const char *name,
+		const char *source, struct catalog *cat, const char *why, enum api_trigger trigger,
+		bool *from_state, char *err, size_t cap)
+{
+	struct catalog *kept[HOLDER_MAX_REVISIONS + 1];
+	size_t n = 0;
+	int ret = 0;
+
+	*from_state = false;
+	if (sv->state.log != NULL) {
+		n = state_load(&sv->state, name, kept, sv->state.max_revisions);
+	}
+	if (cat == NULL && n == 0) {
+		snprintf(err, cap, "%s%s", why, sv->state.log != NULL ? " (and --state-dir keeps no "
+			 "revision of this catalog to start on)" : "");
+		return -1;
+	}
+	journal_add(&sv->journal, &(struct reload_attempt){
+		.catalog = name, .trigger = trigger, .ok = cat != NULL,
+		.changed = cat != NULL && (n == 0 || strcmp(kept[n - 1]->digest, cat->digest) != 0),
+		.error = cat != NULL ? "" : why, .from = n > 0 ? kept[n - 1]->digest : "",
+		.to = cat != NULL ? cat->digest : "",
+		.changed_cells = cat != NULL && n > 0 ? diff_changed_cells(kept[n - 1], cat) : 0});
+	if (cat != NULL) {
+		kept[n++] = cat;
+	} else {
+		*from_state = true;
+		log_event(sv->state.log, "state", "catalog %s: %s; serving its last revision kept, %s",
+			  name, why, kept[n - 1]->digest);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+
+		if (ret != 0) {
+			catalog_free(kept[i]);
+			continue;
+		}
+		rc = ho != NULL && i == 0 ? holder_init_with(&sv->holder, kept[i], ho)
+					  : holder_swap_named(&sv->holder, name, kept[i], source);
+		if (rc != 0) {
+			snprintf(err, cap, "catalog %s: %s", name, holder_swap_error(rc));
+			ret = -1;
+		}
+	}
+	if (ret == 0 && sv->state.log != NULL) {
+		state_save(&sv->state, kept[n - 1]); /* held: the holder keeps it alive */
+	}
+	return ret;
+}
+
+/* A --catalog-dir NAME.json's way into service (a catalogdir_hold_fn):
+ * hold(), as every other catalog's. */
+static int hold_dir(void *cls, const char *name, const char *path, struct catalog *cat,
+		    const char *why, enum api_trigger trigger, bool *from_state, char *err, size_t cap)
+{
+	return hold(cls, NULL, name, path, cat, why, trigger, from_state, err, cap);
+}
+
+/* Makes `c` the source of catalog `name` (NULL: the default) at `path`
+ * (NULL: the embedded catalog), whose catalog hold() put in service from
+ * what `rd` found: followed, and said so when a kept revision serves for
+ * its file. Returns 0, or -1 with err set. */
+static int follow(struct serving *sv, struct catsource *c, const char *name, const char *path,
+		  const struct reload_read *rd, bool from_state, char *err, size_t cap)
+{
+	if (catsource_add(c, &sv->reload, &sv->holder, name, path, path != NULL ? rd : NULL,
+			  sv->cfg->catalog_check) != 0) {
+		snprintf(err, cap, "catalog %s: more followed sources than RELOAD_MAX_SOURCES",
+			 name != NULL ? name : holder_default_name(&sv->holder));
+		return -1;
+	}
+	if (from_state) {
+		reload_source_from_state(&c->src, rd);
+		metrics_reload(&sv->metrics, false);
+	}
+	return 0;
+}
+
+/* Every --catalog NAME=FILE besides the default: loaded (an invalid one
+ * stops the start, as the default's does, unless --state-dir kept a
+ * revision of it), held by name and followed on its own. Returns 0, or
+ * -1 with err set. */
+static int add_named(struct serving *sv, char *err, size_t cap)
+{
+	const struct server_config *cfg = sv->cfg;
+
+	for (size_t i = 0; i < cfg->num_catalogs; i++) {
+		const struct cli_catalog *c = &cfg->catalogs[i];
+		struct catsource *source = &sv->named[sv->num_named];
+		struct reload_read rd;
+		struct catalog *cat;
+		char why[640];
+		bool from_state;
+
+		if (strcmp(c->name, holder_default_name(&sv->holder)) == 0) {
+			continue;
+		}
+		cat = catsource_load(c->path, &rd, why, sizeof(why));
+		if (cat == NULL && sv->state.log == NULL) {
+			snprintf(err, cap, "%s", why);
+			return -1;
+		}
+		if (hold(sv, NULL, c->name, c->path, cat, why, API_TRIGGER_START, &from_state, err,
+			 cap) != 0) {
+			return -1;
+		}
+		if (follow(sv, source, c->name, c->path, &rd, from_state, err, cap) != 0) {
+			return -1;
+		}
+		sv->num_named++;
+	}
+	return 0;
+}
+
+/* The held revision of the default catalog whose digest is `digest`, or NULL. */
+static const struct catalog *held(const struct revision *revs, size_t n, const char *digest)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(revs[i].catalog->digest, digest) == 0) {
+			return revs[i].catalog;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * --state-dir: the change stream goes on numbering where the last run
+ * left it (its boot id and seqs, streams.json), so a Last-Event-ID from
+ * before the restart replays the changes it missed as far back as their
+ * revisions are held, and is a reset only beyond. A catalog file changed
+ * while splitkd was down is one more change. Before any stream opens.
+ */
+static void resume_streams(struct serving *sv)
+{
+	struct stream_hub *hub = &sv->server.streams;
+	struct statefile_seq seqs[HOLDER_MAX_REVISIONS + 1];
+	const struct catalog *cats[HOLDER_MAX_REVISIONS + 1];
+	char boot[EVENTS_BOOT_LEN + 1];
+	struct holder_ref *ref;
+	const struct catalog *cur = holder_acquire(&sv->holder, &ref);
+	const struct revision *revs;
+	size_t num_revs, n = 0, k = 0;
+
+	snprintf(boot, sizeof(boot), "%s", hub->boot);
+	if (state_streams_load(&sv->state)) {
+		n = sv->state.num_seqs;
+		memcpy(seqs, sv->state.seqs, n * sizeof(*seqs));
+		snprintf(boot, sizeof(boot), "%s", sv->state.boot);
+	}
+	if (n == 0 || strcmp(seqs[n - 1].revision, cur->digest) != 0) {
+		seqs[n].seq = n > 0 ? seqs[n - 1].seq + 1 : 1;
+		snprintf(seqs[n].revision, sizeof(seqs[n].revision), "%s", cur->digest);
+		n++;
+	}
+	revs = holder_revisions(ref, &num_revs);
+	/* the newest run of seqs whose revisions are held (each looked up
+	 * once, newest first), then turned oldest first */
+	while (k < n) {
+		const struct catalog *c = held(revs, num_revs, seqs[n - 1 - k].revision);
+
+		if (c == NULL) {
+			break;
+		}
+		cats[k++] = c;
+	}
+	for (size_t i = 0; i < k / 2; i++) {
+		const struct catalog *t = cats[i];
+
+		cats[i] = cats[k - 1 - i];
+		cats[k - 1 - i] = t;
+	}
+	if (stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0) {
+		state_streams_keep(&sv->state, boot, seqs[n - 1].seq, seqs[n - 1].revision);
+	}
+	holder_release(&sv->holder, ref);
+}
+
+/*
+ * Every attempt's one notice (a reload_published_fn), told to all that
+ * hear of a catalog's, in this order: the state directory keeps what now
+ * serves, the change streams tell their clients of the default catalog's
+ * change (and the state directory keeps the seq it took), the history
+ * journals the attempt, the metrics count it. The TLS files' attempts are
+ * for their status and their own series alone.
+ */
+static void published(void *cls, const struct reload_attempt *a)
+{
+	struct serving *sv = cls;
+	struct stream_hub *hub = &sv->server.streams;
+
+	if (a->catalog == NULL) {
+		return;
+	}
+	if (a->changed) {
+		metrics_catalog_loaded(&sv->metrics);
+		if (sv->state.log != NULL && a->after != NULL) {
+			state_catalog_swapped(&sv->state, a->after);
+		}
+		if (a->source == &sv->catalog.src && a->before != NULL &&
+		    atomic_load(&sv->streams_on)) {
+			stream_catalog_changed(hub, a->before, a->after);
+			if (sv->state.log != NULL) {
+				/* only this (the reloading) thread writes the hub's seq */
+				state_streams_keep(&sv->state, hub->boot, hub->seq, hub->revision);
+			}
+		}
+	}
+	journal_attempted(&sv->journal, a);
+	metrics_reload(&sv->metrics, a->ok);
+}
+
+/* GET /v1/status (an api_status_fn): every source's, and the state
+ * directory's part with one. */
+static void serving_status(void *cls, struct api_status *out)
+{
+	struct serving *sv = cls;
+
+	reload_status(&sv->reload, out);
+	if (sv->state.log != NULL) {
+		state_report(&sv->state, out);
+	}
+}
+
+/* --catalog-dir DIR: its other catalogs, each through hold(). Returns 0,
+ * or -1 with err set. */
+static int start_dir(struct serving *sv, char *err, size_t cap)
+{
+	const struct server_config *cfg = sv->cfg;
+
+	sv->dir = catalogdir_new(cfg->catalog_dir, holder_default_name(&sv->holder), hold_dir, sv);
+	if (sv->dir == NULL) {
+		snprintf(err, cap, "out of memory");
+		return -1;
+	}
+	return catalogdir_start(sv->dir, &sv->reload, &sv->holder, &sv->metrics, sv->log,
+				cfg->catalog_check, err, cap);
+}
+
+int serving_init(struct serving *sv, const struct server_config *cfg, struct catalog *cat,
+		 const struct reload_read *rd, const struct log *log, char *err, size_t err_cap)
+{
+	struct holder_options ho = {.max_revisions = cfg->revisions, .source = cfg->catalog_path,
+				    .name = default_name(cfg), .max_catalogs = cfg->max_catalogs};
+	struct catalog *taken;
+	bool from_state = false;
+	int ret = -1;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->cfg = cfg;
+	sv->log = log;
+	if (metrics_init(&sv->metrics) != 0) {
+		snprintf(err, err_cap, "more routes than METRICS_MAX_ROUTES rows: raise it");
+		goto done;
+	}
+	if (cfg->state_dir != NULL && state_open(&sv->state, cfg->state_dir, cfg->revisions, log,
+						 &sv->metrics, err, err_cap) != 0) {
+		goto done;
+	}
+	if (journal_init(&sv->journal, cfg->history, sv->state.log != NULL ? &sv->state : NULL,
+			 log) != 0) {
+		snprintf(err, err_cap, "out of memory");
+		goto done;
+	}
+	taken = cat;
+	cat = NULL; /* hold() takes it: held, or freed */
+	if (hold(sv, &ho, ho.name, cfg->catalog_path, taken, rd->error, API_TRIGGER_START,
+		 &from_state, err, err_cap) != 0) {
+		goto done;
+	}
+	metrics_catalog_loaded(&sv->metrics);
+	reload_init(&sv->reload, log, published, sv);
+	/* the reload's first source, so that its row is the status's first */
+	if (follow(sv, &sv->catalog, NULL, cfg->catalog_path, rd, from_state, err, err_cap) != 0) {
+		goto done;
+	}
+	if (cfg->tls_cert != NULL) {
+		if (tls_init(&sv->tls, &sv->reload, cfg->tls_cert, cfg->tls_key, cfg->tls_client_ca,
+			     cfg->tls_priority, log, err, err_cap) != 0) {
+			goto done;
+		}
+		sv->use_tls = &sv->tls;
+	}
+	if (add_named(sv, err, err_cap) != 0 ||
+	    (cfg->catalog_dir != NULL && start_dir(sv, err, err_cap) != 0)) {
+		goto done;
+	}
+	ret = 0;
+done:
+	catalog_free(cat);
+	return ret;
+}
+
+int serving_start(struct serving *sv, char *err, size_t err_cap)
+{
+	struct server_hooks hooks = {.report_status = serving_status, .report_status_cls = sv,
+				     .list_history = journal_page, .list_history_cls = &sv->journal};
+
+	/* the watch before the server, so a request's status never sees it
+	 * half set; after the signal mask, which its thread inherits */
+	if (reload_watch_start(&sv->reload, err, err_cap) != 0 ||
+	    server_start(&sv->server, sv->cfg, &sv->holder, sv->log, &sv->metrics, &hooks,
+			 sv->use_tls, err, err_cap) != 0) {
+		return -1;
+	}
+	/* change streams hear of every swap from now on (a swap the watch
+	 * made since server_start is in what they resume, or is no event: a
+	 * stream can only have opened in that instant, and its hello names
+	 * the catalog then current) */
+	if (sv->state.log != NULL) {
+		resume_streams(sv);
+	}
+	atomic_store(&sv->streams_on, true);
+	return 0;
+}
+
+void serving_reload(struct serving *sv)
+{
+	if (sv->cfg->catalog_path == NULL) {
+		log_event(sv->log, "reload", "skipped: serving the embedded catalog (no --catalog FILE)");
+	}
+	reload_now(&sv->reload);
+}
+
+void serving_cleanup(struct serving *sv)
+{
+	if (sv == NULL) {
+		return;
+	}
+	server_stop(&sv->server);
+	reload_cleanup(&sv->reload); /* the watch stops: no source is read after this */
+	catalogdir_free(sv->dir);
+	tls_cleanup(&sv->tls); /* after the server: no connection holds credentials now */
+	holder_cleanup(&sv->holder);
+	journal_cleanup(&sv->journal);
+	state_close(&sv->state); /* the lock goes last: nothing writes after this */
+	metrics_cleanup(&sv->metrics);
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * The other engines through the API (engines.c, handler_engines.c): the
+ * issue's worked example on an H100 with Llama-3.1-8B, the comparison's
+ * verdicts, the seed's answer untouched by engine=seed and by the other
+ * engines' inputs, and every way a query for an engine is refused.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "engines.h"
+#include "helpers.h"
+
+TestSuite(engines, .init = load_default_catalog, .fini = free_default_catalog);
+
+#define EXAMPLE "target=h100&model=llama-3.1-8b&seq_len=8192&page_size=256"
+
+static struct answer ask(const char *engine, unsigned num_seqs)
+{
+	char uri[256];
+
+	snprintf(uri, sizeof(uri), "/v1/splits?" EXAMPLE "&engine=%s&num_seqs=%u", engine, num_seqs);
+	return get(uri);
+}
+
+/* H100 (132 SMs), 32 q / 8 kv heads, d 128, 8,192 tokens, pages of 256. */
+Test(engines, the_worked_example_fa2_32_4_1_and_fa3_13_2_1_under_15)
+{
+	static const struct {
+		const char *engine;
+		unsigned num_seqs, num_splits, bound;
+	} cases[] = {
+		{"fa2", 1, 32, 32}, {"fa2", 8, 4, 4}, {"fa2", 64, 1, 1},
+		{"fa3", 1, 13, 15}, {"fa3", 8, 2, 15}, {"fa3", 64, 1, 15},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct answer a = ask(cases[i].engine, cases[i].num_seqs);
+
+		cr_assert_eq(a.status, 200, "%s", a.body);
+		cr_assert_str_eq(str(a.json, "engine"), cases[i].engine);
+		cr_assert_str_eq(str(a.json, "target"), "hopper");
+		cr_assert_eq(num(a.json, "sm_count"), 132);
+		cr_assert_eq(num(a.json, "num_kv_heads"), 8, "the model's, by default");
+		cr_assert_eq(num(a.json, "num_seqs"), cases[i].num_seqs);
+		cr_assert_eq(num(a.json, "num_splits"), cases[i].num_splits, "%s at %u: %s",
+			     cases[i].engine, cases[i].num_seqs, a.body);
+		cr_assert_eq(num(a.json, "num_splits_bound"), cases[i].bound, "%s", a.body);
+		cr_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(a.json, "terms")));
+		answer_free(&a);
+	}
+}
+
+/* FA2's scratch is its out_accum and softmax_lse_accum (float) at the
+ * rounded head size, after the GQA swap (seqlen_q 4, 8 heads): none at
+ * one split. FA3's is sized by the host bound, 15. */
+Test(engines, the_scratch_is_each_engines_own)
+{
+	struct answer fa2 = ask("fa2", 1), fa2_64 = ask("fa2", 64), fa3 = ask("fa3", 8);
+
+	cr_assert_eq(num(fa2.json, "workspace_bytes"), 32.0 * 8 * 4 * (128 + 1) * 4);
+	cr_assert_eq(num(fa2_64.json, "workspace_bytes"), 0);
+	cr_assert_eq(num(fa3.json, "workspace_bytes"), 15.0 * 8 * 32 * (128 + 1) * 4);
+	answer_free(&fa2);
+	answer_free(&fa2_64);
+	answer_free(&fa3);
+}
+
+/* engine=seed, and the other engines' inputs beside it, leave the seed's
+ * answer as it is without them, byte for byte. */
+Test(engines, the_seed_answers_as_before_and_reads_none_of_the_new_inputs)
+{
+	struct answer plain = get("/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8");
+	const char *with[] = {
+		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&engine=seed",
+		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&engine=seed&seq_len=8192"
+		"&page_size=256&num_kv_heads=4&blocks_per_sm=3&cuda_graph=true",
+		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&seq_len=1",
+	};
+
+	cr_assert_eq(plain.status, 200);
+	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++) {
+		struct answer a = get(with[i]);
+
+		cr_assert_eq(a.status, 200, "%s", a.body);
+		cr_assert_str_eq(a.body, plain.body, "%s", with[i]);
+		cr_assert_str_eq(a.etag, plain.etag);
+		answer_free(&a);
+	}
+	answer_free(&plain);
+}
+
+Test(engines, refusals_say_what_to_change)
+{
+	static const struct {
+		const char *uri;
+		int status;
+		const char *slug, *param;
+	} cases[] = {
+		{"/v1/splits?" EXAMPLE "&engine=fa", 404, "unknown-engine", "engine"},
+		{"/v1/splits?target=h100&model=llama-3.1-8b&engine=fa2", 400, "missing-parameter",
+		 "seq_len"},
+		{"/v1/splits?" EXAMPLE "&engine=flashinfer", 400, "missing-parameter", "blocks_per_sm"},
+		{"/v1/splits?target=h100&model=qwen3.8-27b&engine=fa3&seq_len=9", 400,
+		 "missing-parameter", "num_kv_heads"},
+		/* FA2's paged KV takes pages of a multiple of 256 */
+		{"/v1/splits?target=h100&model=llama-3.1-8b&seq_len=9&engine=fa2", 422,
+		 "unsupported-shape", "page_size"},
+		/* vLLM's kernels are built for blocks of 8, 16 and 32 */
+		{"/v1/splits?" EXAMPLE "&engine=vllm", 422, "unsupported-shape", "page_size"},
+		{"/v1/splits?" EXAMPLE "&engine=fa2&num_kv_heads=5", 422, "unsupported-shape", NULL},
+		{"/v1/splits?" EXAMPLE "&engine=fa2&fields=num_splits", 400, "invalid-parameter",
+		 "fields"},
+		{"/v1/splits?target=h100&model=llama-3.1-8b&engine=fa2&seq_len=0", 400,
+		 "invalid-parameter", "seq_len"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct answer a = get(cases[i].uri);
+
+		assert_problem(&a, cases[i].status, cases[i].slug, cases[i].param);
+		answer_free(&a);
+	}
+}
+
+Test(engines, an_unknown_engine_suggests_the_nearest)
+{
+	struct answer a = get("/v1/splits?" EXAMPLE "&engine=flashinfr");
+
+	assert_problem(&a, 404, "unknown-engine", "engine");
+	cr_assert_str_eq(str(a.json, "suggestion"), "flashinfer");
+	answer_free(&a);
+}
+
+/* A batch asks each query of its own engine, through the fast reader and
+ * through cJSON (a query that names a catalog takes the tree). */
+Test(engines, a_batch_asks_each_query_of_its_engine)
+{
+	const char *bodies[] = {
+		"{\"queries\":[{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"fa2\","
+		"\"seq_len\":8192,\"page_size\":256,\"num_seqs\":8},"
+		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\"},"
+		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"vllm\",\"seq_len\":8192,"
+		"\"page_size\":256}]}",
+		"{\"queries\":[{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"fa2\","
+		"\"seq_len\":8192,\"page_size\":256,\"num_seqs\":8,\"catalog\":\"default\"},"
+		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"catalog\":\"default\"},"
+		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"vllm\",\"seq_len\":8192,"
+		"\"page_size\":256}]}",
+	};
+
+	for (size_t b = 0; b < 2; b++) {
+		struct answer a = post("/v1/splits", bodies[b]);
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(a.json, "results");
+
+		cr_assert_eq(a.status, 200, "%s", a.body);
+		cr_assert_eq(num(a.json, "failures"), 1, "%s", a.body);
+		cr_assert_str_eq(str(cJSON_GetArrayItem(r, 0), "engine"), "fa2");
+		cr_assert_eq(num(cJSON_GetArrayItem(r, 0), "num_splits"), 4);
+		cr_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(r, 1), "engine"));
+		cr_assert_eq(num(cJSON_GetArrayItem(r, 1), "num_splits"), 9, "the seed's auto");
+		cr_assert_not_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(r, 2), "error"));
+		answer_free(&a);
+	}
+}
+
+static const cJSON *entry(const cJSON *cmp, const char *engine)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cmp, "engines"))
+	{
+		if (strcmp(str(e, "engine"), engine) == 0) {
+			return e;
+		}
+	}
+	cr_assert_fail("no %s in the comparison", engine);
+	return NULL;
+}
+
+static bool invariant(const cJSON *e)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "batch_invariant"));
+}
+
+/* The comparison for the worked example: the seed holds still on Hopper
+ * (auto), every other engine moves; each count is the one /v1/splits
+ * answers at that co-batch. */
+Test(engines, the_comparison_of_the_worked_example)
+{
+	struct answer a = get("/v1/compare?" EXAMPLE "&max_batch_size=64&blocks_per_sm=2");
+	const char *names[] = {"fa2", "fa3", "flashinfer"};
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert(invariant(entry(a.json, "seed")), "%s", a.body);
+	cr_assert_str_eq(str(entry(a.json, "seed"), "policy"), "auto");
+	for (size_t i = 0; i < 3; i++) {
+		const cJSON *e = entry(a.json, names[i]);
+		const cJSON *by = cJSON_GetObjectItemCaseSensitive(e, "num_splits_by_num_seqs");
+		unsigned at[] = {1, 8, 64};
+
+		cr_assert(!invariant(e), "%s holds still: %s", names[i], a.body);
+		cr_assert_eq(cJSON_GetArraySize(by), 64);
+		cr_assert_gt(num(e, "distinct"), 1);
+		for (size_t k = 0; k < 3; k++) {
+			char uri[256];
+
+			snprintf(uri, sizeof(uri),
+				 "/v1/splits?" EXAMPLE "&engine=%s&num_seqs=%u&blocks_per_sm=2",
+				 names[i], at[k]);
+			struct answer one = get(uri);
+
+			cr_assert_eq(cJSON_GetArrayItem(by, (int)at[k] - 1)->valuedouble,
+				     num(one.json, "num_splits"), "%s at %u", names[i], at[k]);
+			answer_free(&one);
+		}
+	}
+	/* FA2 held at the seed's count for this target and model (auto: 9) */
+	const cJSON *fa2 = cJSON_GetObjectItemCaseSensitive(entry(a.json, "fa2"), "invariant");
+	cr_assert_str_eq(str(fa2, "setting"), "num_splits=9");
+	cr_assert(invariant(fa2));
+	const cJSON *fa3 = cJSON_GetObjectItemCaseSensitive(entry(a.json, "fa3"), "invariant");
+	cr_assert_str_eq(str(fa3, "setting"), "num_splits=1");
+	cr_assert(invariant(fa3));
+	cr_assert_eq(num(fa3, "max_workspace_bytes"), 0);
+	/* FlashInfer has no knob on this path; vLLM refuses pages of 256 */
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(entry(a.json, "flashinfer"),
+							       "invariant")));
+	cr_assert_not_null(cJSON_GetObjectItemCaseSensitive(entry(a.json, "vllm"), "problem"));
+	answer_free(&a);
+}
+
+/* A legacy target's seed moves with the co-batch, and the comparison says
+ * so, with auto as the setting that holds it still. */
+Test(engines, a_legacy_target_moves_and_auto_holds_it)
+{
+	struct answer a = get("/v1/compare?target=a100&model=llama-3.1-8b&seq_len=100&max_batch_size=4");
+	const cJSON *seed = entry(a.json, "seed");
+	const cJSON *by = cJSON_GetObjectItemCaseSensitive(seed, "num_splits_by_num_seqs");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_str_eq(str(seed, "policy"), "legacy");
+	cr_assert(!invariant(seed), "%s", a.body);
+	cr_assert_eq(cJSON_GetArrayItem(by, 0)->valuedouble, 108 / 32);
+	cr_assert_eq(cJSON_GetArrayItem(by, 1)->valuedouble, 1);
+	cr_assert_str_eq(str(cJSON_GetObjectItemCaseSensitive(seed, "invariant"), "setting"),
+			 "override=auto");
+	answer_free(&a);
+}
+
+Test(engines, the_listing_names_each_upstream_and_what_it_reads)
+{
+	struct answer a = get("/v1/engines");
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(a.json, "engines");
+	const cJSON *e;
+	int n = 0;
+
+	cr_assert_eq(a.status, 200);
+	cJSON_ArrayForEach(e, list)
+	{
+		bool seed = strcmp(str(e, "name"), "seed") == 0;
+
+		n++;
+		cr_assert_eq(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(e, "repository")), seed);
+		cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "commits")) == 0,
+			     seed);
+		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "reads_seq_len")), !seed);
+		cr_assert_gt(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "reads")), 0);
+	}
+	cr_assert_eq(n, 5);
+	cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+						    cJSON_GetArrayItem(list, 3), "gpu_reads"),
+					    0)
+				 ->valuestring,
+			 "blocks_per_sm");
+	answer_free(&a);
+}
+
+Test(engines, ofrep_answers_the_engine_a_context_names)
+{
+	struct answer a = post("/ofrep/v1/evaluate/flags/num_splits",
+			       "{\"context\":{\"target\":\"h100\",\"model\":\"llama-3.1-8b\","
+			       "\"engine\":\"fa3\",\"seq_len\":8192,\"page_size\":256,\"num_seqs\":8}}");
+	struct answer slots = post("/ofrep/v1/evaluate/flags/workspace_slots",
+				   "{\"context\":{\"target\":\"h100\",\"model\":\"llama-3.1-8b\","
+				   "\"engine\":\"fa3\",\"seq_len\":8192}}");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(num(a.json, "value"), 2);
+	cr_assert_str_eq(str(a.json, "variant"), "fa3");
+	cr_assert_str_eq(str(slots.json, "errorCode"), "INVALID_CONTEXT", "%s", slots.body);
+	answer_free(&a);
+	answer_free(&slots);
+}
+
+/* Every term a port names is written as it stands (engines.c): plain
+ * printable ASCII with no quote or backslash, within the bound the
+ * answer's room is sized by. Over a sweep of shapes, answered or not. */
+Test(engines, every_term_name_is_plain_and_within_its_bound)
+{
+	unsigned seen = 0;
+
+	for (int id = 1; id < ENGINES_COUNT; id++) {
+		for (uint32_t i = 0; i < 20000; i++) {
+			struct engine_shape s = {
+				.sm_count = 1 + i % 300, .num_seqs = 1 + (i * 7) % 1200,
+				.num_kv_heads = 1 + i % 8, .head_dim = 64u << (i % 3),
+				.seq_len = 1 + (i * 104729u) % 200000, .page_size = 16u << (i % 5),
+				.blocks_per_sm = 1 + i % 4, .cuda_graph = i % 2,
+			};
+			s.num_q_heads = s.num_kv_heads * (1 + (i / 8) % 8);
+			struct engine_answer a = engines_launch((enum engines_id)id, &s);
+
+			for (unsigned t = 0; t < a.n_terms; t++) {
+				const char *n = a.terms[t].name;
+
+				cr_assert_leq(strlen(n), ENGINES_TERM_NAME_MAX, "%s", n);
+				for (const char *c = n; *c != '\0'; c++) {
+					cr_assert(*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\',
+						  "%s: term \"%s\"", engines_info((enum engines_id)id)->name, n);
+				}
+				seen++;
+			}
+		}
+	}
+	cr_assert_gt(seen, 100000);
+}
+
+/* The seed's explain says it reads none of the other engines' inputs, and
+ * only when one is given: without them explain is as it was. */
+Test(engines, the_seeds_explain_names_the_inputs_it_does_not_read)
+{
+	struct answer with = get("/v1/splits?target=h100&model=llama-3.1-8b&explain=1&seq_len=100"
+				 "&cuda_graph=1");
+	struct answer without = get("/v1/splits?target=h100&model=llama-3.1-8b&explain=1");
+	const cJSON *unread = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(with.json, "explain"), "unread");
+	const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(unread, "inputs");
+
+	cr_assert_eq(with.status, 200, "%s", with.body);
+	cr_assert_eq(cJSON_GetArraySize(inputs), 2, "%s", with.body);
+	cr_assert_str_eq(cJSON_GetArrayItem(inputs, 0)->valuestring, "seq_len");
+	cr_assert_str_eq(cJSON_GetArrayItem(inputs, 1)->valuestring, "cuda_graph");
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(without.json, "explain"), "unread"));
+	cr_assert_eq(num(with.json, "num_splits"), num(without.json, "num_splits"));
+	answer_free(&with);
+	answer_free(&without);
+}

@@ -88,7 +88,8 @@ static const struct route routes[] = {
 	/* OFREP (ofrep.c) */
 	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
 	 .post = handler_ofrep_evaluate_flag},
-	{.path = "/ofrep/v1/evaluate/flags", .post = handler_ofrep_evaluate_flags, .conditional_post = true,
+	{.path = "/ofrep/v1/evaluate/flags", .post = handler_ofrep_evaluate_flags,
+	 .conditional_post = true,
 	 .post_fields = QUERY_BIT(QF_FLAG_CONFIG_ETAG) | QUERY_BIT(QF_FLAG_CONFIG_LAST_MODIFIED)},
 	{.path = "/ofrep/v1/configuration", .get = handler_ofrep_configuration},
 	/* last, so the index at / lists it last and its metrics row stays last */

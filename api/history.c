@@ -36,7 +36,8 @@ size_t history_line(const struct history_entry *e, char *out, size_t cap)
 
 	jsonw_init(&w, 1024);
 	history_write_entry(&w, e, true);
-	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap && w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
+	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap &&
+	    w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
 		memcpy(out, w.buf, w.len);
 		n = w.len + (size_t)snprintf(out + w.len, cap - w.len, " %016llx\n",
 					       (unsigned long long)catalog_fnv1a64(w.buf, w.len));

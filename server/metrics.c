@@ -123,6 +123,9 @@ void metrics_decision(struct metrics *m, const char *catalog, const char *target
 				  memory_order_relaxed);
 }
 
+_Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1,
+	       "a row of engine answers per engine but the seed");
+
 void metrics_engine(void *cls, const char *engine, bool answered)
 {
 	struct metrics *m = cls;

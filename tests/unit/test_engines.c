@@ -327,3 +327,25 @@ Test(engines, every_term_name_is_plain_and_within_its_bound)
 	}
 	cr_assert_gt(seen, 100000);
 }
+
+/* The seed's explain says it reads none of the other engines' inputs, and
+ * only when one is given: without them explain is as it was. */
+Test(engines, the_seeds_explain_names_the_inputs_it_does_not_read)
+{
+	struct answer with = get("/v1/splits?target=h100&model=llama-3.1-8b&explain=1&seq_len=100"
+				 "&cuda_graph=1");
+	struct answer without = get("/v1/splits?target=h100&model=llama-3.1-8b&explain=1");
+	const cJSON *unread = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(with.json, "explain"), "unread");
+	const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(unread, "inputs");
+
+	cr_assert_eq(with.status, 200, "%s", with.body);
+	cr_assert_eq(cJSON_GetArraySize(inputs), 2, "%s", with.body);
+	cr_assert_str_eq(cJSON_GetArrayItem(inputs, 0)->valuestring, "seq_len");
+	cr_assert_str_eq(cJSON_GetArrayItem(inputs, 1)->valuestring, "cuda_graph");
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(without.json, "explain"), "unread"));
+	cr_assert_eq(num(with.json, "num_splits"), num(without.json, "num_splits"));
+	answer_free(&with);
+	answer_free(&without);
+}

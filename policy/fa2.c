@@ -175,15 +175,6 @@ static void refuse(struct engine_answer *a, const char *why, const char *input)
 	a->refused_input = input;
 }
 
-static void term(struct engine_answer *a, const char *name, uint64_t value)
-{
-	if (a->n_terms < ENGINE_TERMS_MAX) {
-		a->terms[a->n_terms].name = name;
-		a->terms[a->n_terms].value = value;
-		a->n_terms++;
-	}
-}
-
 /*
  * The input that takes one of upstream's int intermediates past INT_MAX,
  * or NULL (a deliberate difference: upstream would wrap, this refuses).
@@ -295,22 +286,22 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 	a->num_splits = (uint32_t)params.num_splits;
 	a->num_splits_bound = a->num_splits;
 	a->workspace_bytes = params.softmax_lse_accum_bytes + params.out_accum_bytes;
-	term(a, "seqlenq_ngroups_swapped", (uint64_t)seqlenq_ngroups_swapped);
-	term(a, "ngroups", (uint64_t)ngroups);
-	term(a, "seqlen_q", (uint64_t)seqlen_q);
-	term(a, "num_heads", (uint64_t)num_heads);
-	term(a, "head_size", (uint64_t)head_size);
-	term(a, "head_size_rounded", (uint64_t)head_size_rounded);
-	term(a, "max_num_blocks_per_seq", (uint64_t)max_num_blocks_per_seq);
-	term(a, "seqlen_k", (uint64_t)seqlen_k);
-	term(a, "block_n", (uint64_t)params.block_n);
-	term(a, "num_n_blocks", (uint64_t)params.num_n_blocks);
-	term(a, "num_m_blocks", (uint64_t)params.num_m_blocks);
-	term(a, "num_SMs", (uint64_t)s->sm_count * 2u);
-	term(a, "batch_nheads_mblocks",
+	engine_term(a, "seqlenq_ngroups_swapped", (uint64_t)seqlenq_ngroups_swapped);
+	engine_term(a, "ngroups", (uint64_t)ngroups);
+	engine_term(a, "seqlen_q", (uint64_t)seqlen_q);
+	engine_term(a, "num_heads", (uint64_t)num_heads);
+	engine_term(a, "head_size", (uint64_t)head_size);
+	engine_term(a, "head_size_rounded", (uint64_t)head_size_rounded);
+	engine_term(a, "max_num_blocks_per_seq", (uint64_t)max_num_blocks_per_seq);
+	engine_term(a, "seqlen_k", (uint64_t)seqlen_k);
+	engine_term(a, "block_n", (uint64_t)params.block_n);
+	engine_term(a, "num_n_blocks", (uint64_t)params.num_n_blocks);
+	engine_term(a, "num_m_blocks", (uint64_t)params.num_m_blocks);
+	engine_term(a, "num_SMs", (uint64_t)s->sm_count * 2u);
+	engine_term(a, "batch_nheads_mblocks",
 	     (uint64_t)batch_size * (uint64_t)num_heads * (uint64_t)params.num_m_blocks);
-	term(a, "softmax_lse_accum_bytes", params.softmax_lse_accum_bytes);
-	term(a, "out_accum_bytes", params.out_accum_bytes);
+	engine_term(a, "softmax_lse_accum_bytes", params.softmax_lse_accum_bytes);
+	engine_term(a, "out_accum_bytes", params.out_accum_bytes);
 }
 
 struct engine_answer fa2_launch(const struct engine_shape *s)
@@ -320,13 +311,7 @@ struct engine_answer fa2_launch(const struct engine_shape *s)
 	 * (clang -O2) call memset and memcpy, which the pure core may not. */
 	struct engine_answer a;
 
-	a.status = ENGINE_OK;
-	a.num_splits = 0;
-	a.num_splits_bound = 0;
-	a.workspace_bytes = 0;
-	a.refused = NULL;
-	a.refused_input = NULL;
-	a.n_terms = 0;
+	engine_answer_init(&a);
 	launch(&a, s);
 	return a;
 }

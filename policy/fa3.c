@@ -336,15 +336,6 @@ static struct engine_answer refuse(const char *why, const char *input)
 	return a;
 }
 
-static void term(struct engine_answer *a, const char *name, uint64_t value)
-{
-	if (a->n_terms < ENGINE_TERMS_MAX) {
-		a->terms[a->n_terms].name = name;
-		a->terms[a->n_terms].value = value;
-		a->n_terms++;
-	}
-}
-
 /* The reason for a shape refused because one of upstream's int
  * intermediates would overflow there (fa3.h). */
 static const char overflow_reason[] =
@@ -570,25 +561,25 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	a.num_splits = (uint32_t)num_splits_dynamic;
 	a.num_splits_bound = (uint32_t)params.num_splits;
 	a.workspace_bytes = workspace_bytes;
-	term(&a, "kBlockM", (uint64_t)kBlockMN.kBlockM);
-	term(&a, "kBlockN", (uint64_t)kBlockMN.kBlockN);
-	term(&a, "pagedkv_tma", params.pagedkv_tma);
-	term(&a, "pack_gqa", PackGQA);
-	term(&a, "seqlen_k", (uint64_t)seqlen_k);
+	engine_term(&a, "kBlockM", (uint64_t)kBlockMN.kBlockM);
+	engine_term(&a, "kBlockN", (uint64_t)kBlockMN.kBlockN);
+	engine_term(&a, "pagedkv_tma", params.pagedkv_tma);
+	engine_term(&a, "pack_gqa", PackGQA);
+	engine_term(&a, "seqlen_k", (uint64_t)seqlen_k);
 	if (from_heuristic) {
-		term(&a, "get_num_splits.num_m_blocks", (uint64_t)heuristic.num_m_blocks);
-		term(&a, "get_num_splits.num_n_blocks", (uint64_t)heuristic.num_n_blocks);
-		term(&a, "total_mblocks", (uint64_t)heuristic.total_mblocks);
-		term(&a, "size_one_kv_head", (uint64_t)heuristic.size_one_kv_head);
+		engine_term(&a, "get_num_splits.num_m_blocks", (uint64_t)heuristic.num_m_blocks);
+		engine_term(&a, "get_num_splits.num_n_blocks", (uint64_t)heuristic.num_n_blocks);
+		engine_term(&a, "total_mblocks", (uint64_t)heuristic.total_mblocks);
+		engine_term(&a, "size_one_kv_head", (uint64_t)heuristic.size_one_kv_head);
 	}
-	term(&a, "num_splits_static", (uint64_t)params.num_splits);
-	term(&a, "num_ctas", (uint64_t)prep.num_ctas);
-	term(&a, "num_m_blocks", (uint64_t)prep.num_m_blocks);
-	term(&a, "num_n_blocks", (uint64_t)prep.num_n_blocks);
+	engine_term(&a, "num_splits_static", (uint64_t)params.num_splits);
+	engine_term(&a, "num_ctas", (uint64_t)prep.num_ctas);
+	engine_term(&a, "num_m_blocks", (uint64_t)prep.num_m_blocks);
+	engine_term(&a, "num_n_blocks", (uint64_t)prep.num_n_blocks);
 	if (prep.computed) {
-		term(&a, "total_blocks", (uint64_t)prep.total_blocks);
-		term(&a, "blocks_per_sm", (uint64_t)prep.blocks_per_sm);
+		engine_term(&a, "total_blocks", (uint64_t)prep.total_blocks);
+		engine_term(&a, "blocks_per_sm", (uint64_t)prep.blocks_per_sm);
 	}
-	term(&a, "num_splits_dynamic", (uint64_t)num_splits_dynamic);
+	engine_term(&a, "num_splits_dynamic", (uint64_t)num_splits_dynamic);
 	return a;
 }

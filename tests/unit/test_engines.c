@@ -369,3 +369,23 @@ Test(engines, fa2s_085_is_a_double)
 	cr_assert_eq(num(a.json, "num_splits"), 20, "%s", a.body);
 	answer_free(&a);
 }
+
+/* The comparison's seed is asked with the override it was given, says it,
+ * and carries the seed's warnings (a spelling that does not parse). */
+Test(engines, the_comparison_echoes_the_override_and_the_seeds_warnings)
+{
+	struct answer typo = get("/v1/compare?target=h100&model=llama-3.1-8b&seq_len=100"
+				 "&max_batch_size=2&override=atuo");
+	struct answer four = get("/v1/compare?target=a100&model=llama-3.1-8b&seq_len=100"
+				 "&max_batch_size=2&override=4");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(entry(typo.json, "seed"), "warnings");
+
+	cr_assert_eq(typo.status, 200, "%s", typo.body);
+	cr_assert_str_eq(str(typo.json, "override"), "atuo");
+	cr_assert_eq(cJSON_GetArraySize(w), 1, "%s", typo.body);
+	cr_assert_not_null(strstr(cJSON_GetArrayItem(w, 0)->valuestring, "\"atuo\" does not parse"));
+	cr_assert_str_eq(str(entry(four.json, "seed"), "policy"), "4");
+	cr_assert(invariant(entry(four.json, "seed")), "a pinned count holds still: %s", four.body);
+	answer_free(&typo);
+	answer_free(&four);
+}

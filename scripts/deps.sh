@@ -189,7 +189,9 @@ fi
 
 echo "deps.sh: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+# wait for another apt or dpkg (an unattended upgrade, a second make) to
+# let go of the lock rather than failing at once
+apt-get -o DPkg::Lock::Timeout=300 update -qq
 # shellcheck disable=SC2086 # word splitting of the package list is intended
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $missing >/dev/null
 check_node

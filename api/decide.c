@@ -172,6 +172,14 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	d->shape = decide_shape_of(q);
 	d->override = q->override;
 	d->explain = q->explain;
+	if (q->explain) {
+		d->unread = (q->engine.p != NULL ? QUERY_BIT(QF_ENGINE) : 0) |
+			    (q->num_kv_heads.set ? QUERY_BIT(QF_NUM_KV_HEADS) : 0) |
+			    (q->seq_len.set ? QUERY_BIT(QF_SEQ_LEN) : 0) |
+			    (q->page_size.set ? QUERY_BIT(QF_PAGE_SIZE) : 0) |
+			    (q->blocks_per_sm.set ? QUERY_BIT(QF_BLOCKS_PER_SM) : 0) |
+			    (q->cuda_graph ? QUERY_BIT(QF_CUDA_GRAPH) : 0);
+	}
 
 	resolve_policy(d);
 	compute(d);

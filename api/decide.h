@@ -34,6 +34,10 @@
 
 /* The fields GET/POST /v1/splits take. */
 #define DECIDE_FIELDS QUERY_SCOPE(DECIDE)
+/* Of those, the other engines' (engines.h): the seed reads none of them. */
+#define DECIDE_ENGINE_FIELDS                                                              \
+	(QUERY_BIT(QF_ENGINE) | QUERY_BIT(QF_NUM_KV_HEADS) | QUERY_BIT(QF_SEQ_LEN) |      \
+	 QUERY_BIT(QF_PAGE_SIZE) | QUERY_BIT(QF_BLOCKS_PER_SM) | QUERY_BIT(QF_CUDA_GRAPH))
 
 /* The batch a decision is for: the seed's max_decode_seqs, the co-batched
  * count, and the widest batch the decode-metadata layout accepts. */
@@ -53,6 +57,9 @@ struct decision {
 	uint32_t ref_seqs, num_splits, workspace_slots;
 	struct splitk_bytes workspace_bytes; /* known false without a head_dim */
 	bool explain;
+	/* with explain only: the other engines' inputs the query gave
+	 * (QUERY_BIT(QF_SEQ_LEN) ...), which the seed takes and never reads */
+	unsigned unread;
 	size_t num_warnings;
 	/* a warning's length, and whether it is plain ASCII with nothing to
 	 * escape in JSON, where its writer knows (0 and false: not known, so

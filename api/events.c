@@ -10,25 +10,6 @@
 #include "jsonw.h"
 #include "vocab.h"
 
-void handler_events(struct handler_call *c)
-{
-	if (c->ctx->catalog != NULL && !c->ctx->catalog->is_default) {
-		/* one stream, the default catalog's: never its changes under
-		 * another catalog's name */
-		problem_set(&c->problem, PROBLEM_NOT_IMPLEMENTED, "catalog", NULL,
-			    "the change stream follows the default catalog alone; catalog \"%s\" has "
-			    "no stream of its own: poll GET /v1/revisions?catalog=%s",
-			    c->ctx->catalog->name, c->ctx->catalog->name);
-		handler_fail(c);
-		return;
-	}
-	c->content_type = API_CT_EVENT_STREAM;
-	c->body = (struct slice){"", 0};
-	c->resp->stream = true;
-	/* nginx buffers a proxied answer unless told not to */
-	(void)exchange_add_header(c->resp, "X-Accel-Buffering", "no");
-}
-
 /* snprintf that reports a cut as 0: a part of an event is no event. */
 static size_t put(char *out, size_t cap, const char *fmt, ...)
 {

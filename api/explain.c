@@ -140,7 +140,8 @@ static void write_workspace_rule(struct jsonw *w, const struct decision *d)
 		n = snprintf(rule, sizeof(rule),
 			     "legacy keeps its old bound: max(sm_count, 1) = %u slots", d->workspace_slots);
 	} else {
-		n = snprintf(rule, sizeof(rule), "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
+		n = snprintf(rule, sizeof(rule),
+			     "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
 			     d->shape.max_rows, d->num_q_heads, d->num_splits, d->workspace_slots,
 			     d->workspace_slots == UINT32_MAX ? " (saturated)" : "");
 	}
@@ -215,6 +216,33 @@ static void write_invariance(struct jsonw *w, const struct decision *d, uint32_t
 	jsonw_array_end(w);
 }
 
+/* The other engines' inputs the query gave, which the seed takes and never
+ * reads (that is its point): named only when given, so an answer without
+ * them is as it always was. */
+static void write_unread(struct jsonw *w, const struct decision *d)
+{
+	unsigned given = d->unread & ~QUERY_BIT(QF_ENGINE);
+
+	if (given == 0) {
+		return;
+	}
+	jsonw_key(w, "unread");
+	jsonw_object_begin(w);
+	jsonw_key(w, "inputs");
+	jsonw_array_begin(w);
+	for (int f = 0; f < QF_COUNT; f++) {
+		if (given & QUERY_BIT(f)) {
+			jsonw_str(w, query_field_name((enum query_field)f));
+		}
+	}
+	jsonw_array_end(w);
+	jsonw_kv_str(w, "why",
+		     "the seed's split count reads sm_count and num_q_heads (and, under legacy, "
+		     "the batch) and nothing else, so that a sequence gets the same bits whatever "
+		     "else is batched; these are the other engines' inputs (engine=)");
+	jsonw_object_end(w);
+}
+
 /* What each policy would give for the same inputs. */
 static void write_policies(struct jsonw *w, const struct decision *d)
 {
@@ -244,5 +272,6 @@ void explain_write(struct jsonw *w, const struct decision *d)
 	write_grids(w, d, s1);
 	write_invariance(w, d, s1);
 	write_policies(w, d);
+	write_unread(w, d);
 	jsonw_object_end(w);
 }

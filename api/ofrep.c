@@ -494,7 +494,7 @@ void handler_ofrep_evaluate_flags(struct handler_call *c)
 	 * a context that names its catalog follows that catalog's stream */
 	jsonw_key(&c->w, "eventStreams");
 	if (e.decided && !c->ctx->catalog->is_default) {
-		/* the change stream is the default catalog's alone (events.c):
+		/* the change stream is the default catalog's alone (handler_events):
 		 * a context naming another is told of no stream, never of the
 		 * default's changes as if they were its catalog's */
 		jsonw_raw(&c->w, "[]", 2);

@@ -61,7 +61,8 @@ void journal_cleanup(struct journal *j);
 /* Adds one entry (its seq and time are the journal's). */
 void journal_add(struct journal *j, const struct reload_attempt *a);
 
-/* A reload hook's `attempted` (cls: the journal). */
+/* Records one reload notice (cls: the journal): serving.c's `published`
+ * calls it for every attempt it hears. */
 void journal_attempted(void *cls, const struct reload_attempt *a);
 
 /* An api_history_fn (cls: the journal). */

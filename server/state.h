@@ -86,7 +86,8 @@ int state_save(struct state *s, const struct catalog *cat);
  * logged when its cause is new, shown in /v1/status. Returns -1. */
 int state_write_failed(struct state *s, const char *what, const char *path, int err);
 
-/* A reload hook's `swapped`: keeps every revision swapped in. */
+/* Keeps a revision a reload swapped in (cls: the state): serving.c's
+ * `published` calls it for every catalog notice that swapped. */
 void state_catalog_swapped(void *cls, const struct catalog *after);
 
 /* DIR/streams.json, read at start: the boot id and the seqs it kept

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: AGPL-3.0-only
 // splitkd's page: a client of the public API (/v1/matrix, /v1/targets,
-// /v1/models, /v1/splits?explain=1, /version, /v1/catalogs, /v1/diff) and
-// nothing else. Catalog
+// /v1/models, /v1/splits?explain=1, /version, /v1/catalogs, /v1/diff,
+// /v1/compare, /v1/engines) and nothing else. Two views: the fleet's grid
+// and, with view=engines, what every engine would launch for one target
+// and model (GET /v1/compare). Catalog
 // names and notes are data: they reach the DOM through textContent and
 // attributes only, never as markup. State lives in the URL fragment.
 // Changes are pushed by the change stream (v1/events); where it cannot be
@@ -10,6 +12,9 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const SHAPE = ['max_batch_size', 'num_seqs', 'max_rows'];
+  // the engines view's own inputs (it shares max_batch_size, override,
+  // target, model and catalog with the grid); cuda_graph is its checkbox
+  const ENGINE_INPUTS = ['seq_len', 'page_size', 'blocks_per_sm'];
   const POLL_DEFAULT = 5;        // seconds; #poll=N in the URL changes it
   const CACHE_MAX = 16;          // remembered ETags (one per URL)
   const BINS = [1, 3, 5, 8, 12]; // upper bounds of colour classes s1..s5; s6 above
@@ -18,13 +23,16 @@
 
   const state = {max_batch_size: '', num_seqs: '', max_rows: '', override: '',
     changes: false, target: '', model: '', poll: POLL_DEFAULT,
-    catalog: '', compare: ''}; // a named catalog ('' the default), and one to diff it with
+    catalog: '', compare: '', // a named catalog ('' the default), and one to diff it with
+    engines: false, seq_len: '', page_size: '', blocks_per_sm: '', cuda_graph: ''};
   const meta = {digest: null, targets: [], models: [], version: null,
-    tByName: new Map(), mByName: new Map()};
+    tByName: new Map(), mByName: new Map(), engines: null}; // engines: GET /v1/engines by name
   const live = {matrix: null, base: null, view: null, explainKey: '', digestSeenAt: null,
     prevDigest: null, digestChangedAt: null, checkedAt: null, changedAt: null,
     downSince: null, failures: 0, retryAt: 0, generation: 0, inflight: false,
-    rerun: false, timer: 0, stream: 'none', reopenMs: REOPEN_MS[0]};
+    rerun: false, timer: 0, stream: 'none', reopenMs: REOPEN_MS[0],
+    compare: null, shownView: null, // the /v1/compare answer drawn; the view last applied
+    es: null}; // the change stream's EventSource, while the page has one
   const cache = new Map();
 
   // ---------------------------------------------------------------- text
@@ -75,24 +83,31 @@
   }
   function readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
-    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare'])) { state[k] = p.get(k) || ''; }
+    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare'], ENGINE_INPUTS, ['cuda_graph'])) {
+      state[k] = p.get(k) || '';
+    }
     state.changes = p.get('view') === 'changes';
+    state.engines = p.get('view') === 'engines';
     const poll = Number(p.get('poll'));
     state.poll = Number.isFinite(poll) && poll >= 0.2 && poll <= 3600 ? poll : POLL_DEFAULT;
   }
   function writeHash() {
     const p = new URLSearchParams();
     for (const k of SHAPE.concat(['override'])) { if (state[k] !== '') { p.set(k, state[k]); } }
-    if (state.changes) { p.set('view', 'changes'); }
+    // the engines view keeps the grid's "changes only" for the way back, not in the URL
+    if (state.engines) { p.set('view', 'engines'); } else if (state.changes) { p.set('view', 'changes'); }
     if (state.target) { p.set('target', state.target); p.set('model', state.model); }
     if (state.poll !== POLL_DEFAULT) { p.set('poll', String(state.poll)); }
     for (const k of ['catalog', 'compare']) { if (state[k] !== '') { p.set(k, state[k]); } }
+    for (const k of ENGINE_INPUTS.concat(['cuda_graph'])) { if (state[k] !== '') { p.set(k, state[k]); } }
     const s = p.toString();
     history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
   }
   function syncControls() {
-    for (const k of SHAPE.concat(['override'])) { $(k).value = state[k]; }
+    for (const k of SHAPE.concat(['override'], ENGINE_INPUTS)) { $(k).value = state[k]; }
     $('changes').checked = state.changes;
+    $('cuda_graph').checked = state.cuda_graph === 'true';
+    applyView();
   }
   // `extra` and catalog=NAME for the catalog shown: none for the default,
   // none when from= names a side itself. The one place the page adds it.
@@ -164,6 +179,7 @@
   }
 
   async function tick(gen) {
+    if (state.engines) { await tickEngines(gen); return; }
     const wantBase = state.override !== '';
     const [m, b] = await Promise.all([getJSON('v1/matrix' + query(true)),
       wantBase ? getJSON('v1/matrix' + query(false)) : null]);
@@ -243,7 +259,9 @@
   }
   function openStream() {
     if (typeof EventSource === 'undefined') { live.stream = 'none'; return; }
+    if (live.es && live.es.readyState !== EventSource.CLOSED) { return; } // one stream a page
     const es = new EventSource('v1/events');
+    live.es = es;
     live.stream = 'connecting';
     es.addEventListener('open', () => {
       live.stream = 'open';
@@ -292,16 +310,21 @@
     $('every').textContent = live.stream === 'open' ? '(changes pushed)' : '(every ' + state.poll + ' s)';
     const v = meta.version;
     $('version').textContent = v ? v.version + ' (' + v.build + ')' : '';
-    $('matrix-link').href = 'v1/matrix' + query(true);
+    const link = $('matrix-link');
+    link.href = state.engines ? compareURL() : 'v1/matrix' + query(true);
+    link.textContent = state.engines ? 'this comparison as JSON' : 'this matrix as JSON';
   }
+  // the control that sets an input the API names in a problem's `param`
+  const FIELD = {target: 'target-select', model: 'model-select'};
+  for (const k of SHAPE.concat(['override', 'cuda_graph'], ENGINE_INPUTS)) { FIELD[k] = k; }
   function showProblem(p) {
     const node = $('problem');
-    for (const k of SHAPE.concat(['override'])) { $(k).removeAttribute('aria-invalid'); }
+    for (const id of Object.values(FIELD)) { $(id).removeAttribute('aria-invalid'); }
     node.hidden = !p;
     if (!p) { return; }
-    node.textContent = 'splitkd refused these inputs, so the grid shows the last answer: ' +
-      (p.detail || p.title || 'HTTP error');
-    if (p.param && SHAPE.includes(p.param)) { $(p.param).setAttribute('aria-invalid', 'true'); }
+    node.textContent = 'splitkd refused these inputs, so the ' + (state.engines ? 'chart' : 'grid') +
+      ' shows the last answer: ' + (p.detail || p.title || 'HTTP error');
+    if (p.param && Object.hasOwn(FIELD, p.param)) { $(FIELD[p.param]).setAttribute('aria-invalid', 'true'); }
   }
 
   // ---------------------------------------------------------------- grid
@@ -556,7 +579,7 @@
     fillSelect($('compare-select'), names.filter((n) => n !== current), state.compare, '—');
     const up = $('upgrade');
     up.hidden = state.compare === '';
-    if (state.compare === '') { return; }
+    if (state.compare === '' || state.engines) { return; } // the upgrade diff is the grid's
     const d = await getJSON('v1/diff' + query(true, [['from', current], ['to', state.compare]]));
     if (gen !== live.generation) { return; }
     if (!d.ok) { $('upgrade-summary').textContent = d.data.detail || 'no diff'; return; }
@@ -669,7 +692,351 @@
     if (m && m.notes) { sec.append(put(el('p', 'notes'), el('b', '', d.model + ': '), el('span', 'note', m.notes))); }
     const a = el('a', '', 'this answer as JSON');
     a.href = url;
-    sec.append(put(el('p', 'meta'), a));
+    const other = el('button', 'link', 'what the other engines launch here');
+    other.type = 'button';
+    other.addEventListener('click', () => showView(true));
+    sec.append(put(el('p', 'meta'), a, ' · ', other));
+  }
+
+  // ---------------------------------------------------------------- engines
+  // view=engines: what every engine would launch for one target and model,
+  // at every co-batch 1..max_batch_size (GET /v1/compare), drawn as split
+  // count against num_seqs, with each engine's verdict (does the count move
+  // with the batch, what holds it still and at what cost) and its largest
+  // split-K scratch. The names and words in it are the API's, as text.
+  function compareURL() {
+    const p = catalogQuery([['target', state.target], ['model', state.model]]);
+    for (const k of ['seq_len', 'page_size', 'max_batch_size', 'blocks_per_sm', 'cuda_graph', 'override']) {
+      if (state[k] !== '') { p.set(k, state[k]); }
+    }
+    return 'v1/compare' + queryString(p);
+  }
+  // The view in state.engines onto the page: which sections show, which
+  // button is pressed. Leaving a view forgets what it showed, so coming
+  // back draws it again from its next answer.
+  function applyView() {
+    document.body.classList.toggle('engines', state.engines);
+    for (const b of document.querySelectorAll('#views [data-view]')) {
+      b.setAttribute('aria-pressed', String((b.dataset.view === 'engines') === state.engines));
+    }
+    if (live.shownView === state.engines) { return; }
+    live.shownView = state.engines;
+    if (state.engines) {
+      live.matrix = null;
+    } else {
+      live.compare = null;
+      $('engines-chart').replaceChildren();
+      $('engines-table').replaceChildren($('engines-table').caption);
+    }
+  }
+  function showView(engines) {
+    state.engines = engines;
+    applyView();
+    writeHash();
+    kick();
+  }
+  // The target and model shown when the URL names none: the explained
+  // cell's if there is one, else the catalog's first of each.
+  function chooseDefaults() {
+    if (state.target && state.model) { return; }
+    if (!meta.targets.length || !meta.models.length) { return; }
+    state.target = state.target || meta.targets[0].name;
+    state.model = state.model || meta.models[0].name;
+    writeHash();
+  }
+  async function tickEngines(gen) {
+    if (meta.digest === null) { // the catalog's names for the selectors, once
+      const t = await getJSON('v1/targets' + queryString(catalogQuery()));
+      if (gen !== live.generation) { return; }
+      if (!t.ok) { showProblem(t.data); return; }
+      if (!(await loadCatalog(t.data.catalog)) || gen !== live.generation) { return; }
+    }
+    if (meta.engines === null) { // where each port came from: the same for the binary's life
+      const e = await getJSON('v1/engines');
+      if (gen !== live.generation) { return; }
+      meta.engines = new Map(e.ok ? e.data.engines.map((x) => [x.name, x]) : []);
+    }
+    chooseDefaults();
+    const r = await getJSON(compareURL());
+    if (gen !== live.generation) { return; }
+    if (!r.ok) { showProblem(r.data); fillPairSelects(); return; }
+    showProblem(null);
+    let fresh = r.data !== live.compare;
+    if (r.data.catalog !== meta.digest) {
+      fresh = (await loadCatalog(r.data.catalog)) || fresh;
+      if (gen !== live.generation) { return; }
+    }
+    live.checkedAt = Date.now();
+    if (fresh) {
+      if (r.fresh) { live.changedAt = live.checkedAt; }
+      live.compare = r.data;
+      renderEngines();
+    }
+    await refreshCatalogs(gen);
+  }
+
+  // A selector of the catalog's names; a spelling the URL holds that is
+  // not one of them (an alias, a typo) stays selectable as typed.
+  function fillPairSelects() {
+    for (const [id, list, value] of [['target-select', meta.targets, state.target],
+      ['model-select', meta.models, state.model]]) {
+      const names = list.map((x) => x.name);
+      fillSelect($(id), names.includes(value) || value === '' ? names : names.concat([value]), value, null);
+    }
+  }
+
+  // runs of equal counts: [{from, to, n}], num_seqs from 1
+  function runs(counts) {
+    const out = [];
+    counts.forEach((n, i) => {
+      const last = out[out.length - 1];
+      if (last && last.n === n) { last.to = i + 1; } else { out.push({from: i + 1, to: i + 1, n}); }
+    });
+    return out;
+  }
+  const span = (r) => r.from === r.to ? String(r.from) : r.from + '–' + r.to;
+  // "2.05 MiB" to read, and under it "2,146,560 bytes", the exact count
+  function scratch(k, n) {
+    const known = n !== null && n !== undefined;
+    // under 1 KiB the size is the byte count already
+    const s = put(el('span', 'num', bytes(n)), ...(known && n >= 1024 ? [' ', el('span', 'exact meta', int(n) + ' bytes')] : []));
+    s.dataset.k = k;
+    s.dataset.bytes = known ? String(n) : '';
+    return s;
+  }
+  function fillEngineInputs(d) {
+    $('seq_len').placeholder = d.seq_len === null ? 'required' : String(d.seq_len);
+    $('page_size').placeholder = String(d.page_size);
+    $('max_batch_size').placeholder = String(d.max_batch_size);
+    $('blocks_per_sm').placeholder = d.blocks_per_sm === null ? 'unset' : String(d.blocks_per_sm);
+  }
+
+  function renderEngines() {
+    const d = live.compare;
+    fillPairSelects();
+    fillEngineInputs(d);
+    if (meta.digest !== live.enginesDigest) { renderCatalog(); live.enginesDigest = meta.digest; }
+    $('engines-title').textContent = 'What each engine launches: ' + d.target + ' × ' + d.model;
+    const drawn = d.engines.filter((e) => !e.problem), held = drawn.filter((e) => e.batch_invariant);
+    const refused = d.engines.filter((e) => e.problem);
+    $('engines-summary').textContent = int(d.sm_count) + ' SMs · ' + int(d.num_q_heads) + ' q / ' +
+      int(d.num_kv_heads) + ' kv heads · head_dim ' + int(d.head_dim) + ' · seq_len ' + int(d.seq_len) +
+      ' · page_size ' + int(d.page_size) + ' · co-batch 1–' + int(d.max_batch_size) + ' · blocks_per_sm ' +
+      (d.blocks_per_sm === null ? 'unset' : int(d.blocks_per_sm)) + ' · cuda_graph ' + d.cuda_graph + '. ' +
+      held.length + ' of ' + d.engines.length + ' engines keep one split count whatever the batch' +
+      (held.length ? ' (' + held.map((e) => e.engine).join(', ') + ')' : '') +
+      (refused.length ? '; ' + refused.map((e) => e.engine).join(', ') + (refused.length === 1 ? ' does' : ' do') +
+        ' not answer this shape' : '') + '.';
+    $('warnings').replaceChildren(...(d.warnings || []).map((w) => el('li', '', w)));
+    drawChart(d);
+    engineTable(d);
+  }
+
+  // ---- the chart: inline SVG, log2 on both axes (counts step 32, 4, 1 and
+  // co-batches double), one polyline per engine as a step after each
+  // num_seqs, a mark where it steps with the count written beside it.
+  const NS = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) { e.setAttribute(k, String(v)); }
+    if (text !== undefined) { e.textContent = String(text); }
+    return e;
+  }
+  // per series: a dash and a mark shape, so no two lines differ by colour alone
+  const DASH = ['', '8 3', '2 3', '10 3 2 3', '4 2', '1 2'];
+  const MARK = ['M-4.5,0a4.5,4.5 0 1,0 9,0a4.5,4.5 0 1,0 -9,0', 'M-4,-4h8v8h-8z', 'M0,-5L5,4H-5z',
+    'M0,-5.5L5.5,0L0,5.5L-5.5,0z', 'M0,5L5,-4H-5z', 'M-5,-1.5h3.5v-3.5h3v3.5h3.5v3h-3.5v3.5h-3v-3.5h-3.5z'];
+  function ticks(max) { // powers of 2 up to max, at most about 8 of them, and max itself
+    const out = [];
+    const step = Math.max(1, Math.ceil(Math.log2(Math.max(2, max)) / 8));
+    for (let e = 0; 2 ** e <= max; e += step) { out.push(2 ** e); }
+    return out;
+  }
+  // Greedy: a label goes where it overlaps none placed before, else nowhere.
+  function fits(boxes, b) {
+    if (boxes.some((o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h)) { return false; }
+    boxes.push(b);
+    return true;
+  }
+  const CHAR = 7.2; // px per character of a 12 px label, near enough to keep labels apart
+
+  function drawChart(d) {
+    const box = $('engines-chart');
+    const series = d.engines.map((e, i) => ({e, i})).filter((s) => !s.e.problem);
+    const N = d.max_batch_size;
+    const top = Math.max(2, ...series.flatMap((s) => s.e.num_splits_by_num_seqs));
+    const yMax = 2 ** Math.ceil(Math.log2(top));
+    const nameW = Math.max(...d.engines.map((e) => e.engine.length)) * CHAR;
+    const W = Math.max(320, Math.min(1200, box.clientWidth || 800));
+    const M = {l: 44, r: Math.round(nameW + 6 * CHAR + 16), t: 30, b: 40};
+    const H = W < 600 ? 290 : 330, pw = W - M.l - M.r, ph = H - M.t - M.b;
+    const x = (n) => N === 1 ? M.l + pw / 2 : M.l + Math.log2(n) / Math.log2(N) * pw;
+    const y = (v) => M.t + ph - Math.log2(Math.max(1, v)) / Math.log2(yMax) * ph;
+    const r2 = (v) => Math.round(v * 100) / 100;
+    const root = svg('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img'});
+    root.setAttribute('aria-label', 'Split count against co-batch 1 to ' + N + ': ' + series.map((s) => {
+      const rs = runs(s.e.num_splits_by_num_seqs);
+      return s.e.engine + (rs.length === 1 ? ' ' + rs[0].n + ' at every co-batch'
+        : ' ' + rs.map((r) => r.n + ' at ' + span(r)).join(', '));
+    }).join('; ') + '. The table below gives the same numbers.');
+    const grid = svg('g', {class: 'grid'}), axis = svg('g', {class: 'axis'});
+    for (const v of ticks(yMax)) {
+      grid.append(svg('line', {x1: M.l, x2: M.l + pw, y1: r2(y(v)), y2: r2(y(v)), 'data-axis': 'y', 'data-value': v}));
+      axis.append(svg('text', {x: M.l - 6, y: r2(y(v)) + 4, 'text-anchor': 'end'}, int(v)));
+    }
+    const xt = ticks(N).filter((v) => x(N) - x(v) >= 28 || v === N);
+    if (!xt.includes(N)) { xt.push(N); }
+    for (const v of xt) {
+      grid.append(svg('line', {x1: r2(x(v)), x2: r2(x(v)), y1: M.t, y2: M.t + ph, 'data-axis': 'x', 'data-value': v}));
+      axis.append(svg('text', {x: r2(x(v)), y: M.t + ph + 16, 'text-anchor': 'middle'}, int(v)));
+    }
+    axis.append(svg('line', {x1: M.l, x2: M.l + pw, y1: M.t + ph, y2: M.t + ph}),
+      svg('line', {x1: M.l, x2: M.l, y1: M.t, y2: M.t + ph}));
+    root.append(grid, axis,
+      svg('text', {class: 'title', x: M.l + pw / 2, y: H - 6, 'text-anchor': 'middle'}, 'co-batch: num_seqs (log scale)'),
+      svg('text', {class: 'title', x: 4, y: 12}, 'num_splits (log scale)'));
+    const boxes = [];
+    const ends = [];
+    for (const {e, i} of series) {
+      const rs = runs(e.num_splits_by_num_seqs), k = i % DASH.length;
+      const g = svg('g', {class: 'series e' + k, 'data-engine': e.engine});
+      const pts = [];
+      rs.forEach((r, j) => {
+        pts.push([x(r.from), y(r.n)]);
+        pts.push([x(j + 1 < rs.length ? rs[j + 1].from : N), y(r.n)]);
+      });
+      const line = svg('polyline', {points: pts.map(([a, b]) => r2(a) + ',' + r2(b)).join(' ')});
+      if (DASH[k]) { line.setAttribute('stroke-dasharray', DASH[k]); }
+      g.append(line);
+      for (const r of rs) {
+        const mark = svg('path', {class: 'mark', d: MARK[k], transform: 'translate(' + r2(x(r.from)) + ',' + r2(y(r.n)) + ')',
+          'data-num-seqs': r.from, 'data-num-splits': r.n});
+        mark.append(svg('title', {}, e.engine + ': ' + splits(r.n) + ' at num_seqs ' + span(r)));
+        g.append(mark);
+      }
+      root.append(g);
+      ends.push({g, k, e, y: y(rs[rs.length - 1].n), n: rs[rs.length - 1].n, rs});
+    }
+    // the engine's name and last count at the right, moved apart where lines end together
+    ends.sort((a, b) => a.y - b.y || a.k - b.k);
+    let prev = -Infinity;
+    for (const end of ends) {
+      end.ly = Math.max(end.y, prev + 14);
+      prev = end.ly;
+    }
+    const over = prev - (M.t + ph + 4);
+    if (over > 0) { for (const end of ends) { end.ly -= over; } }
+    for (const end of ends) {
+      const lx = M.l + pw + 10;
+      end.g.append(svg('line', {class: 'leader', x1: r2(M.l + pw), y1: r2(end.y), x2: lx - 2, y2: r2(end.ly)}),
+        svg('text', {x: lx, y: r2(end.ly) + 4, class: 'end'}, end.e.engine + ' ' + end.n));
+      boxes.push({x: lx, y: end.ly - 8, w: (end.e.engine.length + 5) * CHAR, h: 14});
+    }
+    // a flat line (the seed's) is in the way of any number written across it
+    for (const end of ends) {
+      if (end.rs.length === 1) { boxes.push({x: M.l, y: end.y - 2, w: pw, h: 4}); }
+    }
+    // the count beside each step's mark, above it or else below, where it
+    // has room (the seed's first)
+    for (const end of ends.slice().sort((a, b) => a.k - b.k)) {
+      for (const r of end.rs) {
+        const tx = x(r.from) + 6, label = String(r.n), w = label.length * CHAR;
+        const ty = [y(r.n) - 6, y(r.n) + 15].find((t) => t <= M.t + ph - 2 && fits(boxes, {x: tx, y: t - 10, w, h: 12}));
+        if (ty !== undefined) { end.g.append(svg('text', {x: r2(tx), y: r2(ty), class: 'step'}, label)); }
+      }
+    }
+    box.replaceChildren(root);
+    box.dataset.width = String(box.clientWidth);
+  }
+
+  // ---- the table: every step in numbers, the verdict, the cost of holding still
+  function swatch(k) {
+    const s = svg('svg', {width: 28, height: 12, viewBox: '0 0 28 12', class: 'e' + k, 'aria-hidden': 'true'});
+    const line = svg('polyline', {points: '1,6 27,6', fill: 'none', 'stroke-width': 2});
+    if (DASH[k]) { line.setAttribute('stroke-dasharray', DASH[k]); }
+    s.append(line, svg('path', {class: 'mark', d: MARK[k], transform: 'translate(14,6)'}));
+    return s;
+  }
+  function runsText(counts) {
+    const rs = runs(counts);
+    const td = el('td', 'runs');
+    td.dataset.k = 'runs';
+    if (rs.length === 1) {
+      return put(td, put(el('span', 'run'), num('num_splits', rs[0].n)), ' at every co-batch 1–' + int(counts.length));
+    }
+    rs.forEach((r, j) => {
+      const s = put(el('span', 'run'), num('num_splits', r.n), ' at ' + span(r));
+      s.dataset.from = String(r.from);
+      s.dataset.to = String(r.to);
+      put(td, j ? ' · ' : '', s);
+    });
+    return td;
+  }
+  function verdict(e) {
+    const td = el('td', e.batch_invariant ? 'holds' : 'moves');
+    const b = el('span', '', e.batch_invariant ? 'yes' : 'NO');
+    b.dataset.k = 'batch_invariant';
+    return put(td, b, e.batch_invariant ? ': one split count' : ': ', e.batch_invariant ? '' : num('distinct', e.distinct),
+      e.batch_invariant ? '' : ' distinct counts');
+  }
+  function invariantCell(e) {
+    const td = el('td');
+    td.dataset.k = 'invariant';
+    if (e.batch_invariant) { return put(td, el('span', 'meta', 'nothing to do: it does not move')); }
+    const v = e.invariant;
+    if (!v) { return put(td, el('span', 'note', e.invariant_note || 'no setting known')); }
+    put(td, el('code', '', v.setting));
+    if (v.problem) {
+      put(td, ': refused here, ', el('span', 'note', v.problem.detail || v.problem.title));
+    } else {
+      const counts = v.num_splits_by_num_seqs;
+      const n = counts ? runs(counts) : [{n: v.num_splits}];
+      put(td, ' costs ', n.length === 1 ? num('invariant.num_splits', n[0].n) : el('span', '', n.map((r) => r.n + ' at ' + span(r)).join(' · ')),
+        ' ' + (n.length === 1 && n[0].n === 1 ? 'split' : 'splits') + ', scratch ', scratch('invariant.max_workspace_bytes', v.max_workspace_bytes));
+      if (counts && !v.batch_invariant) { put(td, el('b', '', ' and still moves')); }
+    }
+    if (v.how) { put(td, ' ', el('span', 'how meta', v.how)); }
+    return td;
+  }
+  function engineTable(d) {
+    const t = $('engines-table');
+    const cols = ['engine', 'split count by co-batch (num_seqs)', 'batch-invariant', 'held still by, and its cost',
+      'max split-K scratch'];
+    const head = put(el('thead'), put(el('tr'), ...cols.map((h) => el('th', '', h))));
+    const body = el('tbody');
+    d.engines.forEach((e, i) => {
+      const info = meta.engines ? meta.engines.get(e.engine) : null;
+      const th = put(el('th'), swatch(i % DASH.length), el('code', '', e.engine));
+      if (info) {
+        put(th, ' ', el('span', 'sub', info.title));
+        if (info.repository) {
+          put(th, ' ', el('span', 'sub meta', info.repository + ' @ ' + info.commits.map((c) => c.slice(0, 8)).join(', ')));
+        }
+      }
+      if (e.policy) { put(th, ' ', el('span', 'sub meta', 'policy ' + e.policy)); }
+      const tr = put(el('tr'), th);
+      tr.dataset.engine = e.engine;
+      if (e.problem) {
+        const td = el('td', 'refused');
+        td.colSpan = 4;
+        td.dataset.k = 'problem';
+        const p = e.problem;
+        put(td, el('b', '', p.type === '/problems/unsupported-shape' ? 'refuses this shape: ' : (p.title || 'not answered') + ': '),
+          el('span', 'note', p.detail || ''), p.param ? put(el('span'), ' · change ', el('code', '', p.param)) : '');
+        body.append(put(tr, td));
+        return;
+      }
+      body.append(put(tr, runsText(e.num_splits_by_num_seqs), verdict(e), invariantCell(e),
+        put(el('td'), scratch('max_workspace_bytes', e.max_workspace_bytes))));
+    });
+    // a phone's stacked rows name each cell (style.css shows data-label)
+    for (const tr of body.rows) { [...tr.cells].forEach((c, i) => { c.dataset.label = c.colSpan > 1 ? '' : cols[i]; }); }
+    t.replaceChildren(t.caption, head, body);
+  }
+  function redrawChart() { // on resize, when the chart's room changed
+    if (state.engines && live.compare && $('engines-chart').dataset.width !== String($('engines-chart').clientWidth)) {
+      drawChart(live.compare);
+    }
   }
 
   // ---------------------------------------------------------------- events
@@ -708,17 +1075,31 @@
 
   let debounce = 0;
   function fromControls() {
-    for (const k of SHAPE.concat(['override'])) { state[k] = $(k).value; }
+    for (const k of SHAPE.concat(['override'], ENGINE_INPUTS)) { state[k] = $(k).value; }
     state.changes = $('changes').checked;
+    state.cuda_graph = $('cuda_graph').checked ? 'true' : '';
+    writeHash();
+    kick();
+  }
+  // the engines view's target and model: the pair the grid explains, too
+  function fromPair() {
+    state.target = $('target-select').value;
+    state.model = $('model-select').value;
     writeHash();
     kick();
   }
   function wire() {
-    for (const k of SHAPE.concat(['override'])) {
+    for (const k of SHAPE.concat(['override'], ENGINE_INPUTS)) {
       $(k).addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(fromControls, 400); });
       $(k).addEventListener('change', () => { clearTimeout(debounce); fromControls(); });
     }
     $('changes').addEventListener('change', fromControls);
+    $('cuda_graph').addEventListener('change', fromControls);
+    $('target-select').addEventListener('change', fromPair);
+    $('model-select').addEventListener('change', fromPair);
+    for (const b of document.querySelectorAll('#views [data-view]')) {
+      b.addEventListener('click', () => showView(b.dataset.view === 'engines'));
+    }
     $('catalog-select').addEventListener('change', fromCatalogs);
     $('compare-select').addEventListener('change', fromCatalogs);
     for (const b of document.querySelectorAll('[data-override]')) {
@@ -730,16 +1111,24 @@
     });
     $('grid').addEventListener('keydown', onGridKey);
     document.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape' && state.target) {
+      if (e.key === 'Escape' && state.target && !state.engines) { // the engines view's pair is no selection
         const b = grid.cells.get(key(state.target, state.model));
         select('', '');
         focusCell(b);
       }
     });
     $('retry').addEventListener('click', kick);
+    // A page left for another stays alive in the back/forward cache, and
+    // its stream with it: six such pages hold every connection a browser
+    // allows splitkd's origin, and no fetch of the page shown would start.
+    // So the stream closes with the page and opens again if it comes back.
+    window.addEventListener('pagehide', () => {
+      if (live.es) { live.es.close(); live.es = null; live.stream = 'none'; }
+    });
+    window.addEventListener('pageshow', (e) => { if (e.persisted) { openStream(); } });
     window.addEventListener('hashchange', () => { readHash(); syncControls(); kick(); });
     window.addEventListener('online', kick);
-    window.addEventListener('resize', layout);
+    window.addEventListener('resize', () => { layout(); redrawChart(); });
     document.addEventListener('visibilitychange', () => { if (!document.hidden) { kick(); } });
     // the countdown and the "stale" line move even between polls
     setInterval(() => { if (live.downSince !== null) { showStatus(); } }, 1000);

@@ -10,8 +10,12 @@ controls, the changes view, the explain panel, state in the URL, no polls
 while the change stream is open and 304s where there is none, a SIGHUP
 reload pushed within 3 s with polling at 60 s (issue 21), the stale state
 while splitkd is down and its recovery, a query string taken as the page's
-state, and an XSS catalog rendered as text. Saves screenshots
-under build/. Everything it starts is stopped on exit, also on failure; the
+state, and an XSS catalog rendered as text; one change stream a page,
+closed when the page is left (the back/forward cache would keep it); and
+the engines view of issue 44 (view=engines): its chart read back from
+the SVG and held to /v1/compare's numbers through the axes' own ticks,
+each engine's verdict, scratch and refusal, its inputs in the URL and
+the form that changes them. Saves screenshots under build/. Everything it starts is stopped on exit, also on failure; the
 whole run is bounded by a watchdog. Prints "browser: N passed, N failed".
 
 With --tls DIR (a tests/tls/make-certs.sh directory) the same run goes
@@ -23,6 +27,7 @@ usage: tests/browser/test_page.py [--out DIR] [--tls DIR] path/to/splitkd
 """
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -752,6 +757,311 @@ def check_xss(r):
     found = r.js("""return {img: document.querySelectorAll('img, svg, iframe, object').length,
         scripts: document.scripts.length, dialogs: window.__dialogs, csp: window.__csp};""")
     expect(found == {"img": 0, "scripts": 1, "dialogs": [], "csp": []}, f"markup from the catalog ran: {found}")
+    # the engines view of the odd cell: its names in the selectors and the title, as text
+    r.driver.find_element(By.CSS_SELECTOR, '#views [data-view="engines"]').click()
+    wait(lambda: r.driver.find_element(By.ID, "engines-title").text.endswith("constructor × toString"), 2 * POLL + MARGIN,
+         "the engines view of constructor x toString")
+    opts = r.js("return [...document.querySelectorAll('#target-select option')].map((o) => o.textContent)")
+    expect({"constructor", "0", "x" * 63 + "9"} <= set(opts), f"the odd targets are options: {opts}")
+    found = r.js("return {dialogs: window.__dialogs, csp: window.__csp};")
+    expect(found == {"dialogs": [], "csp": []}, f"the engines view ran something: {found}")
+    r.driver.find_element(By.CSS_SELECTOR, '#views [data-view=""]').click()
+
+
+# ---------------------------------------------------------------- engines view
+# The chart read back from its SVG: the axes' ticks (value, position), and
+# per engine its polyline's vertices, its marks (data and position) and its
+# labels. The checks below invert positions through the ticks, so they hold
+# the drawing to /v1/compare's numbers, not to the page's own arithmetic.
+CHART = r"""const svg = document.querySelector('#engines-chart svg');
+if (!svg || document.getElementById('engines').offsetParent === null) { return null; }
+const ticks = (a) => [...svg.querySelectorAll('.grid line[data-axis="' + a + '"]')]
+  .map((l) => [Number(l.dataset.value), Number(l.getAttribute(a === 'x' ? 'x1' : 'y1'))]);
+const series = {};
+for (const g of svg.querySelectorAll('g.series')) {
+  series[g.dataset.engine] = {
+    points: g.querySelector('polyline').getAttribute('points').trim().split(/\s+/).map((p) => p.split(',').map(Number)),
+    marks: [...g.querySelectorAll('.mark')].map((m) => {
+      const t = /translate\(([-0-9.]+),([-0-9.]+)\)/.exec(m.getAttribute('transform'));
+      return [Number(m.dataset.numSeqs), Number(m.dataset.numSplits), Number(t[1]), Number(t[2])];
+    }),
+    labels: [...g.querySelectorAll('text')].map((t) => t.textContent)};
+}
+const rows = {};
+for (const tr of document.querySelectorAll('#engines-table tbody tr')) {
+  const o = {};
+  for (const e of tr.querySelectorAll('[data-k]')) {
+    o[e.dataset.k] = o[e.dataset.k] || {text: e.textContent, bytes: e.dataset.bytes};
+  }
+  rows[tr.dataset.engine] = o;
+}
+return {x: ticks('x'), y: ticks('y'), series, rows,
+  title: document.getElementById('engines-title').textContent};"""
+
+
+def log_scale(ticks, what):
+    """position = a + b log2(value) through the outermost ticks, every tick on it; returns its inverse."""
+    if len(ticks) < 2:
+        raise Failed(f"the {what} axis has {len(ticks)} ticks")
+    (v0, p0), (v1, p1) = min(ticks), max(ticks)
+    b = (p1 - p0) / (math.log2(v1) - math.log2(v0))
+    a = p0 - b * math.log2(v0)
+    off = [(v, p) for v, p in ticks if abs(a + b * math.log2(v) - p) > 0.6]
+    if off:
+        raise Failed(f"the {what} axis is not one log scale: ticks {off} off it")
+    return lambda p: 2 ** ((p - a) / b)
+
+
+def runs_of(counts):
+    """[(from, to, count)], num_seqs from 1: the steps the page should draw."""
+    out = []
+    for i, n in enumerate(counts, 1):
+        if out and out[-1][2] == n:
+            out[-1][1] = i
+        else:
+            out.append([i, i, n])
+    return [tuple(x) for x in out]
+
+
+def engines_differences(c, shown):
+    """What the engines view shows that /v1/compare answer c does not say; [] when it says it all."""
+    if shown is None:
+        return ["no chart shown"]
+    bad = []
+    want_title = f"{c['target']} × {c['model']}"
+    if not shown["title"].endswith(want_title):
+        bad.append(f"title {shown['title']!r} is not of {want_title}")
+    X, Y = log_scale(shown["x"], "x"), log_scale(shown["y"], "y")
+    N = c["max_batch_size"]
+    at = lambda x, y: (X(x), Y(y))
+    near = lambda got, n: abs(math.log2(got) - math.log2(n)) < 0.01  # well under a pixel
+    drawn = {e["engine"] for e in c["engines"] if "problem" not in e}
+    if set(shown["series"]) != drawn:
+        bad.append(f"lines drawn for {sorted(shown['series'])}, /v1/compare answers {sorted(drawn)}")
+    for e in c["engines"]:
+        name, row = e["engine"], shown["rows"].get(e["engine"])
+        if row is None:
+            bad.append(f"{name}: no row in the table")
+            continue
+        if "problem" in e:
+            p = row.get("problem", {}).get("text", "")
+            if e["problem"]["detail"] not in p or (e["problem"].get("param") and e["problem"]["param"] not in p):
+                bad.append(f"{name}: the refusal shows {p!r}, not its detail and param")
+            continue
+        s = shown["series"].get(name)
+        if s is None:
+            continue
+        rs = runs_of(e["num_splits_by_num_seqs"])
+        if [tuple(m[:2]) for m in s["marks"]] != [(f, n) for f, _, n in rs]:
+            bad.append(f"{name}: marks at {[tuple(m[:2]) for m in s['marks']][:6]}, steps at {[(f, n) for f, _, n in rs][:6]}")
+        for f, n, x, y in s["marks"]:
+            gx, gy = at(x, y)
+            if not (near(gx, f) and near(gy, n)):
+                bad.append(f"{name}: the mark for {n} at num_seqs {f} is drawn at ({gx:.2f}, {gy:.2f})")
+                break
+        # a step after each run's first num_seqs: (from, n) to (next from or N, n)
+        want = []
+        for j, (f, _, n) in enumerate(rs):
+            want += [(f, n), (rs[j + 1][0] if j + 1 < len(rs) else N, n)]
+        got = [at(x, y) for x, y in s["points"]]
+        if len(got) != len(want) or not all(near(g[0], w[0]) and near(g[1], w[1]) for g, w in zip(got, want)):
+            bad.append(f"{name}: the line runs through {[(round(a, 2), round(b, 2)) for a, b in got][:6]}, "
+                       f"the counts through {want[:6]}")
+        if f"{name} {rs[-1][2]}" not in s["labels"]:
+            bad.append(f"{name}: no end label '{name} {rs[-1][2]}' in {s['labels'][-3:]}")
+        runs_text = row.get("runs", {}).get("text", "")
+        for f, t, n in rs:
+            say = f"{n} at every co-batch 1–{N}" if len(rs) == 1 else f"{n} at {f}" + (f"–{t}" if t != f else "")
+            if say not in runs_text:
+                bad.append(f"{name}: the table's steps {runs_text[:80]!r} lack {say!r}")
+                break
+        verdict = row.get("batch_invariant", {}).get("text")
+        if verdict != ("yes" if e["batch_invariant"] else "NO"):
+            bad.append(f"{name}: batch-invariant shows {verdict!r}")
+        if not e["batch_invariant"] and row.get("distinct", {}).get("text") != str(e["distinct"]):
+            bad.append(f"{name}: distinct shows {row.get('distinct')}, not {e['distinct']}")
+        inv = row.get("invariant", {}).get("text", "")
+        if not e["batch_invariant"]:
+            v = e.get("invariant")
+            if v is None:
+                if e["invariant_note"] not in inv:
+                    bad.append(f"{name}: the note {e['invariant_note'][:40]!r}… is not shown: {inv[:80]!r}")
+            elif v["setting"] not in inv or ("problem" not in v and row.get("invariant.max_workspace_bytes", {})
+                                            .get("bytes") != as_data(v["max_workspace_bytes"])):
+                bad.append(f"{name}: the invariant setting {v['setting']} and its cost are not shown: {inv[:80]!r}")
+        ws = row.get("max_workspace_bytes", {})
+        want_b = e["max_workspace_bytes"]
+        if want_b is None:  # the seed's, for a model with no head_dim
+            if ws.get("bytes") != "" or "unknown" not in ws.get("text", ""):
+                bad.append(f"{name}: max scratch shows {ws.get('text')!r}, /v1/compare says it is unknown")
+        else:
+            human = human_bytes(ws.get("text", ""))
+            if ws.get("bytes") != str(want_b) or human is None or abs(human - want_b) > 0.01 * want_b + 0.5 or \
+                    (want_b >= 1024 and f"{want_b:,} bytes" not in ws.get("text", "")):
+                bad.append(f"{name}: max scratch shows {ws.get('text')!r}, /v1/compare says {want_b} bytes")
+    return bad
+
+
+def as_data(n):
+    """A byte count as the page writes it in data-bytes: '' when the API says null."""
+    return "" if n is None else str(n)
+
+
+def wait_engines(r, query, timeout, what):
+    """Waits until the engines view shows exactly /v1/compare?QUERY; returns that answer."""
+    c = get_json(r.api + "/v1/compare?" + query)
+    bad = []
+
+    def same():
+        nonlocal bad
+        bad = engines_differences(c, r.js(CHART))
+        return not bad
+    try:
+        wait(same, timeout, what)
+    except TimeoutError as e:
+        raise Failed(f"{e}; {bad[:4]}")
+    return c
+
+
+def fragment(r):
+    return dict(urllib.parse.parse_qsl(r.js("return location.hash").lstrip("#")))
+
+
+def check_one_stream(r):
+    """A page left for another closes its stream (the back/forward cache would keep it), and reopens it on return."""
+    streams = lambda: metric(r.api, "splitkd_streams")
+    for frag in [f"poll={POLL:g}&max_batch_size=16", f"poll={POLL:g}&max_batch_size=8", f"poll={POLL:g}&view=engines"]:
+        r.open(frag, fresh=True)
+        wait_stream(r)
+        wait(lambda: streams() == 1, MARGIN, f"one page, one stream: splitkd counts {streams():g}")
+    r.js("window.__kept = 'yes'")
+    r.driver.back()  # about:blank
+    wait(lambda: streams() == 0, MARGIN, f"the page left closed its stream: splitkd counts {streams():g}")
+    r.driver.forward()
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 10, "the page is back")
+    if r.js("return window.__kept") == "yes":  # restored from the cache, not loaded again
+        print("     restored from the back/forward cache")
+    wait_stream(r)
+    wait(lambda: streams() == 1, MARGIN, f"back, its one stream again: splitkd counts {streams():g}")
+
+
+def check_engines_switch(r):
+    """The header switches to the engines view and back; the grid is as it was."""
+    r.open(f"poll={POLL:g}&max_batch_size=16", fresh=True)
+    r.wait_matrix("?max_batch_size=16", 3, "the grid first")
+    r.driver.find_element(By.CSS_SELECTOR, '#views [data-view="engines"]').click()
+    wait(lambda: fragment(r).get("view") == "engines", 3, "view=engines is in the URL")
+    h = fragment(r)
+    targets = get_json(r.api + "/v1/targets")["targets"]
+    models = get_json(r.api + "/v1/models")["models"]
+    expect(h.get("target") == targets[0]["name"] and h.get("model") == models[0]["name"],
+           f"with no pair in the URL it shows the catalog's first target and model: {h}")
+    expect(not r.driver.find_element(By.ID, "grid").is_displayed(), "the grid is hidden")
+    c = wait_engines(r, urllib.parse.urlencode({"target": h["target"], "model": h["model"], "max_batch_size": 16}),
+                     2 * POLL + MARGIN, "the engines view shows /v1/compare for that pair")
+    # no seq_len: the seed answers alone, every other engine says what it needs
+    expect([e["engine"] for e in c["engines"] if "problem" not in e] == ["seed"] and
+           all(e["problem"]["param"] == "seq_len" for e in c["engines"][1:]), "without seq_len only the seed answers")
+    expect(r.js("return document.getElementById('seq_len').placeholder") == "required", "seq_len says it is required")
+    r.driver.find_element(By.CSS_SELECTOR, '#views [data-view=""]').click()
+    wait(lambda: fragment(r).get("view") is None, 3, "view= leaves the URL")
+    r.wait_matrix("?max_batch_size=16", 2 * POLL + MARGIN, "back: the grid equals /v1/matrix")
+    expect(r.js("return document.querySelectorAll('svg').length") == 0, "the hidden view keeps no SVG")
+    expect(not r.driver.find_element(By.ID, "seq_len").is_displayed(), "the engines' inputs are hidden with the grid")
+
+
+def check_engines(r):
+    """view=engines with its inputs in the URL: every engine drawn as /v1/compare answers it."""
+    q = [("target", "h100"), ("model", "llama-3.1-8b"), ("seq_len", "8192"), ("page_size", "256"),
+         ("max_batch_size", "64")]
+    r.open(f"poll={POLL:g}&view=engines&" + urllib.parse.urlencode(q), fresh=True)
+    c = wait_engines(r, urllib.parse.urlencode(q), 2 * POLL + MARGIN, "the chart and table equal /v1/compare")
+    by = {e["engine"]: e for e in c["engines"]}
+    # issue 44's worked example: if the API drifted from it, this step would prove less
+    fa2, fa3 = by["fa2"]["num_splits_by_num_seqs"], by["fa3"]["num_splits_by_num_seqs"]
+    expect((fa2[0], fa2[7], fa2[63]) == (32, 4, 1) and (fa3[0], fa3[7], fa3[63]) == (13, 2, 1),
+           f"the worked example: fa2 {fa2[0]}/{fa2[7]}/{fa2[63]}, fa3 {fa3[0]}/{fa3[7]}/{fa3[63]}")
+    expect(by["seed"]["batch_invariant"] and not by["fa2"]["batch_invariant"] and not by["fa3"]["batch_invariant"],
+           "the seed holds on Hopper, FlashAttention moves")
+    expect(by["vllm"]["problem"]["type"] == "/problems/unsupported-shape" and
+           by["flashinfer"]["problem"]["param"] == "blocks_per_sm", "vllm refuses page_size 256, flashinfer needs blocks_per_sm")
+    shown = r.js(CHART)
+    seed = shown["series"]["seed"]
+    expect(len({y for _, y in seed["points"]}) == 1, "the seed's line is flat")
+    expect(len(shown["series"]["fa2"]["marks"]) == len(runs_of(fa2)) > 1, "fa2's line steps")
+    refusal = shown["rows"]["vllm"]["problem"]["text"]
+    expect(refusal.startswith("refuses this shape") and "change page_size" in refusal, f"vllm's refusal: {refusal!r}")
+    for k, v in q:
+        expect(r.driver.find_element(By.ID, {"target": "target-select", "model": "model-select"}.get(k, k))
+               .get_attribute("value") == v, f"{k}={v} is in its control")
+    summary = r.driver.find_element(By.ID, "engines-summary").text
+    expect("1 of 5 engines keep one split count" in summary and "flashinfer, vllm do not answer" in summary,
+           f"the summary counts them: {summary!r}")
+    os.makedirs(r.args.out, exist_ok=True)
+    ActionChains(r.driver).move_to_element(r.driver.find_element(By.TAG_NAME, "h1")).perform()
+    for name, w, h, dark in [("page-engines.png", 1280, 800, False), ("page-engines-dark.png", 1280, 800, True),
+                             ("page-engines-phone.png", 390, 844, False)]:
+        r.viewport(w, h, dark)
+        time.sleep(0.3)  # a frame for the new media query, and the chart redrawn for the width
+        wait_engines(r, urllib.parse.urlencode(q), 3, f"{name}: the chart at {w} px still equals /v1/compare")
+        over = r.js("return document.documentElement.scrollWidth - window.innerWidth")
+        expect(over <= 0, f"{name}: the page is {over} px wider than the screen")
+        r.driver.save_screenshot(os.path.join(r.args.out, name))
+    r.viewport(1280, 800)
+    # a link reproduces the view
+    r.driver.refresh()
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 10, "the page reloads")
+    wait_engines(r, urllib.parse.urlencode(q), 2 * POLL + MARGIN, "reloaded, the same view from the URL")
+
+
+def check_engines_form(r):
+    """Changing an input in the form puts it in the URL and redraws from /v1/compare's new answer."""
+    base = {"target": "h100", "model": "llama-3.1-8b", "seq_len": "8192", "page_size": "256", "max_batch_size": "64"}
+    r.open(f"poll={POLL:g}&view=engines&" + urllib.parse.urlencode(base), fresh=True)
+    wait_engines(r, urllib.parse.urlencode(base), 2 * POLL + MARGIN, "the starting view")
+    steps = [("page_size", "16"), ("blocks_per_sm", "2"), ("seq_len", "100000"), ("max_batch_size", "300")]
+    want = dict(base)
+    for field, value in steps:
+        set_field(r, field, value)
+        want[field] = value
+        wait(lambda: fragment(r).get(field) == value, 3, f"{field}={value} is in the URL")
+        c = wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, f"{field}={value} redraws")
+    by = {e["engine"]: e for e in c["engines"]}
+    expect("problem" in by["fa2"] and all("problem" not in by[e] for e in ("seed", "fa3", "flashinfer", "vllm")),
+           "at page_size 16 fa2 refuses and the others are drawn")
+    r.driver.find_element(By.ID, "cuda_graph").click()
+    want["cuda_graph"] = "true"
+    wait(lambda: fragment(r).get("cuda_graph") == "true", 3, "cuda_graph=true is in the URL")
+    wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, "cuda_graph redraws")
+    # another model the engines can answer (one with a head_dim)
+    other = next(m["name"] for m in get_json(r.api + "/v1/models")["models"]
+                 if m["name"] != "llama-3.1-8b" and m.get("head_dim"))
+    r.js("""const s = document.getElementById('model-select'); s.value = arguments[0];
+        s.dispatchEvent(new Event('change'));""", other)
+    want["model"] = other
+    wait(lambda: fragment(r).get("model") == other, 3, f"model={other} is in the URL")
+    wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, f"another model ({other}) redraws")
+    # the legacy catalog's seed moves with the batch, and says what holds it still
+    r.js("""const s = document.getElementById('catalog-select'); s.value = 'legacy';
+        s.dispatchEvent(new Event('change'));""")
+    want["catalog"] = "legacy"
+    c = wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, "the legacy catalog redraws")
+    seed = c["engines"][0]
+    expect(seed["engine"] == "seed" and not seed["batch_invariant"] and seed["invariant"]["setting"] == "override=auto",
+           f"under legacy the seed moves and override=auto holds it: {seed.get('invariant')}")
+    # an input splitkd refuses: its detail shows, the field is marked, the chart keeps the last answer
+    r.allowed = r"the server responded with a status of 400"
+    status, _, body = http(r.api + "/v1/compare?" + urllib.parse.urlencode(dict(want, max_batch_size="5000")))
+    expect(status == 400, f"/v1/compare?max_batch_size=5000: {status}")
+    # typed whole (set_field's clear would be an input of its own, the default 64, first)
+    r.js("""const f = document.getElementById('max_batch_size'); f.value = '5000';
+        f.dispatchEvent(new Event('change'));""")
+    wait(lambda: r.js("return document.body.dataset.state") == "refused", 3, "a refused input shows")
+    expect(json.loads(body)["detail"] in r.driver.find_element(By.ID, "problem").text, "the API's detail is shown")
+    expect(r.driver.find_element(By.ID, "max_batch_size").get_attribute("aria-invalid") == "true", "the field is marked")
+    wait_engines(r, urllib.parse.urlencode(want), 1, "the chart keeps the last answer")
+    set_field(r, "max_batch_size", "300")
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 3, "live again")
 
 
 def main():
@@ -791,6 +1101,12 @@ def main():
                          ("explain: click and keyboard, equal to /v1/splits?explain=1; state in the URL",
                           check_explain),
                          ("screenshots at 1280x800, dark, phone width", check_screens),
+                         # the engines view while the catalog is still the default one (its screenshots)
+                         ("a page left closes its stream, back it opens one again", check_one_stream),
+                         ("engines view: switched to from the header and back, the grid as it was", check_engines_switch),
+                         ("engines view: the URL's inputs drawn per engine as /v1/compare answers, verdicts, "
+                          "scratch and refusals", check_engines),
+                         ("engines view: the form's inputs go to the URL and redraw", check_engines_form),
                          ("idle with the change stream open: no polls", check_idle),
                          ("no EventSource: the page polls, idle polls cost 304s", check_fallback),
                          ("/?max_batch_size=16: the page, with 16 in its control", check_query_string),

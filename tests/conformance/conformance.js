@@ -257,6 +257,8 @@ const SAMPLE = {
 	'/version': '/version',
 	'/v1/status': '/v1/status',
 	'/v1/history': '/v1/history?limit=5',
+	'/v1/engines': '/v1/engines',
+	'/v1/compare': '/v1/compare?target=h100&model=llama-3.1-8b&seq_len=8192&page_size=16&max_batch_size=8&blocks_per_sm=2',
 	'/openapi.json': '/openapi.json',
 	'/problems/{type}': '/problems/unknown-target',
 	'/ofrep/v1/configuration': '/ofrep/v1/configuration',
@@ -283,7 +285,7 @@ const SLUGS = ['invalid-parameter', 'unknown-parameter', 'repeated-parameter', '
 	'method-not-allowed', 'unsupported-media-type', 'payload-too-large', 'uri-too-long',
 	'header-too-large', 'bad-request', 'expectation-failed', 'not-implemented', 'overloaded', 'internal',
 	'revision-unavailable', 'precondition-failed', 'invalid-catalog', 'unknown-catalog',
-	'catalog-mismatch'];
+	'catalog-mismatch', 'unknown-engine', 'unsupported-shape'];
 const SPLITS = '/v1/splits';
 const JSON_CT = { 'Content-Type': 'application/json' };
 const JSON_CT_RAW = [['Content-Type', 'application/json']];
@@ -406,6 +408,25 @@ function prismCases() {
 		...['auto', 'LEGACY', '%208%20', '0', 'off', '99', '4294967296', 'atuo', '%2B4', '007']
 			.map(s => ({ path: `/v1/policy?spelling=${s}`, expect: 200 })),
 		{ path: '/v1/policy?spelling=auto&spelling=legacy', expect: 400, slug: 'repeated-parameter', prismRefuses: true },
+		// the other engines (engine=), the listing and the comparison
+		{ path: q('h100', 'llama-3.1-8b', '&engine=fa2&seq_len=8192&page_size=256&num_seqs=8'), expect: 200,
+			check: (a, j) => [...field(j, 'engine', 'fa2'), ...field(j, 'num_splits', 4)] },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=fa3&seq_len=8192&page_size=256'), expect: 200,
+			check: (a, j) => [...field(j, 'num_splits', 13), ...field(j, 'num_splits_bound', 15)] },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=flashinfer&seq_len=8192&blocks_per_sm=2&cuda_graph=1'), expect: 200 },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=vllm&seq_len=8192'), expect: 200 },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=seed&seq_len=8192'), expect: 200,
+			check: (a, j) => field(j, 'num_splits', 9) },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=vllm&seq_len=8192&page_size=256'), expect: 422,
+			slug: 'unsupported-shape' },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=fa&seq_len=8192'), expect: 404, slug: 'unknown-engine',
+			prismRefuses: true },
+		{ path: q('h100', 'llama-3.1-8b', '&engine=fa2'), expect: 400, slug: 'missing-parameter' },
+		{ path: '/v1/compare?target=a100&model=llama-3.1-8b&seq_len=100&max_batch_size=4', expect: 200,
+			check: (a, j) => (j && j.engines && j.engines[0].batch_invariant === false ? [] : ['legacy a100 holds still']) },
+		{ path: '/v1/compare?target=h100&model=llama-3.1-8b&seq_len=8192&max_batch_size=5000', expect: 400,
+			slug: 'invalid-parameter' },
+		{ path: '/v1/compare?model=llama-3.1-8b&seq_len=8192', expect: 400, slug: 'missing-parameter' },
 		// matrix
 		{ path: '/v1/matrix', expect: 200, check: (a, j) => field(j, 'max_batch_size', 1) },
 		{ path: '/v1/matrix?max_batch_size=16&num_seqs=4&max_rows=32&override=atuo', expect: 200,

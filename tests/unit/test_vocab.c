@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -15,6 +16,7 @@
 #include "decide.h"
 #include "embedded.h"
 #include "fields.h"
+#include "helpers.h"
 #include "query.h"
 #include "vocab.h"
 
@@ -157,4 +159,30 @@ Test(vocab, every_decision_input_parses_by_its_table_name)
 		cr_assert_eq(query_parse(raw, (size_t)n, scratch, DECIDE_FIELDS, &q, &p), 0,
 			     "%s: %s", r->name, p.detail);
 	}
+}
+
+/* The fuzzers' dictionaries know every decision input by name: the query
+ * string's `name=` (fuzz/api.dict) and the batch's `"name":`
+ * (fuzz/batch.dict), so a new input is fuzzed from its first run. */
+Test(vocab, the_fuzz_dictionaries_name_every_decision_input)
+{
+	size_t api_len, batch_len;
+	char *api = read_whole_file("fuzz/api.dict", &api_len);
+	char *batch = read_whole_file("fuzz/batch.dict", &batch_len);
+
+	cr_assert_not_null(api, "fuzz/api.dict (run from the repository)");
+	cr_assert_not_null(batch, "fuzz/batch.dict");
+	for (size_t i = 0; i < NUM_PARAMS; i++) {
+		char q[80], b[80];
+
+		if (!params[i].decide) {
+			continue;
+		}
+		snprintf(q, sizeof(q), "\n\"%s=\"\n", params[i].name);
+		snprintf(b, sizeof(b), "\n\"\\\"%s\\\":\"\n", params[i].name);
+		cr_assert_not_null(strstr(api, q), "fuzz/api.dict lacks %s=", params[i].name);
+		cr_assert_not_null(strstr(batch, b), "fuzz/batch.dict lacks \"%s\":", params[i].name);
+	}
+	free(api);
+	free(batch);
 }

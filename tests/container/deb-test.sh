@@ -226,8 +226,8 @@ case $args in
 *) fail "splitkd does not run with the package's defaults: $args" ;;
 esac
 ok "the unit is enabled and started: pid $pid as user splitkd, $args"
-passed='the 1 socket the service manager passed (LISTEN_FDS): 127.0.0.1:8080 (splitkd.socket)'
-journal_has "serving on $passed; binding none" "$pid" ||
+handed='the 1 socket the service manager passed (LISTEN_FDS): 127.0.0.1:8080 (splitkd.socket)'
+journal_has "serving on $handed; binding none" "$pid" ||
 	fail "splitkd did not start on the socket:" \
 		"$(in_ctr journalctl -u splitkd --no-pager | grep start | tail -3)"
 in_ctr journalctl -u splitkd --no-pager | grep -q 'is not among them' &&

@@ -123,6 +123,13 @@ void reload_source_from_state(struct reload_source *s, const struct reload_read 
 	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
+void reload_source_loaded_at(struct reload_source *s, int64_t ms)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	s->status.loaded_at_ms = ms;
+	pthread_mutex_unlock(&s->owner->state_lock);
+}
+
 /* Records an attempt in the source's status, with the state lock held. */
 static void record(struct reload_source *s, enum api_trigger trigger, const struct reload_read *rd,
 		   enum reload_outcome outcome, const char *error, int64_t now)

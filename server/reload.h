@@ -264,6 +264,10 @@ void reload_status_unlock(struct reload *r);
  * the source is watched. */
 void reload_source_from_state(struct reload_source *s, const struct reload_read *rd);
 
+/* What serves was loaded at `ms` (unix milliseconds), not now: a value
+ * kept elsewhere (reload_source_from_state's) says when it was. */
+void reload_source_loaded_at(struct reload_source *s, int64_t ms);
+
 /* Starts following every source's files: one watch (directory events plus
  * each source's periodic check, every check_seconds; 0: SIGHUP only).
  * Returns 0, or -1 with a message in err. */

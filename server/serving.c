@@ -69,8 +69,11 @@ static int hold(struct serving *sv, const struct holder_options *ho, const char 
 			ret = -1;
 		}
 	}
-	if (ret == 0 && sv->state.log != NULL) {
-		state_save(&sv->state, kept[n - 1]); /* held: the holder keeps it alive */
+	/* held: the holder keeps it alive. One from the state directory is
+	 * its newest there already: written again, its file would forget when
+	 * it was loaded (the status says, kept_at) */
+	if (ret == 0 && sv->state.log != NULL && cat != NULL) {
+		state_save(&sv->state, kept[n - 1]);
 	}
 	return ret;
 }
@@ -91,6 +94,24 @@ static int hold_dir(void *cls, const char *name, const char *path, struct catalo
 	return ret;
 }
 
+/* A source whose catalog the state directory kept serves in place of its
+ * file: its status says when that revision was loaded (before this run),
+ * not the start. */
+static void kept_at(struct serving *sv, struct reload_source *src, const char *name)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = name == NULL ? holder_acquire(&sv->holder, &ref)
+						 : holder_acquire_named(&sv->holder, name, &ref);
+	int64_t ms = cat != NULL ? state_kept_at_ms(&sv->state, cat->name, cat->digest) : 0;
+
+	if (ms != 0) {
+		reload_source_loaded_at(src, ms);
+	}
+	if (ref != NULL) {
+		holder_release(&sv->holder, ref);
+	}
+}
+
 /* Makes `c` the source of catalog `name` (NULL: the default) at `path`
  * (NULL: the embedded catalog), whose catalog hold() put in service from
  * what `rd` found: followed, and said so when a kept revision serves for
@@ -106,6 +127,7 @@ static int follow(struct serving *sv, struct catsource *c, const char *name, con
 	}
 	if (from_state) {
 		reload_source_from_state(&c->src, rd);
+		kept_at(sv, &c->src, name);
 		metrics_reload(&sv->metrics, false);
 	}
 	return 0;
@@ -376,8 +398,22 @@ static int start_dir(struct serving *sv, char *err, size_t cap)
 		return -1;
 	}
 	catalogdir_on_drop(sv->dir, dropped, sv);
-	return catalogdir_start(sv->dir, &sv->reload, &sv->holder, &sv->metrics, sv->log,
-				cfg->catalog_check, err, cap);
+	if (catalogdir_start(sv->dir, &sv->reload, &sv->holder, &sv->metrics, sv->log,
+			     cfg->catalog_check, err, cap) != 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < HOLDER_MAX_CATALOGS; i++) {
+		struct catalogdir_slot *s = &sv->dir->slots[i];
+		struct api_source_status st;
+
+		if (s->serving) {
+			reload_source_status(&s->rc.src, &st);
+			if (st.started_from_state) {
+				kept_at(sv, &s->rc.src, s->name);
+			}
+		}
+	}
+	return 0;
 }
 
 int serving_init(struct serving *sv, const struct server_config *cfg, struct catalog *cat,

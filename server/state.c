@@ -193,6 +193,21 @@ size_t state_load(struct state *s, const char *name, struct catalog **cats, size
 	return got;
 }
 
+int64_t state_kept_at_ms(struct state *s, const char *name, const char *digest)
+{
+	char file[CATALOG_DIGEST_LEN + 16], path[STATE_PATH_MAX + 160];
+	struct stat st;
+
+	if (statefile_name(digest, file, sizeof(file)) != 0) {
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/catalogs/%s/%s", s->dir, name, file);
+	if (stat(path, &st) != 0) {
+		return 0;
+	}
+	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
 /* Counts a write failure, and logs it when its cause is new (a full disk
  * would otherwise log at every reload). */
 static int write_failed(struct state *s, const char *what, const char *path, int err)

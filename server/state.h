@@ -90,6 +90,11 @@ void state_close(struct state *s);
  */
 size_t state_load(struct state *s, const char *name, struct catalog **cats, size_t max);
 
+/* When the revision `digest` of catalog `name` kept here was last served
+ * before (its file's modification time: a file is written again each time
+ * its revision serves), unix milliseconds; 0 when it is not kept. */
+int64_t state_kept_at_ms(struct state *s, const char *name, const char *digest);
+
 /* Keeps `cat` (named: cat->name) as the newest revision of its catalog,
  * removing the oldest past max_revisions. Returns 0, or -1 (logged once
  * per cause and counted; nothing else changes). */

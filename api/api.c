@@ -289,7 +289,8 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 			       is_get ? route->get_fields : route->post_fields, &c->q,
 			       &c->problem) != 0) {
 		handler_fail(c);
-	} else if ((c->q.catalog.p != NULL || c->q.revision.p != NULL) && !every_catalog(route, c) &&
+	} else if ((c->q.catalog.p != NULL || c->q.revision.p != NULL) &&
+		   !every_catalog(route, c) &&
 		   revision_choose(c, c->q.catalog, c->q.revision, &c->problem) != 0) {
 		handler_fail(c); /* catalog=NAME names none, or revision=R one this replica let go */
 	} else {

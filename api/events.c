@@ -187,8 +187,8 @@ size_t events_removed(char *out, size_t cap, const char *boot, uint64_t id_seq, 
 {
 	/* a catalog's name needs no escaping (catalog_name_ok) */
 	return put(out, cap,
-		   "id: %llu@%s\nevent: removed\ndata: {\"" VOCAB_M_CATALOG_NAME "\":\"%s\"," REV_FMT
-		   ",\"reason\":\"catalog %s is no longer served (its file is gone)\"}\n\n",
+		   "id: %llu@%s\nevent: removed\ndata: {\"" VOCAB_M_CATALOG_NAME "\":\"%s\","
+		   REV_FMT ",\"reason\":\"catalog %s is no longer served (its file is gone)\"}\n\n",
 		   (unsigned long long)id_seq, boot, name, REV_ARGS(last), name);
 }
 
@@ -219,7 +219,8 @@ size_t events_all_hello(char *out, size_t cap, const char *boot, uint64_t seq,
 		memcpy(shown, last_id, len);
 		shown[len] = '\0';
 		jsonw_kv_str(&w, "last_event_id", shown);
-		jsonw_kv_str(&w, "reason", "the changes since that id are not held here: fetch afresh");
+		jsonw_kv_str(&w, "reason",
+			     "the changes since that id are not held here: fetch afresh");
 	}
 	jsonw_object_end(&w);
 	buf_add(&w.out, "\n\n", 2);

@@ -493,7 +493,8 @@ void handler_ofrep_evaluate_flags(struct handler_call *c)
 	/* ADR-0008: the change stream, which sends refetchEvaluation (events.h);
 	 * a context that names its catalog follows that catalog's stream */
 	jsonw_key(&c->w, "eventStreams");
-	if (e.decided && e.context.q.catalog.p != NULL) {		/* that catalog's own stream (events.c); a catalog's name
+	if (e.decided && e.context.q.catalog.p != NULL) {
+		/* that catalog's own stream (events.c); a catalog's name
 		 * needs no escaping (catalog_name_ok) */
 		char streams[sizeof(OFREP_EVENT_STREAMS) + 16 + CATALOG_NAME_MAX];
 		int n = snprintf(streams, sizeof(streams), "%s?catalog=%s%s", OFREP_EVENT_STREAMS_HEAD,

@@ -277,7 +277,8 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	if (reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
 		outcome = try_texts(s, &texts, &rd, &value, err, err_cap);
 		/* the start-up load: its status is status_start's */
-		outcome = publish_step(s, outcome, value, false, API_TRIGGER_START, &rd, err, err_cap);
+		outcome = publish_step(s, outcome, value, false, API_TRIGGER_START, &rd, err,
+				       err_cap);
 		reload_read_texts_cleanup(&texts);
 	} else {
 		snprintf(err, err_cap, "%s", rd.error);

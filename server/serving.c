@@ -317,8 +317,10 @@ static void open_channels(struct serving *sv)
 	holder_acquire(&sv->holder, &ref);
 	cats = holder_catalogs(ref, &n);
 	for (size_t i = 0; i < n; i++) {
+		const struct catalog *cur = cats[i].revisions[0].catalog;
+
 		if (!cats[i].is_default &&
-		    stream_hub_add(&sv->server.streams, cats[i].name, cats[i].revisions[0].catalog) == 1 &&
+		    stream_hub_add(&sv->server.streams, cats[i].name, cur) == 1 &&
 		    sv->state.log != NULL) {
 			resume_channel(sv, cats[i].name);
 		}

@@ -132,9 +132,9 @@ static void channel_boot(const struct stream_hub *h, struct stream_channel *ch)
 	snprintf(ch->boot, sizeof(ch->boot), "%08x", (unsigned)(x ^ x >> 32));
 }
 
-/* A new channel (the hub's next) for `name`, at `cat`, seq 1; the first is the default's, with the hub's boot. NULL when
- * out of memory or full. Under the writer lock and the lock (or before
- * any stream). */
+/* A new channel (the hub's next) for `name`, at `cat`, seq 1; the first
+ * is the default's, with the hub's boot. NULL when out of memory or full.
+ * Under the writer lock and the lock (or before any stream). */
 static struct stream_channel *channel_new(struct stream_hub *h, const char *name,
 					  const struct catalog *cat)
 {
@@ -329,7 +329,8 @@ int stream_hub_resume_named(struct stream_hub *h, const char *name, uint64_t fir
 	}
 	/* the oldest changes first, so the newest depth of them stay */
 	for (size_t i = 1; i < n; i++) {
-		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest, ch->loaded_at};
+		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest,
+					      ch->loaded_at};
 		struct events_revision now = {first_seq + i, cats[i]->digest, ch->loaded_at};
 
 		history_put(h, ch, now.seq, change_text(ch, &now, &was, cats[i - 1], cats[i]));
@@ -740,10 +741,11 @@ int stream_hub_add(struct stream_hub *h, const char *name, const struct catalog 
 	if (ch == NULL) {
 		/* a channel of a catalog gone that no stream follows any more
 		 * makes room (names come and go in a --catalog-dir) */
-		for (size_t i = 2; h->num_channels == STREAM_MAX_CHANNELS && i < h->num_channels; i++) {
+		for (size_t i = 2; i < h->num_channels; i++) {
 			struct stream_channel *old = h->channels[i];
 
-			if (old->removed && old->streams == 0) {
+			if (h->num_channels == STREAM_MAX_CHANNELS && old->removed &&
+			    old->streams == 0) {
 				channel_free(h, old);
 				h->channels[i] = h->channels[--h->num_channels];
 			}

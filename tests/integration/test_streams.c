@@ -65,8 +65,9 @@ static void stream_connect_to(struct stream_read *s, unsigned port, const char *
 
 	memset(s, 0, sizeof(*s));
 	s->fd = connect_raw(port);
-	n = snprintf(req, sizeof(req), "GET %s %s\r\nHost: t\r\nAccept: text/event-stream\r\n%s%s%s\r\n",
-		     path, version, last_id ? "Last-Event-ID: " : "", last_id ? last_id : "",
+	n = snprintf(req, sizeof(req),
+		     "GET %s %s\r\nHost: t\r\nAccept: text/event-stream\r\n%s%s%s\r\n", path,
+		     version, last_id ? "Last-Event-ID: " : "", last_id ? last_id : "",
 		     last_id ? "\r\n" : "");
 	cr_assert_eq(send(s->fd, req, (size_t)n, MSG_NOSIGNAL), n);
 }

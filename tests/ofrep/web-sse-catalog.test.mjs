@@ -35,31 +35,22 @@ const TEN_MINUTES_MS = 600_000;
 const PUSH_BOUND_MS = 3_000;
 
 describe('ofrep-web-provider over sse, bound to a non-default catalog', () => {
-  let sk;
-  let scratch;
-  let todayFile;
-  let catalog;
-  let client;
-  const changes = [];
+  // the daemon of two catalogs, before (the default) and today, and what
+  // the test writes to today's file
+  const t = { changes: [] };
 
   before(async () => {
-    scratch = scratchDir();
-    catalog = dumpCatalog();
-    const beforeFile = path.join(scratch.dir, 'before.json');
-    todayFile = path.join(scratch.dir, 'today.json');
-    writeFileSync(beforeFile, JSON.stringify(catalog, null, 1));
-    writeFileSync(todayFile, JSON.stringify(catalog, null, 1));
-    sk = await startSplitkd(['--catalog', `before=${beforeFile}`, '--catalog', `today=${todayFile}`]);
+    t.scratch = scratchDir();
+    t.catalog = dumpCatalog();
+    const file = (name) => path.join(t.scratch.dir, `${name}.json`);
+    t.todayFile = file('today');
+    for (const name of ['before', 'today']) { writeFileSync(file(name), JSON.stringify(t.catalog, null, 1)); }
+    t.sk = await startSplitkd(['--catalog', `before=${file('before')}`, '--catalog', `today=${t.todayFile}`]);
   });
-
-  after(async () => {
-    await OpenFeature.close();
-    await sk?.stop();
-    scratch?.remove();
-  });
+  after(async () => { await OpenFeature.close(); await t.sk?.stop(); t.scratch?.remove(); });
 
   test('the bulk answer advertises the catalog\'s own stream', async () => {
-    const r = await postJson(`${sk.url}${BULK}`, { context: SEED });
+    const r = await postJson(`${t.sk.url}${BULK}`, { context: SEED });
     assert.equal(r.status, 200);
     assert.deepEqual(r.json.eventStreams,
       [{ type: 'sse', endpoint: { requestUri: '/v1/events?catalog=today' }, inactivityDelaySec: 120 }]);
@@ -67,7 +58,7 @@ describe('ofrep-web-provider over sse, bound to a non-default catalog', () => {
 
   test(`a change of today.json: ConfigurationChanged and the new value within ${PUSH_BOUND_MS} ms`, async () => {
     const provider = new OFREPWebProvider({
-      baseUrl: sk.url,
+      baseUrl: t.sk.url,
       pollInterval: TEN_MINUTES_MS,
       changeDetection: 'sse',
       cacheMode: 'disabled',
@@ -75,26 +66,26 @@ describe('ofrep-web-provider over sse, bound to a non-default catalog', () => {
     });
     await OpenFeature.setContext({ targetingKey: 'scheduler-today', ...SEED });
     await OpenFeature.setProviderAndWait(provider);
-    client = OpenFeature.getClient();
-    client.addHandler(ProviderEvents.ConfigurationChanged, (e) => changes.push(e));
+    const client = OpenFeature.getClient();
+    client.addHandler(ProviderEvents.ConfigurationChanged, (e) => t.changes.push(e));
     assert.equal(client.getNumberValue('num_splits', NOT_A_SPLIT), 11);
-    await eventually(() => sk.access().filter((a) => a.method === 'GET' && a.status === 200 &&
+    await eventually(() => t.sk.access().filter((a) => a.method === 'GET' && a.status === 200 &&
       a.path === '/v1/events?catalog=today').length === 1, 5_000, 'GET /v1/events?catalog=today in the access log');
-    const bulkBefore = sk.count('POST', BULK, 200);
-    const was = await splits(sk.url, SEED);
-    const hopper = catalog.targets.find((t) => t.name === was.target);
+    const bulkBefore = t.sk.count('POST', BULK, 200);
+    const was = await splits(t.sk.url, SEED);
+    const hopper = t.catalog.targets.find((x) => x.name === was.target);
     hopper.sm_count = 100; // 132 -> 100 SMs: 9 splits under auto
-    writeFileSync(todayFile, JSON.stringify(catalog, null, 1));
+    writeFileSync(t.todayFile, JSON.stringify(t.catalog, null, 1));
     const t0 = Date.now();
-    process.kill(sk.child.pid, 'SIGHUP');
-    await eventually(() => changes.some((e) => e.flagsChanged?.includes('num_splits')), PUSH_BOUND_MS,
+    process.kill(t.sk.child.pid, 'SIGHUP');
+    await eventually(() => t.changes.some((e) => e.flagsChanged?.includes('num_splits')), PUSH_BOUND_MS,
       'ConfigurationChanged for num_splits', 20);
-    const now = await splits(sk.url, SEED);
+    const now = await splits(t.sk.url, SEED);
     assert.notEqual(now.num_splits, was.num_splits, 'today\'s new sm_count changes its answer');
     assert.equal(client.getNumberValue('num_splits', NOT_A_SPLIT), now.num_splits);
-    const before = await splits(sk.url, { ...SEED, catalog: 'before' });
-    assert.equal(before.num_splits, was.num_splits, 'the default catalog did not change');
-    assert.equal(sk.count('POST', BULK, 200), bulkBefore + 1, 'one refetch, because of the stream');
+    const dflt = await splits(t.sk.url, { ...SEED, catalog: 'before' });
+    assert.equal(dflt.num_splits, was.num_splits, 'the default catalog did not change');
+    assert.equal(t.sk.count('POST', BULK, 200), bulkBefore + 1, 'one refetch, because of the stream');
     console.log(`# ConfigurationChanged ${Date.now() - t0} ms after SIGHUP`);
   });
 });

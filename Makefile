@@ -7,7 +7,8 @@
 #   sanitize   the whole test suite again under ASan+UBSan
 #   check-extra  sanitize, valgrind, fuzz (short), recipe-check, soak, fleet, lint-openapi,
 #              conformance, prometheus-check, image-test, browser-test, overload,
-#              ofrep-test, testssl, syscall-check, deb-test (CI runs it after test)
+#              ofrep-test, readme-blocks, testssl, syscall-check, deb-test (CI runs it after test)
+#   readme-blocks  the README's and docs/'s blocks that are not sh, run as pasted
 #   deb        the Debian packages under build/deb, checked by lintian
 #   check-all  test, then check-extra
 #   bench      splitkd beside the HTTP engine's limit and nginx; writes bench/results.md
@@ -18,9 +19,9 @@
 #   fuzz       the libFuzzer harnesses, FUZZ_SECONDS each
 #   install    PREFIX (default /usr/local) and DESTDIR
 #   clean
-.PHONY: all run test unit integration crosscheck contract purity includes docs sanitize check-extra \
+.PHONY: all run test unit integration crosscheck contract purity includes columns docs sanitize check-extra \
 	check-all valgrind soak fleet bench fuzz install clean deps deps-test browser-test \
-	bench-streams stream-storm
+	bench-streams stream-storm readme-test
 
 # The first rule: plain `make` builds the library and the daemon.
 all:
@@ -256,6 +257,11 @@ includes:
 	@sh scripts/check-includes.sh api "" server
 	@sh scripts/check-includes.sh server "http.c respcache.c respcache.h response.c response.h stream.c tls.c"
 
+# No line of product C past 100 columns, a tab counted as one character:
+# each longer one is named FILE:LINE (scripts/check-columns.sh).
+columns:
+	@sh scripts/check-columns.sh policy api server
+
 # What a user reads (README, man page, OpenAPI, docker/) against the binary.
 docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
@@ -323,6 +329,7 @@ check-extra:
 	@$(MAKE) --no-print-directory browser-test
 	@$(MAKE) --no-print-directory overload
 	@$(MAKE) --no-print-directory ofrep-test
+	@$(MAKE) --no-print-directory readme-blocks
 	@$(MAKE) --no-print-directory testssl
 	@$(MAKE) --no-print-directory syscall-check
 	@$(MAKE) --no-print-directory deb-test
@@ -352,7 +359,9 @@ valgrind: deps-test all $(INTEGRATION)
 		SPLITKD_REAL_BIN=$(SPLITKD) SPLITKD_BIN=scripts/valgrind-splitkd $$t --jobs 2; done
 
 # Every sh block of README.md, run as pasted against a fresh daemon in its own
-# network namespace, and what it says it prints compared (tests/readme/).
+# network namespace, and what it says it prints compared (tests/readme/);
+# every fenced block of README.md and docs/ names its language, json ones
+# are JSON. The blocks in other languages: make readme-blocks (below).
 readme-test: all
 	@python3 tests/readme/readme_test.py $(CURDIR)
 
@@ -399,8 +408,8 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity includes docs unit-check contract readme-test unit integration crosscheck \
-		engines-check sweep
+	@$(MAKE) --no-print-directory all purity includes columns docs unit-check contract readme-test unit integration \
+		crosscheck engines-check sweep
 
 sanitize: deps-test
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -647,3 +656,35 @@ ofrep-test: all
 		sh tests/tls/make-certs.sh "$$pki"; \
 		SPLITKD_BIN=$(abspath $(SPLITKD)) SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" \
 		node --test --test-timeout=120000 $(OFREP_DIR)/server-sdk.test.mjs
+
+# ---------------------------------------------------------------- readme blocks
+# Issue 42: the blocks of README.md and docs/ that are not sh, run as pasted
+# in readme-test's network namespace (tests/readme/blocks_test.py says how
+# each is run and what it is held to): the JavaScript ones with the packages
+# tests/ofrep pins (server SDK, web SDK over the stream and polling, started
+# before splitkd and through its restart, HTTPS with the test CA),
+# prometheus.yml through promtool beside a copy of the rules, the catalog
+# through --check-catalog and served, the design document's answers against
+# a live splitkd; the Go block parsed and its imports checked by
+# tests/readme/gocheck.go (Debian's Go), not run: no Debian package has the
+# OpenFeature Go SDK and the module proxy is not reachable here. Then each
+# block broken must fail. In check-extra (Node.js, promtool, Go); about 30 s.
+# README_BLOCKS_WRITE=1 rewrites the design document's example answers.
+OFREP_MODULES := $(OFREP_DIR)/node_modules/.package-lock.json
+$(OFREP_MODULES): $(OFREP_DIR)/package.json $(OFREP_DIR)/package-lock.json
+	@sh scripts/deps.sh ofrep
+	cd $(OFREP_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Standard library only; GOPROXY=off: nothing is fetched, ever.
+$(BUILD)/readme/gocheck: tests/readme/gocheck.go
+	@mkdir -p $(@D)
+	GOPROXY=off GOFLAGS= GOCACHE=$(abspath $(BUILD))/go-cache go build -o $@ $<
+
+.PHONY: readme-blocks
+readme-blocks: deps-test all
+	@sh scripts/deps.sh blocks
+	@$(MAKE) --no-print-directory $(OFREP_MODULES) $(BUILD)/readme/gocheck
+	@echo "== readme-blocks: the js, go, yaml, json and http blocks of README.md and docs/, as pasted"
+	@python3 tests/readme/blocks_test.py $(CURDIR) --gocheck $(BUILD)/readme/gocheck \
+		$(if $(README_BLOCKS_WRITE),--write)

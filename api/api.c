@@ -12,20 +12,18 @@
 
 #include "decide.h"
 #include "etag.h"
-#include "events.h"
-#include "history.h"
 #include "fields.h"
 #include "handler.h"
 #include "handler_catalog.h"
 #include "handler_engines.h"
 #include "handler_policy.h"
+#include "handler_revisions.h"
 #include "handler_service.h"
 #include "handler_splits.h"
 #include "names.h"
 #include "ofrep.h"
 #include "quote.h"
 #include "revision.h"
-#include "status.h"
 #include "ui.h"
 
 /* Unset members are 0: no {name}, no query parameters, no POST. */
@@ -63,11 +61,12 @@ static const struct route routes[] = {
 	{.path = "/v1/models/", .template = "/v1/models/{name}", .get_fields = HANDLER_CATALOG_FIELD,
 	 .get = handler_model},
 	{.path = "/v1/catalog", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_catalog},
-	{.path = "/v1/catalogs", .get = handler_catalogs}, /* every named catalog (revision.c) */
+	/* every named catalog (handler_revisions.c) */
+	{.path = "/v1/catalogs", .get = handler_catalogs},
 	{.path = "/v1/policy", .get_fields = QUERY_BIT(QF_SPELLING), .get = handler_policy},
 	{.path = "/v1/matrix", .get_fields = HANDLER_MATRIX_FIELDS | HANDLER_PIN_FIELD,
 	 .get = handler_matrix},
-	/* revisions (revision.c) */
+	/* revisions and the change stream (handler_revisions.c) */
 	{.path = "/v1/revisions", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_revisions},
 	{.path = "/v1/diff",
 	 .get_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | QUERY_BIT(QF_TO) |
@@ -77,10 +76,11 @@ static const struct route routes[] = {
 	 .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | HANDLER_CATALOG_FIELD,
 	 .post = handler_catalog_diff},
 	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_events,
-	 .all_catalogs = true}, /* the change streams (events.c) */
+	 .all_catalogs = true},
+	/* the followed files and every reload attempt (handler_service.c) */
 	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_status},
 	{.path = "/v1/history", .get_fields = QUERY_BIT(QF_LIMIT) | QUERY_BIT(QF_BEFORE),
-	 .get = handler_history}, /* every reload attempt (history.c) */
+	 .get = handler_history},
 	/* the other engines beside the seed's rule (handler_engines.c) */
 	{.path = "/v1/engines", .get = handler_engines},
 	{.path = "/v1/compare", .get_fields = HANDLER_COMPARE_FIELDS, .get = handler_compare},
@@ -97,7 +97,8 @@ static const struct route routes[] = {
 	/* OFREP (ofrep.c) */
 	{.path = "/ofrep/v1/evaluate/flags/", .template = "/ofrep/v1/evaluate/flags/{key}",
 	 .post = handler_ofrep_evaluate_flag},
-	{.path = "/ofrep/v1/evaluate/flags", .post = handler_ofrep_evaluate_flags, .conditional_post = true,
+	{.path = "/ofrep/v1/evaluate/flags", .post = handler_ofrep_evaluate_flags,
+	 .conditional_post = true,
 	 .post_fields = QUERY_BIT(QF_FLAG_CONFIG_ETAG) | QUERY_BIT(QF_FLAG_CONFIG_LAST_MODIFIED)},
 	{.path = "/ofrep/v1/configuration", .get = handler_ofrep_configuration},
 	/* last, so the index at / lists it last and its metrics row stays last */

@@ -11,9 +11,10 @@
  * One table (api.c) maps method + path to a handler (handler_*.c by job;
  * the page in ui.c; the OFREP adapter in ofrep.c); a path that exists
  * answers 405 with Allow for other methods, anything else 404. A route
- * takes GET and HEAD, GET, HEAD and POST, or POST only. HEAD is answered as GET (the server drops the
- * body). Every error is RFC 9457 application/problem+json, except what the
- * OFREP routes answer to their body (OFREP's own application/json shapes).
+ * takes GET and HEAD, GET, HEAD and POST, or POST only. HEAD is answered
+ * as GET (the server drops the body). Every error is RFC 9457
+ * application/problem+json, except what the OFREP routes answer to their
+ * body (OFREP's own application/json shapes).
  *
  * Conditional requests (etag.c): a 200 answer to GET or HEAD (and to POST
  * on a route that opts in) carries a strong ETag, a hash of its body

@@ -278,8 +278,8 @@ const struct catalog_field *catalog_fields(enum catalog_kind kind, size_t *n)
 _Static_assert(sizeof(target_fields) / sizeof(target_fields[0]) <= MAX_FIELDS, "MAX_FIELDS");
 _Static_assert(sizeof(model_fields) / sizeof(model_fields[0]) <= MAX_FIELDS, "MAX_FIELDS");
 
-static int load_field(const cJSON *obj, const struct catalog_field *f, char *entry, struct where *at,
-		      char *err, size_t cap)
+static int load_field(const cJSON *obj, const struct catalog_field *f, char *entry,
+		      struct where *at, char *err, size_t cap)
 {
 	const cJSON *v;
 

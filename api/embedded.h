@@ -2,8 +2,8 @@
 /*
  * embedded — files compiled into the binary by scripts/embed.sh: the
  * default catalog (api/catalog.json), the OpenAPI description
- * (api/openapi.json) and the page's three files (api/ui/). Read-only; each is followed by a NUL not counted in
- * its length.
+ * (api/openapi.json) and the page's three files (api/ui/). Read-only;
+ * each is followed by a NUL not counted in its length.
  */
 #ifndef SPLITKD_EMBEDDED_H
 #define SPLITKD_EMBEDDED_H

@@ -10,21 +10,6 @@
 #include "jsonw.h"
 #include "vocab.h"
 
-void handler_events(struct handler_call *c)
-{
-	if (c->q.catalog.p != NULL && c->q.catalog.len == 1 && c->q.catalog.p[0] == '*') {
-		c->resp->stream_catalog = EVENTS_ALL;
-	} else if (c->q.catalog.p != NULL) {
-		/* the router chose it: the name lives as long as the request */
-		c->resp->stream_catalog = c->ctx->catalog->name;
-	}
-	c->content_type = API_CT_EVENT_STREAM;
-	c->body = (struct slice){"", 0};
-	c->resp->stream = true;
-	/* nginx buffers a proxied answer unless told not to */
-	(void)exchange_add_header(c->resp, "X-Accel-Buffering", "no");
-}
-
 /* snprintf that reports a cut as 0: a part of an event is no event. */
 static size_t put(char *out, size_t cap, const char *fmt, ...)
 {

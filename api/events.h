@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * events — GET /v1/events, the change stream, in words: the route's
- * handler and the text of every Server-Sent Event splitkd sends. Holding
- * streams open is the server's (server/stream.c); what they say is here,
- * so a unit test reads it without a socket.
+ * events — GET /v1/events, the change stream, in words: the text of
+ * every Server-Sent Event splitkd sends. The route's handler is
+ * handler_revisions.c's and holding streams open the server's
+ * (server/stream.c); what they say is here, so a unit test reads it
+ * without a socket.
  *
  * A revision is the catalog's digest, as everywhere else (issue 20:
  * GET /v1/revisions, revision=R). Events also number the catalogs this
@@ -34,7 +35,6 @@
 #include <stdint.h>
 
 #include "catalog.h"
-#include "handler.h"
 
 /* The changed cells a catalog event lists at most. */
 #define EVENTS_CELLS_MAX 16
@@ -62,12 +62,6 @@ struct events_named {
 
 /* What catalog=* names: every catalog's stream in one. */
 #define EVENTS_ALL "*"
-
-/* GET /v1/events: a 200 text/event-stream with no body, marked
- * resp->stream; the server holds the stream open (HEAD gets the headers).
- * catalog=NAME: that catalog's stream (resp->stream_catalog), catalog=*:
- * every catalog's (EVENTS_ALL); without: the default's. */
-handler_fn handler_events;
 
 /* The opening of every stream: the retry: hint. Returns the length, or 0
  * when cap is too small. Each writer below does the same. */

@@ -140,7 +140,8 @@ static void write_workspace_rule(struct jsonw *w, const struct decision *d)
 		n = snprintf(rule, sizeof(rule),
 			     "legacy keeps its old bound: max(sm_count, 1) = %u slots", d->workspace_slots);
 	} else {
-		n = snprintf(rule, sizeof(rule), "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
+		n = snprintf(rule, sizeof(rule),
+			     "max_rows * num_q_heads * num_splits = %u * %u * %u = %u slots%s",
 			     d->shape.max_rows, d->num_q_heads, d->num_splits, d->workspace_slots,
 			     d->workspace_slots == UINT32_MAX ? " (saturated)" : "");
 	}

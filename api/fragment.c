@@ -111,27 +111,28 @@ size_t fragment_bound(const struct decision *d, const struct catalog *cat)
 }
 
 /* A member is written when its bit is in mask: `,"key":value` each (the
- * first comma becomes the object's brace). Always inlined, so the whole
- * answer (a constant mask, fragment_write's first branch) is the straight
- * run of literals it was (fragment_write_all), with every test folded
- * away. */
+ * first comma becomes the object's brace). Every writer below is always
+ * inlined, so the whole answer (a constant mask, fragment_write's first
+ * branch) is the straight run of literals it was (fragment_write_all),
+ * with every test folded away; each takes the members of one part of the
+ * answer, in the answer's order, and returns where the next one starts. */
 #define HAS(m) ((mask & FIELDS_BIT(m)) != 0)
 
 /* `,"source":"override"` or `..."declared"`, then `tail`, one literal. */
-#define PUT_SOURCE(p, d, tail)                                          \
-	do {                                                            \
-		if ((d)->res.resolved.from_override) {                  \
-			LIT(p, VOCAB_NEXT_KEY(SOURCE) "\"override\"" tail);          \
-		} else {                                                \
-			LIT(p, VOCAB_NEXT_KEY(SOURCE) "\"declared\"" tail);          \
-		}                                                       \
+#define PUT_SOURCE(p, d, tail)                                                  \
+	do {                                                                    \
+		if ((d)->res.resolved.from_override) {                          \
+			LIT(p, VOCAB_NEXT_KEY(SOURCE) "\"override\"" tail);     \
+		} else {                                                        \
+			LIT(p, VOCAB_NEXT_KEY(SOURCE) "\"declared\"" tail);     \
+		}                                                               \
 	} while (0)
 
-static inline __attribute__((always_inline)) size_t
-write_members(char *out, const struct decision *d, const struct catalog *cat, unsigned mask)
+/* The inputs' echo, first the target and the model as the catalog names
+ * them and what the decision read of each. */
+static inline __attribute__((always_inline)) char *
+put_entries(char *p, const struct decision *d, unsigned mask)
 {
-	char *p = out;
-
 	/* catalog names cannot hold a NUL (jsonin refuses \u0000), so
 	 * name_len is the strlen a writer call would take */
 	if (HAS(FM_TARGET)) {
@@ -162,6 +163,13 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 			p = decimal_put_u64(p, d->head_dim);
 		}
 	}
+	return p;
+}
+
+/* The request's shape, and the override it was read with. */
+static inline __attribute__((always_inline)) char *
+put_shape(char *p, const struct decision *d, unsigned mask)
+{
 	if (HAS(FM_MAX_BATCH_SIZE)) {
 		LIT(p, VOCAB_NEXT_KEY(MAX_BATCH_SIZE));
 		p = decimal_put_u64(p, d->shape.max_batch_size);
@@ -178,6 +186,13 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 		LIT(p, VOCAB_NEXT_KEY(OVERRIDE));
 		p = put_string_or_null(p, d->override.p, d->override.len);
 	}
+	return p;
+}
+
+/* The decision: the policy resolved, where it came from and its splits. */
+static inline __attribute__((always_inline)) char *
+put_policy(char *p, const struct decision *d, unsigned mask)
+{
 	if (HAS(FM_POLICY)) {
 		LIT(p, VOCAB_NEXT_KEY(POLICY));
 		p = put_label(p, d->res.resolved.policy);
@@ -192,6 +207,13 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 		LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS));
 		p = decimal_put_u64(p, d->num_splits);
 	}
+	return p;
+}
+
+/* What the splits take: the slots, and the bytes when the dtype is known. */
+static inline __attribute__((always_inline)) char *
+put_workspace(char *p, const struct decision *d, unsigned mask)
+{
 	if (HAS(FM_WORKSPACE_SLOTS)) {
 		LIT(p, VOCAB_NEXT_KEY(WORKSPACE_SLOTS));
 		p = decimal_put_u64(p, d->workspace_slots);
@@ -206,6 +228,13 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 			p += decimal_format_u128(d->workspace_bytes.hi, d->workspace_bytes.lo, p);
 		}
 	}
+	return p;
+}
+
+/* The warnings, and the catalog that answered: its digest and its name. */
+static inline __attribute__((always_inline)) char *
+put_tail(char *p, const struct decision *d, const struct catalog *cat, unsigned mask)
+{
 	if (HAS(FM_WARNINGS)) {
 		LIT(p, VOCAB_NEXT_KEY(WARNINGS) "[");
 		for (size_t i = 0; i < d->num_warnings; i++) {
@@ -235,6 +264,21 @@ write_members(char *out, const struct decision *d, const struct catalog *cat, un
 		p += cat->name_len;
 		*p++ = '"';
 	}
+	return p;
+}
+
+/* The object: its parts in the answer's order, then its braces (the
+ * target writes its own `{`; without it the first comma becomes one). */
+static inline __attribute__((always_inline)) size_t
+write_members(char *out, const struct decision *d, const struct catalog *cat, unsigned mask)
+{
+	char *p = out;
+
+	p = put_entries(p, d, mask);
+	p = put_shape(p, d, mask);
+	p = put_policy(p, d, mask);
+	p = put_workspace(p, d, mask);
+	p = put_tail(p, d, cat, mask);
 	if (!HAS(FM_TARGET)) {
 		if (p == out) {
 			*p++ = '{'; /* no member */

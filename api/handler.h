@@ -9,10 +9,14 @@
  *
  * The handlers live by job, each file with its header: handler_splits
  * (decisions), handler_catalog (the catalog's entries), handler_policy (a
- * spelling, the matrix), handler_service (health, readiness, version, the
- * description, problem types); the page in ui.c, OFREP in ofrep.c, the
- * revisions and catalogs in revision.c, the change stream in events.c,
- * the status in status.c, the history in history.c, /metrics in api.c.
+ * spelling, the matrix), handler_revisions (the revisions and catalogs
+ * held, their diffs, the change stream), handler_service (health,
+ * readiness, version, the description, problem types, the status, the
+ * history), handler_engines (the other engines); each calls the logic of
+ * its modules (revision.c, diff.c, status.c, history.c...), which hold no
+ * route. The two adapters, the page (ui.c) and OFREP (ofrep.c), are thin
+ * layers over the same decision code, each in its own file with its
+ * routes' handlers; /metrics is api.c's, which asks the server.
  * Every route's entry point, wherever it lives, is named handler_<route>
  * (handler_targets, handler_ofrep_configuration, handler_splits_get when
  * a route has two): one pattern for the table to read, which here wins

@@ -240,6 +240,18 @@ static void write_invariant(struct compare *cmp, enum engines_id id)
 	jsonw_object_end(w);
 }
 
+/* The seed's warnings at one sequence (an override that does not parse,
+ * a clamp): what the comparison's seed entry was answered under. */
+static void write_seed_warnings(struct jsonw *w, const struct decision *d)
+{
+	jsonw_key(w, VOCAB_M_WARNINGS);
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < d->num_warnings; i++) {
+		jsonw_str(w, d->warnings[i]);
+	}
+	jsonw_array_end(w);
+}
+
 static void write_entry(struct compare *cmp, enum engines_id id)
 {
 	struct jsonw *w = &cmp->c->w;
@@ -253,6 +265,7 @@ static void write_entry(struct compare *cmp, enum engines_id id)
 		rc = sweep_seed(cmp->cat, &cmp->c->q, cmp->c->q.override, &cmp->sw);
 		splitk_label(cmp->seed.res.resolved.policy, label);
 		jsonw_kv_str(w, VOCAB_M_POLICY, label);
+		write_seed_warnings(w, &cmp->seed);
 	} else {
 		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, 0, &cmp->sw);
 	}
@@ -299,6 +312,12 @@ static void write_head(struct compare *cmp, uint32_t num)
 	jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, num);
 	jsonw_kv_u64_or_null(w, VOCAB_M_BLOCKS_PER_SM, q->blocks_per_sm.set ? q->blocks_per_sm.v : 0);
 	jsonw_kv_bool(w, VOCAB_M_CUDA_GRAPH, q->cuda_graph);
+	jsonw_key(w, VOCAB_M_OVERRIDE);
+	if (q->override.p != NULL) {
+		jsonw_strn(w, q->override.p, q->override.len);
+	} else {
+		jsonw_null(w);
+	}
 }
 
 void handler_compare(struct handler_call *c)

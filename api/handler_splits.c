@@ -58,7 +58,8 @@ static void write_batch(struct handler_call *c, const cJSON *queries, unsigned m
 		    (q.catalog.p != NULL &&
 		     (cat = revision_named_catalog(c->ctx, q.catalog, &p)) == NULL) ||
 		    decide_run(cat, &q, &d, &p) != 0 ||
-		    (q.engine.p != NULL && (engine = engines_answer(c->ctx, &c->w, &q, &d, cat, mask != FIELDS_ALL, &p)) < 0)) {
+		    (q.engine.p != NULL &&
+		     (engine = engines_answer(c->ctx, &c->w, &q, &d, cat, mask != FIELDS_ALL, &p)) < 0)) {
 			failures++;
 			answer_batch_error(&c->w, &p);
 			continue;

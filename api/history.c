@@ -2,14 +2,11 @@
 #include "history.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "exchange.h"
 #include "jsonin.h"
-#include "problem.h"
 
 #define CHECK_LEN 16
 
@@ -39,7 +36,8 @@ size_t history_line(const struct history_entry *e, char *out, size_t cap)
 
 	jsonw_init(&w, 1024);
 	history_write_entry(&w, e, true);
-	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap && w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
+	if (!w.failed && w.len + 1 + CHECK_LEN + 2 <= cap &&
+	    w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
 		memcpy(out, w.buf, w.len);
 		n = w.len + (size_t)snprintf(out + w.len, cap - w.len, " %016llx\n",
 					       (unsigned long long)catalog_fnv1a64(w.buf, w.len));
@@ -127,41 +125,4 @@ int history_parse_line(const char *line, size_t len, struct history_entry *e, ch
 done:
 	cJSON_Delete(o);
 	return ret;
-}
-
-void handler_history(struct handler_call *c)
-{
-	struct history_entry *page;
-	uint32_t limit = c->q.limit.set ? c->q.limit.v : HISTORY_DEFAULT_LIMIT;
-	uint64_t before = c->q.before.set ? c->q.before.v : 0;
-	size_t n = 0;
-
-	/* the query layer refused 0 for both (a u32 is 1 or more): only a
-	 * limit above the page is this route's to refuse */
-	if (limit > HISTORY_MAX_LIMIT) {
-		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, "limit", NULL,
-			    "limit must be from 1 to %d, not %u", HISTORY_MAX_LIMIT, limit);
-		handler_fail(c);
-		return;
-	}
-	/* one more than asked: whether a next page exists */
-	page = calloc((size_t)limit + 1, sizeof(*page));
-	if (page == NULL) {
-		problem_set(&c->problem, PROBLEM_INTERNAL, NULL, NULL, "out of memory");
-		handler_fail(c);
-		return;
-	}
-	if (c->ctx->list_history != NULL) {
-		n = c->ctx->list_history(c->ctx->list_history_cls, before, page, (size_t)limit + 1);
-	}
-	jsonw_object_begin(&c->w);
-	jsonw_key(&c->w, "entries");
-	jsonw_array_begin(&c->w);
-	for (size_t i = 0; i < n && i < limit; i++) {
-		history_write_entry(&c->w, &page[i], false);
-	}
-	jsonw_array_end(&c->w);
-	jsonw_kv_u64_or_null(&c->w, "next_before", n > limit ? page[limit - 1].seq : 0);
-	jsonw_object_end(&c->w);
-	free(page);
 }

@@ -4,12 +4,12 @@
  * newest first, and the line a state directory keeps each entry as.
  *
  * The server keeps the entries (server/journal.c: in memory, and with
- * --state-dir in an append-only file that survives restarts); the api
- * asks for a page of them through the context's list_history and writes
- * the answer. A line is the entry's JSON, a space and the FNV-1a 64 of that
- * JSON in 16 hex digits, so a torn or edited line is told apart from a
- * whole one and skipped (history_parse_line). No I/O, no clock, no state;
- * thread-safe.
+ * --state-dir in an append-only file that survives restarts); the route's
+ * handler (handler_service.c) asks for a page of them through the
+ * context's list_history and writes each with history_write_entry. A
+ * line is the entry's JSON, a space and the FNV-1a 64 of that JSON in 16
+ * hex digits, so a torn or edited line is told apart from a whole one and
+ * skipped (history_parse_line). No I/O, no clock, no state; thread-safe.
  */
 #ifndef SPLITKD_HISTORY_H
 #define SPLITKD_HISTORY_H
@@ -19,7 +19,6 @@
 #include <stdint.h>
 
 #include "catalog.h"
-#include "handler.h"
 #include "jsonw.h"
 #include "status.h"
 
@@ -58,9 +57,5 @@ size_t history_line(const struct history_entry *e, char *out, size_t cap);
  * or a member missing or out of range. */
 int history_parse_line(const char *line, size_t len, struct history_entry *e, char *err,
 		       size_t err_cap);
-
-/* GET /v1/history?limit=N&before=SEQ: {"entries": [...], "next_before":
- * the seq to ask before for the next page, or null}. */
-handler_fn handler_history;
 
 #endif /* SPLITKD_HISTORY_H */

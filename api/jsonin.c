@@ -45,8 +45,9 @@ enum { OUT = 1, IN = 2 };
 
 #define CONTROLS(x) [x] = IN, [x + 1] = IN, [x + 2] = IN, [x + 3] = IN
 static const unsigned char byte_class[256] = {
-	[0x00] = IN | OUT, [0x01] = IN, [0x02] = IN, [0x03] = IN, CONTROLS(0x04), CONTROLS(0x08), CONTROLS(0x0C),
-	CONTROLS(0x10), CONTROLS(0x14), CONTROLS(0x18), CONTROLS(0x1C),
+	[0x00] = IN | OUT, [0x01] = IN, [0x02] = IN, [0x03] = IN,
+	CONTROLS(0x04), CONTROLS(0x08), CONTROLS(0x0C), CONTROLS(0x10),
+	CONTROLS(0x14), CONTROLS(0x18), CONTROLS(0x1C),
 	['"'] = IN | OUT, ['\\'] = IN, ['['] = OUT, ['{'] = OUT, [']'] = OUT, ['}'] = OUT,
 };
 #undef CONTROLS

@@ -262,8 +262,8 @@ static const char *nearest_field(const char *name, size_t len, unsigned allowed,
 
 /* An unknown parameter's problem, with the nearest allowed name: apart
  * from lookup so that its buffer and calls stay off every request. */
-static int __attribute__((noinline, cold)) unknown_field(const char *name, size_t len, unsigned allowed,
-							 struct problem *p)
+static int __attribute__((noinline, cold))
+unknown_field(const char *name, size_t len, unsigned allowed, struct problem *p)
 {
 	const char *near = nearest_field(name, len, allowed, NAMES_SAME | NAMES_PREFIX);
 	char quoted[QUOTE_MAX];
@@ -326,7 +326,9 @@ static int read_u32(enum query_field f, const struct value *v, struct query_u32 
 		return 0;
 	}
 	if (text) {
-		return invalid(f, "a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, no spaces)",
+		return invalid(f,
+			       "a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, "
+			       "no spaces)",
 			       NULL, p);
 	}
 	return invalid(f,

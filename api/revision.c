@@ -5,15 +5,12 @@
 #include <string.h>
 
 #include "exchange.h"
-#include "decide.h"
-#include "diff.h"
 #include "handler.h"
 #include "names.h"
 #include "quote.h"
 
-/* The held revisions, newest first; a context without any holds its
- * catalog alone, written into `one`. */
-static const struct revision *held(const struct api_context *ctx, struct revision *one, size_t *n)
+const struct revision *revision_held(const struct api_context *ctx, struct revision *one,
+				     size_t *n)
 {
 	if (ctx->revisions != NULL && ctx->num_revisions > 0) {
 		*n = ctx->num_revisions;
@@ -24,17 +21,15 @@ static const struct revision *held(const struct api_context *ctx, struct revisio
 	return one;
 }
 
-/* The catalogs served by name; a context without any serves its catalog
- * alone, under its own name and as what the catalog says it is served as
- * (catalog_set_name's is_default), written into `one` (with `rev`). */
-static const struct revision_named *named(const struct api_context *ctx, struct revision_named *one,
-					  struct revision *rev, size_t *n)
+const struct revision_named *revision_catalogs(const struct api_context *ctx,
+					       struct revision_named *one, struct revision *rev,
+					       size_t *n)
 {
 	if (ctx->catalogs != NULL && ctx->num_catalogs > 0) {
 		*n = ctx->num_catalogs;
 		return ctx->catalogs;
 	}
-	*one = (struct revision_named){ctx->catalog->name, held(ctx, rev, n), 0,
+	*one = (struct revision_named){ctx->catalog->name, revision_held(ctx, rev, n), 0,
 				       ctx->catalog->is_default};
 	one->num_revisions = *n;
 	*n = 1;
@@ -47,7 +42,7 @@ static const struct revision_named *named_find(const struct api_context *ctx, st
 					       struct revision_named *one, struct revision *rev)
 {
 	size_t n;
-	const struct revision_named *all = named(ctx, one, rev, &n);
+	const struct revision_named *all = revision_catalogs(ctx, one, rev, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		if (all[i].revisions[0].catalog->name_len == name.len &&
@@ -64,7 +59,7 @@ static const char *named_near(const struct api_context *ctx, struct slice name)
 	struct revision_named one;
 	struct revision rev;
 	size_t n;
-	const struct revision_named *all = named(ctx, &one, &rev, &n);
+	const struct revision_named *all = revision_catalogs(ctx, &one, &rev, &n);
 	struct names_near near;
 
 	names_near_init(&near, name.p, name.len, NAMES_SAME);
@@ -79,7 +74,7 @@ static long find_index(const struct api_context *ctx, struct slice digest)
 {
 	struct revision one;
 	size_t n;
-	const struct revision *revs = held(ctx, &one, &n);
+	const struct revision *revs = revision_held(ctx, &one, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		const char *d = revs[i].catalog->digest;
@@ -97,7 +92,7 @@ static void write_held(struct jsonw *w, const void *cls)
 	const struct api_context *ctx = cls;
 	struct revision one;
 	size_t n;
-	const struct revision *revs = held(ctx, &one, &n);
+	const struct revision *revs = revision_held(ctx, &one, &n);
 
 	jsonw_kv_str(w, "current", revs[0].catalog->digest);
 	jsonw_key(w, "held");
@@ -122,7 +117,7 @@ static const char *nearest_held(const struct api_context *ctx, struct slice dige
 {
 	struct revision one;
 	size_t n;
-	const struct revision *revs = held(ctx, &one, &n);
+	const struct revision *revs = revision_held(ctx, &one, &n);
 	struct names_near near;
 
 	names_near_init(&near, digest.p, digest.len, 0);
@@ -257,7 +252,7 @@ static int pin_at(struct handler_call *c, struct slice digest, long i, struct pr
 	if (i < 0) {
 		return (int)not_held(c->ctx, "revision", digest, p);
 	}
-	cat = held(c->ctx, &one, &n)[i].catalog;
+	cat = revision_held(c->ctx, &one, &n)[i].catalog;
 	if (cat != c->ctx->catalog) {
 		c->pinned = *c->ctx;
 		c->pinned.catalog = cat;
@@ -302,39 +297,18 @@ int revision_pin(struct handler_call *c, struct slice digest, struct problem *p)
 	return pin_at(c, digest, find_index(c->ctx, digest), p);
 }
 
-void handler_revisions(struct handler_call *c)
+const struct catalog *revision_held_catalog(const struct api_context *ctx, const char *param,
+					    struct slice digest, struct problem *p)
 {
 	struct revision one;
 	size_t n;
-	const struct revision *revs = held(c->ctx, &one, &n);
-
-	jsonw_object_begin(&c->w);
-	jsonw_kv_str(&c->w, "current", revs[0].catalog->digest);
-	jsonw_key(&c->w, "revisions");
-	jsonw_array_begin(&c->w);
-	for (size_t i = 0; i < n; i++) {
-		jsonw_object_begin(&c->w);
-		jsonw_kv_str(&c->w, "revision", revs[i].catalog->digest);
-		jsonw_kv_str_or_null(&c->w, "loaded_at", revs[i].loaded_at);
-		jsonw_kv_str_or_null(&c->w, "source", revs[i].source);
-		jsonw_kv_u64(&c->w, "targets", revs[i].catalog->num_targets);
-		jsonw_kv_u64(&c->w, "models", revs[i].catalog->num_models);
-		jsonw_object_end(&c->w);
-	}
-	jsonw_array_end(&c->w);
-	jsonw_object_end(&c->w);
-}
-
-/* A held revision a diff parameter names, or -1 with its problem. */
-static long held_param(struct handler_call *c, const char *param, struct slice digest)
-{
-	long i = find_index(c->ctx, digest);
+	long i = find_index(ctx, digest);
 
 	if (i < 0) {
-		not_held(c->ctx, param, digest, &c->problem);
-		handler_fail(c);
+		not_held(ctx, param, digest, p);
+		return NULL;
 	}
-	return i;
+	return revision_held(ctx, &one, &n)[i].catalog;
 }
 
 /* A side of a diff: a revision among `revs` (n of them, newest first). */
@@ -371,128 +345,74 @@ static bool side_elsewhere(const struct api_context *ctx, struct slice text, str
  * revision held for the request's catalog, a catalog's name, a revision of
  * another catalog; a word near a catalog's name is an unknown-catalog
  * with its did-you-mean; anything else the revision problems. */
-static bool diff_side(struct handler_call *c, const char *param, struct slice text,
-		      struct revision *one, struct side *out)
+static bool diff_side(const struct api_context *ctx, const char *param, struct slice text,
+		      struct revision *one, struct side *out, struct problem *p)
 {
 	const char *near;
 
-	out->revs = held(c->ctx, one, &out->n);
-	out->at = find_index(c->ctx, text);
-	if (out->at >= 0 || side_elsewhere(c->ctx, text, out)) {
+	out->revs = revision_held(ctx, one, &out->n);
+	out->at = find_index(ctx, text);
+	if (out->at >= 0 || side_elsewhere(ctx, text, out)) {
 		return true;
 	}
-	near = well_formed(text) || c->ctx->catalogs == NULL ? NULL : named_near(c->ctx, text);
+	near = well_formed(text) || ctx->catalogs == NULL ? NULL : named_near(ctx, text);
 	if (near != NULL) {
-		unknown_catalog(&c->problem, param, text, near);
+		unknown_catalog(p, param, text, near);
 	} else {
 		/* find_index found none above */
-		not_held(c->ctx, param, text, &c->problem);
+		not_held(ctx, param, text, p);
 	}
-	handler_fail(c);
 	return false;
 }
 
-void handler_diff(struct handler_call *c)
+/* Whether both sides are given and neither is held anywhere, in any
+ * form: then the problem says so of both, not only of the first looked
+ * at. */
+static bool neither_held(const struct api_context *ctx, struct slice from, struct slice to)
+{
+	struct side none;
+
+	return from.p != NULL && to.p != NULL && find_index(ctx, from) < 0 &&
+	       find_index(ctx, to) < 0 && well_formed(from) && well_formed(to) &&
+	       !side_elsewhere(ctx, from, &none) && !side_elsewhere(ctx, to, &none);
+}
+
+int revision_diff_pair(const struct api_context *ctx, struct slice from, struct slice to,
+		       const struct catalog **from_cat, const struct catalog **to_cat,
+		       struct problem *p)
 {
 	struct revision one;
-	struct side from, to, none;
+	struct side from_side, to_side;
 	size_t n;
-	const struct revision *revs = held(c->ctx, &one, &n);
+	const struct revision *revs = revision_held(ctx, &one, &n);
 
-	to = (struct side){revs, n, 0};
-	if (c->q.from.p != NULL && c->q.to.p != NULL && find_index(c->ctx, c->q.from) < 0 &&
-	    find_index(c->ctx, c->q.to) < 0 && well_formed(c->q.from) && well_formed(c->q.to) &&
-	    !side_elsewhere(c->ctx, c->q.from, &none) && !side_elsewhere(c->ctx, c->q.to, &none)) {
-		/* both sides missing: say so of both, not only of the first looked at */
+	to_side = (struct side){revs, n, 0};
+	if (neither_held(ctx, from, to)) {
 		char qfrom[QUOTE_MAX], qto[QUOTE_MAX];
 
-		quote_excerpt(c->q.from.p, c->q.from.len, qfrom, sizeof(qfrom));
-		quote_excerpt(c->q.to.p, c->q.to.len, qto, sizeof(qto));
-		problem_set(&c->problem, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
+		quote_excerpt(from.p, from.len, qfrom, sizeof(qfrom));
+		quote_excerpt(to.p, to.len, qto, sizeof(qto));
+		problem_set(p, PROBLEM_REVISION_UNAVAILABLE, NULL, NULL,
 			    "this replica holds neither from \"%s\" nor to \"%s\" "
 			    "(held: GET /v1/revisions)", qfrom, qto);
-		c->problem.extra = write_held;
-		c->problem.extra_cls = c->ctx;
-		handler_fail(c);
-		return;
+		p->extra = write_held;
+		p->extra_cls = ctx;
+		return -1;
 	}
-	if (c->q.to.p != NULL && !diff_side(c, "to", c->q.to, &one, &to)) {
-		return;
+	if (to.p != NULL && !diff_side(ctx, "to", to, &one, &to_side, p)) {
+		return -1;
 	}
-	if (c->q.from.p != NULL) {
-		if (!diff_side(c, "from", c->q.from, &one, &from)) {
-			return;
+	if (from.p != NULL) {
+		if (!diff_side(ctx, "from", from, &one, &from_side, p)) {
+			return -1;
 		}
 	} else {
 		/* the one before it in its catalog; none held before it (no
 		 * reload yet, or the oldest named): itself, and nothing changed */
-		from = to;
-		from.at = (size_t)to.at + 1 < to.n ? to.at + 1 : to.at;
+		from_side = to_side;
+		from_side.at = (size_t)to_side.at + 1 < to_side.n ? to_side.at + 1 : to_side.at;
 	}
-	diff_write(&c->w, from.revs[from.at].catalog, to.revs[to.at].catalog,
-		   decide_shape_of(&c->q), c->q.override);
-}
-
-void handler_catalog_diff(struct handler_call *c)
-{
-	char why[640];
-	const struct catalog *base = c->ctx->catalog;
-	struct catalog *candidate;
-	long from;
-
-	if (!handler_json_body(c, "POST /v1/catalog/diff")) {
-		return;
-	}
-	if (c->q.from.p != NULL) {
-		struct revision one;
-		size_t n;
-
-		from = held_param(c, "from", c->q.from);
-		if (from < 0) {
-			return;
-		}
-		base = held(c->ctx, &one, &n)[from].catalog;
-	}
-	/* the loader a reload uses, so the same file gets the same verdict */
-	candidate = catalog_load(c->req->body, c->req->body_len, why, sizeof(why));
-	if (candidate == NULL) {
-		problem_set(&c->problem, PROBLEM_INVALID_CATALOG, NULL, NULL, "%s", why);
-		handler_fail(c);
-		return;
-	}
-	diff_write(&c->w, base, candidate, decide_shape_of(&c->q), c->q.override);
-	catalog_free(candidate);
-}
-
-void handler_catalogs(struct handler_call *c)
-{
-	struct revision_named one;
-	struct revision rev;
-	size_t n;
-	const struct revision_named *all = named(c->ctx, &one, &rev, &n);
-
-	jsonw_object_begin(&c->w);
-	for (size_t i = 0; i < n; i++) {
-		if (all[i].is_default) {
-			jsonw_kv_str(&c->w, "default", all[i].name);
-		}
-	}
-	jsonw_key(&c->w, "catalogs");
-	jsonw_array_begin(&c->w);
-	for (size_t i = 0; i < n; i++) {
-		const struct revision *now = &all[i].revisions[0];
-
-		jsonw_object_begin(&c->w);
-		jsonw_kv_str(&c->w, "name", all[i].name);
-		jsonw_kv_bool(&c->w, "default", all[i].is_default);
-		jsonw_kv_str(&c->w, "revision", now->catalog->digest);
-		jsonw_kv_str_or_null(&c->w, "loaded_at", now->loaded_at);
-		jsonw_kv_str_or_null(&c->w, "source", now->source);
-		jsonw_kv_u64(&c->w, "targets", now->catalog->num_targets);
-		jsonw_kv_u64(&c->w, "models", now->catalog->num_models);
-		jsonw_kv_u64(&c->w, "revisions", all[i].num_revisions);
-		jsonw_object_end(&c->w);
-	}
-	jsonw_array_end(&c->w);
-	jsonw_object_end(&c->w);
+	*from_cat = from_side.revs[from_side.at].catalog;
+	*to_cat = to_side.revs[to_side.at].catalog;
+	return 0;
 }

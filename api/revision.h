@@ -2,8 +2,9 @@
 /*
  * revision — the catalogs a replica still holds, and what a request does
  * with them: a catalog's digest is its revision; a request may pin one
- * (`revision=R`), list them (GET /v1/revisions) or diff two
- * (GET /v1/diff, POST /v1/catalog/diff; the diff itself is diff.c's).
+ * (`revision=R`), name a catalog (`catalog=NAME`), list them or diff two.
+ * The routes that list and diff them are handler_revisions.c's, on the
+ * lookups below (the diff itself is diff.c's).
  *
  * The server hands the held revisions in as plain data (api_context's
  * revisions, newest first, the first the current catalog): an immutable
@@ -72,11 +73,37 @@ const struct catalog *revision_named_catalog(const struct api_context *ctx, stru
 int revision_choose(struct handler_call *c, struct slice catalog, struct slice digest,
 		    struct problem *p);
 
-/* This file's routes: handler.h's handler_fn, spelt out (this header only
- * declares struct handler_call). */
-void handler_revisions(struct handler_call *c);    /* GET /v1/revisions */
-void handler_diff(struct handler_call *c);         /* GET /v1/diff */
-void handler_catalog_diff(struct handler_call *c); /* POST /v1/catalog/diff */
-void handler_catalogs(struct handler_call *c);     /* GET /v1/catalogs */
+/* The held revisions, newest first, the first the current catalog; a
+ * context without any holds its catalog alone, written into `one`.
+ * Returns them (the context's, or `one`) with their count in *n. */
+const struct revision *revision_held(const struct api_context *ctx, struct revision *one,
+				     size_t *n);
+/* The catalogs served by name; a context without any serves its catalog
+ * alone, under its own name and as what the catalog says it is served as
+ * (catalog_set_name's is_default), written into `one` (its revisions into
+ * `rev`). Returns them with their count in *n. */
+const struct revision_named *revision_catalogs(const struct api_context *ctx,
+					       struct revision_named *one, struct revision *rev,
+					       size_t *n);
+
+/* The held revision that `digest` (the parameter `param`) names, or NULL
+ * with `p` set as revision_pin sets it (400 no digest, 409 not held). */
+const struct catalog *revision_held_catalog(const struct api_context *ctx, const char *param,
+					    struct slice digest, struct problem *p);
+
+/*
+ * The two sides of GET /v1/diff. Each of `from` and `to` is a revision
+ * held for the context's catalog, a catalog's name (its current revision)
+ * or a revision another catalog holds; `to` absent is the current
+ * revision, `from` absent the one before `to` in its catalog (or `to`
+ * itself when none is held before it). Returns 0 with both catalogs set
+ * (held by the context: they live as long as it), or -1 with `p` set: 409
+ * revision-unavailable naming both when neither is held anywhere, else
+ * the first side's 404 unknown-catalog (a word near a catalog's name) or
+ * revision problem (revision_pin's), `to` looked at before `from`.
+ */
+int revision_diff_pair(const struct api_context *ctx, struct slice from, struct slice to,
+		       const struct catalog **from_cat, const struct catalog **to_cat,
+		       struct problem *p);
 
 #endif /* SPLITKD_REVISION_H */

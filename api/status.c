@@ -2,9 +2,10 @@
 #include "status.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "jsonw.h"
 
 static const char *const disk_names[] = {
 	[API_DISK_NONE] = "none",
@@ -101,10 +102,7 @@ static void write_source(struct jsonw *w, const struct api_source_status *st)
 	jsonw_object_end(w);
 }
 
-/* The request's catalog (catalog=NAME, or the default) as the answer's
- * own source, and with more than one catalog served, every one of them
- * under "catalogs" (a one-catalog daemon answers what it always did). */
-static void write_status(struct jsonw *w, const struct api_status *st, const char *name)
+void status_write(struct jsonw *w, const struct api_status *st, const char *name)
 {
 	const struct api_named_source *own = NULL;
 
@@ -149,24 +147,4 @@ static void write_status(struct jsonw *w, const struct api_status *st, const cha
 		jsonw_object_end(w);
 	}
 	jsonw_object_end(w);
-}
-
-void handler_status(struct handler_call *c)
-{
-	struct api_status st;
-
-	memset(&st, 0, sizeof(st));
-	if (c->ctx->report_status != NULL) {
-		st.max_named = c->ctx->num_catalogs;
-		st.named = st.max_named > 1 ? calloc(st.max_named, sizeof(*st.named)) : NULL;
-		st.max_named = st.named != NULL ? st.max_named : 0;
-		c->ctx->report_status(c->ctx->report_status_cls, &st);
-	} else {
-		/* no server behind the context: the catalog it carries, as if
-		 * embedded and loaded at start */
-		snprintf(st.revision, sizeof(st.revision), "%s", c->ctx->catalog->digest);
-		st.catalog.last.ok = true;
-	}
-	write_status(&c->w, &st, c->ctx->catalog->name);
-	free(st.named);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
- * status — GET /v1/status: where this replica's catalog stands.
+ * status — GET /v1/status's answer: where this replica's catalog stands.
  *
  * The loaded revision (the catalog digest every answer's `catalog` names)
  * and when it was loaded, the source path, what is on disk now, how the
@@ -9,9 +9,10 @@
  * daemon's answer is what it was) and the served certificate's dates. The data is
  * plain: the server fills a struct api_status through the context's
  * status callback (a copy taken under its own lock), and this module only
- * renders it, so the api never sees the server's reload machinery. Without
- * a callback (unit tests, fuzzers) the answer describes the context's
- * catalog alone, as the embedded catalog is described.
+ * renders it, so the api never sees the server's reload machinery. The
+ * route's handler (handler_service.c) asks for it; without a callback
+ * (unit tests, fuzzers) the answer describes the context's catalog alone,
+ * as the embedded catalog is described.
  *
  * No allocation beyond the call's JSON writer, no state: thread-safe.
  */
@@ -22,7 +23,6 @@
 #include <stdint.h>
 
 #include "catalog.h"
-#include "handler.h"
 
 #define API_STATUS_TEXT 640 /* bytes of a path or an error message, NUL included */
 
@@ -107,6 +107,11 @@ const char *status_trigger_name(enum api_trigger t);
 struct jsonw;
 void status_write_time(struct jsonw *w, const char *key, int64_t ms);
 
-handler_fn handler_status; /* GET /v1/status */
+/* The answer: the request's catalog (`name`: catalog=NAME, or the
+ * default) as the answer's own source, and with more than one catalog
+ * served, every one of them under "catalogs" (a one-catalog daemon answers
+ * what it always did); then the TLS files and the state directory when
+ * they are on. */
+void status_write(struct jsonw *w, const struct api_status *st, const char *name);
 
 #endif /* SPLITKD_STATUS_H */

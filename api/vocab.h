@@ -60,7 +60,7 @@
 	X(FIELDS, fields, NAME, OTHER)                                \
 	/* a named catalog (revision.c) */                            \
 	X(CATALOG, catalog, NAME, OTHER)                              \
-	/* GET /v1/history's page (history.c) */                      \
+	/* GET /v1/history's page (handler_history) */                \
 	X(LIMIT, limit, U32, OTHER)                                   \
 	X(BEFORE, before, U32, OTHER)                                 \
 	/* the other engines (engines.h): which, and the inputs they read */ \

@@ -13,14 +13,15 @@
  * locale, no state; every function is pure and thread-safe. Term names
  * and refusal texts are static strings.
  *
- * This header holds types, constants and the one check every port makes
- * first (engine_zero_count), so a port includes it and nothing else of
- * ours.
+ * This header holds types, constants and the few inline helpers every
+ * port shares (the answer's start, its terms, the zero-count refusal), so
+ * a port includes it and nothing else of ours.
  */
 #ifndef ENGINE_H
 #define ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -93,6 +94,31 @@ struct engine_answer {
 	unsigned n_terms;
 	struct engine_term terms[ENGINE_TERMS_MAX];
 };
+
+/* An answer before a port fills it: OK, no split, no scratch, no term.
+ * Member by member, not by an initializer or a struct copy, which a
+ * compiler may make a memset or memcpy call the pure core may not make. */
+static inline void engine_answer_init(struct engine_answer *a)
+{
+	a->status = ENGINE_OK;
+	a->num_splits = 0;
+	a->num_splits_bound = 0;
+	a->workspace_bytes = 0;
+	a->refused = NULL;
+	a->refused_input = NULL;
+	a->n_terms = 0;
+}
+
+/* Adds an intermediate under its upstream name; past ENGINE_TERMS_MAX
+ * the rest are left out. */
+static inline void engine_term(struct engine_answer *a, const char *name, uint64_t value)
+{
+	if (a->n_terms < ENGINE_TERMS_MAX) {
+		a->terms[a->n_terms].name = name;
+		a->terms[a->n_terms].value = value;
+		a->n_terms++;
+	}
+}
 
 /* A count a port needs at least 1 of and was given 0 of: the reason and
  * the input to change (static strings). */

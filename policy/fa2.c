@@ -39,7 +39,8 @@ static int ceildiv(int a, int b)
 /* upstream's is_split_eligible lambda, which captures num_n_blocks */
 static int is_split_eligible(int num_n_blocks, int num_splits)
 {
-	return num_splits == 1 || ceildiv(num_n_blocks, num_splits) != ceildiv(num_n_blocks, num_splits - 1);
+	return num_splits == 1 ||
+	       ceildiv(num_n_blocks, num_splits) != ceildiv(num_n_blocks, num_splits - 1);
 }
 
 static int min_int(int a, int b)
@@ -62,7 +63,8 @@ static int min_int(int a, int b)
  * num_SMs * 128 by INT_MAX, so batch_nheads_mblocks * num_splits, formed only
  * when batch_nheads_mblocks < 0.8f * num_SMs, stays an int as upstream's.
  */
-static int num_splits_heuristic(int batch_nheads_mblocks, int num_SMs, int num_n_blocks, int max_splits)
+static int num_splits_heuristic(int batch_nheads_mblocks, int num_SMs, int num_n_blocks,
+				int max_splits)
 {
 	float efficiency[128];
 
@@ -142,7 +144,8 @@ static int set_params_splitkv(struct splitkv *params, const int batch_size, cons
 
 	if (num_splits < 1) {
 		// We multiply number of SMs by 2 to hard-code the fact that we're using 128 threads per block.
-		params->num_splits = num_splits_heuristic(batch_size * num_heads * num_m_blocks, num_sm * 2, num_n_blocks, 128);
+		params->num_splits = num_splits_heuristic(batch_size * num_heads * num_m_blocks, num_sm * 2,
+							  num_n_blocks, 128);
 	}
 	if (params->num_splits > 1) {
 		/* softmax_lse_accum {num_splits, batch_size, num_heads, max_seqlen_q},
@@ -170,15 +173,6 @@ static void refuse(struct engine_answer *a, const char *why, const char *input)
 	a->status = ENGINE_REFUSED;
 	a->refused = why;
 	a->refused_input = input;
-}
-
-static void term(struct engine_answer *a, const char *name, uint64_t value)
-{
-	if (a->n_terms < ENGINE_TERMS_MAX) {
-		a->terms[a->n_terms].name = name;
-		a->terms[a->n_terms].value = value;
-		a->n_terms++;
-	}
 }
 
 /*
@@ -224,7 +218,8 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 	/* upstream's num_splits is an int: pybind11 refuses a larger Python int
 	 * before mha_fwd_kvcache runs (129..INT_MAX are refused at 343) */
 	if (s->num_splits > INT_MAX) {
-		refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)", "num_splits");
+		refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)",
+		       "num_splits");
 		return;
 	}
 	const char *too_large = beyond_int(s);
@@ -264,8 +259,10 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 
 	/* 1313-1315: seqlen_q == 1 and no alibi, so is_causal = false and
 	 * window_size_right stays -1; window_size_left is -1 (no window) */
-	// Faster to transpose q from (b, 1, (nheads_kv ngroups), d) to (b, ngroups, nheads_kv, d) in this case
-	const int seqlenq_ngroups_swapped = seqlen_q == 1 && num_heads > num_heads_k && head_size_og % 8 == 0;
+	// Faster to transpose q from (b, 1, (nheads_kv ngroups), d)
+	// to (b, ngroups, nheads_kv, d) in this case
+	const int seqlenq_ngroups_swapped =
+		seqlen_q == 1 && num_heads > num_heads_k && head_size_og % 8 == 0;
 	const int ngroups = num_heads / num_heads_k; /* upstream forms it inside the if */
 	if (seqlenq_ngroups_swapped) {
 		seqlen_q = ngroups;
@@ -278,31 +275,33 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 
 	/* 1498-1500 */
 	struct splitkv params;
-	if (set_params_splitkv(&params, batch_size, num_heads, head_size, seqlen_k, seqlen_q, head_size_rounded,
-			       (int)s->num_splits, (int)s->sm_count) != 0) {
+	if (set_params_splitkv(&params, batch_size, num_heads, head_size, seqlen_k, seqlen_q,
+			       head_size_rounded, (int)s->num_splits, (int)s->sm_count) != 0) {
 		/* the caller's num_splits: the heuristic answers at most 128 */
-		refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)", "num_splits");
+		refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)",
+		       "num_splits");
 		return;
 	}
 
 	a->num_splits = (uint32_t)params.num_splits;
 	a->num_splits_bound = a->num_splits;
 	a->workspace_bytes = params.softmax_lse_accum_bytes + params.out_accum_bytes;
-	term(a, "seqlenq_ngroups_swapped", (uint64_t)seqlenq_ngroups_swapped);
-	term(a, "ngroups", (uint64_t)ngroups);
-	term(a, "seqlen_q", (uint64_t)seqlen_q);
-	term(a, "num_heads", (uint64_t)num_heads);
-	term(a, "head_size", (uint64_t)head_size);
-	term(a, "head_size_rounded", (uint64_t)head_size_rounded);
-	term(a, "max_num_blocks_per_seq", (uint64_t)max_num_blocks_per_seq);
-	term(a, "seqlen_k", (uint64_t)seqlen_k);
-	term(a, "block_n", (uint64_t)params.block_n);
-	term(a, "num_n_blocks", (uint64_t)params.num_n_blocks);
-	term(a, "num_m_blocks", (uint64_t)params.num_m_blocks);
-	term(a, "num_SMs", (uint64_t)s->sm_count * 2u);
-	term(a, "batch_nheads_mblocks", (uint64_t)batch_size * (uint64_t)num_heads * (uint64_t)params.num_m_blocks);
-	term(a, "softmax_lse_accum_bytes", params.softmax_lse_accum_bytes);
-	term(a, "out_accum_bytes", params.out_accum_bytes);
+	engine_term(a, "seqlenq_ngroups_swapped", (uint64_t)seqlenq_ngroups_swapped);
+	engine_term(a, "ngroups", (uint64_t)ngroups);
+	engine_term(a, "seqlen_q", (uint64_t)seqlen_q);
+	engine_term(a, "num_heads", (uint64_t)num_heads);
+	engine_term(a, "head_size", (uint64_t)head_size);
+	engine_term(a, "head_size_rounded", (uint64_t)head_size_rounded);
+	engine_term(a, "max_num_blocks_per_seq", (uint64_t)max_num_blocks_per_seq);
+	engine_term(a, "seqlen_k", (uint64_t)seqlen_k);
+	engine_term(a, "block_n", (uint64_t)params.block_n);
+	engine_term(a, "num_n_blocks", (uint64_t)params.num_n_blocks);
+	engine_term(a, "num_m_blocks", (uint64_t)params.num_m_blocks);
+	engine_term(a, "num_SMs", (uint64_t)s->sm_count * 2u);
+	engine_term(a, "batch_nheads_mblocks",
+	     (uint64_t)batch_size * (uint64_t)num_heads * (uint64_t)params.num_m_blocks);
+	engine_term(a, "softmax_lse_accum_bytes", params.softmax_lse_accum_bytes);
+	engine_term(a, "out_accum_bytes", params.out_accum_bytes);
 }
 
 struct engine_answer fa2_launch(const struct engine_shape *s)
@@ -312,13 +311,7 @@ struct engine_answer fa2_launch(const struct engine_shape *s)
 	 * (clang -O2) call memset and memcpy, which the pure core may not. */
 	struct engine_answer a;
 
-	a.status = ENGINE_OK;
-	a.num_splits = 0;
-	a.num_splits_bound = 0;
-	a.workspace_bytes = 0;
-	a.refused = NULL;
-	a.refused_input = NULL;
-	a.n_terms = 0;
+	engine_answer_init(&a);
 	launch(&a, s);
 	return a;
 }

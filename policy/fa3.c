@@ -55,8 +55,8 @@ static float ceil_nonneg(float x)
  * half (13-40; bf16), and only {kBlockM, kBlockN} of the tuple it returns
  * (MmaPV_is_RS and IntraWGOverlap choose no split). v_colmajor and softcap
  * are read only by the element_size == 1 half, so they are not taken. */
-static struct tile_size tile_size_fwd_sm90(int headdim, int headdim_v, bool is_causal, bool is_local,
-					    bool paged_kv_non_TMA)
+static struct tile_size tile_size_fwd_sm90(int headdim, int headdim_v, bool is_causal,
+					   bool is_local, bool paged_kv_non_TMA)
 {
 	if (headdim <= 64) {
 		if (headdim_v == 512) {
@@ -74,7 +74,8 @@ static struct tile_size tile_size_fwd_sm90(int headdim, int headdim_v, bool is_c
 		bool const use_blockN_128 = is_causal || is_local || paged_kv_non_TMA;
 		return (struct tile_size){128, use_blockN_128 ? 128 : 176};
 	} else if (headdim <= 192) {
-		return (struct tile_size){128, paged_kv_non_TMA || is_local ? 96 : (headdim_v <= 128 ? 128 : 112)};
+		return (struct tile_size){
+			128, paged_kv_non_TMA || is_local ? 96 : (headdim_v <= 128 ? 128 : 112)};
 	} else {
 		return (struct tile_size){128, is_local ? 64 : 80};
 	}
@@ -166,8 +167,9 @@ static bool get_pagedkv_tma(const struct fwd_params *params)
 		return false;
 	}
 	/* This needs to match the kernel configs */
-	struct tile_size const t = tile_size_fwd_sm90(params->d_rounded, params->dv_rounded, params->is_causal,
-						      params->is_local, false /*paged_kv_non_TMA*/);
+	struct tile_size const t = tile_size_fwd_sm90(params->d_rounded, params->dv_rounded,
+						      params->is_causal, params->is_local,
+						      false /*paged_kv_non_TMA*/);
 	int const kBlockM = t.kBlockM;
 	int const kBlockN = t.kBlockN;
 	/* Heuristic: when seqlen_q <= kBlockM, we're not compute bound, and
@@ -186,8 +188,9 @@ static bool get_pack_gqa(const struct fwd_params *params)
 	if (params->h == params->h_k) {
 		return false;
 	}
-	struct tile_size const t = tile_size_fwd_sm90(params->d_rounded, params->dv_rounded, params->is_causal,
-						      params->is_local, params->page_table && !params->pagedkv_tma);
+	struct tile_size const t = tile_size_fwd_sm90(params->d_rounded, params->dv_rounded,
+						      params->is_causal, params->is_local,
+						      params->page_table && !params->pagedkv_tma);
 	int const kBlockM = t.kBlockM;
 	return should_pack_gqa(params->cu_seqlens_q || params->seqused_q, params->seqlen_q,
 			       params->h / params->h_k, kBlockM);
@@ -203,24 +206,28 @@ struct num_splits_terms {
  * would overflow. */
 static int get_num_splits(const struct fwd_params *params, struct num_splits_terms *out)
 {
-	struct tile_size const t = tile_size_fwd_sm90(params->d_rounded, params->dv_rounded, params->is_causal,
-						      params->is_local, params->page_table && !params->pagedkv_tma);
+	struct tile_size const t = tile_size_fwd_sm90(params->d_rounded, params->dv_rounded,
+						      params->is_causal, params->is_local,
+						      params->page_table && !params->pagedkv_tma);
 	int const kBlockM = t.kBlockM;
 	int const kBlockN = t.kBlockN;
 	int seqlen_q_packgqa = params->seqlen_q * (params->h / params->h_k);
 	/* If is_local, we're not going to load all of seqlen_k (never here:
 	 * no window, so the local branch at 460 is not ported). */
 	int const seqlen_k_loaded = params->seqlen_k;
-	if (!fits_int((int64_t)seqlen_k_loaded + kBlockN - 1) || !fits_int((int64_t)seqlen_q_packgqa + kBlockM - 1) ||
+	if (!fits_int((int64_t)seqlen_k_loaded + kBlockN - 1) ||
+	    !fits_int((int64_t)seqlen_q_packgqa + kBlockM - 1) ||
 	    !fits_int((int64_t)params->seqlen_k * (params->d + params->dv) * 2)) {
 		return 0;
 	}
 	int const num_n_blocks = (seqlen_k_loaded + kBlockN - 1) / kBlockN;
 	int const num_m_blocks = (seqlen_q_packgqa + kBlockM - 1) / kBlockM;
-	int const size_one_kv_head = params->seqlen_k * (params->d + params->dv) * (params->is_e4m3 ? 1 : 2);
+	int const size_one_kv_head =
+		params->seqlen_k * (params->d + params->dv) * (params->is_e4m3 ? 1 : 2);
 	/* If varlen, we use dynamic split, so this heuristic just needs to get
 	 * an upper bound on num_splits: pretend batch = 1. */
-	if (!fits_int((int64_t)(params->num_splits_dynamic_ptr ? 1 : params->b) * params->h_k * num_m_blocks)) {
+	if (!fits_int((int64_t)(params->num_splits_dynamic_ptr ? 1 : params->b) * params->h_k *
+		      num_m_blocks)) {
 		return 0;
 	}
 	int total_mblocks = (params->num_splits_dynamic_ptr ? 1 : params->b) * params->h_k * num_m_blocks;
@@ -228,8 +235,8 @@ static int get_num_splits(const struct fwd_params *params, struct num_splits_ter
 	out->num_m_blocks = num_m_blocks;
 	out->size_one_kv_head = size_one_kv_head;
 	out->total_mblocks = total_mblocks;
-	return num_splits_heuristic(total_mblocks, params->num_sm, num_n_blocks, num_m_blocks, size_one_kv_head,
-				    params->is_causal || params->is_local, 128);
+	return num_splits_heuristic(total_mblocks, params->num_sm, num_n_blocks, num_m_blocks,
+				    size_one_kv_head, params->is_causal || params->is_local, 128);
 }
 
 /* What the prepare kernel formed, for the answer's terms. */
@@ -250,11 +257,12 @@ struct prepare_terms {
  * entries and changes no value; num_nheads_in_l2 (130-138, 200) is only
  * written when head_swizzle (causal or local), never here. Returns 0 where
  * an int would overflow. */
-static int prepare_varlen_num_blocks(const struct fwd_params *params, bool packgqa, int blockM, int blockN,
-				     int seqlen, struct prepare_terms *out)
+static int prepare_varlen_num_blocks(const struct fwd_params *params, bool packgqa, int blockM,
+				     int blockN, int seqlen, struct prepare_terms *out)
 {
 	/* Host side, 221-236 */
-	if (!fits_int((int64_t)params->h + params->h_k - 1) || !fits_int((int64_t)params->b + 31 * 32 - 1)) {
+	if (!fits_int((int64_t)params->h + params->h_k - 1) ||
+	    !fits_int((int64_t)params->b + 31 * 32 - 1)) {
 		return 0;
 	}
 	int qhead_per_khead = (params->h + params->h_k - 1) / params->h_k; /* cutlass::ceil_div */
@@ -328,15 +336,6 @@ static struct engine_answer refuse(const char *why, const char *input)
 	return a;
 }
 
-static void term(struct engine_answer *a, const char *name, uint64_t value)
-{
-	if (a->n_terms < ENGINE_TERMS_MAX) {
-		a->terms[a->n_terms].name = name;
-		a->terms[a->n_terms].value = value;
-		a->n_terms++;
-	}
-}
-
 /* The reason for a shape refused because one of upstream's int
  * intermediates would overflow there (fa3.h). */
 static const char overflow_reason[] =
@@ -402,8 +401,8 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	 * built), checked before the conversion to int. */
 	int const max_headdim = 256;
 	if (s->head_dim > (uint32_t)max_headdim) {
-		return refuse("FlashAttention-3's forward only supports head dimension at most 256; give a head_dim "
-			      "of 256 or less",
+		return refuse("FlashAttention-3's forward only supports head dimension at most 256; "
+			      "give a head_dim of 256 or less",
 			      "head_dim");
 	}
 	int const head_size = (int)s->head_dim;
@@ -417,21 +416,23 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	/* total_k = batch_size * k.size(1), an int that gates the launch at
 	 * 1167: beyond int it would wrap. */
 	if (!fits_int((int64_t)batch_size * page_size)) {
-		return refuse("num_seqs * page_size is beyond FlashAttention-3's int total_k; give fewer num_seqs",
+		return refuse("num_seqs * page_size is beyond FlashAttention-3's int total_k; "
+			      "give fewer num_seqs",
 			      "num_seqs");
 	}
 	int const num_heads_k = (int)s->num_kv_heads;
 
 	/* 781 */
 	if (num_heads % num_heads_k != 0) {
-		return refuse("FlashAttention-3 needs num_q_heads to be a multiple of num_kv_heads", "num_kv_heads");
+		return refuse("FlashAttention-3 needs num_q_heads to be a multiple of num_kv_heads",
+			      "num_kv_heads");
 	}
 	/* The group, seqlen_q * (h / h_k), is rounded up to kBlockM (at most
 	 * 192) in int at three places (should_pack_gqa, get_num_splits, the
 	 * prepare kernel): one check for all of them. */
 	if (!fits_int((int64_t)(num_heads / num_heads_k) + 192 - 1)) {
-		return refuse("num_q_heads / num_kv_heads is beyond FlashAttention-3's int arithmetic; give fewer "
-			      "query heads per KV head",
+		return refuse("num_q_heads / num_kv_heads is beyond FlashAttention-3's int arithmetic; "
+			      "give fewer query heads per KV head",
 			      "num_q_heads");
 	}
 	/* 782-792: head_size_v == head_size, so the different-V checks do not
@@ -492,8 +493,8 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	if (!from_heuristic && s->num_splits > 256) {
 		/* 1095 (a value above INT_MAX fails run_mha_fwd's num_splits >= 1
 		 * check at 371 after its int conversion instead) */
-		return refuse("FlashAttention-3 does not support num_splits > 256; give 256 or fewer, or 0 for its "
-			      "heuristic",
+		return refuse("FlashAttention-3 does not support num_splits > 256; give 256 or fewer, "
+			      "or 0 for its heuristic",
 			      "num_splits");
 	}
 	if (from_heuristic) {
@@ -528,11 +529,12 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	bool const Split = params.num_splits > 1;
 	bool const PagedKVNonTMA = params.page_table && !params.pagedkv_tma;
 	bool const PackGQA = params.pack_gqa || params.arch < 90 || PagedKVNonTMA || Split;
-	struct tile_size const kBlockMN = tile_size_fwd_sm90(head_size_rounded, head_size_v_rounded, params.is_causal,
-							     params.is_local, PagedKVNonTMA);
+	struct tile_size const kBlockMN = tile_size_fwd_sm90(head_size_rounded, head_size_v_rounded,
+							     params.is_causal, params.is_local, PagedKVNonTMA);
 	struct prepare_terms prep = {0};
 	int const num_splits_dynamic =
-		prepare_varlen_num_blocks(&params, PackGQA, kBlockMN.kBlockM, kBlockMN.kBlockN, (int)s->seq_len, &prep);
+		prepare_varlen_num_blocks(&params, PackGQA, kBlockMN.kBlockM, kBlockMN.kBlockN,
+					  (int)s->seq_len, &prep);
 	if (num_splits_dynamic == 0) {
 		return refuse(overflow_reason, "seq_len");
 	}
@@ -559,25 +561,25 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	a.num_splits = (uint32_t)num_splits_dynamic;
 	a.num_splits_bound = (uint32_t)params.num_splits;
 	a.workspace_bytes = workspace_bytes;
-	term(&a, "kBlockM", (uint64_t)kBlockMN.kBlockM);
-	term(&a, "kBlockN", (uint64_t)kBlockMN.kBlockN);
-	term(&a, "pagedkv_tma", params.pagedkv_tma);
-	term(&a, "pack_gqa", PackGQA);
-	term(&a, "seqlen_k", (uint64_t)seqlen_k);
+	engine_term(&a, "kBlockM", (uint64_t)kBlockMN.kBlockM);
+	engine_term(&a, "kBlockN", (uint64_t)kBlockMN.kBlockN);
+	engine_term(&a, "pagedkv_tma", params.pagedkv_tma);
+	engine_term(&a, "pack_gqa", PackGQA);
+	engine_term(&a, "seqlen_k", (uint64_t)seqlen_k);
 	if (from_heuristic) {
-		term(&a, "get_num_splits.num_m_blocks", (uint64_t)heuristic.num_m_blocks);
-		term(&a, "get_num_splits.num_n_blocks", (uint64_t)heuristic.num_n_blocks);
-		term(&a, "total_mblocks", (uint64_t)heuristic.total_mblocks);
-		term(&a, "size_one_kv_head", (uint64_t)heuristic.size_one_kv_head);
+		engine_term(&a, "get_num_splits.num_m_blocks", (uint64_t)heuristic.num_m_blocks);
+		engine_term(&a, "get_num_splits.num_n_blocks", (uint64_t)heuristic.num_n_blocks);
+		engine_term(&a, "total_mblocks", (uint64_t)heuristic.total_mblocks);
+		engine_term(&a, "size_one_kv_head", (uint64_t)heuristic.size_one_kv_head);
 	}
-	term(&a, "num_splits_static", (uint64_t)params.num_splits);
-	term(&a, "num_ctas", (uint64_t)prep.num_ctas);
-	term(&a, "num_m_blocks", (uint64_t)prep.num_m_blocks);
-	term(&a, "num_n_blocks", (uint64_t)prep.num_n_blocks);
+	engine_term(&a, "num_splits_static", (uint64_t)params.num_splits);
+	engine_term(&a, "num_ctas", (uint64_t)prep.num_ctas);
+	engine_term(&a, "num_m_blocks", (uint64_t)prep.num_m_blocks);
+	engine_term(&a, "num_n_blocks", (uint64_t)prep.num_n_blocks);
 	if (prep.computed) {
-		term(&a, "total_blocks", (uint64_t)prep.total_blocks);
-		term(&a, "blocks_per_sm", (uint64_t)prep.blocks_per_sm);
+		engine_term(&a, "total_blocks", (uint64_t)prep.total_blocks);
+		engine_term(&a, "blocks_per_sm", (uint64_t)prep.blocks_per_sm);
 	}
-	term(&a, "num_splits_dynamic", (uint64_t)num_splits_dynamic);
+	engine_term(&a, "num_splits_dynamic", (uint64_t)num_splits_dynamic);
 	return a;
 }

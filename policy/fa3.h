@@ -183,10 +183,13 @@ extern "C" {
 #define FA3_TITLE "FlashAttention-3"
 #define FA3_REPO "Dao-AILab/flash-attention"
 #define FA3_COMMIT "0251105a2fb19d2957484b7f023cd8c115286ced"
-#define FA3_FILES "hopper/flash_api.cpp hopper/heuristics.h hopper/tile_size.h hopper/flash_prepare_scheduler.cu"
-#define FA3_FUNCTIONS                                                                                  \
-	"mha_fwd get_pagedkv_tma get_num_splits get_pack_gqa round_up_headdim num_splits_heuristic " \
-	"should_pack_gqa tile_size_fwd_sm90 prepare_varlen_num_blocks prepare_varlen_num_blocks_kernel"
+#define FA3_FILES                                                      \
+	"hopper/flash_api.cpp hopper/heuristics.h hopper/tile_size.h " \
+	"hopper/flash_prepare_scheduler.cu"
+#define FA3_FUNCTIONS                                                                        \
+	"mha_fwd get_pagedkv_tma get_num_splits get_pack_gqa round_up_headdim "              \
+	"num_splits_heuristic should_pack_gqa tile_size_fwd_sm90 prepare_varlen_num_blocks " \
+	"prepare_varlen_num_blocks_kernel"
 
 /*
  * What mha_fwd would launch for *s on sm90: num_splits = the per-batch

@@ -157,15 +157,6 @@ static uint64_t aligned_alloc_offset(struct aligned_allocator *a, uint64_t size,
 	return result;
 }
 
-static void term(struct engine_answer *a, const char *name, uint64_t value)
-{
-	if (a->n_terms < ENGINE_TERMS_MAX) {
-		a->terms[a->n_terms].name = name;
-		a->terms[a->n_terms].value = value;
-		a->n_terms++;
-	}
-}
-
 static struct engine_answer refuse(const char *why, const char *input)
 {
 	struct engine_answer a = {0};
@@ -282,22 +273,22 @@ struct engine_answer flashinfer_launch(const struct engine_shape *s)
 	a.num_splits = split_kv ? num_chunks_kv : 1;
 	a.num_splits_bound = a.num_splits;
 	a.workspace_bytes = float_workspace_size_out;
-	term(&a, "GROUP_SIZE", GROUP_SIZE);
-	term(&a, "num_blocks_per_sm", s->blocks_per_sm);
-	term(&a, "num_sm", s->sm_count);
-	term(&a, "max_grid_size", max_grid_size);
-	term(&a, "gdy", gdy);
-	term(&a, "num_pages", (uint64_t)num_pages);
-	term(&a, "min_num_pages_per_batch", w.min_num_pages_per_batch);
-	term(&a, "max_num_pages_per_batch", kv_chunk_size_in_pages);
-	term(&a, "new_batch_size", new_batch_size);
-	term(&a, "split_kv", split_kv);
-	term(&a, "padded_batch_size", padded_batch_size);
+	engine_term(&a, "GROUP_SIZE", GROUP_SIZE);
+	engine_term(&a, "num_blocks_per_sm", s->blocks_per_sm);
+	engine_term(&a, "num_sm", s->sm_count);
+	engine_term(&a, "max_grid_size", max_grid_size);
+	engine_term(&a, "gdy", gdy);
+	engine_term(&a, "num_pages", (uint64_t)num_pages);
+	engine_term(&a, "min_num_pages_per_batch", w.min_num_pages_per_batch);
+	engine_term(&a, "max_num_pages_per_batch", kv_chunk_size_in_pages);
+	engine_term(&a, "new_batch_size", new_batch_size);
+	engine_term(&a, "split_kv", split_kv);
+	engine_term(&a, "padded_batch_size", padded_batch_size);
 	/* kv_chunk_size_ptr_h[0] = kv_chunk_size_in_pages * page_size, in
 	 * tokens (shown unwrapped here; upstream stores it as IdType) */
-	term(&a, "kv_chunk_size", (uint64_t)kv_chunk_size_in_pages * page_size);
-	term(&a, "num_chunks_kv", num_chunks_kv);
-	term(&a, "batch_decode_tmp_v", tmp_v);
-	term(&a, "batch_decode_tmp_s", tmp_s);
+	engine_term(&a, "kv_chunk_size", (uint64_t)kv_chunk_size_in_pages * page_size);
+	engine_term(&a, "num_chunks_kv", num_chunks_kv);
+	engine_term(&a, "batch_decode_tmp_v", tmp_v);
+	engine_term(&a, "batch_decode_tmp_s", tmp_s);
 	return a;
 }

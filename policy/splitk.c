@@ -372,8 +372,9 @@ struct splitk_resolution splitk_resolve_detail(const char *declared, size_t decl
 					  override_len);
 }
 
-struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
-					     const char *override, size_t override_len)
+struct splitk_resolution splitk_resolve_read(struct splitk_policy declared,
+					     uint32_t declared_requested, const char *override,
+					     size_t override_len)
 {
 	return splitk_resolve_read_with(seed_constants, declared, declared_requested, override,
 					override_len);

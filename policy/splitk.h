@@ -158,8 +158,9 @@ struct splitk_resolution splitk_resolve_detail(const char *declared, size_t decl
 /* splitk_resolve_detail for a declaration already read (a catalog's, read
  * once at load by splitk_parse_requested to `declared` and
  * `declared_requested`): the same resolution, without parsing it again. */
-struct splitk_resolution splitk_resolve_read(struct splitk_policy declared, uint32_t declared_requested,
-					     const char *override, size_t override_len);
+struct splitk_resolution splitk_resolve_read(struct splitk_policy declared,
+					     uint32_t declared_requested, const char *override,
+					     size_t override_len);
 
 /* splitk_resolve_detail and splitk_resolve_read with the spellings
  * clamped to k.max_decode_splits (splitk_parse_requested_with). */

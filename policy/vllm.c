@@ -22,15 +22,6 @@ static const uint64_t PARTITION_SIZE_CU = 512;
 /* torch.empty's largest tensor, in bytes (PyTorch's storage size check). */
 static const uint64_t TORCH_MAX_NBYTES = INT64_MAX;
 
-static void term(struct engine_answer *a, const char *name, uint64_t value)
-{
-	if (a->n_terms < ENGINE_TERMS_MAX) {
-		a->terms[a->n_terms].name = name;
-		a->terms[a->n_terms].value = value;
-		a->n_terms++;
-	}
-}
-
 /* Refuses *a in place (not by value, so no compiler copies the struct with
  * a call to memcpy), keeping the terms computed so far. */
 static void refuse(struct engine_answer *a, const char *why, const char *input)
@@ -101,13 +92,7 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 	const char *input = NULL;
 	const char *why;
 
-	a.status = ENGINE_OK;
-	a.num_splits = 0;
-	a.num_splits_bound = 0;
-	a.workspace_bytes = 0;
-	a.refused = NULL;
-	a.refused_input = NULL;
-	a.n_terms = 0;
+	engine_answer_init(&a);
 
 	/* Not vLLM's: the inputs every port refuses. vLLM has no num_splits
 	 * argument (forward_decode's parameters, paged_attn.py lines 82-99). */
@@ -141,15 +126,15 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 	bool use_v1 = (max_seq_len <= 8192
 		       && (max_num_partitions == 1 || num_seqs * num_heads > 512));
 
-	term(&a, "max_seq_len", max_seq_len);
-	term(&a, "num_seqs", num_seqs);
-	term(&a, "num_heads", num_heads);
-	term(&a, "head_size", head_size);
-	term(&a, "block_size", block_size);
-	term(&a, "_PARTITION_SIZE", PARTITION_SIZE_PY);
-	term(&a, "max_num_partitions", max_num_partitions);
-	term(&a, "num_seqs * num_heads", num_seqs * num_heads);
-	term(&a, "use_v1", use_v1 ? 1 : 0);
+	engine_term(&a, "max_seq_len", max_seq_len);
+	engine_term(&a, "num_seqs", num_seqs);
+	engine_term(&a, "num_heads", num_heads);
+	engine_term(&a, "head_size", head_size);
+	engine_term(&a, "block_size", block_size);
+	engine_term(&a, "_PARTITION_SIZE", PARTITION_SIZE_PY);
+	engine_term(&a, "max_num_partitions", max_num_partitions);
+	engine_term(&a, "num_seqs * num_heads", num_seqs * num_heads);
+	engine_term(&a, "use_v1", use_v1 ? 1 : 0);
 
 	if (use_v1) {
 		/* Run PagedAttention V1 (lines 123-144): one CTA per
@@ -192,9 +177,9 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 		return a;
 	}
 	uint64_t max_logits_nbytes = exp_sums_nbytes; /* torch.empty_like(exp_sums) */
-	term(&a, "tmp_output.nbytes", tmp_output_nbytes);
-	term(&a, "exp_sums.nbytes", exp_sums_nbytes);
-	term(&a, "max_logits.nbytes", max_logits_nbytes);
+	engine_term(&a, "tmp_output.nbytes", tmp_output_nbytes);
+	engine_term(&a, "exp_sums.nbytes", exp_sums_nbytes);
+	engine_term(&a, "max_logits.nbytes", max_logits_nbytes);
 
 	/* ops.paged_attention_v2 -> paged_attention_v2_launcher: its own
 	 * max_num_partitions = DIVIDE_ROUND_UP(max_seq_len, PARTITION_SIZE)
@@ -205,7 +190,7 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 		refuse(&a, why, input);
 		return a;
 	}
-	term(&a, "PARTITION_SIZE", PARTITION_SIZE_CU);
+	engine_term(&a, "PARTITION_SIZE", PARTITION_SIZE_CU);
 	a.num_splits = (uint32_t)max_num_partitions; /* <= ceil(UINT32_MAX / 512) */
 	a.num_splits_bound = a.num_splits;
 	a.workspace_bytes = tmp_output_nbytes + exp_sums_nbytes + max_logits_nbytes;

@@ -121,9 +121,11 @@ extern "C" {
 #define VLLM_GPU_READS 0u
 #define VLLM_TITLE "vLLM paged attention v1/v2"
 #define VLLM_REPO "vllm-project/vllm"
-#define VLLM_COMMIT "5da3a322a03e030fc0cfb8c164402600d1bfbd0e cc17020a31f79ed0ac6cc662df2b14d8dcc82624"
+#define VLLM_COMMIT \
+	"5da3a322a03e030fc0cfb8c164402600d1bfbd0e cc17020a31f79ed0ac6cc662df2b14d8dcc82624"
 #define VLLM_FILES "vllm/attention/ops/paged_attn.py csrc/attention/paged_attention_v2.cu"
-#define VLLM_FUNCTIONS "PagedAttention.forward_decode paged_attention_v2_launcher paged_attention_v2"
+#define VLLM_FUNCTIONS \
+	"PagedAttention.forward_decode paged_attention_v2_launcher paged_attention_v2"
 
 /* The launch vLLM's forward_decode makes for shape *s (see above). */
 struct engine_answer vllm_launch(const struct engine_shape *s);

@@ -16,6 +16,8 @@
 #   image  podman (runc, CNI, catatonit for kube play's pause image), buildah,
 #          mmdebstrap for a local base image, podman-compose, curl, Node.js
 #   ofrep  build + Node.js (>= 20) and npm, for the OpenFeature SDK test
+#   blocks Node.js (>= 20) and npm, promtool and Go (golang-go: its parser
+#          checks the README's Go block), for make readme-blocks
 #   overload  build + slowhttptest and wrk (the attack tools)
 #   browser  build + headless Chromium, its driver and Selenium (the page's test)
 #   tls    build + certtool (the tests' CA and certificates), testssl.sh, curl
@@ -109,6 +111,15 @@ ofrep)
 	need_cmd node nodejs
 	need_cmd npm npm
 	;;
+blocks)
+	# make readme-blocks: the README's JavaScript with the pinned SDKs, its
+	# prometheus.yml through promtool, its Go block through Go's own parser
+	# (the OpenFeature Go SDK is no Debian package: the block is not built)
+	need_cmd node nodejs
+	need_cmd npm npm
+	need_cmd promtool prometheus
+	need_cmd go golang-go
+	;;
 overload)
 	need_cmd slowhttptest slowhttptest
 	need_cmd wrk wrk
@@ -145,7 +156,7 @@ bench)
 	need_cmd curl curl
 	;;
 *)
-	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|overload|browser|tls|deb|unit" >&2
+	echo "usage: $0 build|test|bench|fuzz|valgrind|fleet|conformance|prometheus|image|ofrep|blocks|overload|browser|tls|deb|unit" >&2
 	exit 2
 	;;
 esac
@@ -155,7 +166,7 @@ esac
 # them. Redocly CLI 2.77 wants 20.19+ or 22.12+, the OpenFeature SDKs 20.
 check_node() {
 	case "$profile" in
-	conformance | ofrep | image) ;;
+	conformance | ofrep | blocks | image) ;;
 	*) return 0 ;;
 	esac
 	node -e 'const [a, b] = process.versions.node.split(".").map(Number);

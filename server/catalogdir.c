@@ -54,8 +54,8 @@ int catalogdir_default(const char *dir, const char *name, char *path_out, size_t
 	return 0;
 }
 
-struct catalogdir *catalogdir_new(const char *dir, const char *default_name, catalogdir_hold_fn *hold,
-				  void *hold_cls)
+struct catalogdir *catalogdir_new(const char *dir, const char *default_name,
+				  catalogdir_hold_fn *hold, void *hold_cls)
 {
 	struct catalogdir *d = calloc(1, sizeof(*d));
 

@@ -118,8 +118,8 @@ int catalogdir_default(const char *dir, const char *name, char *path_out, size_t
 
 /* A new follower of DIR (nothing read yet) whose catalogs come into
  * service through hold(hold_cls, ...), or NULL when out of memory. */
-struct catalogdir *catalogdir_new(const char *dir, const char *default_name, catalogdir_hold_fn *hold,
-				  void *hold_cls);
+struct catalogdir *catalogdir_new(const char *dir, const char *default_name,
+				  catalogdir_hold_fn *hold, void *hold_cls);
 void catalogdir_free(struct catalogdir *d);
 
 /* Who hears of a catalog leaving service (before catalogdir_start). */

@@ -64,7 +64,8 @@ static bool fits(const struct framing *f, size_t pool)
 }
 
 /* inline in framing_judge, every request's call: a call each cost more than the checks */
-static inline __attribute__((always_inline)) bool fits_counted(struct framing *f, const char *uri, size_t uri_len, size_t pool)
+static inline __attribute__((always_inline)) bool
+fits_counted(struct framing *f, const char *uri, size_t uri_len, size_t pool)
 {
 	if (!fits(f, pool) && !f->params_counted) {
 		f->fields -= uri_len / 2 + 1 - count_params(uri, uri_len);
@@ -78,7 +79,8 @@ bool framing_fits(struct framing *f, const char *uri, size_t uri_len, size_t poo
 	return fits_counted(f, uri, uri_len, pool);
 }
 
-static inline __attribute__((always_inline)) enum problem_kind check(const struct framing *f, bool http_1_1, const char **detail)
+static inline __attribute__((always_inline)) enum problem_kind
+check(const struct framing *f, bool http_1_1, const char **detail)
 {
 	*detail = NULL;
 	if (f->hosts > 1 || (f->hosts == 0 && http_1_1)) {

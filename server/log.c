@@ -80,7 +80,8 @@ void log_access(const struct log *log, const char *method, const char *path, siz
 	if (log->json) {
 		n += (size_t)snprintf(line, sizeof(line), "{\"ts\":\"");
 		n += timestamp(line + n, sizeof(line) - n);
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "\",\"event\":\"access\",\"method\":\"%s\",\"path\":\"", m);
+		n += (size_t)snprintf(line + n, sizeof(line) - n,
+				      "\",\"event\":\"access\",\"method\":\"%s\",\"path\":\"", m);
 		n += jsonw_escape(line + n, sizeof(line) - n - 80, path, path_len);
 		n += (size_t)snprintf(line + n, sizeof(line) - n,
 				      "\",\"status\":%u,\"bytes\":%zu,\"us\":%llu}", status, bytes,

@@ -123,7 +123,8 @@ void metrics_decision(struct metrics *m, const char *catalog, const char *target
 				  memory_order_relaxed);
 }
 
-_Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1, "a row of engine answers per engine but the seed");
+_Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1,
+	       "a row of engine answers per engine but the seed");
 
 void metrics_engine(void *cls, const char *engine, bool answered)
 {
@@ -242,7 +243,8 @@ static void render_requests(struct metrics *m, struct out *o, int rows)
 			}
 		}
 	}
-	put(o, "# HELP splitkd_request_duration_seconds Time from the first byte of a request to its queued answer.\n"
+	put(o, "# HELP splitkd_request_duration_seconds Time from the first byte of a request "
+	       "to its queued answer.\n"
 	       "# TYPE splitkd_request_duration_seconds histogram\n");
 	for (int r = 0; r < rows; r++) {
 		uint64_t cumulative = 0;
@@ -278,7 +280,8 @@ static void render_decisions(struct metrics *m, struct out *o, const char *defau
 {
 	size_t n = atomic_load_explicit(&m->num_targets, memory_order_acquire);
 
-	put(o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog, target and policy kind.\n"
+	put(o, "# HELP splitkd_decisions_total Split-K decisions answered, by catalog, target and "
+	       "policy kind.\n"
 	       "# TYPE splitkd_decisions_total counter\n");
 	for (size_t i = 0; i <= METRICS_MAX_TARGETS; i++) {
 		if (i >= n && i != METRICS_MAX_TARGETS) {
@@ -324,13 +327,15 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 	       "# TYPE splitkd_ready gauge\n"
 	       "splitkd_ready %d\n",
 	    info->connections, info->max_connections, info->ready ? 1 : 0);
-	put(o, "# HELP splitkd_connections_closed_total Connections splitkd closed or refused, by reason.\n"
+	put(o, "# HELP splitkd_connections_closed_total Connections splitkd closed or refused, "
+	       "by reason.\n"
 	       "# TYPE splitkd_connections_closed_total counter\n");
 	for (int r = 0; r < CONNTAB_REASON_COUNT; r++) {
-		put(o, "splitkd_connections_closed_total{reason=\"%s\"} %llu\n", conntab_reason_name((enum conntab_reason)r),
-		    (unsigned long long)info->closed[r]);
+		put(o, "splitkd_connections_closed_total{reason=\"%s\"} %llu\n",
+		    conntab_reason_name((enum conntab_reason)r), (unsigned long long)info->closed[r]);
 	}
-	put(o, "# HELP splitkd_requests_shed_total Requests answered 503 because the body budget was full.\n"
+	put(o, "# HELP splitkd_requests_shed_total Requests answered 503 because the body "
+	       "budget was full.\n"
 	       "# TYPE splitkd_requests_shed_total counter\n"
 	       "splitkd_requests_shed_total %llu\n"
 	       "# HELP splitkd_body_buffered_bytes Request body bytes held now.\n"
@@ -348,7 +353,8 @@ static void render_catalog_reloads(struct out *o, const struct metrics_info *inf
 	if (info->sources == NULL) {
 		return;
 	}
-	put(o, "# HELP splitkd_catalog_reload_successful Whether the last reload attempt of this catalog succeeded (0: its file is refused, its last good serves).\n"
+	put(o, "# HELP splitkd_catalog_reload_successful Whether the last reload attempt of this catalog "
+	       "succeeded (0: its file is refused, its last good serves).\n"
 	       "# TYPE splitkd_catalog_reload_successful gauge\n");
 	for (size_t i = 0; i < info->num_sources; i++) {
 		put(o, "splitkd_catalog_reload_successful{catalog=\"%s\"} %d\n", info->sources[i].name,
@@ -403,14 +409,16 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 		"# TYPE splitkd_catalog_loaded_timestamp_seconds gauge\n"
 		"splitkd_catalog_loaded_timestamp_seconds %lld\n",
 	    (long long)atomic_load(&m->catalog_loaded_at));
-	put(&o, "# HELP splitkd_reloads_total Catalog reload attempts (SIGHUP or the file watch), by result.\n"
+	put(&o, "# HELP splitkd_reloads_total Catalog reload attempts (SIGHUP or the file watch), "
+		"by result.\n"
 		"# TYPE splitkd_reloads_total counter\n"
 		"splitkd_reloads_total{result=\"ok\"} %llu\n"
 		"splitkd_reloads_total{result=\"error\"} %llu\n"
 		"# HELP splitkd_catalog_last_reload_successful Whether the last reload attempt succeeded.\n"
 		"# TYPE splitkd_catalog_last_reload_successful gauge\n"
 		"splitkd_catalog_last_reload_successful %d\n"
-		"# HELP splitkd_catalog_last_reload_success_timestamp_seconds When a reload (or the start-up load) last succeeded.\n"
+		"# HELP splitkd_catalog_last_reload_success_timestamp_seconds When a reload "
+		"(or the start-up load) last succeeded.\n"
 		"# TYPE splitkd_catalog_last_reload_success_timestamp_seconds gauge\n"
 		"splitkd_catalog_last_reload_success_timestamp_seconds %.3f\n",
 	    (unsigned long long)load(&m->reloads_ok), (unsigned long long)load(&m->reloads_failed),
@@ -418,10 +426,12 @@ char *metrics_render(struct metrics *m, const struct metrics_info *info, size_t 
 	    (double)atomic_load(&m->last_reload_success) / 1000.0);
 	render_catalog_reloads(&o, info);
 	if (atomic_load(&m->state_on)) {
-		put(&o, "# HELP splitkd_state_write_errors_total Revisions the state directory could not keep (a full or read-only directory); serving goes on.\n"
+		put(&o, "# HELP splitkd_state_write_errors_total Revisions the state directory could not keep "
+			"(a full or read-only directory); serving goes on.\n"
 			"# TYPE splitkd_state_write_errors_total counter\n"
 			"splitkd_state_write_errors_total %llu\n"
-			"# HELP splitkd_state_files_skipped_total State files not taken at start (torn, edited or misnamed).\n"
+			"# HELP splitkd_state_files_skipped_total State files not taken at start "
+			"(torn, edited or misnamed).\n"
 			"# TYPE splitkd_state_files_skipped_total counter\n"
 			"splitkd_state_files_skipped_total %llu\n"
 			"# HELP splitkd_state_history_lines_skipped_total History lines not "

@@ -25,7 +25,8 @@
 #include "status.h"
 #include "splitk.h"
 
-#define METRICS_MAX_ROUTES (API_MAX_ROUTES + 1) /* the router's routes (/metrics among them), "other" */
+/* the router's routes (/metrics among them), and "other" */
+#define METRICS_MAX_ROUTES (API_MAX_ROUTES + 1)
 #define METRICS_NUM_STATUS 16
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128

@@ -226,10 +226,11 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
  * `fd` (watched for its client leaving; -1: not watched; with `direct`,
  * where the engine's send writes its heartbeats), or NULL with *status;
  * stream_join_named on the channel of `catalog` (NULL: the default's,
- * EVENTS_ALL: every catalog's). stream_read gives its next bytes at time `now_ns`
- * (listener_now_ns's clock): up to `max` of them, 0 when it has nothing
- * to say (it was suspended), or STREAM_READ_END (the drain: it ends
- * cleanly) or STREAM_READ_GONE (its client left). stream_leave frees it.
+ * EVENTS_ALL: every catalog's). stream_read gives its next bytes at time
+ * `now_ns` (listener_now_ns's clock): up to `max` of them, 0 when it has
+ * nothing to say (it was suspended), or STREAM_READ_END (the drain: it
+ * ends cleanly) or STREAM_READ_GONE (its client left). stream_leave frees
+ * it.
  */
 #define STREAM_READ_END ((ssize_t)-1)
 #define STREAM_READ_GONE ((ssize_t)-2)

@@ -30,8 +30,9 @@
  * the reload, which must be cleaned up before tls_cleanup);
  * tls_conn_start/tls_conn_end bracket one connection. Thread-safe: one
  * mutex guards which generation is current (the reload's thread swaps it,
- * every handshake takes a reference under it, once per connection). The paths and the priority string are borrowed from the
- * configuration and must outlive the struct.
+ * every handshake takes a reference under it, once per connection). The
+ * paths and the priority string are borrowed from the configuration and
+ * must outlive the struct.
  */
 #ifndef SPLITKD_TLS_H
 #define SPLITKD_TLS_H

@@ -35,10 +35,16 @@
 #   - Any `…` in a command fails the test: placeholders come from variables.
 #   - The figures the README quotes for the page's files (`index.html` N
 #     bytes, ...) are compared with the files.
+#   - Every fenced block of README.md and docs/*.md names its language (one
+#     of LANGUAGES), and each `json` block is JSON (no repeated member); a
+#     schematic one says `text`. The blocks in other languages are run by
+#     make readme-blocks (tests/readme/blocks_test.py, in make check-extra:
+#     it needs Node.js, promtool and Go), which uses this file's helpers.
 # Blocks not run are listed in SKIP below, each with its reason.
 #
 # usage: readme_test.py REPO [README]  (README defaults to REPO/README.md)
 
+import json
 import os
 import re
 import shlex
@@ -77,20 +83,76 @@ UNTIL_TIMEOUT = {
 STEP_TIMEOUT = 60
 
 
-def blocks(text):
-    """Yield (line number, [lines]) of each ```sh block."""
+# The languages a fenced block may name: each has a runner (sh here, the
+# others in blocks_test.py) or is shown only (text: a schematic or a
+# transcript no runner checks).
+LANGUAGES = {"sh", "js", "go", "c", "json", "yaml", "http", "text"}
+
+FENCE = re.compile(r"^\s*```(.*)$")
+
+
+def fences(text):
+    """Yield (line number of the first body line, language, [lines], heading)
+    of every fenced block, the heading being the nearest one above it."""
     lines = text.split("\n")
+    heading = ""
     i = 0
     while i < len(lines):
-        if lines[i].strip() == "```sh":
+        m = FENCE.match(lines[i])
+        if m:
+            lang = m.group(1).strip()
             start = i + 2
             body = []
             i += 1
-            while i < len(lines) and lines[i].strip() != "```":
+            while i < len(lines) and not FENCE.match(lines[i]):
                 body.append(lines[i])
                 i += 1
-            yield start, body
+            yield start, lang, body, heading
+        elif lines[i].startswith("#"):
+            heading = lines[i].lstrip("#").strip()
         i += 1
+
+
+def blocks(text):
+    """Yield (line number, [lines]) of each ```sh block."""
+    for start, lang, body, _ in fences(text):
+        if lang == "sh":
+            yield start, body
+
+
+def no_repeats(pairs):
+    """json.loads' object hook: a member named twice is an error, as in
+    splitkd's own reader."""
+    names = [k for k, _ in pairs]
+    for k in names:
+        if names.count(k) > 1:
+            raise ValueError(f"member {k!r} given twice")
+    return dict(pairs)
+
+
+def markdown_files(repo):
+    """README.md and every docs/*.md, as paths relative to REPO."""
+    docs = sorted(f for f in os.listdir(os.path.join(repo, "docs")) if f.endswith(".md"))
+    return ["README.md"] + [f"docs/{f}" for f in docs]
+
+
+def lint_fences(repo, failures):
+    """Every fenced block names a known language; every json block parses."""
+    count = 0
+    for rel in markdown_files(repo):
+        text = open(os.path.join(repo, rel), encoding="utf-8").read()
+        for start, lang, body, _ in fences(text):
+            count += 1
+            if lang not in LANGUAGES:
+                failures.append(f"{rel}:{start - 1}: a fenced block names "
+                                f"{lang or 'no language'!r}, not one of {', '.join(sorted(LANGUAGES))}")
+            elif lang == "json":
+                try:
+                    json.loads("\n".join(body), object_pairs_hook=no_repeats)
+                except ValueError as e:
+                    failures.append(f"{rel}:{start - 1}: a json block that is not JSON ({e}); "
+                                    "a schematic one is `text`")
+    return count
 
 
 def steps(start, body):
@@ -166,11 +228,10 @@ def run(repo, readme):
     text = open(readme, encoding="utf-8").read()
     failures = []
     check_sizes(repo, text, failures)
+    fenced = lint_fences(repo, failures)
+    print(f"readme-test: {fenced} fenced blocks of README.md and docs/ checked for a language (and json for JSON)")
 
-    scratch = tempfile.mkdtemp(prefix="splitkd-readme-")
-    for name in os.listdir(repo):
-        if name != ".git":
-            os.symlink(os.path.join(repo, name), os.path.join(scratch, name))
+    scratch = make_scratch(repo, "splitkd-readme-")
     env_file = os.path.join(scratch, ".readme-env")
     open(env_file, "w").close()
     log = open(os.path.join(scratch, ".splitkd.log"), "w")
@@ -235,21 +296,40 @@ def run(repo, readme):
     return 0
 
 
+def make_scratch(repo, prefix):
+    """A scratch directory holding a symbolic link to each top-level entry
+    of REPO, so that build/splitkd and tests/... resolve as in a checkout."""
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    for name in os.listdir(repo):
+        if name != ".git":
+            os.symlink(os.path.join(repo, name), os.path.join(scratch, name))
+    return scratch
+
+
+def enter_namespace(name, script, args):
+    """Run SCRIPT ARGS again in a network namespace of its own, loopback up,
+    so that 127.0.0.1:8080 and :8443 are free; returns its exit status, or
+    None when already inside (SPLITKD_README_NS=1)."""
+    if os.environ.get("SPLITKD_README_NS") == "1":
+        return None
+    inner = ("ip link set lo up && SPLITKD_README_NS=1 exec "
+             + " ".join(shlex.quote(a) for a in [sys.executable, os.path.abspath(script), *args]))
+    if not shutil.which("unshare") or subprocess.call(
+            ["unshare", "-n", "sh", "-c", "ip link set lo up"], stderr=subprocess.DEVNULL) != 0:
+        print(f"{name}: cannot make a network namespace (unshare -n needs root or "
+              "CAP_SYS_ADMIN, and ip from iproute2): the README's localhost:8080 "
+              "could collide with another daemon, so this is a failure, not a skip",
+              file=sys.stderr)
+        return 1
+    return subprocess.call(["unshare", "-n", "--kill-child", "sh", "-c", inner])
+
+
 def main():
     repo = os.path.abspath(sys.argv[1])
     readme = sys.argv[2] if len(sys.argv) > 2 else os.path.join(repo, "README.md")
-    if os.environ.get("SPLITKD_README_NS") != "1":
-        # Our own network namespace: loopback up, ports 8080 and 8443 free.
-        inner = ("ip link set lo up && SPLITKD_README_NS=1 exec "
-                 + " ".join(shlex.quote(a) for a in [sys.executable, os.path.abspath(__file__), repo, readme]))
-        if not shutil.which("unshare") or subprocess.call(
-                ["unshare", "-n", "sh", "-c", "ip link set lo up"], stderr=subprocess.DEVNULL) != 0:
-            print("readme-test: cannot make a network namespace (unshare -n needs root or "
-                  "CAP_SYS_ADMIN, and ip from iproute2): the README's localhost:8080 "
-                  "could collide with another daemon, so this is a failure, not a skip",
-                  file=sys.stderr)
-            return 1
-        return subprocess.call(["unshare", "-n", "--kill-child", "sh", "-c", inner])
+    rc = enter_namespace("readme-test", __file__, [repo, readme])
+    if rc is not None:
+        return rc
     return run(repo, readme)
 
 

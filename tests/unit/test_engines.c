@@ -349,3 +349,43 @@ Test(engines, the_seeds_explain_names_the_inputs_it_does_not_read)
 	answer_free(&with);
 	answer_free(&without);
 }
+
+/* FA2 keeps upstream's types: its efficiency is float and the 0.85 it is
+ * compared with a double. 108 SMs (num_SMs 216), 9 heads (9 row blocks),
+ * d 64 and 24,832 tokens (97 KV blocks of 256): the double compare
+ * refuses 17 splits (float(153/216) = 0.708333313 is below 0.85 * the
+ * float 0.833333313 = 0.708333316) and takes 20; with 0.85f it would round
+ * down to 0.708333313 and take 17. */
+Test(engines, fa2s_085_is_a_double)
+{
+	struct answer a = get("/v1/splits?sm_count=108&num_q_heads=9&num_kv_heads=9&head_dim=64"
+			      "&engine=fa2&seq_len=24832&page_size=256");
+	const cJSON *terms = cJSON_GetObjectItemCaseSensitive(a.json, "terms");
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cr_assert_eq(num(terms, "num_SMs"), 216);
+	cr_assert_eq(num(terms, "batch_nheads_mblocks"), 9);
+	cr_assert_eq(num(terms, "num_n_blocks"), 97);
+	cr_assert_eq(num(a.json, "num_splits"), 20, "%s", a.body);
+	answer_free(&a);
+}
+
+/* The comparison's seed is asked with the override it was given, says it,
+ * and carries the seed's warnings (a spelling that does not parse). */
+Test(engines, the_comparison_echoes_the_override_and_the_seeds_warnings)
+{
+	struct answer typo = get("/v1/compare?target=h100&model=llama-3.1-8b&seq_len=100"
+				 "&max_batch_size=2&override=atuo");
+	struct answer four = get("/v1/compare?target=a100&model=llama-3.1-8b&seq_len=100"
+				 "&max_batch_size=2&override=4");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(entry(typo.json, "seed"), "warnings");
+
+	cr_assert_eq(typo.status, 200, "%s", typo.body);
+	cr_assert_str_eq(str(typo.json, "override"), "atuo");
+	cr_assert_eq(cJSON_GetArraySize(w), 1, "%s", typo.body);
+	cr_assert_not_null(strstr(cJSON_GetArrayItem(w, 0)->valuestring, "\"atuo\" does not parse"));
+	cr_assert_str_eq(str(entry(four.json, "seed"), "policy"), "4");
+	cr_assert(invariant(entry(four.json, "seed")), "a pinned count holds still: %s", four.body);
+	answer_free(&typo);
+	answer_free(&four);
+}

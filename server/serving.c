@@ -511,8 +511,11 @@ void serving_cleanup(struct serving *sv)
 	if (sv == NULL) {
 		return;
 	}
+	/* the watch stops first: a notice it is hearing ends (its stream
+	 * event and the seqs kept for it) before the server's hub goes, and
+	 * no source is read after this */
+	reload_cleanup(&sv->reload);
 	server_stop(&sv->server);
-	reload_cleanup(&sv->reload); /* the watch stops: no source is read after this */
 	catalogdir_free(sv->dir);
 	tls_cleanup(&sv->tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv->holder);

@@ -703,6 +703,22 @@ def check_catalogs(r):
     r.driver.save_screenshot(os.path.join(r.args.out, "page-upgrade.png"))
 
 
+def check_catalog_stream(r):
+    """A page showing a non-default catalog follows that catalog's own stream: its change in place within 3 s."""
+    r.open("poll=60&max_batch_size=16&catalog=legacy", fresh=True)
+    wait_stream(r)
+    r.wait_matrix("?max_batch_size=16&catalog=legacy", 3 + MARGIN, "legacy's grid")
+    cat = json.load(open(r.legacy))
+    cat["targets"].append(target("zz-legacy-target", 96, "legacy", "added to legacy by test_page.py"))
+    write_catalog(r.legacy, cat)
+    t0 = time.monotonic()
+    os.kill(r.daemon.pid, signal.SIGHUP)
+    sel = '.cell[data-target="zz-legacy-target"]'
+    wait(lambda: r.js(f"return document.querySelectorAll('{sel}').length") > 0,
+         3, "legacy's new target appears within 3 s, polling at 60 s (by legacy's stream)")
+    print(f"     legacy's new target shown {time.monotonic() - t0:.2f} s after SIGHUP")
+
+
 def check_stale(r):
     r.allowed = r"Failed to load resource: net::ERR_CONNECTION_REFUSED|v1/events"
     r.open(f"poll={POLL:g}&max_batch_size=16", fresh=True)
@@ -1115,7 +1131,8 @@ def main():
                          ("stale and back by the stream, polling at 60 s", check_stale_stream),
                          ("stale while splitkd is down, with backoff; recovers on restart", check_stale),
                          ("XSS catalog: notes and odd names are text, nothing runs", check_xss),
-                         ("catalogs: the selector switches the grid; the upgrade diff, from → to", check_catalogs)]:
+                         ("catalogs: the selector switches the grid; the upgrade diff, from → to", check_catalogs),
+                         ("a non-default catalog's page follows its own stream", check_catalog_stream)]:
             r.step(name, lambda fn=fn: fn(r))
     except Failed as e:
         r.failed += 1

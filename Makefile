@@ -644,7 +644,8 @@ deb-test:
 # $(SPLITKD) on 127.0.0.1 port 0 and stops it, also on failure. About 10 s
 # plus `npm ci` (a few seconds); see docs/ofrep-design.md for the contract.
 OFREP_DIR   := tests/ofrep
-OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs $(OFREP_DIR)/web-sse.test.mjs
+OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs $(OFREP_DIR)/web-sse.test.mjs \
+	       $(OFREP_DIR)/web-sse-catalog.test.mjs
 
 .PHONY: ofrep-test
 ofrep-test: all

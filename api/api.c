@@ -39,9 +39,17 @@ struct route {
 	/* the server renders it (api_context.render_metrics): no query fields read,
 	 * none refused, and no ETag (every scrape differs) */
 	bool server_rendered;
+	bool all_catalogs; /* catalog=* is the handler's to read (every catalog's stream) */
 };
 
 static handler_fn handler_metrics;
+
+/* catalog=* on a route that takes it: no one catalog to choose. */
+static bool every_catalog(const struct route *route, const struct handler_call *c)
+{
+	return route->all_catalogs && c->q.catalog.len == 1 && c->q.catalog.p[0] == '*' &&
+	       c->q.revision.p == NULL;
+}
 
 static const struct route routes[] = {
 	{.path = "/v1/splits", .get_fields = FIELDS_SPLITS_PARAMS | HANDLER_PIN_FIELD,
@@ -67,7 +75,8 @@ static const struct route routes[] = {
 	{.path = "/v1/catalog/diff",
 	 .post_fields = HANDLER_MATRIX_FIELDS | QUERY_BIT(QF_FROM) | HANDLER_CATALOG_FIELD,
 	 .post = handler_catalog_diff},
-	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_events},
+	{.path = "/v1/events", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_events,
+	 .all_catalogs = true},
 	/* the followed files and every reload attempt (handler_service.c) */
 	{.path = "/v1/status", .get_fields = HANDLER_CATALOG_FIELD, .get = handler_status},
 	{.path = "/v1/history", .get_fields = QUERY_BIT(QF_LIMIT) | QUERY_BIT(QF_BEFORE),
@@ -282,6 +291,7 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 			       &c->problem) != 0) {
 		handler_fail(c);
 	} else if ((c->q.catalog.p != NULL || c->q.revision.p != NULL) &&
+		   !every_catalog(route, c) &&
 		   revision_choose(c, c->q.catalog, c->q.revision, &c->problem) != 0) {
 		handler_fail(c); /* catalog=NAME names none, or revision=R one this replica let go */
 	} else {

@@ -75,9 +75,9 @@ static void list_cell(void *cls, const struct diff_cell *cell)
 }
 
 /* The catalog event's text with `limit` cells at most, into a fresh `w`. */
-static void render_change(struct jsonw *w, const char *boot, const struct events_revision *now,
-			  const struct events_revision *before, const struct catalog *from,
-			  const struct catalog *to, size_t limit)
+static void render_change(struct jsonw *w, const char *boot, uint64_t id_seq, const char *name,
+			  const struct events_revision *now, const struct events_revision *before,
+			  const struct catalog *from, const struct catalog *to, size_t limit)
 {
 	struct decide_shape shape = DIFF_STREAM_SHAPE;
 	struct cell_list l = {w, limit, 0, 0};
@@ -86,8 +86,11 @@ static void render_change(struct jsonw *w, const char *boot, const struct events
 	buf_printf(&w->out,
 		   "data: {\"type\":\"refetchEvaluation\",\"etag\":\"%s\",\"lastModified\":%lld}\n\n"
 		   "id: %llu@%s\nevent: catalog\ndata: ",
-		   now->revision, (long long)now->loaded_at, (unsigned long long)now->seq, boot);
+		   now->revision, (long long)now->loaded_at, (unsigned long long)id_seq, boot);
 	jsonw_object_begin(w);
+	if (name != NULL) {
+		jsonw_kv_str(w, VOCAB_M_CATALOG_NAME, name);
+	}
 	write_revision(w, now);
 	jsonw_key(w, "previous");
 	jsonw_object_begin(w);
@@ -115,6 +118,14 @@ size_t events_change(char *out, size_t cap, const char *boot, const struct event
 		     const struct events_revision *before, const struct catalog *from,
 		     const struct catalog *to)
 {
+	return events_change_named(out, cap, boot, now->seq, NULL, now, before, from, to);
+}
+
+size_t events_change_named(char *out, size_t cap, const char *boot, uint64_t id_seq,
+			   const char *name, const struct events_revision *now,
+			   const struct events_revision *before, const struct catalog *from,
+			   const struct catalog *to)
+{
 	struct jsonw w;
 	size_t n = 0;
 
@@ -125,7 +136,7 @@ size_t events_change(char *out, size_t cap, const char *boot, const struct event
 	 * make 16 cells too long): the counts and the flag still tell */
 	for (size_t limit = EVENTS_CELLS_MAX;; limit = 0) {
 		jsonw_init(&w, cap);
-		render_change(&w, boot, now, before, from, to, limit);
+		render_change(&w, boot, id_seq, name, now, before, from, to, limit);
 		if (!w.failed && w.len < cap) { /* room for the NUL, as put leaves */
 			memcpy(out, w.buf, w.len);
 			out[w.len] = '\0';
@@ -154,6 +165,57 @@ size_t events_reset(char *out, size_t cap, const char *boot, const struct events
 		"\"reason\":\"the changes since that id are not held here: fetch afresh\"}\n\n",
 		(unsigned long long)now->seq, boot, REV_ARGS(now), shown);
 	return m == 0 ? 0 : n + m;
+}
+
+size_t events_removed(char *out, size_t cap, const char *boot, uint64_t id_seq, const char *name,
+		      const struct events_revision *last)
+{
+	/* a catalog's name needs no escaping (catalog_name_ok) */
+	return put(out, cap,
+		   "id: %llu@%s\nevent: removed\ndata: {\"" VOCAB_M_CATALOG_NAME "\":\"%s\","
+		   REV_FMT ",\"reason\":\"catalog %s is no longer served (its file is gone)\"}\n\n",
+		   (unsigned long long)id_seq, boot, name, REV_ARGS(last), name);
+}
+
+size_t events_all_hello(char *out, size_t cap, const char *boot, uint64_t seq,
+			const struct events_named *cats, size_t n, const char *last_id)
+{
+	struct jsonw w;
+	size_t len = 0;
+
+	jsonw_init(&w, cap);
+	buf_printf(&w.out, "id: %llu@%s\nevent: %s\ndata: ", (unsigned long long)seq, boot,
+		   last_id != NULL ? "reset" : "hello");
+	jsonw_object_begin(&w);
+	jsonw_kv_u64(&w, "seq", seq);
+	jsonw_key(&w, "catalogs");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < n; i++) {
+		jsonw_object_begin(&w);
+		jsonw_kv_str(&w, VOCAB_M_CATALOG_NAME, cats[i].name);
+		write_revision(&w, &cats[i].rev);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	if (last_id != NULL) {
+		char shown[65]; /* as sent, 64 bytes at most (escaped by the writer) */
+		size_t len = strnlen(last_id, sizeof(shown) - 1);
+
+		memcpy(shown, last_id, len);
+		shown[len] = '\0';
+		jsonw_kv_str(&w, "last_event_id", shown);
+		jsonw_kv_str(&w, "reason",
+			     "the changes since that id are not held here: fetch afresh");
+	}
+	jsonw_object_end(&w);
+	buf_add(&w.out, "\n\n", 2);
+	if (!w.failed && w.len < cap) {
+		memcpy(out, w.buf, w.len);
+		out[w.len] = '\0';
+		len = w.len;
+	}
+	jsonw_cleanup(&w);
+	return len;
 }
 
 int events_parse_id(const char *last_id, const char *boot, uint64_t *seq)

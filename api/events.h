@@ -54,6 +54,15 @@ struct events_revision {
 	int64_t loaded_at;    /* unix seconds */
 };
 
+/* A catalog's revision as a stream of every catalog names it. */
+struct events_named {
+	const char *name;
+	struct events_revision rev;
+};
+
+/* What catalog=* names: every catalog's stream in one. */
+#define EVENTS_ALL "*"
+
 /* The opening of every stream: the retry: hint. Returns the length, or 0
  * when cap is too small. Each writer below does the same. */
 size_t events_preamble(char *out, size_t cap);
@@ -69,6 +78,23 @@ size_t events_hello(char *out, size_t cap, const char *boot, const struct events
 size_t events_change(char *out, size_t cap, const char *boot, const struct events_revision *now,
 		     const struct events_revision *before, const struct catalog *from,
 		     const struct catalog *to);
+/* events_change with the catalog event's id `id_seq` and, when `name` is
+ * not NULL, its data opened by "catalog_name" (a stream of every catalog:
+ * its own ids, each catalog's own seqs in the data). */
+size_t events_change_named(char *out, size_t cap, const char *boot, uint64_t id_seq,
+			   const char *name, const struct events_revision *now,
+			   const struct events_revision *before, const struct catalog *from,
+			   const struct catalog *to);
+/* removed: catalog `name`, last at `last`, is no longer served; its
+ * stream ends after it. The event's id is `id_seq`; `all`: in a stream of
+ * every catalog (which goes on). */
+size_t events_removed(char *out, size_t cap, const char *boot, uint64_t id_seq, const char *name,
+		      const struct events_revision *last);
+/* A stream of every catalog's hello (last_id NULL) or reset (`last_id`
+ * out of reach): its seq and each catalog's revision, cats[0..n). */
+size_t events_all_hello(char *out, size_t cap, const char *boot, uint64_t seq,
+			const struct events_named *cats, size_t n, const char *last_id);
+
 /* The refetchEvaluation message and a reset event: `last_id` (as sent,
  * shown at most 64 bytes) is out of reach, `now` is current. */
 size_t events_reset(char *out, size_t cap, const char *boot, const struct events_revision *now,

@@ -138,6 +138,9 @@ struct api_response {
 	size_t num_headers;
 	bool close; /* the server must close the connection after it */
 	bool stream; /* GET /v1/events: the server holds a change stream open (events.h) */
+	/* which: a catalog's name (the request's), "*" (every catalog's), or
+	 * NULL (the default's) */
+	const char *stream_catalog;
 	int route;  /* the route answered (see api_route_path), or -1 */
 	const char *body;
 	size_t body_len;

@@ -3,6 +3,7 @@
 
 #include "decide.h"
 #include "diff.h"
+#include "events.h"
 #include "revision.h"
 
 void handler_revisions(struct handler_call *c)
@@ -101,15 +102,11 @@ void handler_catalogs(struct handler_call *c)
 
 void handler_events(struct handler_call *c)
 {
-	if (c->ctx->catalog != NULL && !c->ctx->catalog->is_default) {
-		/* one stream, the default catalog's: never its changes under
-		 * another catalog's name */
-		problem_set(&c->problem, PROBLEM_NOT_IMPLEMENTED, "catalog", NULL,
-			    "the change stream follows the default catalog alone; catalog \"%s\" has "
-			    "no stream of its own: poll GET /v1/revisions?catalog=%s",
-			    c->ctx->catalog->name, c->ctx->catalog->name);
-		handler_fail(c);
-		return;
+	if (c->q.catalog.p != NULL && c->q.catalog.len == 1 && c->q.catalog.p[0] == '*') {
+		c->resp->stream_catalog = EVENTS_ALL;
+	} else if (c->q.catalog.p != NULL) {
+		/* the router chose it: the name lives as long as the request */
+		c->resp->stream_catalog = c->ctx->catalog->name;
 	}
 	c->content_type = API_CT_EVENT_STREAM;
 	c->body = (struct slice){"", 0};

@@ -21,7 +21,8 @@ handler_fn handler_catalog_diff; /* POST /v1/catalog/diff */
 handler_fn handler_catalogs;     /* GET /v1/catalogs */
 /* GET /v1/events: a 200 text/event-stream with no body, marked
  * resp->stream; the server holds the stream open (HEAD gets the headers).
- * The default catalog's stream alone: catalog=NAME of another is a 501. */
+ * catalog=NAME: that catalog's stream (resp->stream_catalog), catalog=*:
+ * every catalog's (EVENTS_ALL); without: the default's. */
 handler_fn handler_events;
 
 #endif /* SPLITKD_HANDLER_REVISIONS_H */

@@ -493,13 +493,9 @@ void handler_ofrep_evaluate_flags(struct handler_call *c)
 	/* ADR-0008: the change stream, which sends refetchEvaluation (events.h);
 	 * a context that names its catalog follows that catalog's stream */
 	jsonw_key(&c->w, "eventStreams");
-	if (e.decided && !c->ctx->catalog->is_default) {
-		/* the change stream is the default catalog's alone (handler_events):
-		 * a context naming another is told of no stream, never of the
-		 * default's changes as if they were its catalog's */
-		jsonw_raw(&c->w, "[]", 2);
-	} else if (e.decided && e.context.q.catalog.p != NULL) {
-		/* a catalog's name needs no escaping (catalog_name_ok) */
+	if (e.decided && e.context.q.catalog.p != NULL) {
+		/* that catalog's own stream (events.c); a catalog's name
+		 * needs no escaping (catalog_name_ok) */
 		char streams[sizeof(OFREP_EVENT_STREAMS) + 16 + CATALOG_NAME_MAX];
 		int n = snprintf(streams, sizeof(streams), "%s?catalog=%s%s", OFREP_EVENT_STREAMS_HEAD,
 				 c->ctx->catalog->name, OFREP_EVENT_STREAMS_TAIL);

@@ -64,6 +64,7 @@ struct catalogdir *catalogdir_new(const char *dir, const char *default_name,
 	}
 	snprintf(d->dir, sizeof(d->dir), "%s", dir);
 	snprintf(d->watch_path, sizeof(d->watch_path), "%s/", dir);
+	d->watch = -1;
 	d->default_name = default_name;
 	d->hold = hold;
 	d->hold_cls = hold_cls;
@@ -156,6 +157,7 @@ static unsigned try_new(struct catalogdir *d, struct catalogdir_slot *s, bool se
 		log_event(d->log, "reload", "catalog %s not served: %s", s->name, refused);
 		return 0;
 	}
+	reload_source_driven_by(&s->rc.src, d->watch);
 	if (from_state) {
 		reload_source_from_state(&s->rc.src, &rd);
 		metrics_reload(d->metrics, false);
@@ -172,6 +174,9 @@ static void drop(struct catalogdir *d, struct catalogdir_slot *s)
 	if (s->serving) {
 		reload_remove(d->reload, &s->rc.src);
 		holder_remove(d->holder, s->name);
+		if (d->dropped != NULL) {
+			d->dropped(d->dropped_cls, s->name);
+		}
 		log_event(d->log, "reload", "catalog %s removed: %s is gone; no longer served", s->name,
 			  s->path);
 	}
@@ -238,10 +243,19 @@ int catalogdir_start(struct catalogdir *d, struct reload *reload, struct holder 
 	d->holder = holder;
 	d->metrics = metrics;
 	d->log = log;
-	(void)scan(d, false);
-	if (reload_add_watch(reload, d->watch_path, check_seconds, on_watch, d) != 0) {
+	/* the watch first: each catalog the first listing serves is shown
+	 * followed by it */
+	d->watch = reload_add_watch(reload, d->watch_path, check_seconds, on_watch, d);
+	if (d->watch < 0) {
 		snprintf(err, err_cap, "--catalog-dir: no room for its watch");
 		return -1;
 	}
+	(void)scan(d, false);
 	return 0;
+}
+
+void catalogdir_on_drop(struct catalogdir *d, catalogdir_drop_fn *fn, void *cls)
+{
+	d->dropped = fn;
+	d->dropped_cls = cls;
 }

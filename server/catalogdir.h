@@ -69,6 +69,10 @@ typedef int catalogdir_hold_fn(void *cls, const char *name, const char *path, st
 			       const char *why, enum api_trigger trigger, bool *from_state, char *err,
 			       size_t err_cap);
 
+/* Hears that catalog `name` left service (its file is gone), after the
+ * holder let it go: serving.c ends its change streams. */
+typedef void catalogdir_drop_fn(void *cls, const char *name);
+
 #define CATALOGDIR_MAX_IGNORED 64 /* other entries logged once each; past it, not logged */
 
 struct catalogdir_slot {
@@ -96,6 +100,9 @@ struct catalogdir {
 	struct metrics *metrics;
 	const struct log *log;
 	struct catalogdir_slot slots[HOLDER_MAX_CATALOGS];
+	int watch; /* reload_add_watch's index of DIR/; -1: none yet */
+	catalogdir_drop_fn *dropped; /* NULL: nobody hears */
+	void *dropped_cls;
 	char ignored[CATALOGDIR_MAX_IGNORED][64];
 	size_t num_ignored;
 };
@@ -114,6 +121,9 @@ int catalogdir_default(const char *dir, const char *name, char *path_out, size_t
 struct catalogdir *catalogdir_new(const char *dir, const char *default_name,
 				  catalogdir_hold_fn *hold, void *hold_cls);
 void catalogdir_free(struct catalogdir *d);
+
+/* Who hears of a catalog leaving service (before catalogdir_start). */
+void catalogdir_on_drop(struct catalogdir *d, catalogdir_drop_fn *fn, void *cls);
 
 /*
  * Serves every other catalog of DIR that is valid now, and adds the watch

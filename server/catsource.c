@@ -115,7 +115,8 @@ static bool catalog_serving(void *cls, const void *value)
 	return strcmp(c->revision, ((const struct catalog *)value)->digest) == 0;
 }
 
-/* The catalog kind's swap: the holder serves `value` from now on; the
+/* The catalog kind's swap (under the reload's status lock): the holder
+ * serves `value` from now on; the
  * catalogs before and after stay referenced until the attempt's notice
  * has gone out (catalog_publish lets them go). */
 static int catalog_swap(void *cls, void *value, char *err, size_t cap)
@@ -135,10 +136,10 @@ static int catalog_swap(void *cls, void *value, char *err, size_t cap)
 	c->swap.before = before;
 	c->swap.before_ref = before_ref;
 	c->swap.after = catalog_current(c, &c->swap.after_ref);
-	reload_status_lock(c->src.owner);
+	/* under the status lock (reload.c's publication): the status's
+	 * revision and the holder's move together */
 	snprintf(c->revision, sizeof(c->revision), "%s",
 		 c->swap.after != NULL ? c->swap.after->digest : "");
-	reload_status_unlock(c->src.owner);
 	return 0;
 }
 

@@ -402,7 +402,7 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 	if (!ss->req.draining) {
 		/* its heartbeats straight to the socket where the bytes on the
 		 * wire are chunks of plain HTTP/1.1 (stream.h) */
-		resp = stream_open(&s->streams, conn, last_id,
+		resp = stream_open(&s->streams, conn, a->stream_catalog, last_id,
 				   ss->tls.tls == NULL && strcmp(ss->req.version, MHD_HTTP_VERSION_1_1) == 0,
 				   &why);
 	}
@@ -415,7 +415,9 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 
 		snprintf(detail, sizeof(detail), "%s; retry",
 			 why == STREAM_FULL ? "every change stream this server keeps (--max-streams) is open"
-			 : why == STREAM_CLOSING ? "the server is draining" : "out of memory");
+			 : why == STREAM_CLOSING ? "the server is draining"
+			 : why == STREAM_NO_CHANNEL ? "this catalog's stream is not open yet"
+			 : "out of memory");
 		return refuse_after(conn, ss, method, PROBLEM_OVERLOADED, detail, after);
 	}
 	/* the stream's end is the connection's: a drain closes both */

@@ -61,6 +61,7 @@ void reload_source_init(struct reload_source *s, const struct reload_kind *kind,
 	}
 	s->check_seconds = check_seconds;
 	s->watch_entry = -1;
+	s->dir_watch = -1;
 	status_start(&s->status, s->num_files > 0 ? files[0].path : NULL, unix_ms());
 }
 
@@ -122,14 +123,20 @@ void reload_source_from_state(struct reload_source *s, const struct reload_read 
 	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
-/* Records an attempt in the source's status. */
+void reload_source_loaded_at(struct reload_source *s, int64_t ms)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	s->status.loaded_at_ms = ms;
+	pthread_mutex_unlock(&s->owner->state_lock);
+}
+
+/* Records an attempt in the source's status, with the state lock held. */
 static void record(struct reload_source *s, enum api_trigger trigger, const struct reload_read *rd,
 		   enum reload_outcome outcome, const char *error, int64_t now)
 {
 	struct api_source_status *st = &s->status;
 	bool ok = outcome != RELOAD_REFUSED;
 
-	pthread_mutex_lock(&s->owner->state_lock);
 	st->disk = rd->state;
 	snprintf(st->disk_error, sizeof(st->disk_error), "%s", rd->error);
 	st->checked_at_ms = now;
@@ -147,18 +154,18 @@ static void record(struct reload_source *s, enum api_trigger trigger, const stru
 	} else {
 		st->reloads_error++;
 	}
-	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
-/* Validates and swaps what a read found (texts NULL: the read failed, why
- * in rd). Returns the outcome, why in err when refused. Called with
- * run_lock held. */
+/* Validates what a read found (texts NULL: the read failed, why in rd):
+ * RELOAD_SWAPPED with *value the checked value still to swap in (publish
+ * does), or the outcome, why in err when refused. Called with run_lock
+ * held. */
 static enum reload_outcome try_texts(struct reload_source *s, const struct reload_read_texts *texts,
-				     struct reload_read *rd, char *err, size_t cap)
+				     struct reload_read *rd, void **value, char *err, size_t cap)
 {
 	const struct reload_kind *k = s->kind;
-	void *value;
 
+	*value = NULL;
 	if (texts == NULL) {
 		snprintf(err, cap, "%s", rd->error);
 		return RELOAD_REFUSED;
@@ -166,23 +173,50 @@ static enum reload_outcome try_texts(struct reload_source *s, const struct reloa
 	if (rd->key == s->served_key) {
 		return RELOAD_UNCHANGED; /* the bytes in service: nothing to check */
 	}
-	value = k->check(s->cls, texts->files, err, cap);
-	if (value == NULL) {
+	*value = k->check(s->cls, texts->files, err, cap);
+	if (*value == NULL) {
 		rd->state = API_DISK_INVALID;
 		snprintf(rd->error, sizeof(rd->error), "%s", err);
 		return RELOAD_REFUSED;
 	}
-	if (k->serving != NULL && k->serving(s->cls, value)) {
-		k->drop(value);
+	if (k->serving != NULL && k->serving(s->cls, *value)) {
+		k->drop(*value);
+		*value = NULL;
 		s->served_key = rd->key;
 		return RELOAD_UNCHANGED;
 	}
-	if (k->swap(s->cls, value, err, cap) != 0) {
-		s->tried_key = 0; /* try these bytes again */
-		return RELOAD_REFUSED;
-	}
-	s->served_key = rd->key;
 	return RELOAD_SWAPPED;
+}
+
+/*
+ * The publication of an attempt: a checked value swapped in and, with
+ * `rec`, the attempt recorded in the source's status, in one step under
+ * the state lock. Whoever reads the status (GET /v1/status, /metrics)
+ * takes that lock, and the swap is what every other view reads (the
+ * holder: decisions, /v1/revisions, /v1/catalogs), so no client reads a
+ * view at the new value and then another at the old one. The notice
+ * comes after: when the change streams hear of it, every view answers
+ * it. Returns the outcome (REFUSED when the swap failed, why in err).
+ * Called with run_lock held.
+ */
+static enum reload_outcome publish_step(struct reload_source *s, enum reload_outcome outcome,
+					void *value, bool rec, enum api_trigger trigger,
+					struct reload_read *rd, char *err, size_t cap)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	if (value != NULL) {
+		if (s->kind->swap(s->cls, value, err, cap) != 0) {
+			s->tried_key = 0; /* try these bytes again */
+			outcome = RELOAD_REFUSED;
+		} else {
+			s->served_key = rd->key;
+		}
+	}
+	if (rec) {
+		record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
+	}
+	pthread_mutex_unlock(&s->owner->state_lock);
+	return outcome;
 }
 
 void reload_publish(struct reload *r, const struct reload_attempt *a)
@@ -215,12 +249,13 @@ static enum reload_outcome attempt(struct reload_source *s, enum api_trigger tri
 {
 	char line[2 * API_STATUS_TEXT];
 	enum reload_outcome outcome;
+	void *value;
 
 	err[0] = '\0';
 	s->tried_key = rd->key;
 	s->pending_key = 0;
-	outcome = try_texts(s, texts, rd, err, cap);
-	record(s, trigger, rd, outcome, outcome == RELOAD_REFUSED ? err : "", unix_ms());
+	outcome = try_texts(s, texts, rd, &value, err, cap);
+	outcome = publish_step(s, outcome, value, true, trigger, rd, err, cap);
 	publish(s, trigger, outcome, outcome == RELOAD_REFUSED ? err : "");
 	s->kind->say(s->cls, outcome, err, line, sizeof(line));
 	log_event(s->owner->log, s->kind->event, "%s (%s)", line, status_trigger_name(trigger));
@@ -232,6 +267,7 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	struct reload_read_texts texts;
 	struct reload_read rd;
 	enum reload_outcome outcome = RELOAD_REFUSED;
+	void *value;
 
 	if (add_source(r, s) != 0) {
 		snprintf(err, err_cap, "more followed sources than RELOAD_MAX_SOURCES");
@@ -239,7 +275,10 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 	}
 	pthread_mutex_lock(&r->run_lock);
 	if (reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd) == 0) {
-		outcome = try_texts(s, &texts, &rd, err, err_cap);
+		outcome = try_texts(s, &texts, &rd, &value, err, err_cap);
+		/* the start-up load: its status is status_start's */
+		outcome = publish_step(s, outcome, value, false, API_TRIGGER_START, &rd, err,
+				       err_cap);
 		reload_read_texts_cleanup(&texts);
 	} else {
 		snprintf(err, err_cap, "%s", rd.error);
@@ -257,12 +296,20 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
 /* reload_source_status with the state lock held. */
 static void source_status_locked(const struct reload_source *s, struct api_source_status *out)
 {
+	const struct reload *r = s->owner;
+	int entry = s->watch_entry;
+
 	*out = s->status;
-	if (s->watch_entry < 0) {
+	if (entry < 0 && s->dir_watch >= 0 && (size_t)s->dir_watch < r->num_watches) {
+		/* followed through its directory's watch: that one's mode */
+		entry = r->watches[s->dir_watch].entry;
+		out->check_seconds = entry >= 0 ? r->watches[s->dir_watch].check_seconds : 0;
+	}
+	if (entry < 0) {
 		out->watch = API_WATCH_OFF;
 	} else {
-		out->watch = watch_entry_inotify(s->owner->watch, s->watch_entry) ? API_WATCH_INOTIFY
-										  : API_WATCH_PERIODIC;
+		out->watch = watch_entry_inotify(r->watch, entry) ? API_WATCH_INOTIFY
+								  : API_WATCH_PERIODIC;
 	}
 }
 
@@ -322,8 +369,15 @@ int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds,
 	r->watches[r->num_watches].check_seconds = check_seconds;
 	r->watches[r->num_watches].fn = fn;
 	r->watches[r->num_watches].cls = cls;
-	r->num_watches++;
-	return 0;
+	r->watches[r->num_watches].entry = -1;
+	return (int)r->num_watches++;
+}
+
+void reload_source_driven_by(struct reload_source *s, int watch)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	s->dir_watch = watch;
+	pthread_mutex_unlock(&s->owner->state_lock);
 }
 
 enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending_key, bool settle)
@@ -343,6 +397,14 @@ enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending
 	return RELOAD_LOOK_TRY;
 }
 
+/* A look at the files found nothing new: only when is recorded. */
+static void checked_now(struct reload_source *s)
+{
+	pthread_mutex_lock(&s->owner->state_lock);
+	s->status.checked_at_ms = unix_ms();
+	pthread_mutex_unlock(&s->owner->state_lock);
+}
+
 unsigned reload_source_check(struct reload_source *s)
 {
 	struct reload *r = s->owner;
@@ -350,15 +412,24 @@ unsigned reload_source_check(struct reload_source *s)
 	struct reload_read rd;
 	char err[API_STATUS_TEXT];
 	unsigned again = 0;
+	uint64_t stamp;
 	int got;
 
 	pthread_mutex_lock(&r->run_lock);
+	/* stat first: files not replaced nor written since the last read are
+	 * not opened (an idle daemon reads nothing), unless bytes wait for
+	 * their second read */
+	stamp = reload_read_stamp(s->files, s->num_files);
+	if (stamp == s->stamp && s->pending_key == 0) {
+		checked_now(s);
+		pthread_mutex_unlock(&r->run_lock);
+		return 0;
+	}
+	s->stamp = stamp;
 	got = reload_read_files(s->files, s->num_files, s->kind->max_bytes, &texts, &rd);
 	switch (reload_look(rd.key, s->tried_key, &s->pending_key, true)) {
 	case RELOAD_LOOK_SAME:
-		pthread_mutex_lock(&r->state_lock);
-		s->status.checked_at_ms = unix_ms();
-		pthread_mutex_unlock(&r->state_lock);
+		checked_now(s);
 		break;
 	case RELOAD_LOOK_WAIT:
 		again = RELOAD_SETTLE_MS;
@@ -420,11 +491,19 @@ int reload_watch_start(struct reload *r, char *err, size_t err_cap)
 	for (size_t i = 0; i < r->num_watches; i++) {
 		struct watch_options opt = {r->watches[i].check_seconds, RELOAD_DEBOUNCE_MS};
 
-		if (r->watches[i].check_seconds != 0 &&
-		    watch_on(&w, &r->watches[i].path, 1, &opt, r->watches[i].fn, r->watches[i].cls, err,
-			     err_cap) < 0) {
+		int entry;
+
+		if (r->watches[i].check_seconds == 0) {
+			continue;
+		}
+		entry = watch_on(&w, &r->watches[i].path, 1, &opt, r->watches[i].fn,
+				 r->watches[i].cls, err, err_cap);
+		if (entry < 0) {
 			goto done;
 		}
+		pthread_mutex_lock(&r->state_lock);
+		r->watches[i].entry = entry;
+		pthread_mutex_unlock(&r->state_lock);
 	}
 	if (w != NULL && watch_run(w, err, err_cap) != 0) {
 		goto done;
@@ -436,6 +515,9 @@ done:
 	if (w != NULL) {
 		for (size_t i = 0; i < r->num_sources; i++) {
 			r->sources[i]->watch_entry = -1;
+		}
+		for (size_t i = 0; i < r->num_watches; i++) {
+			r->watches[i].entry = -1;
 		}
 		watch_stop(w);
 	}

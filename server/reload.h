@@ -123,7 +123,9 @@ struct reload_kind {
 	 * meaning: an unchanged reload). NULL: other bytes are a change. */
 	bool (*serving)(void *cls, const void *value);
 	/* Puts the value in service (takes it). 0, or -1 with why in err
-	 * (the value freed, what served keeps serving). */
+	 * (the value freed, what served keeps serving). Called with the
+	 * status lock held as well (reload_status_lock: the swap and the
+	 * attempt's record are one publication), so it must not take it. */
 	int (*swap)(void *cls, void *value, char *err, size_t err_cap);
 	/* Frees a checked value that will not serve. */
 	void (*drop)(void *value);
@@ -155,6 +157,8 @@ struct reload_source {
 	uint64_t served_key;  /* the content in service */
 	uint64_t tried_key;   /* the content (or failure) last tried */
 	uint64_t pending_key; /* new content waiting for its second read; 0: none */
+	uint64_t stamp;       /* reload_read_stamp before the check's last read; 0: none */
+	int dir_watch;        /* the reload_add_watch that drives it (a --catalog-dir's); -1 */
 	struct api_source_status status; /* under the reload's state_lock */
 };
 
@@ -170,6 +174,7 @@ struct reload {
 		unsigned check_seconds;
 		watch_fn *fn;
 		void *cls;
+		int entry; /* the watch's; -1: not watched */
 	} watches[RELOAD_MAX_WATCHES]; /* reload_add_watch's */
 	size_t num_watches;
 	reload_published_fn *published; /* NULL: nobody hears */
@@ -203,14 +208,16 @@ enum reload_look {
 enum reload_look reload_look(uint64_t key, uint64_t tried_key, uint64_t *pending_key, bool settle);
 
 /* The watch's attempt on one source, for an owner that watches its files
- * itself (a --catalog-dir): reads, dedups, settles, tries. Returns the
+ * itself (a --catalog-dir): stats its files and, when they moved (or
+ * bytes wait for their second read), reads, dedups, settles, tries. Returns the
  * milliseconds after which it wants another look (RELOAD_SETTLE_MS for
  * bytes seen the first time), or 0. */
 unsigned reload_source_check(struct reload_source *s);
 
 /* One more path for the watch, with its own callback (a --catalog-dir:
  * `path` "DIR/" follows every entry of DIR). Before reload_watch_start.
- * Returns 0, or -1 when RELOAD_MAX_WATCHES are added. */
+ * Returns its index (for reload_source_driven_by), or -1 when
+ * RELOAD_MAX_WATCHES are added. */
 int reload_add_watch(struct reload *r, const char *path, unsigned check_seconds, watch_fn *fn,
 		     void *cls);
 
@@ -232,6 +239,11 @@ int reload_add(struct reload *r, struct reload_source *s, char *err, size_t err_
  * Returns 0, or -1 when RELOAD_MAX_SOURCES are added. */
 int reload_add_serving(struct reload *r, struct reload_source *s, uint64_t served_key);
 
+/* A source that reload_add_watch's `watch` drives (it is checked when
+ * that path's callback says, not by a watch of its own): its status shows
+ * that watch's mode and check. */
+void reload_source_driven_by(struct reload_source *s, int watch);
+
 /* The source's state, copied under the state lock. */
 void reload_source_status(struct reload_source *s, struct api_source_status *out);
 
@@ -251,6 +263,10 @@ void reload_status_unlock(struct reload *r);
  * bad bytes read again are refused again. At start, once added, before
  * the source is watched. */
 void reload_source_from_state(struct reload_source *s, const struct reload_read *rd);
+
+/* What serves was loaded at `ms` (unix milliseconds), not now: a value
+ * kept elsewhere (reload_source_from_state's) says when it was. */
+void reload_source_loaded_at(struct reload_source *s, int64_t ms);
 
 /* Starts following every source's files: one watch (directory events plus
  * each source's periodic check, every check_seconds; 0: SIGHUP only).

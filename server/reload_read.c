@@ -94,6 +94,30 @@ done:
 	return buf;
 }
 
+uint64_t reload_read_stamp(const struct reload_read_file *files, size_t num)
+{
+	uint64_t key = 0;
+
+	for (size_t i = 0; i < num && i < RELOAD_READ_MAX_FILES; i++) {
+		struct stat st;
+		int64_t v[7] = {0};
+
+		if (stat(files[i].path, &st) != 0) {
+			v[0] = errno;
+		} else {
+			v[0] = -1;
+			v[1] = (int64_t)st.st_dev;
+			v[2] = (int64_t)st.st_ino;
+			v[3] = (int64_t)st.st_size;
+			v[4] = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+			v[5] = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+			v[6] = (int64_t)st.st_mode;
+		}
+		key = content_key((const char *)v, sizeof(v), key ^ i);
+	}
+	return key != 0 ? key : 1;
+}
+
 void reload_read_texts_cleanup(struct reload_read_texts *t)
 {
 	for (size_t i = 0; i < RELOAD_READ_MAX_FILES; i++) {

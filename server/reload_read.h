@@ -74,6 +74,16 @@ char *reload_read_bytes(const char *path, size_t max, size_t *len, struct reload
 int reload_read_files(const struct reload_read_file *files, size_t num, size_t max,
 		      struct reload_read_texts *t, struct reload_read *rd);
 
+/*
+ * What stat(2) says of every one of `files` (the file a symlink names):
+ * its device, inode, size, modification and change times, hashed, or
+ * each one's failure. Never 0. Equal stamps: none of the files was
+ * replaced or written since (the watch's periodic check reads a source
+ * again only when its stamp moved; a rotated certificate, a rename over
+ * a catalog or a symlink swapped each move it). Opens nothing.
+ */
+uint64_t reload_read_stamp(const struct reload_read_file *files, size_t num);
+
 /* Frees what reload_read_files read into t (safe after a failure, and
  * twice). */
 void reload_read_texts_cleanup(struct reload_read_texts *t);

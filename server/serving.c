@@ -69,18 +69,47 @@ static int hold(struct serving *sv, const struct holder_options *ho, const char 
 			ret = -1;
 		}
 	}
-	if (ret == 0 && sv->state.log != NULL) {
-		state_save(&sv->state, kept[n - 1]); /* held: the holder keeps it alive */
+	/* held: the holder keeps it alive. One from the state directory is
+	 * its newest there already: written again, its file would forget when
+	 * it was loaded (the status says, kept_at) */
+	if (ret == 0 && sv->state.log != NULL && cat != NULL) {
+		state_save(&sv->state, kept[n - 1]);
 	}
 	return ret;
 }
 
 /* A --catalog-dir NAME.json's way into service (a catalogdir_hold_fn):
  * hold(), as every other catalog's. */
+static void open_channels(struct serving *sv);
+
 static int hold_dir(void *cls, const char *name, const char *path, struct catalog *cat,
 		    const char *why, enum api_trigger trigger, bool *from_state, char *err, size_t cap)
 {
-	return hold(cls, NULL, name, path, cat, why, trigger, from_state, err, cap);
+	struct serving *sv = cls;
+	int ret = hold(sv, NULL, name, path, cat, why, trigger, from_state, err, cap);
+
+	if (ret == 0 && atomic_load(&sv->streams_on)) {
+		open_channels(sv); /* a catalog added while running: its stream */
+	}
+	return ret;
+}
+
+/* A source whose catalog the state directory kept serves in place of its
+ * file: its status says when that revision was loaded (before this run),
+ * not the start. */
+static void kept_at(struct serving *sv, struct reload_source *src, const char *name)
+{
+	struct holder_ref *ref;
+	const struct catalog *cat = name == NULL ? holder_acquire(&sv->holder, &ref)
+						 : holder_acquire_named(&sv->holder, name, &ref);
+	int64_t ms = cat != NULL ? state_kept_at_ms(&sv->state, cat->name, cat->digest) : 0;
+
+	if (ms != 0) {
+		reload_source_loaded_at(src, ms);
+	}
+	if (ref != NULL) {
+		holder_release(&sv->holder, ref);
+	}
 }
 
 /* Makes `c` the source of catalog `name` (NULL: the default) at `path`
@@ -98,6 +127,7 @@ static int follow(struct serving *sv, struct catsource *c, const char *name, con
 	}
 	if (from_state) {
 		reload_source_from_state(&c->src, rd);
+		kept_at(sv, &c->src, name);
 		metrics_reload(&sv->metrics, false);
 	}
 	return 0;
@@ -139,7 +169,26 @@ static int add_named(struct serving *sv, char *err, size_t cap)
 	return 0;
 }
 
-/* The held revision of the default catalog whose digest is `digest`, or NULL. */
+/* --state-dir: the stream of catalog `name` (NULL: the default's; "*":
+ * every catalog's) kept where it stands, so that its ids survive a
+ * restart. From one writer at a time (the reload's notice, the start). */
+static void keep_numbering(struct serving *sv, const char *name)
+{
+	char boot[EVENTS_BOOT_LEN + 1], revision[CATALOG_DIGEST_LEN + 1];
+	uint64_t seq;
+
+	if (sv->state.log == NULL ||
+	    !stream_hub_numbering(&sv->server.streams, name, boot, &seq, revision)) {
+		return;
+	}
+	if (name == NULL) {
+		state_streams_keep(&sv->state, boot, seq, revision);
+	} else {
+		state_streams_keep_named(&sv->state, name, boot, seq, revision);
+	}
+}
+
+/* The held revision whose digest is `digest`, or NULL. */
 static const struct catalog *held(const struct revision *revs, size_t n, const char *digest)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -150,36 +199,78 @@ static const struct catalog *held(const struct revision *revs, size_t n, const c
 	return NULL;
 }
 
+/* The revisions the holder keeps of catalog `name` (NULL: the default). */
+static const struct revision *held_of(const struct holder_ref *ref, const char *name, size_t *n)
+{
+	const struct revision_named *cats;
+	size_t num;
+
+	if (name == NULL) {
+		return holder_revisions(ref, n);
+	}
+	cats = holder_catalogs(ref, &num);
+	for (size_t i = 0; i < num; i++) {
+		if (strcmp(cats[i].name, name) == 0) {
+			*n = cats[i].num_revisions;
+			return cats[i].revisions;
+		}
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* What the state directory kept of catalog `name`'s stream (NULL: the
+ * default's) into seqs[0..return) and its boot into `boot`. */
+static size_t kept_seqs(struct serving *sv, const char *name, struct statefile_seq *seqs,
+			char *boot)
+{
+	const struct state_numbering *kept;
+	size_t n = 0;
+
+	if (name == NULL && state_streams_load(&sv->state)) {
+		n = sv->state.num_seqs;
+		memcpy(seqs, sv->state.seqs, n * sizeof(*seqs));
+		snprintf(boot, EVENTS_BOOT_LEN + 1, "%s", sv->state.boot);
+	} else if (name != NULL && (kept = state_streams_load_named(&sv->state, name)) != NULL &&
+		   strcmp(kept->boot, boot) == 0) {
+		n = kept->num_seqs; /* another boot's seqs are another numbering's */
+		memcpy(seqs, kept->seqs, n * sizeof(*seqs));
+	}
+	return n;
+}
+
 /*
- * --state-dir: the change stream goes on numbering where the last run
- * left it (its boot id and seqs, streams.json), so a Last-Event-ID from
- * before the restart replays the changes it missed as far back as their
- * revisions are held, and is a reset only beyond. A catalog file changed
- * while splitkd was down is one more change. Before any stream opens.
+ * --state-dir: catalog `name`'s change stream (NULL: the default's) goes
+ * on numbering where the last run left it (the default's boot id and seqs
+ * in streams.json, another's in streams.NAME.json), so a Last-Event-ID
+ * from before the restart replays the changes it missed as far back as
+ * their revisions are held, and is a reset only beyond. A catalog file
+ * changed while splitkd was down is one more change. Before its streams
+ * open; the default's first (its boot is every other's).
  */
-static void resume_streams(struct serving *sv)
+static void resume_channel(struct serving *sv, const char *name)
 {
 	struct stream_hub *hub = &sv->server.streams;
 	struct statefile_seq seqs[HOLDER_MAX_REVISIONS + 1];
 	const struct catalog *cats[HOLDER_MAX_REVISIONS + 1];
 	char boot[EVENTS_BOOT_LEN + 1];
 	struct holder_ref *ref;
-	const struct catalog *cur = holder_acquire(&sv->holder, &ref);
+	const struct catalog *cur = name == NULL ? holder_acquire(&sv->holder, &ref)
+						 : holder_acquire_named(&sv->holder, name, &ref);
 	const struct revision *revs;
-	size_t num_revs, n = 0, k = 0;
+	size_t num_revs, n, k = 0;
 
-	snprintf(boot, sizeof(boot), "%s", hub->boot);
-	if (state_streams_load(&sv->state)) {
-		n = sv->state.num_seqs;
-		memcpy(seqs, sv->state.seqs, n * sizeof(*seqs));
-		snprintf(boot, sizeof(boot), "%s", sv->state.boot);
+	if (cur == NULL) {
+		return;
 	}
+	snprintf(boot, sizeof(boot), "%s", hub->boot);
+	n = kept_seqs(sv, name, seqs, boot);
 	if (n == 0 || strcmp(seqs[n - 1].revision, cur->digest) != 0) {
 		seqs[n].seq = n > 0 ? seqs[n - 1].seq + 1 : 1;
 		snprintf(seqs[n].revision, sizeof(seqs[n].revision), "%s", cur->digest);
 		n++;
 	}
-	revs = holder_revisions(ref, &num_revs);
+	revs = held_of(ref, name, &num_revs);
 	/* the newest run of seqs whose revisions are held (each looked up
 	 * once, newest first), then turned oldest first */
 	while (k < n) {
@@ -196,24 +287,74 @@ static void resume_streams(struct serving *sv)
 		cats[i] = cats[k - 1 - i];
 		cats[k - 1 - i] = t;
 	}
-	if (stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0) {
-		state_streams_keep(&sv->state, boot, seqs[n - 1].seq, seqs[n - 1].revision);
+	if (name == NULL ? stream_hub_resume(hub, boot, seqs[n - k].seq, cats, k) == 0
+			 : stream_hub_resume_named(hub, name, seqs[n - k].seq, cats, k) == 0) {
+		keep_numbering(sv, name);
 	}
 	holder_release(&sv->holder, ref);
 }
 
+/* The stream of every catalog goes on past the seq it last numbered. */
+static void resume_all(struct serving *sv)
+{
+	const struct state_numbering *kept = state_streams_load_named(&sv->state, EVENTS_ALL);
+
+	if (kept != NULL && strcmp(kept->boot, sv->server.streams.boot) == 0 &&
+	    stream_hub_resume_named(&sv->server.streams, EVENTS_ALL,
+				    kept->seqs[kept->num_seqs - 1].seq, NULL, 0) == 0) {
+		keep_numbering(sv, EVENTS_ALL);
+	}
+}
+
+/* A channel for every catalog the holder serves that has none yet,
+ * resumed from the state directory. */
+static void open_channels(struct serving *sv)
+{
+	struct holder_ref *ref;
+	const struct revision_named *cats;
+	size_t n;
+
+	holder_acquire(&sv->holder, &ref);
+	cats = holder_catalogs(ref, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct catalog *cur = cats[i].revisions[0].catalog;
+
+		if (!cats[i].is_default &&
+		    stream_hub_add(&sv->server.streams, cats[i].name, cur) == 1 &&
+		    sv->state.log != NULL) {
+			resume_channel(sv, cats[i].name);
+		}
+	}
+	holder_release(&sv->holder, ref);
+}
+
+/* A --catalog-dir catalog gone (a catalogdir_drop_fn): its streams end. */
+static void dropped(void *cls, const char *name)
+{
+	struct serving *sv = cls;
+
+	if (atomic_load(&sv->streams_on)) {
+		stream_hub_remove(&sv->server.streams, name);
+		keep_numbering(sv, name);
+		keep_numbering(sv, EVENTS_ALL);
+	}
+}
+
 /*
- * Every attempt's one notice (a reload_published_fn), told to all that
- * hear of a catalog's, in this order: the state directory keeps what now
- * serves, the change streams tell their clients of the default catalog's
- * change (and the state directory keeps the seq it took), the history
- * journals the attempt, the metrics count it. The TLS files' attempts are
- * for their status and their own series alone.
+ * Every attempt's one notice (a reload_published_fn). What serves is in
+ * every view already: the swap and the status's record were one step
+ * (reload.c's publication). Then, in this order: the state directory
+ * keeps what now serves, the history journals the attempt, the metrics
+ * count it, and last the change streams tell their clients of the
+ * catalog's change (its own stream and the stream of every catalog; the
+ * state directory keeps the seqs they took), so that a client told of a
+ * change finds it in every view it asks. The TLS files' attempts are for
+ * their status and their own series alone.
  */
 static void published(void *cls, const struct reload_attempt *a)
 {
 	struct serving *sv = cls;
-	struct stream_hub *hub = &sv->server.streams;
+	const char *name;
 
 	if (a->catalog == NULL) {
 		return;
@@ -223,17 +364,16 @@ static void published(void *cls, const struct reload_attempt *a)
 		if (sv->state.log != NULL && a->after != NULL) {
 			state_catalog_swapped(&sv->state, a->after);
 		}
-		if (a->source == &sv->catalog.src && a->before != NULL &&
-		    atomic_load(&sv->streams_on)) {
-			stream_catalog_changed(hub, a->before, a->after);
-			if (sv->state.log != NULL) {
-				/* only this (the reloading) thread writes the hub's seq */
-				state_streams_keep(&sv->state, hub->boot, hub->seq, hub->revision);
-			}
-		}
 	}
 	journal_attempted(&sv->journal, a);
 	metrics_reload(&sv->metrics, a->ok);
+	if (a->changed && a->before != NULL && a->after != NULL && atomic_load(&sv->streams_on)) {
+		name = a->source == &sv->catalog.src ? NULL : a->catalog;
+		if (stream_changed(&sv->server.streams, name, a->before, a->after) != 0) {
+			keep_numbering(sv, name);
+			keep_numbering(sv, EVENTS_ALL);
+		}
+	}
 }
 
 /* GET /v1/status (an api_status_fn): every source's, and the state
@@ -259,8 +399,23 @@ static int start_dir(struct serving *sv, char *err, size_t cap)
 		snprintf(err, cap, "out of memory");
 		return -1;
 	}
-	return catalogdir_start(sv->dir, &sv->reload, &sv->holder, &sv->metrics, sv->log,
-				cfg->catalog_check, err, cap);
+	catalogdir_on_drop(sv->dir, dropped, sv);
+	if (catalogdir_start(sv->dir, &sv->reload, &sv->holder, &sv->metrics, sv->log,
+			     cfg->catalog_check, err, cap) != 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < HOLDER_MAX_CATALOGS; i++) {
+		struct catalogdir_slot *s = &sv->dir->slots[i];
+		struct api_source_status st;
+
+		if (s->serving) {
+			reload_source_status(&s->rc.src, &st);
+			if (st.started_from_state) {
+				kept_at(sv, &s->rc.src, s->name);
+			}
+		}
+	}
+	return 0;
 }
 
 int serving_init(struct serving *sv, const struct server_config *cfg, struct catalog *cat,
@@ -374,9 +529,12 @@ int serving_start(struct serving *sv, struct notify *notify, char *err, size_t e
 	 * stream can only have opened in that instant, and its hello names
 	 * the catalog then current) */
 	if (sv->state.log != NULL) {
-		resume_streams(sv);
+		resume_channel(sv, NULL);
+		resume_all(sv);
 	}
+	open_channels(sv);
 	atomic_store(&sv->streams_on, true);
+	open_channels(sv); /* one the directory added in between */
 	return 0;
 }
 
@@ -393,8 +551,11 @@ void serving_cleanup(struct serving *sv)
 	if (sv == NULL) {
 		return;
 	}
+	/* the watch stops first: a notice it is hearing ends (its stream
+	 * event and the seqs kept for it) before the server's hub goes, and
+	 * no source is read after this */
+	reload_cleanup(&sv->reload);
 	server_stop(&sv->server);
-	reload_cleanup(&sv->reload); /* the watch stops: no source is read after this */
 	catalogdir_free(sv->dir);
 	tls_cleanup(&sv->tls); /* after the server: no connection holds credentials now */
 	holder_cleanup(&sv->holder);

@@ -105,7 +105,7 @@ void serving_describe(struct serving *sv, char *out, size_t cap);
 /* SIGHUP: every followed file read again (reload_now). */
 void serving_reload(struct serving *sv);
 
-/* Stops the server and the watch and frees everything, the state
+/* Stops the watch and the server and frees everything, the state
  * directory's lock last. Safe on NULL and after a failed init or start. */
 void serving_cleanup(struct serving *sv);
 

@@ -72,6 +72,8 @@ void state_close(struct state *s)
 		s->lock_fd = -1;
 	}
 	pthread_mutex_destroy(&s->lock);
+	free(s->named);
+	s->named = NULL;
 	s->log = NULL;
 }
 
@@ -191,6 +193,21 @@ size_t state_load(struct state *s, const char *name, struct catalog **cats, size
 	return got;
 }
 
+int64_t state_kept_at_ms(struct state *s, const char *name, const char *digest)
+{
+	char file[CATALOG_DIGEST_LEN + 16], path[STATE_PATH_MAX + 160];
+	struct stat st;
+
+	if (statefile_name(digest, file, sizeof(file)) != 0) {
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/catalogs/%s/%s", s->dir, name, file);
+	if (stat(path, &st) != 0) {
+		return 0;
+	}
+	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
 /* Counts a write failure, and logs it when its cause is new (a full disk
  * would otherwise log at every reload). */
 static int write_failed(struct state *s, const char *what, const char *path, int err)
@@ -286,15 +303,18 @@ void state_report(struct state *s, struct api_status *out)
 	pthread_mutex_unlock(&s->lock);
 }
 
-bool state_streams_load(struct state *s)
+/* A stream's numbering file, `file` in DIR: its boot and seqs into
+ * boot, seqs[0..*n). False when there is none (or it does not check). */
+static bool numbering_load(struct state *s, const char *file, char *boot,
+			   struct statefile_seq *seqs, size_t *n)
 {
-	char path[STATE_PATH_MAX + 32], why[API_STATUS_TEXT + 8];
+	char path[STATE_PATH_MAX + 32 + CATALOG_NAME_MAX], why[API_STATUS_TEXT + 8];
 	struct reload_read rd;
 	size_t len = 0;
 	char *bytes;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/streams.json", s->dir);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, file);
 	bytes = reload_read_bytes(path, 1u << 20, &len, &rd);
 	if (bytes == NULL) {
 		if (rd.state != API_DISK_MISSING) {
@@ -303,41 +323,117 @@ bool state_streams_load(struct state *s)
 		}
 		return false;
 	}
-	rc = statefile_read_streams(bytes, len, s->boot, s->seqs, s->max_revisions, &s->num_seqs, why,
-				    sizeof(why));
+	rc = statefile_read_streams(bytes, len, boot, seqs, s->max_revisions, n, why, sizeof(why));
 	free(bytes);
 	if (rc != 0) {
 		log_event(s->log, "state", "skipped %s: %s (event ids start afresh)", path, why);
 		atomic_fetch_add(&s->metrics->state_files_skipped, 1);
 		return false;
 	}
-	return s->num_seqs > 0;
+	return *n > 0;
+}
+
+bool state_streams_load(struct state *s)
+{
+	return numbering_load(s, "streams.json", s->boot, s->seqs, &s->num_seqs);
+}
+
+/* Keeps `seq` at `revision` in a numbering and writes its file again,
+ * under the state's lock. */
+static void numbering_keep(struct state *s, const char *file, char *kept_boot,
+			   struct statefile_seq *seqs, size_t *n, const char *boot, uint64_t seq,
+			   const char *revision)
+{
+	struct jsonw w;
+
+	if (*n > 0 && seq <= seqs[*n - 1].seq && strcmp(boot, kept_boot) == 0) {
+		return; /* a reload of the same revision: no event, nothing new */
+	}
+	snprintf(kept_boot, EVENTS_BOOT_LEN + 1, "%s", boot);
+	if (*n == s->max_revisions) {
+		memmove(seqs, seqs + 1, (*n - 1) * sizeof(*seqs));
+		(*n)--;
+	}
+	seqs[*n].seq = seq;
+	snprintf(seqs[*n].revision, sizeof(seqs[*n].revision), "%s", revision);
+	(*n)++;
+	jsonw_init(&w, 256);
+	statefile_write_streams(&w, kept_boot, seqs, *n);
+	if (w.failed) {
+		write_failed(s, "write", file, ENOMEM);
+	} else {
+		write_file(s, s->dir, file, w.buf, w.len);
+	}
+	jsonw_cleanup(&w);
 }
 
 void state_streams_keep(struct state *s, const char *boot, uint64_t seq, const char *revision)
 {
-	struct jsonw w;
-
 	pthread_mutex_lock(&s->lock);
-	if (s->num_seqs > 0 && seq <= s->seqs[s->num_seqs - 1].seq && strcmp(boot, s->boot) == 0) {
-		pthread_mutex_unlock(&s->lock);
-		return; /* a reload of the same revision: no event, nothing new */
-	}
-	snprintf(s->boot, sizeof(s->boot), "%s", boot);
-	if (s->num_seqs == s->max_revisions) {
-		memmove(s->seqs, s->seqs + 1, (s->num_seqs - 1) * sizeof(*s->seqs));
-		s->num_seqs--;
-	}
-	s->seqs[s->num_seqs].seq = seq;
-	snprintf(s->seqs[s->num_seqs].revision, sizeof(s->seqs[s->num_seqs].revision), "%s", revision);
-	s->num_seqs++;
-	jsonw_init(&w, 256);
-	statefile_write_streams(&w, s->boot, s->seqs, s->num_seqs);
-	if (w.failed) {
-		write_failed(s, "write", "streams.json", ENOMEM);
+	numbering_keep(s, "streams.json", s->boot, s->seqs, &s->num_seqs, boot, seq, revision);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The file of another stream's numbering. */
+static void numbering_file(const char *name, char *out, size_t cap)
+{
+	if (strcmp(name, EVENTS_ALL) == 0) {
+		snprintf(out, cap, "streams-all.json");
 	} else {
-		write_file(s, s->dir, "streams.json", w.buf, w.len);
+		snprintf(out, cap, "streams.%s.json", name);
+	}
+}
+
+/* The numbering of `name`, made when there is room (under the lock);
+ * NULL when out of memory or full. */
+static struct state_numbering *numbering_of(struct state *s, const char *name)
+{
+	if (s->named == NULL) {
+		s->named = calloc(STATE_MAX_NUMBERINGS, sizeof(*s->named));
+		if (s->named == NULL) {
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < s->num_named; i++) {
+		if (strcmp(s->named[i].name, name) == 0) {
+			return &s->named[i];
+		}
+	}
+	if (s->num_named == STATE_MAX_NUMBERINGS) {
+		return NULL;
+	}
+	snprintf(s->named[s->num_named].name, sizeof(s->named[0].name), "%s", name);
+	return &s->named[s->num_named++];
+}
+
+const struct state_numbering *state_streams_load_named(struct state *s, const char *name)
+{
+	char file[CATALOG_NAME_MAX + 32];
+	struct state_numbering *n;
+	bool ok = false;
+
+	numbering_file(name, file, sizeof(file));
+	pthread_mutex_lock(&s->lock);
+	n = numbering_of(s, name);
+	if (n != NULL) {
+		n->num_seqs = 0;
+		ok = numbering_load(s, file, n->boot, n->seqs, &n->num_seqs);
 	}
 	pthread_mutex_unlock(&s->lock);
-	jsonw_cleanup(&w);
+	return ok ? n : NULL;
+}
+
+void state_streams_keep_named(struct state *s, const char *name, const char *boot, uint64_t seq,
+			      const char *revision)
+{
+	char file[CATALOG_NAME_MAX + 32];
+	struct state_numbering *n;
+
+	numbering_file(name, file, sizeof(file));
+	pthread_mutex_lock(&s->lock);
+	n = numbering_of(s, name);
+	if (n != NULL) {
+		numbering_keep(s, file, n->boot, n->seqs, &n->num_seqs, boot, seq, revision);
+	}
+	pthread_mutex_unlock(&s->lock);
 }

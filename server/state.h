@@ -46,6 +46,15 @@
 
 #define STATE_PATH_MAX 512 /* --state-dir at most this long (it shows in /v1/status) */
 
+/* Another stream's numbering (state_streams_*_named). */
+struct state_numbering {
+	char name[CATALOG_NAME_MAX + 1]; /* the catalog's, or "*" */
+	char boot[EVENTS_BOOT_LEN + 1];
+	struct statefile_seq seqs[HOLDER_MAX_REVISIONS];
+	size_t num_seqs;
+};
+#define STATE_MAX_NUMBERINGS (HOLDER_MAX_CATALOGS + 1)
+
 struct state {
 	char dir[STATE_PATH_MAX];
 	int lock_fd; /* the held lock; -1: none */
@@ -59,6 +68,10 @@ struct state {
 	char boot[EVENTS_BOOT_LEN + 1];
 	struct statefile_seq seqs[HOLDER_MAX_REVISIONS];
 	size_t num_seqs;
+	/* every other catalog's stream and the stream of every catalog:
+	 * DIR/streams.NAME.json and DIR/streams-all.json, the same form */
+	struct state_numbering *named; /* STATE_MAX_NUMBERINGS; NULL: none yet */
+	size_t num_named;
 };
 
 /* Opens (makes when missing) the directory and takes its lock. Returns 0,
@@ -76,6 +89,11 @@ void state_close(struct state *s);
  * new catalogs (the caller frees them) and returns how many.
  */
 size_t state_load(struct state *s, const char *name, struct catalog **cats, size_t max);
+
+/* When the revision `digest` of catalog `name` kept here was last served
+ * before (its file's modification time: a file is written again each time
+ * its revision serves), unix milliseconds; 0 when it is not kept. */
+int64_t state_kept_at_ms(struct state *s, const char *name, const char *digest);
 
 /* Keeps `cat` (named: cat->name) as the newest revision of its catalog,
  * removing the oldest past max_revisions. Returns 0, or -1 (logged once
@@ -100,6 +118,13 @@ bool state_streams_load(struct state *s);
  * streams.json written again (durable_write). A seq not above the last
  * kept is ignored. */
 void state_streams_keep(struct state *s, const char *boot, uint64_t seq, const char *revision);
+
+/* The same for the stream of catalog `name` (not the default) or of
+ * every catalog ("*"), in its own file: its numbering, or NULL when there
+ * is none (or it does not check); and kept. Their boot is the default's. */
+const struct state_numbering *state_streams_load_named(struct state *s, const char *name);
+void state_streams_keep_named(struct state *s, const char *name, const char *boot, uint64_t seq,
+			      const char *revision);
 
 /* The state's part of GET /v1/status (api_status's state_* members). */
 void state_report(struct state *s, struct api_status *out);

@@ -27,6 +27,7 @@ struct stream_text {
  * sent. Guarded by the hub's lock. */
 struct stream {
 	struct stream_hub *hub;
+	struct stream_channel *ch; /* the catalog it follows (or all of them) */
 	void *conn;
 	struct stream *prev, *next; /* the hub's list, by last write */
 	int fd;                     /* watched in the hub's epoll set; -1: not */
@@ -54,9 +55,9 @@ static int64_t unix_now(void)
 	return (int64_t)time(NULL);
 }
 
-static struct events_revision current(const struct stream_hub *h)
+static struct events_revision current(const struct stream_channel *ch)
 {
-	return (struct events_revision){h->seq, h->revision, h->loaded_at};
+	return (struct events_revision){ch->seq, ch->revision, ch->loaded_at};
 }
 
 /* A text of its own (refs 1) with `len` bytes of `bytes`, or NULL. */
@@ -115,6 +116,87 @@ static ssize_t mhd_send(void *conn, int fd, const char *bytes, size_t len)
 
 static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume, mhd_cut, mhd_send};
 
+/* Another channel's boot: the hub's and its name, hashed (FNV-1a), so
+ * that it is the same after a restart that kept the hub's. */
+static void channel_boot(const struct stream_hub *h, struct stream_channel *ch)
+{
+	uint64_t x = 14695981039346656037u;
+
+	for (const char *p = h->boot; *p != '\0'; p++) {
+		x = (x ^ (unsigned char)*p) * 1099511628211u;
+	}
+	x = (x ^ '/') * 1099511628211u;
+	for (const char *p = ch->name; *p != '\0'; p++) {
+		x = (x ^ (unsigned char)*p) * 1099511628211u;
+	}
+	snprintf(ch->boot, sizeof(ch->boot), "%08x", (unsigned)(x ^ x >> 32));
+}
+
+/* A new channel (the hub's next) for `name`, at `cat`, seq 1; the first
+ * is the default's, with the hub's boot. NULL when out of memory or full.
+ * Under the writer lock and the lock (or before any stream). */
+static struct stream_channel *channel_new(struct stream_hub *h, const char *name,
+					  const struct catalog *cat)
+{
+	struct stream_channel *ch;
+
+	if (h->num_channels == STREAM_MAX_CHANNELS) {
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	/* pointers only: a change's text is allocated at its size */
+	if (ch == NULL || (ch->history = calloc(h->depth, sizeof(*ch->history))) == NULL) {
+		free(ch);
+		return NULL;
+	}
+	snprintf(ch->name, sizeof(ch->name), "%s", name);
+	ch->all = strcmp(name, EVENTS_ALL) == 0;
+	ch->seq = 1;
+	/* all's: the revision its last event named (a digest, for the state
+	 * directory's file) */
+	snprintf(ch->revision, sizeof(ch->revision), "%s", cat->digest);
+	ch->loaded_at = unix_now();
+	if (h->num_channels == 0) {
+		memcpy(ch->boot, h->boot, sizeof(ch->boot));
+	} else {
+		channel_boot(h, ch);
+	}
+	h->channels[h->num_channels++] = ch;
+	return ch;
+}
+
+static void channel_free(const struct stream_hub *h, struct stream_channel *ch)
+{
+	for (unsigned j = 0; j < h->depth; j++) {
+		text_unref(ch->history[j]);
+	}
+	free(ch->history);
+	free(ch);
+}
+
+static void channels_free(struct stream_hub *h)
+{
+	for (size_t i = 0; i < h->num_channels; i++) {
+		channel_free(h, h->channels[i]);
+		h->channels[i] = NULL;
+	}
+	h->num_channels = 0;
+}
+
+/* The channel of `name` (NULL: the default's), or NULL. Under either lock. */
+static struct stream_channel *channel_of(const struct stream_hub *h, const char *name)
+{
+	if (name == NULL) {
+		return h->num_channels > 0 ? h->channels[0] : NULL;
+	}
+	for (size_t i = 0; i < h->num_channels; i++) {
+		if (strcmp(h->channels[i]->name, name) == 0) {
+			return h->channels[i];
+		}
+	}
+	return NULL;
+}
+
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
 		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine)
 {
@@ -128,11 +210,9 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	h->engine = engine != NULL ? engine : &mhd_engine;
 	h->depth = depth > 0 ? depth : 1;
 	h->lag_max = h->depth / 2 > 0 ? h->depth / 2 : 1;
-	/* pointers only: a change's text is allocated at its size */
-	h->history = calloc(h->depth, sizeof(*h->history));
 	h->heartbeat = text_new(beat, events_heartbeat(beat, sizeof(beat)));
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (h->history == NULL || h->heartbeat == NULL || h->epfd < 0) {
+	if (h->heartbeat == NULL || h->epfd < 0) {
 		goto done;
 	}
 	/* a chunk: its size in hex, CRLF, the bytes, CRLF (RFC 9112 7.1) */
@@ -145,6 +225,10 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	if (pthread_mutex_init(&h->lock, NULL) != 0) {
 		goto done;
 	}
+	if (pthread_mutex_init(&h->writer, NULL) != 0) {
+		pthread_mutex_destroy(&h->lock);
+		goto done;
+	}
 	locked = true;
 	h->max_streams = max_streams;
 	h->heartbeat_ns = (uint64_t)heartbeat_seconds * 1000000000u;
@@ -154,19 +238,19 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	snprintf(h->boot, sizeof(h->boot), "%08x",
 		 (unsigned)((uint64_t)ts.tv_sec * 2654435761u ^ (uint64_t)ts.tv_nsec ^
 			    ((uint64_t)getpid() << 16)));
-	h->seq = 1;
-	memcpy(h->revision, cat->digest, sizeof(h->revision));
-	h->loaded_at = unix_now();
 	atomic_init(&h->open, 0);
 	atomic_init(&h->events_sent, 0);
+	if (channel_new(h, cat->name, cat) == NULL || channel_new(h, EVENTS_ALL, cat) == NULL) {
+		goto done;
+	}
 	ret = 0;
 done:
 	if (ret != 0) {
 		if (locked) {
 			pthread_mutex_destroy(&h->lock);
+			pthread_mutex_destroy(&h->writer);
 		}
-		free(h->history);
-		h->history = NULL;
+		channels_free(h);
 		text_unref(h->heartbeat);
 		h->heartbeat = NULL;
 		if (h->epfd >= 0) {
@@ -180,22 +264,23 @@ done:
 /* The text of the change from `was` (catalog `from`) to `now` (catalog
  * `to`), rendered once for every stream; NULL (out of memory) reads as a
  * change not held: its streams get a reset. */
-static struct stream_text *change_text(const struct stream_hub *h,
+static struct stream_text *change_text(const struct stream_channel *ch,
 				       const struct events_revision *now,
 				       const struct events_revision *was, const struct catalog *from,
 				       const struct catalog *to)
 {
 	char text[EVENTS_TEXT_MAX];
-	size_t len = events_change(text, sizeof(text), h->boot, now, was, from, to);
+	size_t len = events_change(text, sizeof(text), ch->boot, now, was, from, to);
 
 	return text_new(text, len);
 }
 
 /* Holds `t` as the change `seq` (under the lock): what the slot held is let
  * go (a stream still sending it keeps its own reference). */
-static void history_put(struct stream_hub *h, uint64_t seq, struct stream_text *t)
+static void history_put(struct stream_hub *h, struct stream_channel *ch, uint64_t seq,
+			struct stream_text *t)
 {
-	struct stream_text **slot = &h->history[seq % h->depth];
+	struct stream_text **slot = &ch->history[seq % h->depth];
 
 	text_unref(*slot);
 	*slot = t;
@@ -204,32 +289,66 @@ static void history_put(struct stream_hub *h, uint64_t seq, struct stream_text *
 int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq,
 		      const struct catalog *const *cats, size_t n)
 {
-	if (n == 0 || first_seq == 0 || strcmp(cats[n - 1]->digest, h->revision) != 0) {
+	struct stream_channel *ch = channel_of(h, NULL);
+
+	if (n == 0 || first_seq == 0 || strcmp(cats[n - 1]->digest, ch->revision) != 0) {
 		return -1;
 	}
+	pthread_mutex_lock(&h->writer);
 	pthread_mutex_lock(&h->lock);
 	snprintf(h->boot, sizeof(h->boot), "%s", boot);
+	memcpy(ch->boot, h->boot, sizeof(ch->boot));
+	for (size_t i = 1; i < h->num_channels; i++) {
+		channel_boot(h, h->channels[i]); /* each derived from the boot taken up */
+	}
+	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->writer);
+	return stream_hub_resume_named(h, ch->name, first_seq, cats, n);
+}
+
+int stream_hub_resume_named(struct stream_hub *h, const char *name, uint64_t first_seq,
+			    const struct catalog *const *cats, size_t n)
+{
+	struct stream_channel *ch;
+	int ret = -1;
+
+	pthread_mutex_lock(&h->writer);
+	pthread_mutex_lock(&h->lock);
+	ch = channel_of(h, name);
+	if (ch == NULL || first_seq == 0) {
+		goto done;
+	}
+	if (ch->all) {
+		/* what it numbered before is not held: one more, and a reset */
+		ch->seq = ch->floor = first_seq + 1;
+		ret = 0;
+		goto done;
+	}
+	if (n == 0 || strcmp(cats[n - 1]->digest, ch->revision) != 0) {
+		goto done;
+	}
 	/* the oldest changes first, so the newest depth of them stay */
 	for (size_t i = 1; i < n; i++) {
-		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest, h->loaded_at};
-		struct events_revision now = {first_seq + i, cats[i]->digest, h->loaded_at};
+		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest,
+					      ch->loaded_at};
+		struct events_revision now = {first_seq + i, cats[i]->digest, ch->loaded_at};
 
-		history_put(h, now.seq, change_text(h, &now, &was, cats[i - 1], cats[i]));
+		history_put(h, ch, now.seq, change_text(ch, &now, &was, cats[i - 1], cats[i]));
 	}
-	h->seq = first_seq + n - 1;
-	h->floor = first_seq; /* before it, the changes are not held: a reset */
+	ch->seq = first_seq + n - 1;
+	ch->floor = first_seq; /* before it, the changes are not held: a reset */
+	ret = 0;
+done:
 	pthread_mutex_unlock(&h->lock);
-	return 0;
+	pthread_mutex_unlock(&h->writer);
+	return ret;
 }
 
 void stream_hub_cleanup(struct stream_hub *h)
 {
 	pthread_mutex_destroy(&h->lock);
-	for (unsigned i = 0; h->history != NULL && i < h->depth; i++) {
-		text_unref(h->history[i]);
-	}
-	free(h->history);
-	h->history = NULL;
+	pthread_mutex_destroy(&h->writer);
+	channels_free(h);
 	text_unref(h->heartbeat);
 	h->heartbeat = NULL;
 	if (h->epfd >= 0) {
@@ -268,18 +387,37 @@ static void append_stream(struct stream_hub *h, struct stream *s)
 	h->tail = s;
 }
 
+/* The stream of every catalog's hello or reset (under the lock): each
+ * catalog's channel as it stands. */
+static size_t all_hello(struct stream_hub *h, struct stream_channel *ch, char *out, size_t cap,
+			const char *last_id)
+{
+	struct events_named cats[STREAM_MAX_CHANNELS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->num_channels; i++) {
+		const struct stream_channel *c = h->channels[i];
+
+		if (!c->all && !c->removed) {
+			cats[n++] = (struct events_named){c->name, current(c)};
+		}
+	}
+	return events_all_hello(out, cap, ch->boot, ch->seq, cats, n, last_id);
+}
+
 /* A reset for a client that stands at `seen`, out of the history's
  * reach, after `before` (what else the text starts with, `before_len`
  * bytes): a text of its own, or NULL when memory ran out. */
-static struct stream_text *text_reset(struct stream_hub *h, const char *before, size_t before_len,
-				      const char *last_id)
+static struct stream_text *text_reset(struct stream_hub *h, struct stream_channel *ch,
+				      const char *before, size_t before_len, const char *last_id)
 {
-	struct events_revision cur = current(h);
-	char text[EVENTS_TEXT_MAX + 64];
+	struct events_revision cur = current(ch);
+	char text[2 * EVENTS_TEXT_MAX + 64];
 	size_t n = before_len;
 
 	memcpy(text, before, before_len);
-	n += events_reset(text + n, sizeof(text) - n, h->boot, &cur, last_id);
+	n += ch->all ? all_hello(h, ch, text + n, sizeof(text) - n, last_id)
+		     : events_reset(text + n, sizeof(text) - n, ch->boot, &cur, last_id);
 	return text_new(text, n);
 }
 
@@ -289,20 +427,21 @@ static struct stream_text *text_reset(struct stream_hub *h, const char *before, 
 static void refill(struct stream *s, struct stream_hub *h, uint64_t now)
 {
 	struct stream_text *next = NULL;
-
 	text_unref(s->text);
 	s->text = NULL;
 	s->off = 0;
-	if (s->told < h->seq) {
-		next = h->seq - s->told <= h->depth ? h->history[(s->told + 1) % h->depth] : NULL;
+	struct stream_channel *ch = s->ch;
+
+	if (s->told < ch->seq) {
+		next = ch->seq - s->told <= h->depth ? ch->history[(s->told + 1) % h->depth] : NULL;
 		if (next == NULL) {
 			/* fell behind the history (or a change's text could not be
 			 * kept): where it stands is out of reach */
 			char id[EVENTS_ID_MAX];
 
-			snprintf(id, sizeof(id), "%llu@%s", (unsigned long long)s->told, h->boot);
-			s->text = text_reset(h, "", 0, id);
-			s->told = h->seq;
+			snprintf(id, sizeof(id), "%llu@%s", (unsigned long long)s->told, ch->boot);
+			s->text = text_reset(h, ch, "", 0, id);
+			s->told = ch->seq;
 		} else {
 			s->text = text_ref(next);
 			s->told++;
@@ -346,8 +485,8 @@ ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns)
 		unlink_stream(h, s);
 		append_stream(h, s);
 		ret = (ssize_t)n;
-	} else if (h->closing) {
-		ret = STREAM_READ_END;
+	} else if (h->closing || (s->ch->removed && s->told == s->ch->seq)) {
+		ret = STREAM_READ_END; /* the drain, or its catalog's last event said */
 	} else {
 		s->suspended = true;
 		h->engine->suspend(s->conn);
@@ -398,6 +537,7 @@ void stream_leave(struct stream *s)
 	}
 	unlink_stream(h, s);
 	text_unref(s->text);
+	s->ch->streams--;
 	if (s->behind && !s->cut) {
 		h->behind--;
 	}
@@ -416,13 +556,14 @@ static void free_stream(void *cls)
  * Returns 0, or -1 when memory ran out. */
 static int greet(struct stream *s, struct stream_hub *h, const char *last_event_id)
 {
-	struct events_revision cur = current(h);
-	char text[EVENTS_TEXT_MAX];
+	struct stream_channel *ch = s->ch;
+	struct events_revision cur = current(ch);
+	char text[2 * EVENTS_TEXT_MAX];
 	uint64_t seen = 0;
 	size_t n = events_preamble(text, sizeof(text));
 
-	if (last_event_id != NULL && events_parse_id(last_event_id, h->boot, &seen) == 0 &&
-	    seen <= h->seq && h->seq - seen <= h->depth && seen >= h->floor) {
+	if (last_event_id != NULL && events_parse_id(last_event_id, ch->boot, &seen) == 0 &&
+	    seen <= ch->seq && ch->seq - seen <= h->depth && seen >= ch->floor) {
 		s->told = seen; /* the changes since follow, from the history */
 		s->text = text_new(text, n);
 		return s->text != NULL ? 0 : -1;
@@ -430,18 +571,26 @@ static int greet(struct stream *s, struct stream_hub *h, const char *last_event_
 	/* a hello, or a reset (the id out of reach): one event, and the
 	 * client stands at the current seq */
 	if (last_event_id == NULL) {
-		n += events_hello(text + n, sizeof(text) - n, h->boot, &cur);
+		n += ch->all ? all_hello(h, ch, text + n, sizeof(text) - n, NULL)
+			     : events_hello(text + n, sizeof(text) - n, ch->boot, &cur);
 		s->text = text_new(text, n);
 	} else {
-		s->text = text_reset(h, text, n, last_event_id);
+		s->text = text_reset(h, ch, text, n, last_event_id);
 	}
-	s->told = h->seq;
+	s->told = ch->seq;
 	atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	return s->text != NULL ? 0 : -1;
 }
 
 struct stream *stream_join(struct stream_hub *h, void *conn, int fd, bool direct,
 			   const char *last_event_id, enum stream_open_status *status)
+{
+	return stream_join_named(h, NULL, conn, fd, direct, last_event_id, status);
+}
+
+struct stream *stream_join_named(struct stream_hub *h, const char *catalog, void *conn, int fd,
+				 bool direct, const char *last_event_id,
+				 enum stream_open_status *status)
 {
 	struct stream *s = calloc(1, sizeof(*s));
 	/* edge-triggered: a departure is told once, not at every tick until
@@ -458,15 +607,19 @@ struct stream *stream_join(struct stream_hub *h, void *conn, int fd, bool direct
 	s->direct = direct && fd >= 0;
 	s->last_write_ns = listener_now_ns();
 	pthread_mutex_lock(&h->lock);
+	s->ch = channel_of(h, catalog);
 	if (h->closing) {
 		*status = STREAM_CLOSING;
 	} else if (atomic_load(&h->open) >= h->max_streams) {
 		*status = STREAM_FULL;
+	} else if (s->ch == NULL || s->ch->removed) {
+		*status = STREAM_NO_CHANNEL;
 	} else if (greet(s, h, last_event_id) == 0 &&
 		   (fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)) {
 		/* a client gone before this is reported at once: epoll checks
 		 * the socket as it adds it */
 		s->fd = fd;
+		s->ch->streams++;
 		append_stream(h, s);
 		atomic_fetch_add(&h->open, 1);
 		*status = STREAM_OPENED;
@@ -481,13 +634,13 @@ struct stream *stream_join(struct stream_hub *h, void *conn, int fd, bool direct
 }
 
 struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *conn,
-				 const char *last_event_id, bool direct,
+				 const char *catalog, const char *last_event_id, bool direct,
 				 enum stream_open_status *status)
 {
 	const union MHD_ConnectionInfo *info =
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct stream *s = stream_join(h, conn, info != NULL ? info->connect_fd : -1, direct,
-				       last_event_id, status);
+	struct stream *s = stream_join_named(h, catalog, conn, info != NULL ? info->connect_fd : -1,
+					     direct, last_event_id, status);
 	struct MHD_Response *resp;
 
 	if (s == NULL) {
@@ -504,34 +657,20 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 	return resp;
 }
 
-void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after)
+/* Under the lock: the channel's event `seq` is `t`, and every stream of
+ * it is woken (one that does not read, past lag_max, marked behind). */
+static void tell(struct stream_hub *h, struct stream_channel *ch, uint64_t seq,
+		 struct stream_text *t, uint64_t ns)
 {
-	struct stream_hub *h = cls;
-	struct stream_text *t;
-	struct events_revision was, now;
-	uint64_t ns = listener_now_ns();
-
-	/* Only this thread writes seq, revision and loaded_at (see the header),
-	 * so it reads them unlocked; the event is rendered unlocked too, since
-	 * diffing a large catalog must not hold up the streams. The hub's own
-	 * record of `before` is what its clients were told; the catalogs are
-	 * for the cells that changed. */
-	if (strcmp(h->revision, after->digest) == 0) {
-		/* a reload of the same catalog is no change: no event, no refetch */
-		return;
-	}
-	was = current(h);
-	now = (struct events_revision){h->seq + 1, after->digest, unix_now()};
-	t = change_text(h, &now, &was, before, after);
-	pthread_mutex_lock(&h->lock);
-	history_put(h, now.seq, t);
-	memcpy(h->revision, after->digest, sizeof(h->revision));
-	h->loaded_at = now.loaded_at;
-	h->seq = now.seq;
+	history_put(h, ch, seq, t);
+	ch->seq = seq;
 	for (struct stream *s = h->head; s != NULL; s = s->next) {
+		if (s->ch != ch) {
+			continue;
+		}
 		/* not reading: more changes waiting than lag_max, none taken
 		 * for a grace's length (a stream replaying takes them) */
-		if (!s->behind && h->seq - s->told > h->lag_max && ns > s->last_write_ns &&
+		if (!s->behind && ch->seq - s->told > h->lag_max && ns > s->last_write_ns &&
 		    ns - s->last_write_ns >= STREAM_CUT_GRACE_NS) {
 			s->behind = true;
 			s->behind_ns = ns;
@@ -539,7 +678,135 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 		}
 		wake(s);
 	}
+}
+
+/* The stream of every catalog's channel (the hub's second). */
+static struct stream_channel *all_of(const struct stream_hub *h)
+{
+	return h->channels[1];
+}
+
+void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after)
+{
+	(void)stream_changed(cls, NULL, before, after);
+}
+
+uint64_t stream_changed(struct stream_hub *h, const char *name, const struct catalog *before,
+			const struct catalog *after)
+{
+	struct stream_channel *ch, *all;
+	struct stream_text *t, *ta;
+	struct events_revision was, now;
+	char text[EVENTS_TEXT_MAX];
+	uint64_t ns = listener_now_ns(), seq = 0;
+
+	/* One writer at a time (see the header), so it reads the channel
+	 * unlocked; the event is rendered unlocked too, since diffing a
+	 * large catalog must not hold up the streams. The channel's own
+	 * record of `before` is what its clients were told; the catalogs are
+	 * for the cells that changed. */
+	pthread_mutex_lock(&h->writer);
+	ch = channel_of(h, name);
+	if (ch == NULL || ch->removed || strcmp(ch->revision, after->digest) == 0) {
+		/* a reload of the same catalog is no change: no event, no refetch */
+		goto done;
+	}
+	all = all_of(h);
+	was = current(ch);
+	now = (struct events_revision){ch->seq + 1, after->digest, unix_now()};
+	t = change_text(ch, &now, &was, before, after);
+	ta = text_new(text, events_change_named(text, sizeof(text), all->boot, all->seq + 1,
+						ch->name, &now, &was, before, after));
+	pthread_mutex_lock(&h->lock);
+	memcpy(ch->revision, after->digest, sizeof(ch->revision));
+	memcpy(all->revision, after->digest, sizeof(all->revision));
+	ch->loaded_at = now.loaded_at;
+	tell(h, ch, now.seq, t, ns);
+	tell(h, all, all->seq + 1, ta, ns);
 	pthread_mutex_unlock(&h->lock);
+	seq = now.seq;
+done:
+	pthread_mutex_unlock(&h->writer);
+	return seq;
+}
+
+int stream_hub_add(struct stream_hub *h, const char *name, const struct catalog *cat)
+{
+	struct stream_channel *ch;
+	int ret = 0;
+
+	pthread_mutex_lock(&h->writer);
+	pthread_mutex_lock(&h->lock);
+	ch = channel_of(h, name);
+	if (ch == NULL) {
+		/* a channel of a catalog gone that no stream follows any more
+		 * makes room (names come and go in a --catalog-dir) */
+		for (size_t i = 2; i < h->num_channels; i++) {
+			struct stream_channel *old = h->channels[i];
+
+			if (h->num_channels == STREAM_MAX_CHANNELS && old->removed &&
+			    old->streams == 0) {
+				channel_free(h, old);
+				h->channels[i] = h->channels[--h->num_channels];
+			}
+		}
+		ret = channel_new(h, name, cat) != NULL ? 1 : -1;
+	} else if (ch->removed) {
+		/* back: what it said before is out of reach (a reset) */
+		ch->removed = false;
+		ch->seq++;
+		ch->floor = ch->seq;
+		history_put(h, ch, ch->seq, NULL);
+		snprintf(ch->revision, sizeof(ch->revision), "%s", cat->digest);
+		ch->loaded_at = unix_now();
+		ret = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->writer);
+	return ret;
+}
+
+void stream_hub_remove(struct stream_hub *h, const char *name)
+{
+	struct stream_channel *ch, *all;
+	char text[512], texta[512];
+	struct events_revision last;
+	uint64_t ns = listener_now_ns();
+
+	pthread_mutex_lock(&h->writer);
+	ch = channel_of(h, name);
+	if (ch == NULL || ch->all || ch == h->channels[0] || ch->removed) {
+		goto done; /* the default is never removed: it keeps its last good */
+	}
+	all = all_of(h);
+	last = current(ch);
+	pthread_mutex_lock(&h->lock);
+	ch->removed = true;
+	tell(h, ch, ch->seq + 1,
+	     text_new(text, events_removed(text, sizeof(text), ch->boot, ch->seq + 1, ch->name,
+					   &last)), ns);
+	tell(h, all, all->seq + 1,
+	     text_new(texta, events_removed(texta, sizeof(texta), all->boot, all->seq + 1,
+					    ch->name, &last)), ns);
+	pthread_mutex_unlock(&h->lock);
+done:
+	pthread_mutex_unlock(&h->writer);
+}
+
+bool stream_hub_numbering(struct stream_hub *h, const char *name, char boot[EVENTS_BOOT_LEN + 1],
+			  uint64_t *seq, char revision[CATALOG_DIGEST_LEN + 1])
+{
+	struct stream_channel *ch;
+
+	pthread_mutex_lock(&h->lock);
+	ch = channel_of(h, name);
+	if (ch != NULL) {
+		memcpy(boot, h->boot, EVENTS_BOOT_LEN + 1);
+		*seq = ch->seq;
+		memcpy(revision, ch->revision, CATALOG_DIGEST_LEN + 1);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ch != NULL;
 }
 
 /* Under the lock: every stream whose client left since the last call is

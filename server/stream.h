@@ -55,6 +55,17 @@
  * the changes it missed), else the engine cuts its connection at the
  * tick after that (cut). Either way its slot and memory go.
  *
+ * Channels: every catalog has a stream of its own (catalog=NAME), with its
+ * own seq, history and ids ("<seq>@<boot>", the boot the default's for
+ * the default catalog, one derived from it and the name for another, so
+ * no catalog's id reads as another's), and the stream of every catalog
+ * (catalog=*, EVENTS_ALL) is one more channel: each catalog's change once
+ * more, its data naming the catalog, under ids of its own numbering. A
+ * catalog no longer served (stream_hub_remove) ends its streams with a
+ * `removed` event; the stream of every catalog says so and goes on.
+ * Heartbeats, the epoll set, the lag rule and --max-streams are the
+ * hub's: over every channel's streams together.
+ *
  * Streams have their own cap (--max-streams): they are not in the
  * connection table (the server releases their slot when a stream opens),
  * so they never count against --max-connections nor get reclaimed as a
@@ -64,9 +75,11 @@
  * set's reading and every stream's state; held by the worker threads in
  * the content callback, by the reload's thread at a change and by the
  * listener's tick, each for a copy of an event's text at most (8 KiB) or
- * one pass over the streams. seq, revision and loaded_at are written only
- * by stream_catalog_changed's one thread, under the lock, which reads them
- * unlocked and renders the event (the diff) before it takes the lock.
+ * one pass over the streams. A channel's seq, revision and loaded_at, and
+ * the list of channels, are written only under the hub's writer lock too
+ * (stream_changed, stream_hub_add, stream_hub_remove: one writer at a
+ * time), and then under the lock; a writer reads them unlocked and renders
+ * the event (the diff) before it takes the lock.
  * Lock order: this mutex, then MHD's own (MHD_suspend/resume take it);
  * MHD calls no callback of ours holding it. stream_hub_init and
  * stream_hub_cleanup pair up; a stream is freed by libmicrohttpd's free
@@ -84,11 +97,30 @@
 
 #include "catalog.h"
 #include "events.h"
+#include "holder.h"
 
 struct MHD_Connection;
 struct MHD_Response;
 struct stream;
 struct stream_text;
+
+/* Every catalog's channel and the one of them all. */
+#define STREAM_MAX_CHANNELS (HOLDER_MAX_CATALOGS + 1)
+
+/* One catalog's stream (or every catalog's: `all`): its numbering and the
+ * history of its last `depth` events. Under the hub's locks. */
+struct stream_channel {
+	char name[CATALOG_NAME_MAX + 1]; /* the catalog's; "*" for all */
+	char boot[EVENTS_BOOT_LEN + 1];  /* in its ids */
+	bool all;
+	bool removed; /* no longer served: its streams end after its last event */
+	uint64_t seq;   /* 1 at start, one more at each event */
+	uint64_t floor; /* the oldest seq a replay starts from (resumed); 0: any */
+	char revision[CATALOG_DIGEST_LEN + 1];
+	int64_t loaded_at;
+	unsigned streams; /* open on it */
+	struct stream_text **history; /* depth of them, seq s at s % depth; NULL: not held */
+};
 
 /* How a stream's connection is paused and woken: libmicrohttpd's
  * suspend and resume, or a test's. Called under the hub's lock. */
@@ -109,15 +141,13 @@ struct stream_hub {
 	const struct stream_engine *engine;
 	unsigned max_streams;
 	uint64_t heartbeat_ns;
+	pthread_mutex_t writer; /* one writer of the channels at a time (see above) */
 	char boot[EVENTS_BOOT_LEN + 1]; /* this process, in every event id */
-	uint64_t seq;                   /* events' number of the catalog: 1 at start */
-	uint64_t floor; /* the oldest seq a replay starts from (stream_hub_resume's); 0: any */
-	char revision[CATALOG_DIGEST_LEN + 1]; /* its digest */
-	int64_t loaded_at;
+	struct stream_channel *channels[STREAM_MAX_CHANNELS]; /* [0] the default's, [1] all */
+	size_t num_channels;
 	unsigned depth;                 /* changes held: --revisions */
 	unsigned lag_max;               /* changes a stream may have not taken: depth / 2, at least 1 */
 	unsigned behind;                /* streams ended for it, not yet cut nor gone */
-	struct stream_text **history;   /* depth of them, seq s at s % depth; NULL: not held */
 	struct stream_text *heartbeat;  /* the one comment every idle stream sends */
 	char beat_chunk[32];            /* it as one HTTP/1.1 chunk, for stream_engine.send */
 	size_t beat_chunk_len;
@@ -128,10 +158,11 @@ struct stream_hub {
 	atomic_uint_fast64_t events_sent; /* heartbeats not counted */
 };
 
-/* The hub for a server serving `cat` (seq 1), replaying up to `depth`
- * changes (--revisions, at least 1), pausing streams through `engine`
- * (NULL: libmicrohttpd's). Returns 0, or -1 when the mutex, the epoll set
- * or the history cannot be made. */
+/* The hub for a server serving `cat` as its default catalog (seq 1) and
+ * the stream of every catalog, replaying up to `depth` changes
+ * (--revisions, at least 1), pausing streams through `engine` (NULL:
+ * libmicrohttpd's). Returns 0, or -1 when the mutex, the epoll set or the
+ * history cannot be made. */
 int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned max_streams,
 		    unsigned heartbeat_seconds, unsigned depth, const struct stream_engine *engine);
 /*
@@ -145,11 +176,36 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
  */
 int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq,
 		      const struct catalog *const *cats, size_t n);
+/* The same for the channel of catalog `name` (stream_hub_add'ed), under
+ * the hub's boot; with `name` EVENTS_ALL, cats is unused: the stream of
+ * every catalog goes on past `first_seq` (the last it numbered), and an
+ * id from before is a reset. */
+int stream_hub_resume_named(struct stream_hub *h, const char *name, uint64_t first_seq,
+			    const struct catalog *const *cats, size_t n);
+
+/* A channel for catalog `name` now serving `cat` (seq 1), or, for one
+ * removed earlier, its next seq (what lies before is a reset). Nothing
+ * when there is one. Returns 1 (a channel new or back), 0 (there is
+ * one), or -1 when out of memory or STREAM_MAX_CHANNELS have streams. */
+int stream_hub_add(struct stream_hub *h, const char *name, const struct catalog *cat);
+/* Catalog `name` is no longer served: its channel's last event says so
+ * (and the stream of every catalog's), and its streams end after it. */
+void stream_hub_remove(struct stream_hub *h, const char *name);
+/* A channel's numbering now (NULL: the default's): its boot, seq and
+ * revision, for the state directory. Returns false when there is none. */
+bool stream_hub_numbering(struct stream_hub *h, const char *name, char boot[EVENTS_BOOT_LEN + 1],
+			  uint64_t *seq, char revision[CATALOG_DIGEST_LEN + 1]);
 
 /* After the daemons stopped: no stream is left. */
 void stream_hub_cleanup(struct stream_hub *h);
 
-enum stream_open_status { STREAM_OPENED, STREAM_FULL, STREAM_CLOSING, STREAM_NO_MEMORY };
+enum stream_open_status {
+	STREAM_OPENED,
+	STREAM_FULL,
+	STREAM_CLOSING,
+	STREAM_NO_MEMORY,
+	STREAM_NO_CHANNEL, /* the catalog has no stream (yet, or any more) */
+};
 
 /*
  * A new stream on `conn` (in its request callback): a response to queue
@@ -161,33 +217,43 @@ enum stream_open_status { STREAM_OPENED, STREAM_FULL, STREAM_CLOSING, STREAM_NO_
  * caller queues and destroys the response as any other.
  */
 struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *conn,
-				 const char *last_event_id, bool direct,
+				 const char *catalog, const char *last_event_id, bool direct,
 				 enum stream_open_status *status);
 
 /*
  * What stream_open is made of, for a test without libmicrohttpd: a stream
  * on `conn` (given to the engine's suspend and resume) whose socket is
  * `fd` (watched for its client leaving; -1: not watched; with `direct`,
- * where the engine's send writes its heartbeats), or NULL with *status.
- * stream_read gives its next bytes at time `now_ns` (listener_now_ns's
- * clock): up to `max` of them, 0 when it has nothing to say (it was
- * suspended), or STREAM_READ_END (the drain: it ends cleanly) or
- * STREAM_READ_GONE (its client left). stream_leave frees it.
+ * where the engine's send writes its heartbeats), or NULL with *status;
+ * stream_join_named on the channel of `catalog` (NULL: the default's,
+ * EVENTS_ALL: every catalog's). stream_read gives its next bytes at time
+ * `now_ns` (listener_now_ns's clock): up to `max` of them, 0 when it has
+ * nothing to say (it was suspended), or STREAM_READ_END (the drain: it
+ * ends cleanly) or STREAM_READ_GONE (its client left). stream_leave frees
+ * it.
  */
 #define STREAM_READ_END ((ssize_t)-1)
 #define STREAM_READ_GONE ((ssize_t)-2)
 struct stream *stream_join(struct stream_hub *h, void *conn, int fd, bool direct,
 			   const char *last_event_id, enum stream_open_status *status);
+struct stream *stream_join_named(struct stream_hub *h, const char *catalog, void *conn, int fd,
+				 bool direct, const char *last_event_id,
+				 enum stream_open_status *status);
 ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns);
 void stream_leave(struct stream *s);
 
 /*
  * A catalog change (cls is the hub): the next seq, told to every stream
  * with the cells that changed from `before` to `after` (both alive for the
- * call); a reload of the same digest is none. Call after the swap, from
- * one thread at a time (the reload's notice of the default catalog's swap).
+ * call); a reload of the same digest is none. Call after the swap (the
+ * reload's notice of the default catalog's swap). stream_changed: the
+ * same for catalog `name` (NULL: the default), told to its streams and to
+ * those of every catalog; a catalog with no channel is none. Returns the
+ * channel's seq after it (0: none).
  */
 void stream_catalog_changed(void *cls, const struct catalog *before, const struct catalog *after);
+uint64_t stream_changed(struct stream_hub *h, const char *name, const struct catalog *before,
+			const struct catalog *after);
 
 /* Ends every stream whose client left, sends or resumes every stream
  * whose heartbeat is due and cuts every stream ended for falling behind more

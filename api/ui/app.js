@@ -32,7 +32,7 @@
     downSince: null, failures: 0, retryAt: 0, generation: 0, inflight: false,
     rerun: false, timer: 0, stream: 'none', reopenMs: REOPEN_MS[0],
     compare: null, shownView: null, // the /v1/compare answer drawn; the view last applied
-    es: null}; // the change stream's EventSource, while the page has one
+    es: null, esURL: ''}; // the change stream's EventSource (and its URL), while the page has one
   const cache = new Map();
 
   // ---------------------------------------------------------------- text
@@ -257,19 +257,28 @@
   function pollMs() {
     return (live.stream === 'open' ? Math.max(state.poll, STREAM_POLL) : state.poll) * 1000;
   }
+  // The stream of the catalog shown (catalog=NAME; none: the default's).
+  function streamURL() {
+    return 'v1/events' + (state.catalog !== '' ? '?catalog=' + encodeURIComponent(state.catalog) : '');
+  }
   function openStream() {
     if (typeof EventSource === 'undefined') { live.stream = 'none'; return; }
-    if (live.es && live.es.readyState !== EventSource.CLOSED) { return; } // one stream a page
-    const es = new EventSource('v1/events');
+    if (live.es && live.es.readyState !== EventSource.CLOSED) {
+      if (live.esURL === streamURL()) { return; } // one stream a page
+      live.es.close(); // another catalog shown: its own stream instead
+    }
+    const es = new EventSource(streamURL());
     live.es = es;
+    live.esURL = streamURL();
     live.stream = 'connecting';
     es.addEventListener('open', () => {
       live.stream = 'open';
       live.reopenMs = REOPEN_MS[0];
       kick(); // whatever changed while it was closed
     });
-    for (const name of ['catalog', 'reset']) { es.addEventListener(name, kick); }
+    for (const name of ['catalog', 'reset', 'removed']) { es.addEventListener(name, kick); }
     es.addEventListener('error', () => {
+      if (live.es !== es) { return; } // a stream the page let go
       const was = live.stream;
       if (es.readyState === EventSource.CLOSED) { // refused (a 503 at the cap): not retried by itself
         live.stream = 'closed';
@@ -591,6 +600,7 @@
     state.catalog = $('catalog-select').value;
     state.compare = $('compare-select').value === state.catalog ? '' : $('compare-select').value;
     writeHash();
+    openStream();
     kick();
   }
 
@@ -1126,7 +1136,7 @@
       if (live.es) { live.es.close(); live.es = null; live.stream = 'none'; }
     });
     window.addEventListener('pageshow', (e) => { if (e.persisted) { openStream(); } });
-    window.addEventListener('hashchange', () => { readHash(); syncControls(); kick(); });
+    window.addEventListener('hashchange', () => { readHash(); syncControls(); openStream(); kick(); });
     window.addEventListener('online', kick);
     window.addEventListener('resize', () => { layout(); redrawChart(); });
     document.addEventListener('visibilitychange', () => { if (!document.hidden) { kick(); } });

@@ -6,6 +6,8 @@
  * (libcurl would wait for an end that never comes).
  */
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "harness.h"
@@ -55,17 +57,25 @@ struct stream_read {
 	bool eof;
 };
 
-static void stream_connect_as(struct stream_read *s, unsigned port, const char *last_id,
-			      const char *version)
+static void stream_connect_to(struct stream_read *s, unsigned port, const char *path,
+			      const char *last_id, const char *version)
 {
-	char req[256];
+	char req[320];
 	int n;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = connect_raw(port);
-	n = snprintf(req, sizeof(req), "GET /v1/events %s\r\nHost: t\r\nAccept: text/event-stream\r\n%s%s%s\r\n",
-		     version, last_id ? "Last-Event-ID: " : "", last_id ? last_id : "", last_id ? "\r\n" : "");
+	n = snprintf(req, sizeof(req),
+		     "GET %s %s\r\nHost: t\r\nAccept: text/event-stream\r\n%s%s%s\r\n", path,
+		     version, last_id ? "Last-Event-ID: " : "", last_id ? last_id : "",
+		     last_id ? "\r\n" : "");
 	cr_assert_eq(send(s->fd, req, (size_t)n, MSG_NOSIGNAL), n);
+}
+
+static void stream_connect_as(struct stream_read *s, unsigned port, const char *last_id,
+			      const char *version)
+{
+	stream_connect_to(s, port, "/v1/events", last_id, version);
 }
 
 static void stream_connect(struct stream_read *s, unsigned port, const char *last_id)
@@ -886,4 +896,275 @@ Test(streams, a_last_event_id_from_before_a_restart_replays_the_missed_changes, 
 	unlink(path);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state_dir);
 	cr_assert_eq(system(cmd), 0);
+}
+
+/* ------------------------------------------------ a stream per catalog */
+
+/* A catalog of one target whose sm_count is `sms`: each value another
+ * revision. */
+static void write_catalog_sms(const char *path, unsigned sms)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text),
+		 "{\"targets\":[{\"name\":\"t\",\"sm_count\":%u,\"attn_decode_splitk\":\"auto\"}],"
+		 "\"models\":[{\"name\":\"m\",\"num_q_heads\":24}]}", sms);
+	replace_file(path, text);
+}
+
+/* A --catalog-dir of a.json (the default), b.json and c.json. */
+static void catalog_dir(char *dir, char paths[3][96])
+{
+	cr_assert_not_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		snprintf(paths[i], 96, "%s/%c.json", dir, 'a' + i);
+		write_catalog_sms(paths[i], 132);
+	}
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* A change to b.json is on b's stream and on the stream of every catalog
+ * (naming b) within 2 s, and not on c's; an unknown name is a 404 with a
+ * suggestion; c.json removed ends c's stream with a removed event, and
+ * the stream of every catalog says so and goes on. */
+Test(streams, each_catalog_streams_its_own_changes_and_star_streams_all, .timeout = 60)
+{
+	char dir[] = "/tmp/splitkd-catstreams-XXXXXX", paths[3][96];
+	const char *args[] = {"--catalog-dir", dir, "--access-log", "off", NULL};
+	struct stream_read b, all, c, plain;
+	struct daemon d;
+	const char *at;
+	cJSON *data;
+	struct reply r;
+
+	catalog_dir(dir, paths);
+	daemon_start(&d, args);
+	stream_connect_to(&b, d.port, "/v1/events?catalog=b", NULL, "HTTP/1.1");
+	stream_connect_to(&all, d.port, "/v1/events?catalog=*", NULL, "HTTP/1.1");
+	stream_connect_to(&c, d.port, "/v1/events?catalog=c", NULL, "HTTP/1.1");
+	stream_connect(&plain, d.port, NULL);
+	cr_assert_not_null(stream_until(&b, 0, "event: hello\n", 2000));
+	at = stream_until(&all, 0, "event: hello\n", 2000);
+	cr_assert_not_null(at);
+	data = event_data(at);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(data, "catalogs")), 3, "%s", all.buf);
+	cJSON_Delete(data);
+	cr_assert_not_null(stream_until(&c, 0, "event: hello\n", 2000));
+	cr_assert_not_null(stream_until(&plain, 0, "event: hello\n", 2000));
+	write_catalog_sms(paths[1], 20);
+	at = stream_until(&b, 0, "event: catalog\n", 2000);
+	cr_assert_not_null(at, "b's change not on b's stream within 2 s: %s", b.buf);
+	data = event_data(at);
+	cr_assert_null(cJSON_GetObjectItem(data, "catalog_name"), "as the default's stream: %s",
+		       b.buf);
+	cJSON_Delete(data);
+	at = stream_until(&all, 0, "event: catalog\n", 2000);
+	cr_assert_not_null(at, "b's change not on * within 2 s: %s", all.buf);
+	data = event_data(at);
+	cr_assert_str_eq(jstr(data, "catalog_name"), "b");
+	cJSON_Delete(data);
+	cr_assert_null(stream_until(&c, 0, "event: catalog\n", 1000), "c heard b's: %s", c.buf);
+	cr_assert_null(stream_until(&plain, 0, "event: catalog\n", 10), "a heard b's: %s",
+		       plain.buf);
+	r = http(&d, "GET", "/v1/events?catalog=bb", NULL, NULL);
+	expect_problem(&r, 404, "unknown-catalog");
+	cr_assert_str_eq(jstr(r.json, "suggestion"), "b");
+	reply_free(&r);
+	cr_assert_eq(unlink(paths[2]), 0);
+	at = stream_until(&c, 0, "event: removed\n", 3000);
+	cr_assert_not_null(at, "c's stream not told of its removal: %s", c.buf);
+	stream_until(&c, 0, "never", 2000);
+	cr_assert(c.eof, "c's stream goes on after its removal: %s", c.buf);
+	at = stream_until(&all, 0, "event: removed\n", 2000);
+	cr_assert_not_null(at, "* not told of c's removal: %s", all.buf);
+	data = event_data(at);
+	cr_assert_str_eq(jstr(data, "catalog_name"), "c");
+	cJSON_Delete(data);
+	cr_assert(!all.eof);
+	close(b.fd);
+	close(all.fd);
+	close(c.fd);
+	close(plain.fd);
+	daemon_finish(&d);
+	remove_dir(dir);
+}
+
+/* --state-dir: a Last-Event-ID of b's stream from before a restart
+ * replays b's change under the same id; the stream of every catalog goes
+ * on numbering past what it said (an id from before is a reset, never
+ * another event's). */
+Test(streams, a_catalogs_stream_replays_across_a_restart, .timeout = 60)
+{
+	char dir[] = "/tmp/splitkd-catstreams-XXXXXX", paths[3][96];
+	char state_dir[] = "/tmp/splitkd-catstreams-state-XXXXXX";
+	const char *args[] = {"--catalog-dir", dir, "--state-dir", state_dir, "--access-log", "off",
+			      NULL};
+	char hello[64], change[64], star[64], got[64];
+	struct stream_read b, all;
+	struct daemon d;
+	const char *at;
+
+	catalog_dir(dir, paths);
+	cr_assert_not_null(mkdtemp(state_dir));
+	daemon_start(&d, args);
+	stream_connect_to(&b, d.port, "/v1/events?catalog=b", NULL, "HTTP/1.1");
+	stream_connect_to(&all, d.port, "/v1/events?catalog=*", NULL, "HTTP/1.1");
+	at = stream_until(&b, 0, "event: hello\n", 2000);
+	cr_assert_not_null(at);
+	event_id(&b, at, hello, sizeof(hello));
+	write_catalog_sms(paths[1], 20);
+	at = stream_until(&b, 0, "event: catalog\n", 3000);
+	cr_assert_not_null(at, "%s", b.buf);
+	event_id(&b, at, change, sizeof(change));
+	at = stream_until(&all, 0, "event: catalog\n", 2000);
+	cr_assert_not_null(at, "%s", all.buf);
+	event_id(&all, at, star, sizeof(star));
+	close(b.fd);
+	close(all.fd);
+	cr_assert_eq(daemon_stop(&d), 0);
+	daemon_start(&d, args);
+	stream_connect_to(&b, d.port, "/v1/events?catalog=b", hello, "HTTP/1.1");
+	at = stream_until(&b, 0, "event: catalog\n", 2000);
+	cr_assert_not_null(at, "b's change not replayed after the restart: %s", b.buf);
+	event_id(&b, at, got, sizeof(got));
+	cr_assert_str_eq(got, change);
+	cr_assert(strstr(b.buf, "event: reset") == NULL, "%s", b.buf);
+	close(b.fd);
+	/* a's stream knows no id of b's */
+	stream_connect(&b, d.port, change);
+	cr_assert_not_null(stream_until(&b, 0, "event: reset\n", 2000), "%s", b.buf);
+	close(b.fd);
+	stream_connect_to(&all, d.port, "/v1/events?catalog=*", star, "HTTP/1.1");
+	at = stream_until(&all, 0, "event: reset\n", 2000);
+	cr_assert_not_null(at, "%s", all.buf);
+	event_id(&all, at, got, sizeof(got));
+	cr_assert_gt(strtol(got, NULL, 10), strtol(star, NULL, 10), "%s after %s", got, star);
+	cr_assert_str_eq(strchr(got, '@'), strchr(star, '@'));
+	close(all.fd);
+	daemon_finish(&d);
+	remove_dir(dir);
+	remove_dir(state_dir);
+}
+
+/* The views a reader loops over, and what each says is b's revision. */
+enum view { VIEW_DECISION, VIEW_STATUS, VIEW_METRICS, VIEW_REVISIONS, VIEW_COUNT };
+
+static void view_revision(CURL *curl, const struct daemon *d, enum view v, char *out, size_t cap)
+{
+	static const char *const paths[VIEW_COUNT] = {
+		"/v1/splits?target=t&model=m&catalog=b", "/v1/status?catalog=b", "/metrics",
+		"/v1/revisions?catalog=b"};
+	struct reply r = http_on(curl, d, "GET", paths[v], NULL, NULL, 0);
+	const char *at;
+
+	cr_assert_eq(r.status, 200, "%s: %s", paths[v], r.body);
+	out[0] = '\0';
+	if (v == VIEW_METRICS) {
+		at = strstr(r.body, "splitkd_catalog_info{catalog=\"b\",digest=\"");
+		cr_assert_not_null(at, "%s", r.body);
+		at += strlen("splitkd_catalog_info{catalog=\"b\",digest=\"");
+		snprintf(out, cap, "%.*s", (int)(strchr(at, '"') - at), at);
+	} else {
+		snprintf(out, cap, "%s", jstr(r.json, v == VIEW_DECISION ? "catalog"
+						    : v == VIEW_STATUS ? "revision" : "current"));
+	}
+	reply_free(&r);
+}
+
+#define PUBLISH_CHANGES 12
+#define PUBLISH_READS 4000
+
+struct reader {
+	const struct daemon *d;
+	atomic_bool stop;
+	char seen[PUBLISH_READS][32]; /* each read's revision, in order */
+	size_t num_seen;
+};
+
+static void *read_views(void *cls)
+{
+	struct reader *rd = cls;
+	CURL *curl = curl_easy_init();
+
+	while (!atomic_load(&rd->stop) && rd->num_seen + VIEW_COUNT <= PUBLISH_READS) {
+		for (int v = 0; v < VIEW_COUNT; v++) {
+			view_revision(curl, rd->d, (enum view)v, rd->seen[rd->num_seen++], 32);
+		}
+	}
+	curl_easy_cleanup(curl);
+	return NULL;
+}
+
+/* 12 changes of b while a reader loops decision -> status -> metrics ->
+ * revisions: no view read later shows an older revision than one read
+ * before it; and when b's stream tells of a change, the decision and the
+ * status already answer it (no sleep between the event and the asks). */
+Test(streams, a_change_is_in_every_view_before_its_event, .timeout = 120)
+{
+	char dir[] = "/tmp/splitkd-catstreams-XXXXXX", paths[3][96];
+	const char *args[] = {"--catalog-dir", dir, "--access-log", "off", NULL};
+	char order[PUBLISH_CHANGES + 1][32], now[32];
+	static struct reader rd;
+	struct stream_read b;
+	struct daemon d;
+	pthread_t reader;
+	const char *at;
+	size_t from = 0;
+	long last = 0;
+
+	catalog_dir(dir, paths);
+	daemon_start(&d, args);
+	stream_connect_to(&b, d.port, "/v1/events?catalog=b", NULL, "HTTP/1.1");
+	at = stream_until(&b, 0, "event: hello\n", 2000);
+	cr_assert_not_null(at);
+	cJSON *hello = event_data(at);
+	snprintf(order[0], sizeof(order[0]), "%s", jstr(hello, "revision"));
+	cJSON_Delete(hello);
+	memset(&rd, 0, sizeof(rd));
+	rd.d = &d;
+	cr_assert_eq(pthread_create(&reader, NULL, read_views, &rd), 0);
+	for (int i = 1; i <= PUBLISH_CHANGES; i++) {
+		CURL *curl = curl_easy_init();
+		cJSON *data;
+
+		write_catalog_sms(paths[1], 100u + (unsigned)i);
+		at = stream_until(&b, from, "event: catalog\n", 5000);
+		cr_assert_not_null(at, "change %d not streamed: %s", i, b.buf + from);
+		cr_assert_not_null(stream_until(&b, (size_t)(at - b.buf), "}\n\n", 2000));
+		from = (size_t)(at - b.buf) + 1;
+		data = event_data(at);
+		snprintf(order[i], sizeof(order[i]), "%s", jstr(data, "revision"));
+		cJSON_Delete(data);
+		view_revision(curl, &d, VIEW_DECISION, now, sizeof(now));
+		cr_assert_str_eq(now, order[i], "the decision lags its event %d", i);
+		view_revision(curl, &d, VIEW_STATUS, now, sizeof(now));
+		cr_assert_str_eq(now, order[i], "/v1/status lags its event %d", i);
+		curl_easy_cleanup(curl);
+	}
+	atomic_store(&rd.stop, true);
+	pthread_join(reader, NULL);
+	cr_assert_gt(rd.num_seen, (size_t)4 * VIEW_COUNT, "the reader read too little");
+	for (size_t k = 0; k < rd.num_seen; k++) {
+		long rank = -1;
+
+		for (int i = 0; i <= PUBLISH_CHANGES; i++) {
+			if (strcmp(rd.seen[k], order[i]) == 0) {
+				rank = i;
+			}
+		}
+		cr_assert_geq(rank, 0, "read %zu names no revision written: %s", k, rd.seen[k]);
+		cr_assert_geq(rank, last, "read %zu (view %zu) went back from change %ld to %ld", k,
+			      k % VIEW_COUNT, last, rank);
+		last = rank;
+	}
+	close(b.fd);
+	daemon_finish(&d);
+	remove_dir(dir);
 }

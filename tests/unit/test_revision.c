@@ -603,25 +603,15 @@ Test(named, a_selected_catalog_answers_as_if_served_alone)
 					     asks[i][2] ? body : NULL);
 			cr_assert_eq(alone.status, 200, "%s %s: %s", asks[i][0], asks[i][1], alone.body);
 			if (strcmp(asks[i][1], "/ofrep/v1/evaluate/flags") == 0) {
-				/* a context that names the default catalog is told its
-				 * stream; one naming another is told of none (the one
-				 * stream is the default's), and is otherwise the same */
+				/* a context that names a catalog is told that catalog's
+				 * stream, and is otherwise the same */
 				char stream[64], *at;
 
-				if (s == 1) {
-					snprintf(stream, sizeof(stream), "/v1/events?catalog=%s", names[s]);
-					at = strstr(selected.body, stream);
-					cr_assert_not_null(at, "%s", selected.body);
-					memmove(at + strlen("/v1/events"), at + strlen(stream),
-						strlen(at + strlen(stream)) + 1);
-				} else {
-					cr_assert_not_null(strstr(selected.body, "\"eventStreams\":[]"), "%s",
-							   selected.body);
-					cr_assert_null(strstr(selected.body, "/v1/events"), "%s", selected.body);
-					/* the streams are the last member: the rest before them */
-					*strstr(selected.body, "\"eventStreams\"") = '\0';
-					*strstr(alone.body, "\"eventStreams\"") = '\0';
-				}
+				snprintf(stream, sizeof(stream), "/v1/events?catalog=%s", names[s]);
+				at = strstr(selected.body, stream);
+				cr_assert_not_null(at, "%s", selected.body);
+				memmove(at + strlen("/v1/events"), at + strlen(stream),
+					strlen(at + strlen(stream)) + 1);
 			}
 			cr_assert_str_eq(selected.body, alone.body, "%s %s catalog=%s", asks[i][0],
 					 asks[i][1], names[s]);
@@ -753,11 +743,16 @@ Test(named, the_upgrade_diff_between_names_is_the_catalogs_diff)
 	assert_problem(&a, 404, "unknown-catalog", "from");
 	cr_assert_str_eq(str(a.json, "suggestion"), "legacy");
 	answer_free(&a);
-	/* the one change stream is the default's: another catalog's is
-	 * refused, never answered with the default's changes */
+	/* every catalog has a stream of its own, and all of them one */
 	a = ask_named(&t, NULL, "GET", "/v1/events?catalog=legacy", NULL);
-	assert_problem(&a, 501, "not-implemented", "catalog");
-	cr_assert(strstr(str(a.json, "detail"), "\"legacy\"") != NULL, "%s", a.body);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	answer_free(&a);
+	a = ask_named(&t, NULL, "GET", "/v1/events?catalog=*", NULL);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	answer_free(&a);
+	a = ask_named(&t, NULL, "GET", "/v1/events?catalog=legac", NULL);
+	assert_problem(&a, 404, "unknown-catalog", "catalog");
+	cr_assert_str_eq(str(a.json, "suggestion"), "legacy");
 	answer_free(&a);
 	a = ask_named(&t, NULL, "GET", "/v1/events?catalog=today", NULL);
 	cr_assert_eq(a.status, 200, "%s", a.body);

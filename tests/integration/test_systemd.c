@@ -31,6 +31,14 @@
 #include "catalog.h"
 #include "embedded.h"
 
+/* The pings are timed where the manager's thread hears them: on a loaded
+ * two-core machine that thread runs some milliseconds after the datagram
+ * was sent, so a gap between receipts may pass half the interval by that
+ * much (a 510 ms gap was seen under make test). The daemon's own schedule
+ * is held to half the interval exactly by tests/unit/test_notify.c; here
+ * the bound stays far inside systemd's, the whole interval (1000 ms). */
+#define PING_JITTER_MS 100
+
 static struct daemon d;
 
 static void stop(void)
@@ -581,7 +589,7 @@ Test(notify, the_watchdog_is_pinged_by_the_serving_loop_and_stops_with_it, .fini
 	sleep_ms(1500);
 	gap = longest_gap(&m, ready, now_ms(), &pings);
 	cr_assert_geq(pings, 3, "%u pings in 1.5 s", pings);
-	cr_assert_leq(gap, 500, "a gap of %llu ms between pings, over half of WATCHDOG_USEC",
+	cr_assert_leq(gap, 500 + PING_JITTER_MS, "a gap of %llu ms between pings, over half of WATCHDOG_USEC",
 		      (unsigned long long)gap);
 
 	/* stalled: the pings stop, and a request waits with them */
@@ -615,7 +623,7 @@ Test(notify, the_watchdog_is_pinged_by_the_serving_loop_and_stops_with_it, .fini
 	sleep_ms(1500);
 	gap = longest_gap(&m, resumed, now_ms(), &pings);
 	cr_assert_geq(pings, 3, "%u pings in 1.5 s after the stall", pings);
-	cr_assert_leq(gap, 500, "a gap of %llu ms after the stall", (unsigned long long)gap);
+	cr_assert_leq(gap, 500 + PING_JITTER_MS, "a gap of %llu ms after the stall", (unsigned long long)gap);
 	daemon_finish(&d);
 	manager_stop(&m);
 }

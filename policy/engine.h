@@ -14,7 +14,8 @@
  * and refusal texts are static strings.
  *
  * This header holds types, constants and the few inline helpers every
- * port shares (the answer's start, its terms, the zero-count refusal), so
+ * port shares (the answer's start, its terms, a refusal, the zero-count
+ * refusal), so
  * a port includes it and nothing else of ours.
  */
 #ifndef ENGINE_H
@@ -118,6 +119,28 @@ static inline void engine_term(struct engine_answer *a, const char *name, uint64
 		a->terms[a->n_terms].value = value;
 		a->n_terms++;
 	}
+}
+
+/* Refuses *a in place: no split, no scratch, the reason and the input
+ * to change (static strings); the terms found so far stay. */
+static inline void engine_refuse(struct engine_answer *a, const char *why, const char *input)
+{
+	a->status = ENGINE_REFUSED;
+	a->num_splits = 0;
+	a->num_splits_bound = 0;
+	a->workspace_bytes = 0;
+	a->refused = why;
+	a->refused_input = input;
+}
+
+/* A refusal by value, for a port that returns its answer at each check. */
+static inline struct engine_answer engine_refused(const char *why, const char *input)
+{
+	struct engine_answer a;
+
+	engine_answer_init(&a);
+	engine_refuse(&a, why, input);
+	return a;
 }
 
 /* A count a port needs at least 1 of and was given 0 of: the reason and

@@ -168,13 +168,6 @@ static int round_multiple(int x, int m)
 	return (x + m - 1) / m * m;
 }
 
-static void refuse(struct engine_answer *a, const char *why, const char *input)
-{
-	a->status = ENGINE_REFUSED;
-	a->refused = why;
-	a->refused_input = input;
-}
-
 /*
  * The input that takes one of upstream's int intermediates past INT_MAX,
  * or NULL (a deliberate difference: upstream would wrap, this refuses).
@@ -212,19 +205,19 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 	struct engine_zero zero;
 
 	if (engine_zero_count(s, FA2_READS, &zero)) {
-		refuse(a, zero.reason, zero.input);
+		engine_refuse(a, zero.reason, zero.input);
 		return;
 	}
 	/* upstream's num_splits is an int: pybind11 refuses a larger Python int
 	 * before mha_fwd_kvcache runs (129..INT_MAX are refused at 343) */
 	if (s->num_splits > INT_MAX) {
-		refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)",
-		       "num_splits");
+		engine_refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)",
+			      "num_splits");
 		return;
 	}
 	const char *too_large = beyond_int(s);
 	if (too_large != NULL) {
-		refuse(a, "the shape is beyond FlashAttention-2's int arithmetic", too_large);
+		engine_refuse(a, "the shape is beyond FlashAttention-2's int arithmetic", too_large);
 		return;
 	}
 
@@ -241,19 +234,21 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 	const int page_block_size = (int)s->page_size;
 	const int max_num_blocks_per_seq = (int)(((uint64_t)s->seq_len + s->page_size - 1) / s->page_size);
 	if (page_block_size % 256 != 0) {
-		refuse(a, "Paged KV cache block size must be divisible by 256 (page_size 256, 512, 768, ...)",
-		       "page_size");
+		engine_refuse(a, "Paged KV cache block size must be divisible by 256 "
+			      "(page_size 256, 512, 768, ...)",
+			      "page_size");
 		return;
 	}
 	const int seqlen_k = max_num_blocks_per_seq * page_block_size;
 	const int num_heads_k = (int)s->num_kv_heads;
 	/* 1309 is the num_seqs check above */
 	if (head_size_og > 256) {
-		refuse(a, "FlashAttention forward only supports head dimension at most 256", "head_dim");
+		engine_refuse(a, "FlashAttention forward only supports head dimension at most 256", "head_dim");
 		return;
 	}
 	if (num_heads % num_heads_k != 0) {
-		refuse(a, "Number of heads in key/value must divide number of heads in query", "num_kv_heads");
+		engine_refuse(a, "Number of heads in key/value must divide number of heads in query",
+			      "num_kv_heads");
 		return;
 	}
 
@@ -278,8 +273,8 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 	if (set_params_splitkv(&params, batch_size, num_heads, head_size, seqlen_k, seqlen_q,
 			       head_size_rounded, (int)s->num_splits, (int)s->sm_count) != 0) {
 		/* the caller's num_splits: the heuristic answers at most 128 */
-		refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)",
-		       "num_splits");
+		engine_refuse(a, "num_splits > 128 not supported (FlashAttention-2 takes num_splits 0..128)",
+			      "num_splits");
 		return;
 	}
 

@@ -327,15 +327,6 @@ static int prepare_varlen_num_blocks(const struct fwd_params *params, bool packg
 	return num_splits_dynamic;
 }
 
-static struct engine_answer refuse(const char *why, const char *input)
-{
-	struct engine_answer a = {0};
-	a.status = ENGINE_REFUSED;
-	a.refused = why;
-	a.refused_input = input;
-	return a;
-}
-
 /* The reason for a shape refused because one of upstream's int
  * intermediates would overflow there (fa3.h). */
 static const char overflow_reason[] =
@@ -368,27 +359,27 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	struct engine_zero zero;
 
 	if (engine_zero_count(s, FA3_READS, &zero)) {
-		return refuse(zero.reason, zero.input);
+		return engine_refused(zero.reason, zero.input);
 	}
 	/* Upstream's sizes are int (pybind11 refuses an argument above its
 	 * range before mha_fwd runs). */
 	if (s->sm_count > INT_MAX) {
-		return refuse("sm_count is beyond FlashAttention-3's int range", "sm_count");
+		return engine_refused("sm_count is beyond FlashAttention-3's int range", "sm_count");
 	}
 	if (s->num_seqs > INT_MAX) {
-		return refuse("num_seqs is beyond FlashAttention-3's int range", "num_seqs");
+		return engine_refused("num_seqs is beyond FlashAttention-3's int range", "num_seqs");
 	}
 	if (s->num_q_heads > INT_MAX) {
-		return refuse("num_q_heads is beyond FlashAttention-3's int range", "num_q_heads");
+		return engine_refused("num_q_heads is beyond FlashAttention-3's int range", "num_q_heads");
 	}
 	if (s->num_kv_heads > INT_MAX) {
-		return refuse("num_kv_heads is beyond FlashAttention-3's int range", "num_kv_heads");
+		return engine_refused("num_kv_heads is beyond FlashAttention-3's int range", "num_kv_heads");
 	}
 	if (s->seq_len > INT_MAX) {
-		return refuse(overflow_reason, "seq_len");
+		return engine_refused(overflow_reason, "seq_len");
 	}
 	if (s->page_size > INT_MAX) {
-		return refuse("page_size is beyond FlashAttention-3's int range", "page_size");
+		return engine_refused("page_size is beyond FlashAttention-3's int range", "page_size");
 	}
 
 	/* mha_fwd, 759-771: q is (b, 1, h, d); k and v are (num_pages,
@@ -401,39 +392,39 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	 * built), checked before the conversion to int. */
 	int const max_headdim = 256;
 	if (s->head_dim > (uint32_t)max_headdim) {
-		return refuse("FlashAttention-3's forward only supports head dimension at most 256; "
-			      "give a head_dim of 256 or less",
-			      "head_dim");
+		return engine_refused("FlashAttention-3's forward only supports head dimension at most 256; "
+				      "give a head_dim of 256 or less",
+				      "head_dim");
 	}
 	int const head_size = (int)s->head_dim;
 	int const head_size_v = head_size;
 	int const page_size = (int)s->page_size;
 	int const max_num_pages_per_seq = (int)((s->seq_len + (uint64_t)s->page_size - 1) / s->page_size);
 	if (!fits_int((int64_t)max_num_pages_per_seq * page_size)) {
-		return refuse(overflow_reason, "seq_len");
+		return engine_refused(overflow_reason, "seq_len");
 	}
 	int const seqlen_k = max_num_pages_per_seq * page_size;
 	/* total_k = batch_size * k.size(1), an int that gates the launch at
 	 * 1167: beyond int it would wrap. */
 	if (!fits_int((int64_t)batch_size * page_size)) {
-		return refuse("num_seqs * page_size is beyond FlashAttention-3's int total_k; "
-			      "give fewer num_seqs",
-			      "num_seqs");
+		return engine_refused("num_seqs * page_size is beyond FlashAttention-3's int total_k; "
+				      "give fewer num_seqs",
+				      "num_seqs");
 	}
 	int const num_heads_k = (int)s->num_kv_heads;
 
 	/* 781 */
 	if (num_heads % num_heads_k != 0) {
-		return refuse("FlashAttention-3 needs num_q_heads to be a multiple of num_kv_heads",
-			      "num_kv_heads");
+		return engine_refused("FlashAttention-3 needs num_q_heads to be a multiple of num_kv_heads",
+				      "num_kv_heads");
 	}
 	/* The group, seqlen_q * (h / h_k), is rounded up to kBlockM (at most
 	 * 192) in int at three places (should_pack_gqa, get_num_splits, the
 	 * prepare kernel): one check for all of them. */
 	if (!fits_int((int64_t)(num_heads / num_heads_k) + 192 - 1)) {
-		return refuse("num_q_heads / num_kv_heads is beyond FlashAttention-3's int arithmetic; "
-			      "give fewer query heads per KV head",
-			      "num_q_heads");
+		return engine_refused("num_q_heads / num_kv_heads is beyond FlashAttention-3's int arithmetic; "
+				      "give fewer query heads per KV head",
+				      "num_q_heads");
 	}
 	/* 782-792: head_size_v == head_size, so the different-V checks do not
 	 * apply. */
@@ -449,14 +440,15 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	/* 854-856: bf16 */
 	int const alignment = 8;
 	if (head_size % alignment != 0) {
-		return refuse("FlashAttention-3 needs head_dim to be a multiple of 8 for bf16", "head_dim");
+		return engine_refused("FlashAttention-3 needs head_dim to be a multiple of 8 for bf16",
+				      "head_dim");
 	}
 
 	/* 878-881 */
 	int const head_size_rounded = round_up_headdim(head_size);
 	int const head_size_v_rounded = head_size_rounded; /* head_size_v == head_size */
 	if (!fits_int((int64_t)seqlen_k + 127)) {
-		return refuse(overflow_reason, "seq_len"); /* seqlen_k_rounded */
+		return engine_refused(overflow_reason, "seq_len"); /* seqlen_k_rounded */
 	}
 
 	/* 895-926: set_params_fprop (50-168) and what follows */
@@ -493,14 +485,14 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	if (!from_heuristic && s->num_splits > 256) {
 		/* 1095 (a value above INT_MAX fails run_mha_fwd's num_splits >= 1
 		 * check at 371 after its int conversion instead) */
-		return refuse("FlashAttention-3 does not support num_splits > 256; give 256 or fewer, "
-			      "or 0 for its heuristic",
-			      "num_splits");
+		return engine_refused("FlashAttention-3 does not support num_splits > 256; give 256 or fewer, "
+				      "or 0 for its heuristic",
+				      "num_splits");
 	}
 	if (from_heuristic) {
 		params.num_splits = get_num_splits(&params, &heuristic);
 		if (params.num_splits == 0) {
-			return refuse(overflow_reason, "seq_len");
+			return engine_refused(overflow_reason, "seq_len");
 		}
 	} else {
 		params.num_splits = (int)s->num_splits;
@@ -512,8 +504,9 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	/* 995-1002: the scheduler metadata's int size, b_rounded * 3 + 1
 	 * (varlen_sort_batches, no head_swizzle, scheduler_needs_semaphore) */
 	if (!fits_int(((int64_t)batch_size + 3) / 4 * 4 * 3 + 1)) {
-		return refuse("num_seqs is beyond FlashAttention-3's int scheduler metadata; give fewer num_seqs",
-			      "num_seqs");
+		return engine_refused("num_seqs is beyond FlashAttention-3's int scheduler metadata; "
+				      "give fewer num_seqs",
+				      "num_seqs");
 	}
 
 	/* run_mha_fwd (367-385) and run_mha_fwd_ (flash_fwd_launch_template.h
@@ -536,7 +529,7 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 		prepare_varlen_num_blocks(&params, PackGQA, kBlockMN.kBlockM, kBlockMN.kBlockN,
 					  (int)s->seq_len, &prep);
 	if (num_splits_dynamic == 0) {
-		return refuse(overflow_reason, "seq_len");
+		return engine_refused(overflow_reason, "seq_len");
 	}
 
 	/* 1092-1104: not varlen_q, so out_accum is (num_splits, batch_size,
@@ -551,7 +544,9 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 				      (uint64_t)seqlen_q;
 		uint64_t const per_row = ((uint64_t)head_size_v + 1) * 4;
 		if (rows > UINT64_MAX / per_row) {
-			return refuse("the split-K scratch would exceed 2^64 bytes; give fewer num_seqs", "num_seqs");
+			return engine_refused("the split-K scratch would exceed 2^64 bytes; "
+					      "give fewer num_seqs",
+					      "num_seqs");
 		}
 		workspace_bytes = rows * per_row;
 	}

@@ -157,15 +157,6 @@ static uint64_t aligned_alloc_offset(struct aligned_allocator *a, uint64_t size,
 	return result;
 }
 
-static struct engine_answer refuse(const char *why, const char *input)
-{
-	struct engine_answer a = {0};
-	a.status = ENGINE_REFUSED;
-	a.refused = why;
-	a.refused_input = input;
-	return a;
-}
-
 /* utils.cuh 142-165, DISPATCH_GQA_GROUP_SIZE: 0 where it raises. */
 static uint32_t dispatch_gqa_group_size(uint32_t group_size)
 {
@@ -188,46 +179,46 @@ struct engine_answer flashinfer_launch(const struct engine_shape *s)
 	struct engine_zero zero;
 
 	if (engine_zero_count(s, FLASHINFER_READS & ~ENGINE_IN_BLOCKS_PER_SM, &zero)) {
-		return refuse(zero.reason, zero.input);
+		return engine_refused(zero.reason, zero.input);
 	}
 	if (s->blocks_per_sm == 0) {
-		return refuse("blocks_per_sm is a run-time GPU value FlashInfer asks "
-			      "cudaOccupancyMaxActiveBlocksPerMultiprocessor for its decode kernel "
-			      "(scheduler.cuh 180); give it, it is never guessed",
-			      "blocks_per_sm");
+		return engine_refused("blocks_per_sm is a run-time GPU value FlashInfer asks "
+				      "cudaOccupancyMaxActiveBlocksPerMultiprocessor for its decode kernel "
+				      "(scheduler.cuh 180); give it, it is never guessed",
+				      "blocks_per_sm");
 	}
 	if (s->num_splits != 0) {
-		return refuse("FlashInfer's CUDA-core batch decode takes no num_splits argument at "
-			      "fb28d72 (fixed_split_size raises on this path); give 0",
-			      "num_splits");
+		return engine_refused("FlashInfer's CUDA-core batch decode takes no num_splits argument at "
+				      "fb28d72 (fixed_split_size raises on this path); give 0",
+				      "num_splits");
 	}
 	if (s->num_q_heads % s->num_kv_heads != 0) {
-		return refuse("num_q_heads must be a multiple of num_kv_heads", "num_kv_heads");
+		return engine_refused("num_q_heads must be a multiple of num_kv_heads", "num_kv_heads");
 	}
 	/* batch_decode.cu 63: DISPATCH_GQA_GROUP_SIZE(num_qo_heads / num_kv_heads) */
 	const uint32_t GROUP_SIZE = dispatch_gqa_group_size(s->num_q_heads / s->num_kv_heads);
 	if (GROUP_SIZE == 0) {
-		return refuse("FlashInfer's CUDA-core decode has kernels for GQA group sizes "
-			      "(num_q_heads / num_kv_heads) 1, 2, 3, 4, 6 and 8 only",
-			      "num_kv_heads");
+		return engine_refused("FlashInfer's CUDA-core decode has kernels for GQA group sizes "
+				      "(num_q_heads / num_kv_heads) 1, 2, 3, 4, 6 and 8 only",
+				      "num_kv_heads");
 	}
 	if (!dispatch_head_dim(s->head_dim)) {
-		return refuse("FlashInfer's CUDA-core decode merges its splits for head_dim 64, "
-			      "128, 256 and 512 only (DISPATCH_HEAD_DIM)",
-			      "head_dim");
+		return engine_refused("FlashInfer's CUDA-core decode merges its splits for head_dim 64, "
+				      "128, 256 and 512 only (DISPATCH_HEAD_DIM)",
+				      "head_dim");
 	}
 	if ((uint64_t)s->blocks_per_sm * s->sm_count > FLASHINFER_INT32_MAX) {
-		return refuse("blocks_per_sm * sm_count must fit FlashInfer's int max_grid_size",
-			      "blocks_per_sm");
+		return engine_refused("blocks_per_sm * sm_count must fit FlashInfer's int max_grid_size",
+				      "blocks_per_sm");
 	}
 	/* The page table: ceil(seq_len / page_size) pages a request, the last
 	 * holding the rest; indptr is int32 (batch_decode.cu 45), and the plan
 	 * reads nothing of seq_len but those pages. */
 	const uint64_t pages = ((uint64_t)s->seq_len + s->page_size - 1) / s->page_size;
 	if ((uint64_t)s->num_seqs * pages > FLASHINFER_INT32_MAX) {
-		return refuse("num_seqs * ceil(seq_len / page_size) pages must fit FlashInfer's "
-			      "int32 page indptr",
-			      "seq_len");
+		return engine_refused("num_seqs * ceil(seq_len / page_size) pages must fit FlashInfer's "
+				      "int32 page indptr",
+				      "seq_len");
 	}
 	const IdType num_pages = (IdType)pages;
 

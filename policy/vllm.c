@@ -22,18 +22,6 @@ static const uint64_t PARTITION_SIZE_CU = 512;
 /* torch.empty's largest tensor, in bytes (PyTorch's storage size check). */
 static const uint64_t TORCH_MAX_NBYTES = INT64_MAX;
 
-/* Refuses *a in place (not by value, so no compiler copies the struct with
- * a call to memcpy), keeping the terms computed so far. */
-static void refuse(struct engine_answer *a, const char *why, const char *input)
-{
-	a->status = ENGINE_REFUSED;
-	a->num_splits = 0;
-	a->num_splits_bound = 0;
-	a->workspace_bytes = 0;
-	a->refused = why;
-	a->refused_input = input;
-}
-
 /* *p = a * b, false when it does not fit in a uint64_t. */
 static bool mul_fits(uint64_t a, uint64_t b, uint64_t *p)
 {
@@ -97,21 +85,21 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 	/* Not vLLM's: the inputs every port refuses. vLLM has no num_splits
 	 * argument (forward_decode's parameters, paged_attn.py lines 82-99). */
 	if (s->num_splits != 0) {
-		refuse(&a, "vLLM's paged attention takes no num_splits argument: "
-			   "its v1/v2 choice and partitions follow the shape; give num_splits 0",
-			   "num_splits");
+		engine_refuse(&a, "vLLM's paged attention takes no num_splits argument: "
+			      "its v1/v2 choice and partitions follow the shape; give num_splits 0",
+			      "num_splits");
 		return a;
 	}
 	if (engine_zero_count(s, VLLM_READS, &zero)) {
-		refuse(&a, zero.reason, zero.input);
+		engine_refuse(&a, zero.reason, zero.input);
 		return a;
 	}
 	/* xformers.py XFormersImpl.__init__: assert self.num_heads %
 	 * self.num_kv_heads == 0 (the kernels only divide). */
 	if (s->num_q_heads % s->num_kv_heads != 0) {
-		refuse(&a, "num_q_heads must be a multiple of num_kv_heads "
-			   "(vLLM asserts num_heads % num_kv_heads == 0)",
-			   "num_kv_heads");
+		engine_refuse(&a, "num_q_heads must be a multiple of num_kv_heads "
+			      "(vLLM asserts num_heads % num_kv_heads == 0)",
+			      "num_kv_heads");
 		return a;
 	}
 
@@ -141,7 +129,7 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 		 * (head, sequence), grid (num_heads, num_seqs, 1), no scratch. */
 		why = dispatch(block_size, head_size, &input);
 		if (why != NULL) {
-			refuse(&a, why, input);
+			engine_refuse(&a, why, input);
 			return a;
 		}
 		a.num_splits = 1;
@@ -152,9 +140,9 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 
 	/* Run PagedAttention V2 (lines 145-181). */
 	if (PARTITION_SIZE_PY % block_size != 0) {
-		refuse(&a, "vLLM's paged attention v2 asserts _PARTITION_SIZE % block_size == 0 "
-			   "(512), and its kernels are built for block sizes 8, 16 and 32 only",
-			   "page_size");
+		engine_refuse(&a, "vLLM's paged attention v2 asserts _PARTITION_SIZE % block_size == 0 "
+			      "(512), and its kernels are built for block sizes 8, 16 and 32 only",
+			      "page_size");
 		return a;
 	}
 	/* tmp_output: (num_seqs, num_heads, max_num_partitions, head_size) of
@@ -171,9 +159,9 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 		/* Not vLLM's: a tensor over INT64_MAX bytes PyTorch refuses
 		 * ("Storage size calculation overflowed"); three whose sum is
 		 * over it no device holds. */
-		refuse(&a, "vLLM's paged attention v2 scratch for this shape exceeds "
-			   "2^63-1 bytes, more than torch.empty allocates",
-			   "num_seqs");
+		engine_refuse(&a, "vLLM's paged attention v2 scratch for this shape exceeds "
+			      "2^63-1 bytes, more than torch.empty allocates",
+			      "num_seqs");
 		return a;
 	}
 	uint64_t max_logits_nbytes = exp_sums_nbytes; /* torch.empty_like(exp_sums) */
@@ -187,7 +175,7 @@ struct engine_answer vllm_launch(const struct engine_shape *s)
 	 * Python's because both partition sizes are 512. */
 	why = dispatch(block_size, head_size, &input);
 	if (why != NULL) {
-		refuse(&a, why, input);
+		engine_refuse(&a, why, input);
 		return a;
 	}
 	engine_term(&a, "PARTITION_SIZE", PARTITION_SIZE_CU);

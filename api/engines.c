@@ -74,12 +74,19 @@ static int missing(enum engines_id id, const char *input, const char *why, struc
 			   "%s is required with engine=%s: %s", input, engines[id].name, why);
 }
 
+uint32_t engines_kv_heads(const struct query *q, const struct decision *d)
+{
+	if (q->num_kv_heads.set) {
+		return q->num_kv_heads.v;
+	}
+	return d->model != NULL ? d->model->num_kv_heads : 0;
+}
+
 int engines_shape(enum engines_id id, const struct query *q, const struct decision *d,
 		  uint32_t num_splits, struct engine_shape *out, struct problem *p)
 {
 	const struct engines_info *e = &engines[id];
-	uint32_t kv = q->num_kv_heads.set ? q->num_kv_heads.v
-					  : (d->model != NULL ? d->model->num_kv_heads : 0);
+	uint32_t kv = engines_kv_heads(q, d);
 
 	memset(out, 0, sizeof(*out));
 	if ((e->reads & ENGINE_IN_SEQ_LEN) && !q->seq_len.set) {
@@ -248,8 +255,31 @@ void engines_count(const struct api_context *ctx, enum engines_id id,
 		   const struct engine_answer *a)
 {
 	if (ctx->on_engine != NULL) {
-		ctx->on_engine(ctx->on_decision_cls, engines[id].name, a->status == ENGINE_OK);
+		ctx->on_engine(ctx->on_decision_cls, (int)id, a->status == ENGINE_OK);
 	}
+}
+
+int engines_decide(const struct api_context *ctx, const struct query *q, const struct decision *d,
+		   bool fields, enum engines_id *id, struct engine_shape *s,
+		   struct engine_answer *a, struct problem *p)
+{
+	if (engines_find(q, id, p) != 0) {
+		return -1;
+	}
+	if (*id == ENGINES_SEED) {
+		return 1;
+	}
+	if (fields) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "fields", NULL,
+				   "fields cuts the seed's answer; engine=%s answers whole",
+				   engines[*id].name);
+	}
+	if (engines_shape(*id, q, d, 0, s, p) != 0) {
+		return -1;
+	}
+	*a = launches[*id](s);
+	engines_count(ctx, *id, a);
+	return a->status == ENGINE_OK ? 0 : engines_refused(*id, a, p);
 }
 
 int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
@@ -259,28 +289,12 @@ int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct 
 	struct engine_shape s;
 	struct engine_answer a;
 	enum engines_id id;
+	int rc = engines_decide(ctx, q, d, fields, &id, &s, &a, p);
 
-	if (engines_find(q, &id, p) != 0) {
-		return -1;
+	if (rc == 0) {
+		engines_write(w, id, d, &s, &a, cat);
 	}
-	if (id == ENGINES_SEED) {
-		return 1;
-	}
-	if (fields) {
-		return problem_set(p, PROBLEM_INVALID_PARAMETER, "fields", NULL,
-				   "fields cuts the seed's answer; engine=%s answers whole",
-				   engines[id].name);
-	}
-	if (engines_shape(id, q, d, 0, &s, p) != 0) {
-		return -1;
-	}
-	a = launches[id](&s);
-	engines_count(ctx, id, &a);
-	if (a.status != ENGINE_OK) {
-		return engines_refused(id, &a, p);
-	}
-	engines_write(w, id, d, &s, &a, cat);
-	return 0;
+	return rc;
 }
 
 struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s)

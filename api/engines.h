@@ -61,6 +61,11 @@ const struct engines_info *engines_info(enum engines_id id);
  * Returns 0, or -1 with a 404 unknown-engine problem and its did-you-mean. */
 int engines_find(const struct query *q, enum engines_id *out, struct problem *p);
 
+/* The KV heads a query asks with: its num_kv_heads, else its catalog
+ * model's; 0 when neither says (num_q_heads given alone, or a model
+ * without them). */
+uint32_t engines_kv_heads(const struct query *q, const struct decision *d);
+
 /* The shape a decision's query asks of engine `id` (not the seed), with
  * the defaults filled: num_kv_heads the model's, page_size 16, and
  * `num_splits` as the engine's own argument (0: its heuristic). Returns
@@ -93,6 +98,18 @@ void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d
 int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
 		   const struct decision *d, const struct catalog *cat, bool fields,
 		   struct problem *p);
+
+/*
+ * The launch of the engine a decision's query names, without writing it:
+ * 1 when it names the seed (or none); 0 with *id, *s and *a filled; -1
+ * with the problem (an unknown engine, a `fields` list when `fields` is
+ * true, which cuts the seed's answer only, a missing input, a refusal). Each
+ * launch is counted (engines_count). engines_answer is this and the
+ * writer; OFREP answers its flags from it.
+ */
+int engines_decide(const struct api_context *ctx, const struct query *q, const struct decision *d,
+		   bool fields, enum engines_id *id, struct engine_shape *s,
+		   struct engine_answer *a, struct problem *p);
 
 /* Reports an engine's launch (answered, or refused) to ctx->on_engine. */
 void engines_count(const struct api_context *ctx, enum engines_id id,

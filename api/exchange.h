@@ -60,9 +60,10 @@ struct api_header {
  * name in it, or NULL for an sm_count-only query. May be NULL. */
 typedef void api_decision_fn(void *cls, const char *catalog, const char *target,
 			     enum splitk_kind kind);
-/* One answer of another engine than the seed (engines.h): the engine's
- * name, and whether it answered (true) or refused the shape (false). */
-typedef void api_engine_fn(void *cls, const char *engine, bool answered);
+/* One answer of another engine than the seed: the engine (engines.h's
+ * enum engines_id), and whether it answered (true) or refused the shape
+ * (false). */
+typedef void api_engine_fn(void *cls, int engine, bool answered);
 
 /* Fills *out (status.h) with a consistent copy of the server's catalog
  * state, for GET /v1/status. May be NULL. */

@@ -345,19 +345,10 @@ static void append_warning(char *out, size_t cap, size_t *n, const char *s)
 static int evaluate_engine(const struct handler_call *c, struct evaluation *e)
 {
 	struct engine_shape s;
+	int rc = engines_decide(c->ctx, &e->context.q, &e->d, false, &e->engine, &s, &e->launch,
+				&e->problem);
 
-	if (engines_find(&e->context.q, &e->engine, &e->problem) != 0) {
-		return -1;
-	}
-	if (e->engine == ENGINES_SEED) {
-		return 0;
-	}
-	if (engines_shape(e->engine, &e->context.q, &e->d, 0, &s, &e->problem) != 0) {
-		return -1;
-	}
-	e->launch = engines_launch(e->engine, &s);
-	engines_count(c->ctx, e->engine, &e->launch);
-	return e->launch.status == ENGINE_OK ? 0 : engines_refused(e->engine, &e->launch, &e->problem);
+	return rc > 0 ? 0 : rc;
 }
 
 /* The context into a query, and the decision: the same decide_run as

@@ -126,15 +126,13 @@ void metrics_decision(struct metrics *m, const char *catalog, const char *target
 _Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1,
 	       "a row of engine answers per engine but the seed");
 
-void metrics_engine(void *cls, const char *engine, bool answered)
+void metrics_engine(void *cls, int engine, bool answered)
 {
 	struct metrics *m = cls;
 
-	for (int id = 1; id < ENGINES_COUNT; id++) {
-		if (strcmp(engines_info((enum engines_id)id)->name, engine) == 0) {
-			atomic_fetch_add_explicit(&m->engine_answers[id - 1][answered ? 0 : 1], 1,
-						  memory_order_relaxed);
-		}
+	if (engine > ENGINES_SEED && engine < ENGINES_COUNT) {
+		atomic_fetch_add_explicit(&m->engine_answers[engine - 1][answered ? 0 : 1], 1,
+					  memory_order_relaxed);
 	}
 }
 

@@ -108,7 +108,7 @@ void metrics_request(struct metrics *m, int route, unsigned status, uint64_t mic
  * default, whose name metrics_info gives at a scrape); `target` NULL: an
  * sm_count-only decision. */
 /* One answer of another engine (api_engine_fn, with the metrics as cls). */
-void metrics_engine(void *m, const char *engine, bool answered);
+void metrics_engine(void *m, int engine, bool answered);
 
 void metrics_decision(struct metrics *m, const char *catalog, const char *target,
 		      enum splitk_kind kind);

@@ -78,6 +78,7 @@ static int ready(struct listener *l, char *err, size_t err_cap)
 		return -1;
 	}
 	atomic_init(&l->accepting, true);
+	atomic_init(&l->in_accept, 0);
 	return 0;
 }
 
@@ -230,7 +231,11 @@ void listener_address(const struct listener *l, unsigned i, char *out, size_t ca
  * their pace under a connection storm. */
 static void accept_some(struct listener *l, int from)
 {
-	for (int i = 0; i < ACCEPTS_PER_WAKE; i++) {
+	/* announced before `accepting` is read (both sequentially
+	 * consistent), so a stop either sees this batch and waits for it, or
+	 * this batch sees the stop and accepts nothing */
+	atomic_fetch_add(&l->in_accept, 1);
+	for (int i = 0; i < ACCEPTS_PER_WAKE && atomic_load(&l->accepting); i++) {
 		struct sockaddr_storage addr;
 		socklen_t len = sizeof(addr);
 		int fd = accept4(from, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -243,10 +248,11 @@ static void accept_some(struct listener *l, int from)
 
 				nanosleep(&pause, NULL);
 			}
-			return; /* EAGAIN, or an error the next wake retries */
+			break; /* EAGAIN, or an error the next wake retries */
 		}
 		l->on_accept(l->cls, fd, (struct sockaddr *)&addr, len);
 	}
+	atomic_fetch_sub(&l->in_accept, 1);
 }
 
 static void *run(void *arg)
@@ -307,7 +313,17 @@ int listener_start(struct listener *l, listener_accept_fn *on_accept, listener_t
 
 void listener_stop_accepting(struct listener *l)
 {
+	struct timespec pause = {0, 1000 * 1000};
+
 	atomic_store(&l->accepting, false);
+	/* a connection accepted a moment before is handed over (and so
+	 * counted by the drain that calls this) before this returns: else the
+	 * drain could see no connection, stop, and close one the thread was
+	 * still handing on, unanswered (seen once in 4141 requests across 10
+	 * restarts on a held socket) */
+	while (atomic_load(&l->in_accept) != 0) {
+		nanosleep(&pause, NULL);
+	}
 	if (l->adopted) {
 		/* shut, the socket would be out of LISTEN for the service
 		 * manager's copy too, and the next process would inherit a dead

@@ -50,6 +50,10 @@ struct listener {
 	pthread_t thread;
 	bool running;
 	atomic_bool accepting;
+	/* the thread is between its check of `accepting` and handing the
+	 * connections it accepted to on_accept (listener_stop_accepting waits
+	 * it out) */
+	atomic_int in_accept;
 	listener_accept_fn *on_accept;
 	listener_tick_fn *on_tick;
 	void *cls;

@@ -259,8 +259,8 @@ Test(query, context_keys_by_kind)
 Test(query, every_field_is_found_by_its_name)
 {
 	static const char *const names[QF_COUNT] = {
-		"target", "sm_count", "declared", "model", "num_q_heads", "head_dim", "max_batch_size",
-		"num_seqs", "max_rows", "override", "explain", "spelling", "revision", "from", "to",
+		"target", "model", "max_batch_size", "num_seqs", "max_rows", "head_dim", "override",
+		"sm_count", "declared", "num_q_heads", "explain", "spelling", "revision", "from", "to",
 		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog", "limit", "before",
 		"engine", "num_kv_heads", "seq_len", "page_size", "blocks_per_sm", "cuda_graph"};
 

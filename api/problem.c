@@ -87,6 +87,10 @@ static const struct kind_info kinds[PROBLEM_KIND_COUNT] = {
 		"The engine, at the upstream commit splitkd ports, has no kernel for this shape or refuses "
 		"it as its own checks do (a head size, a GQA group size, a page or block size, a split count "
 		"past its bound). `param` names the input to change and `detail` says what the engine takes."},
+	[PROBLEM_TOO_MANY_REQUESTS] = {"too-many-requests", "Too many requests", 429,
+		"This client address has spent its requests (--rate-limit: a second's worth, and a burst). "
+		"Nothing was done; retry after Retry-After seconds. RateLimit-Policy says the quota and "
+		"RateLimit what is left of it. /healthz, /readyz and /metrics are never limited."},
 };
 
 int problem_set(struct problem *p, enum problem_kind kind, const char *param,

@@ -43,6 +43,7 @@ enum problem_kind {
 	PROBLEM_CATALOG_MISMATCH,     /* 409: a revision pinned is another catalog's */
 	PROBLEM_UNKNOWN_ENGINE,       /* 404: engine=NAME names no engine (engines.h) */
 	PROBLEM_UNSUPPORTED_SHAPE,    /* 422: the engine has no kernel for the shape */
+	PROBLEM_TOO_MANY_REQUESTS,    /* 429: the client's --rate-limit is spent */
 	PROBLEM_KIND_COUNT
 };
 

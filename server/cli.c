@@ -70,6 +70,13 @@ static const char usage[] =
 	"                            (default 10000); over it: 503\n"
 	"  --stream-heartbeat SECONDS  a comment on an idle stream this often (1-15,\n"
 	"                            default 15)\n"
+	"  --cors-allow-origin ORIGIN  let pages from ORIGIN (http[s]://HOST[:PORT],\n"
+	"                            exact; repeatable) call splitkd from a browser\n"
+	"  --rate-limit N            requests a second per client address, and a\n"
+	"                            burst of N (default 0: no limit); over it: 429;\n"
+	"                            /healthz, /readyz and /metrics are never limited\n"
+	"  --rate-limit-clients N    client addresses remembered for --rate-limit\n"
+	"                            (default 4096; the least recent is forgotten)\n"
 	"  --log-format text|json    log line format on stderr (default text)\n"
 	"  --access-log on|off       one line per request (default on)\n"
 	"  --tls-cert FILE           serve HTTPS with this PEM certificate (chain)\n"
@@ -121,6 +128,8 @@ static const struct number_flag numbers[] = {
 	UNSIGNED_FLAG("max-rows", 1, 4294967295u, diff_max_rows),
 	UNSIGNED_FLAG("max-streams", 1, 100000, max_streams),
 	UNSIGNED_FLAG("stream-heartbeat", 1, 15, stream_heartbeat),
+	UNSIGNED_FLAG("rate-limit", 0, 1000000, rate_limit),
+	UNSIGNED_FLAG("rate-limit-clients", 1, 1000000, rate_limit_clients),
 };
 
 #define NUM_NUMBERS (sizeof(numbers) / sizeof(numbers[0]))
@@ -145,6 +154,7 @@ enum {
 	OPT_TLS_PRIORITY,
 	OPT_PRETTY,
 	OPT_STATE_DIR,
+	OPT_CORS_ALLOW_ORIGIN,
 	OPT_NUMBER, /* OPT_NUMBER + i: numbers[i] */
 };
 
@@ -168,6 +178,7 @@ static const struct option words[] = {
 	{"tls-client-ca", required_argument, NULL, OPT_TLS_CLIENT_CA},
 	{"tls-priority", required_argument, NULL, OPT_TLS_PRIORITY},
 	{"pretty", no_argument, NULL, OPT_PRETTY},
+	{"cors-allow-origin", required_argument, NULL, OPT_CORS_ALLOW_ORIGIN},
 };
 
 #define NUM_WORDS (sizeof(words) / sizeof(words[0]))
@@ -372,6 +383,27 @@ static int pick_default(struct server_config *cfg, char *err, size_t cap)
 	return 0;
 }
 
+/* --cors-allow-origin ORIGIN: exact, once each (cors.h). */
+static int add_origin(const char *a, struct server_config *cfg, char *err, size_t cap)
+{
+	const char *why = NULL;
+
+	if (!cors_origin_ok(a, &why)) {
+		snprintf(err, cap, "--cors-allow-origin \"%s\": %s", a, why);
+		return -1;
+	}
+	if (cors_match(cfg->cors_origins, cfg->num_cors_origins, a) != NULL) {
+		snprintf(err, cap, "--cors-allow-origin %s is given twice", a);
+		return -1;
+	}
+	if (cfg->num_cors_origins == CORS_MAX_ORIGINS) {
+		snprintf(err, cap, "--cors-allow-origin: at most %d origins", CORS_MAX_ORIGINS);
+		return -1;
+	}
+	cfg->cors_origins[cfg->num_cors_origins++] = a;
+	return 0;
+}
+
 /* A flag that takes a word, or none. */
 static int set_word(int opt, const char *a, struct server_config *cfg, char *err, size_t cap)
 {
@@ -430,6 +462,8 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 	case OPT_PRETTY:
 		cfg->pretty = true;
 		return 0;
+	case OPT_CORS_ALLOW_ORIGIN:
+		return add_origin(a, cfg, err, cap);
 	case OPT_LOG_FORMAT:
 		if (one_of_two("log-format", a, "text", "json", &json, err, cap) != 0) {
 			return -1;
@@ -446,7 +480,7 @@ static int set_word(int opt, const char *a, struct server_config *cfg, char *err
 }
 
 /* Limits that only make sense together. */
-static int check_config(const struct server_config *cfg, char *err, size_t cap)
+static int check_config(struct server_config *cfg, char *err, size_t cap)
 {
 	if (cfg->body_budget < cfg->max_body) {
 		snprintf(err, cap, "--body-budget (%zu) is below --max-body (%zu): no body that size "
@@ -457,6 +491,13 @@ static int check_config(const struct server_config *cfg, char *err, size_t cap)
 		snprintf(err, cap, "%zu catalogs given; --max-catalogs is %u", cfg->num_catalogs,
 			 cfg->max_catalogs);
 		return -1;
+	}
+	if (cfg->rate_limit == 0 && cfg->rate_limit_clients != 0) {
+		snprintf(err, cap, "--rate-limit-clients goes with --rate-limit N");
+		return -1;
+	}
+	if (cfg->rate_limit != 0 && cfg->rate_limit_clients == 0) {
+		cfg->rate_limit_clients = 4096;
 	}
 	if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL)) {
 		snprintf(err, cap, "--tls-cert and --tls-key go together: give both, or neither");

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cors.h"
+
 enum cli_action { CLI_SERVE, CLI_CHECK_CATALOG, CLI_DUMP_CATALOG, CLI_DIFF, CLI_VERSION, CLI_HELP };
 enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON };
 
@@ -74,6 +76,11 @@ struct server_config {
 	const char *tls_key;       /* --tls-key FILE */
 	const char *tls_client_ca; /* --tls-client-ca FILE: require client certificates */
 	const char *tls_priority;  /* --tls-priority STRING; NULL: tls.h's default */
+	/* --cors-allow-origin ORIGIN, each as given (cors.h); none: no CORS */
+	const char *cors_origins[CORS_MAX_ORIGINS];
+	size_t num_cors_origins;
+	unsigned rate_limit;         /* --rate-limit N: a client's requests a second; 0: off */
+	unsigned rate_limit_clients; /* --rate-limit-clients N: addresses remembered (4096) */
 };
 
 /* Fills cfg from argv. Returns 0, or -1 with a message in err (a usage

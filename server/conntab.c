@@ -10,7 +10,7 @@
 #define SECOND 1000000000u
 
 /* A client is its address without the port; IPv4 as IPv4-mapped IPv6. */
-static void client_key(const struct sockaddr *addr, unsigned char out[16])
+void conntab_client_key(const struct sockaddr *addr, unsigned char out[16])
 {
 	memset(out, 0, 16);
 	if (addr == NULL) {
@@ -335,7 +335,7 @@ struct conntab_conn *conntab_admit(struct conntab *t, int fd, const struct socka
 	struct conntab_conn *c = NULL;
 	unsigned client;
 
-	client_key(addr, key);
+	conntab_client_key(addr, key);
 	pthread_mutex_lock(&t->lock);
 	client = client_get(t, key);
 	if (may_enter(t, client, now_ns, why)) {

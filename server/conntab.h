@@ -122,6 +122,10 @@ struct conntab {
 int conntab_init(struct conntab *t, const struct conntab_limits *limits);
 void conntab_cleanup(struct conntab *t);
 
+/* A client's key: its address without the port, IPv4 as IPv4-mapped IPv6
+ * (all zero for NULL or another family). */
+void conntab_client_key(const struct sockaddr *addr, unsigned char out[16]);
+
 /*
  * Admits a new connection from `addr` on `fd`, reclaiming one if the table
  * is full (see above). Returns the connection (its engine chosen: the

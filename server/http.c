@@ -17,6 +17,7 @@
 
 #include "api.h"
 #include "build_info.h"
+#include "cors.h"
 #include "framing.h"
 #include "respcache.h"
 #include "response.h"
@@ -28,6 +29,7 @@ enum request_state {
 	REQ_KEEP,     /* the headers passed: a POST's body is buffered for the api */
 	REQ_DROP,     /* the headers passed: any body is read and dropped (not a POST) */
 	REQ_REFUSE,   /* the body passed a limit: read and dropped, `refusal` answered at its end */
+	REQ_PREFLIGHT, /* a CORS preflight: any body dropped, answered by the server (preflight) */
 	REQ_ANSWERED, /* an answer is queued or written */
 };
 
@@ -53,9 +55,19 @@ struct session {
 	struct tls_conn tls; /* first: tls.c finds it from the socket context */
 	struct server *server;
 	struct conntab_conn *conn;
+	struct respcache *cache; /* its engine's kept responses; NULL: none (not in the table) */
 	int fd;
 	struct request req;
 	char uri_inline[256];
+	/* --cors-allow-origin and --rate-limit (s->extras): the current
+	 * request's fields, set as its headers are judged */
+	struct response_extra extra;
+	struct response_extra *extras; /* &extra when either is on, else NULL */
+	bool origin_sent;         /* it has an Origin, listed or not */
+	uint64_t extra_of;        /* the start_ns of the request `extra` is for */
+	unsigned char client[16]; /* the client's address (--rate-limit) */
+	char ratelimit[48];       /* extra.ratelimit's bytes */
+	char retry_after[12];
 };
 
 static uint64_t now_ns(void)
@@ -178,10 +190,10 @@ static void account(struct session *ss, const char *method, int route, unsigned 
 static enum MHD_Result queue(struct MHD_Connection *conn, struct session *ss, const char *method,
 			     struct api_response *a, struct MHD_Response *made)
 {
-	struct respcache *rc = ss->conn != NULL ? &ss->server->caches[ss->conn->engine] : NULL;
 	enum MHD_Result ret;
 
-	if (!response_queue(conn, rc, a, ss->req.draining, made, &ret)) {
+	a->close |= ss->req.draining; /* and /readyz says so */
+	if (!response_queue(conn, ss->cache, a, made, ss->extras, &ret)) {
 		return MHD_NO;
 	}
 	ss->req.state = REQ_ANSWERED;
@@ -221,6 +233,44 @@ static void answer_on_socket(struct session *ss, const char *method, enum proble
 	api_response_cleanup(&a);
 }
 
+/* The request's CORS fields, before anything can answer it: its Origin
+ * echoed when listed (cors.h). */
+static void extras_begin(struct MHD_Connection *conn, struct session *ss)
+{
+	const struct server_config *cfg = ss->server->cfg;
+	const char *origin = NULL;
+
+	if (cfg->num_cors_origins > 0) {
+		origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	}
+	ss->origin_sent = origin != NULL;
+	ss->extra_of = ss->req.start_ns;
+	ss->extra = (struct response_extra){
+		.vary_origin = cfg->num_cors_origins > 0,
+		.origin = cors_match(cfg->cors_origins, cfg->num_cors_origins, origin),
+	};
+}
+
+/* --rate-limit: takes one of the client's requests, unless the route is
+ * never limited; its RateLimit fields go on the answer. Returns false
+ * when the client has none left (the caller answers 429). */
+static bool limit_take(struct session *ss)
+{
+	struct server *s = ss->server;
+	int route = api_route_of(ss->req.uri, ss->req.uri_len);
+	struct ratelimit_verdict v;
+
+	if (route == s->unlimited[0] || route == s->unlimited[1] || route == s->unlimited[2]) {
+		return true;
+	}
+	v = ratelimit_take(&s->limiter, ss->client, ss->req.start_ns);
+	snprintf(ss->ratelimit, sizeof(ss->ratelimit), "\"client\";r=%u;t=%u", v.remaining, v.reset_s);
+	ss->extra.ratelimit = ss->ratelimit;
+	ss->extra.ratelimit_policy = s->rate_policy;
+	snprintf(ss->retry_after, sizeof(ss->retry_after), "%u", v.retry_after);
+	return v.allowed;
+}
+
 /* A request refused before the api saw it (response_refusal says how),
  * queued through the engine. */
 static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session *ss,
@@ -230,6 +280,9 @@ static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session 
 	struct api_response a;
 	enum MHD_Result ret;
 
+	if (ss->extras != NULL && ss->extra_of != ss->req.start_ns) {
+		extras_begin(conn, ss); /* refused before on_headers came to them */
+	}
 	response_refusal(&a, kind, detail, retry_after);
 	a.route = api_route_of(ss->req.uri, ss->req.uri_len);
 	ret = queue(conn, ss, method, &a, NULL);
@@ -260,6 +313,32 @@ static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const ch
 	return MHD_YES;
 }
 
+/* --cors-allow-origin and --rate-limit, once the headers passed: the
+ * request's CORS fields, a preflight noted (answered once the request is
+ * in), and one of the client's requests taken. Returns true when the
+ * request is refused (429), with what to return to MHD in *ret. */
+static bool on_extras(struct MHD_Connection *conn, struct session *ss, const char *method,
+		      enum MHD_Result *ret)
+{
+	char why[160];
+
+	extras_begin(conn, ss);
+	if (ss->origin_sent && strcmp(method, "OPTIONS") == 0 &&
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method") !=
+		    NULL &&
+	    api_route_of(ss->req.uri, ss->req.uri_len) >= 0) {
+		ss->req.state = REQ_PREFLIGHT;
+	}
+	if (!ss->server->limiting || limit_take(ss)) {
+		return false;
+	}
+	snprintf(why, sizeof(why), "this client address has sent more than its %u requests a "
+		 "second (--rate-limit); retry after %s s", ss->server->cfg->rate_limit,
+		 ss->retry_after);
+	*ret = refuse_after(conn, ss, method, PROBLEM_TOO_MANY_REQUESTS, why, ss->retry_after);
+	return true;
+}
+
 /* The header block is complete: size, framing and the body's budget
  * (framing.c judges, this answers). Moves the request on to REQ_KEEP or
  * REQ_DROP, or refuses it; returns what to return to MHD. */
@@ -272,6 +351,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	const char *detail = NULL;
 	enum problem_kind fault = PROBLEM_NONE;
 	uint64_t declared = 0;
+	enum MHD_Result refused;
 
 	r->draining = atomic_load(&ss->server->draining);
 	r->version = version; /* compared only for a stream: a GET pays a store */
@@ -303,6 +383,9 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	r->if_match = f.if_match;
 	r->accept = f.accept;
 	r->state = strcmp(method, "POST") == 0 ? REQ_KEEP : REQ_DROP;
+	if (ss->extras != NULL && on_extras(conn, ss, method, &refused)) {
+		return refused;
+	}
 	/* refuse a declared over-size body before reading any of it */
 	if (declared > cfg->max_body) {
 		return over_limit(conn, ss, method, PROBLEM_PAYLOAD_TOO_LARGE);
@@ -426,8 +509,30 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
 		ss->conn = NULL;
+		ss->cache = NULL;
 	}
 	return ret;
+}
+
+/* A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method)
+ * on a route: 204 with its methods, and what a listed origin may send. */
+static enum MHD_Result preflight(struct MHD_Connection *conn, struct session *ss,
+				 const char *method, int route)
+{
+	struct api_response a;
+	const char *methods = NULL;
+
+	memset(&a, 0, sizeof(a));
+	a.status = 204;
+	a.route = route;
+	(void)api_route_path((size_t)route, &methods);
+	a.allow = methods;
+	if (ss->extra.origin != NULL) {
+		(void)api_response_add_header(&a, "Access-Control-Allow-Methods", methods);
+		(void)api_response_add_header(&a, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+		(void)api_response_add_header(&a, "Access-Control-Max-Age", CORS_MAX_AGE);
+	}
+	return queue(conn, ss, method, &a, NULL);
 }
 
 /* The whole request is in: the api answers it. */
@@ -441,8 +546,10 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	struct holder_ref *ref;
 	enum MHD_Result ret;
 
-	if (r->state == REQ_REFUSE) {
-		return over_limit(conn, ss, method, r->refusal);
+	if (r->state >= REQ_REFUSE) { /* or REQ_PREFLIGHT */
+		return r->state == REQ_REFUSE
+			       ? over_limit(conn, ss, method, r->refusal)
+			       : preflight(conn, ss, method, api_route_of(r->uri, r->uri_len));
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
@@ -538,6 +645,12 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 	ss->server = s;
 	ss->fd = info->connect_fd;
 	ss->conn = conntab_find(&s->table, ss->fd);
+	ss->cache = ss->conn != NULL ? &s->caches[ss->conn->engine] : NULL;
+	ss->extras = s->extras ? &ss->extra : NULL;
+	if (s->limiting) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		conntab_client_key(info != NULL ? info->client_addr : NULL, ss->client);
+	}
 	if (s->tls != NULL) {
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 		tls_conn_start(&ss->tls, s->tls, info != NULL ? info->tls_session : NULL);

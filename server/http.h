@@ -87,6 +87,7 @@
 #include "listener.h"
 #include "log.h"
 #include "metrics.h"
+#include "ratelimit.h"
 #include "stream.h"
 #include "tls.h"
 
@@ -129,6 +130,13 @@ struct server {
 	unsigned port; /* the bound port, after server_start */
 	atomic_bool draining;
 	atomic_uint in_flight; /* requests begun and not yet over */
+	/* --cors-allow-origin and --rate-limit: a request pays for either
+	 * only when one is on (`extras`) */
+	bool extras;
+	bool limiting;
+	struct ratelimit limiter;
+	char rate_policy[48];  /* RateLimit-Policy's value */
+	int unlimited[3];      /* the routes never limited: /healthz, /readyz, /metrics */
 };
 
 /* Starts cfg->threads engines (libmicrohttpd daemons without a listening

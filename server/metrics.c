@@ -343,6 +343,28 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 	       "# TYPE splitkd_body_budget_bytes gauge\n"
 	       "splitkd_body_budget_bytes %zu\n",
 	    (unsigned long long)info->shed, info->body_buffered, info->body_budget);
+	if (info->rate_limit == 0) {
+		return;
+	}
+	put(o, "# HELP splitkd_rate_limited_total Requests answered 429: their client address had "
+	       "spent its --rate-limit.\n"
+	       "# TYPE splitkd_rate_limited_total counter\n"
+	       "splitkd_rate_limited_total %llu\n"
+	       "# HELP splitkd_rate_limit Requests a second per client address (--rate-limit).\n"
+	       "# TYPE splitkd_rate_limit gauge\n"
+	       "splitkd_rate_limit %u\n"
+	       "# HELP splitkd_rate_limit_clients Client addresses the rate limit remembers now.\n"
+	       "# TYPE splitkd_rate_limit_clients gauge\n"
+	       "splitkd_rate_limit_clients %u\n"
+	       "# HELP splitkd_rate_limit_clients_max The --rate-limit-clients limit.\n"
+	       "# TYPE splitkd_rate_limit_clients_max gauge\n"
+	       "splitkd_rate_limit_clients_max %u\n"
+	       "# HELP splitkd_rate_limit_evictions_total Client addresses forgotten for a new one "
+	       "(the least recently seen), which start again with a whole burst.\n"
+	       "# TYPE splitkd_rate_limit_evictions_total counter\n"
+	       "splitkd_rate_limit_evictions_total %llu\n",
+	    (unsigned long long)info->rate_limited, info->rate_limit, info->rate_limit_clients,
+	    info->rate_limit_clients_max, (unsigned long long)info->rate_limit_evicted);
 }
 
 /* Each catalog's own reload state: a bad file of one catalog names itself. */

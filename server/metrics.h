@@ -79,6 +79,10 @@ struct metrics_info {
 	bool ready;
 	uint64_t closed[CONNTAB_REASON_COUNT]; /* connections splitkd closed or refused */
 	uint64_t shed;                         /* requests refused for the body budget */
+	/* --rate-limit's (ratelimit.h); rate_limit 0: off, and no
+	 * splitkd_rate_limit* series */
+	unsigned rate_limit, rate_limit_clients, rate_limit_clients_max;
+	uint64_t rate_limited, rate_limit_evicted;
 	size_t body_buffered, body_budget;
 	unsigned streams, max_streams; /* open change streams (GET /v1/events), --max-streams */
 	uint64_t stream_events;        /* events sent on them, heartbeats not counted */

@@ -4,20 +4,41 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cors.h"
 #include "direct.h"
 
-/* Adds the response headers every answer carries. */
-static void add_headers(struct MHD_Response *resp, const struct api_response *a, bool draining)
+/* The CORS and RateLimit fields of an answer (response_extra). */
+static void add_extra(struct MHD_Response *resp, const struct response_extra *x)
 {
-	if (a->status != 304) {
-		/* RFC 9110 15.4.5: a 304 has no content, so no content type */
+	if (x->vary_origin) {
+		/* every answer, so that a cache keeps one per origin */
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
+	}
+	if (x->origin != NULL) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Origin", x->origin);
+		MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+		MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+	}
+	if (x->ratelimit != NULL) {
+		MHD_add_response_header(resp, "RateLimit-Policy", x->ratelimit_policy);
+		MHD_add_response_header(resp, "RateLimit", x->ratelimit);
+	}
+}
+
+/* Adds the response headers every answer carries. */
+static void add_headers(struct MHD_Response *resp, const struct api_response *a,
+			const struct response_extra *extra)
+{
+	if (a->status != 304 && a->content_type != NULL) {
+		/* RFC 9110 15.4.5: a 304 has no content, so no content type (nor
+		 * a preflight's 204, which has none either) */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	if (a->allow != NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, a->allow);
 	}
-	if (a->close || draining) {
+	if (a->close) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	if (a->etag[0] != '\0') {
@@ -25,6 +46,9 @@ static void add_headers(struct MHD_Response *resp, const struct api_response *a,
 	}
 	for (size_t i = 0; i < a->num_headers; i++) {
 		MHD_add_response_header(resp, a->headers[i].name, a->headers[i].value);
+	}
+	if (extra != NULL) {
+		add_extra(resp, extra);
 	}
 }
 
@@ -56,11 +80,19 @@ static struct MHD_Response *build(struct api_response *a, const char **body)
 }
 
 bool response_queue(struct MHD_Connection *conn, struct respcache *cache, struct api_response *a,
-		    bool draining, struct MHD_Response *made, enum MHD_Result *ret)
+		    struct MHD_Response *made, const struct response_extra *extra,
+		    enum MHD_Result *ret)
 {
-	bool keep = made == NULL && cache != NULL && respcache_eligible(a, draining);
-	struct MHD_Response *resp = keep ? respcache_find(cache, a) : NULL;
+	bool keep = made == NULL && cache != NULL && respcache_eligible(a, false);
+	struct MHD_Response *resp;
 	const char *body = NULL;
+
+	if (extra != NULL && (extra->origin != NULL || extra->ratelimit != NULL)) {
+		keep = false; /* an answer that echoes an origin or counts a client's
+			       * requests is this request's alone: none kept is used
+			       * for it, nor is it kept */
+	}
+	resp = keep ? respcache_find(cache, a) : NULL;
 
 	if (resp != NULL) {
 		*ret = MHD_queue_response(conn, (unsigned)a->status, resp); /* the cache keeps it */
@@ -70,7 +102,7 @@ bool response_queue(struct MHD_Connection *conn, struct respcache *cache, struct
 	if (resp == NULL) {
 		return false;
 	}
-	add_headers(resp, a, draining);
+	add_headers(resp, a, extra);
 	*ret = MHD_queue_response(conn, (unsigned)a->status, resp);
 	if (keep && body != NULL && *ret == MHD_YES) {
 		respcache_keep(cache, a, resp, body); /* the cache's reference now */
@@ -84,8 +116,9 @@ void response_refusal(struct api_response *a, enum problem_kind kind, const char
 		      const char *retry_after)
 {
 	api_problem_answer(a, kind, detail);
-	a->close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE;
-	if (kind == PROBLEM_OVERLOADED) {
+	a->close = kind != PROBLEM_PAYLOAD_TOO_LARGE && kind != PROBLEM_HEADER_TOO_LARGE &&
+		   kind != PROBLEM_TOO_MANY_REQUESTS;
+	if (kind == PROBLEM_OVERLOADED || kind == PROBLEM_TOO_MANY_REQUESTS) {
 		api_response_add_header(a, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
 	}
 }

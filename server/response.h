@@ -28,26 +28,38 @@
 #include "respcache.h"
 #include "tls.h"
 
+/* What a request's answer says besides the api's answer, when
+ * --cors-allow-origin or --rate-limit is on (http.c fills it; NULL when
+ * both are off). Static strings, or the session's. */
+struct response_extra {
+	bool vary_origin;             /* --cors-allow-origin is on: Vary: Origin */
+	const char *origin;           /* the request's Origin, listed: echoed; NULL: no CORS fields */
+	const char *ratelimit;        /* RateLimit's value; NULL: not limited */
+	const char *ratelimit_policy; /* RateLimit-Policy's, with ratelimit */
+};
+
 /*
  * Queues the answer `a` on `conn`: `made` when the caller made the
  * response (a stream's: let go of here), else a response `cache` kept with
  * the same bytes, else a new one, kept in `cache` in turn when it may be
  * (`cache` NULL: none); with the answer's headers (Connection: close when
- * `a` or `draining` says so). A body `a` owns is handed to libmicrohttpd.
- * For a 304 libmicrohttpd sends no body but announces the 200's length,
- * which the api kept. Returns false, nothing queued, when no response
- * could be made (out of memory); else true with MHD_queue_response's
- * result in *ret.
+ * a->close says so: the caller sets it while draining) and `extra`'s
+ * (NULL: none; an answer with an origin or a RateLimit is never kept). A
+ * body `a` owns is handed to libmicrohttpd. For a 304 libmicrohttpd sends
+ * no body but announces the 200's length, which the api kept. Returns
+ * false, nothing queued, when no response could be made (out of memory);
+ * else true with MHD_queue_response's result in *ret.
  */
 bool response_queue(struct MHD_Connection *conn, struct respcache *cache, struct api_response *a,
-		    bool draining, struct MHD_Response *made, enum MHD_Result *ret);
+		    struct MHD_Response *made, const struct response_extra *extra,
+		    enum MHD_Result *ret);
 
 /*
- * A request the server refuses before the api sees it: a limit (413, 431,
- * 503) or HTTP framing it will not guess at (400, 417, 501), as the api's
+ * A request the server refuses before the api sees it: a limit (413, 429,
+ * 431, 503) or HTTP framing it will not guess at (400, 417, 501), as the api's
  * problem answer into *a (api_response_cleanup it). A framing error
- * closes the connection (where its body ends is unknown); a 503 says
- * Retry-After: `retry_after` seconds.
+ * closes the connection (where its body ends is unknown); a 503 or a 429
+ * says Retry-After: `retry_after` seconds.
  */
 void response_refusal(struct api_response *a, enum problem_kind kind, const char *detail,
 		      const char *retry_after);

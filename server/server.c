@@ -53,6 +53,13 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	info.shed = atomic_load_explicit(&s->budget.shed, memory_order_relaxed);
 	info.body_buffered = atomic_load_explicit(&s->budget.used, memory_order_relaxed);
 	info.body_budget = s->budget.cap;
+	if (s->limiting) {
+		info.rate_limit = s->cfg->rate_limit;
+		info.rate_limit_clients = ratelimit_clients(&s->limiter);
+		info.rate_limit_clients_max = s->cfg->rate_limit_clients;
+		info.rate_limited = atomic_load_explicit(&s->limiter.limited, memory_order_relaxed);
+		info.rate_limit_evicted = atomic_load_explicit(&s->limiter.evicted, memory_order_relaxed);
+	}
 	info.streams = atomic_load(&s->streams.open);
 	info.max_streams = s->cfg->max_streams;
 	info.stream_events = atomic_load_explicit(&s->streams.events_sent, memory_order_relaxed);
@@ -101,6 +108,28 @@ static int listen_on(struct server *s, char *err, size_t err_cap)
 	return listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap);
 }
 
+/* --cors-allow-origin and --rate-limit: what every request then pays for. */
+static int limits_start(struct server *s)
+{
+	const struct server_config *cfg = s->cfg;
+	static const char *const never[] = {"/healthz", "/readyz", "/metrics"};
+
+	s->extras = cfg->num_cors_origins > 0 || cfg->rate_limit > 0;
+	if (cfg->rate_limit == 0) {
+		return 0;
+	}
+	if (ratelimit_init(&s->limiter, cfg->rate_limit, cfg->rate_limit_clients) != 0) {
+		return -1;
+	}
+	s->limiting = true;
+	/* draft-ietf-httpapi-ratelimit-headers-10: a quota of N a second */
+	snprintf(s->rate_policy, sizeof(s->rate_policy), "\"client\";q=%u;w=1", cfg->rate_limit);
+	for (size_t i = 0; i < 3; i++) {
+		s->unlimited[i] = api_route_of(never[i], strlen(never[i]));
+	}
+	return 0;
+}
+
 int server_start(struct server *s, const struct server_config *cfg, struct holder *holder,
 		 const struct log *log, struct metrics *metrics, const struct server_hooks *hooks,
 		 struct tls *tls, char *err, size_t err_cap)
@@ -134,7 +163,7 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
-	if (streams_start(s) != 0) {
+	if (streams_start(s) != 0 || limits_start(s) != 0) {
 		snprintf(err, err_cap, "out of memory");
 		return -1;
 	}
@@ -197,5 +226,7 @@ void server_stop(struct server *s)
 		stream_hub_cleanup(&s->streams);
 		s->streams_up = false;
 	}
+	ratelimit_cleanup(&s->limiter);
+	s->limiting = false;
 	s->cfg = NULL; /* stopped: a second stop does nothing */
 }

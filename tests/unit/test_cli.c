@@ -210,3 +210,30 @@ Test(cli, named_catalogs)
 	cr_assert_eq(PARSE(&cfg, err, "--catalog-dir", "/etc/splitkd"), 0, "%s", err);
 	cr_assert_str_eq(cfg.catalog_dir, "/etc/splitkd");
 }
+
+Test(cli, cors_origins_and_the_rate_limit)
+{
+	struct server_config cfg;
+	char err[256] = "";
+
+	cr_assert_eq(PARSE(&cfg, err, "--threads", "1"), 0, "%s", err);
+	cr_assert_eq(cfg.num_cors_origins, 0);
+	cr_assert_eq(cfg.rate_limit, 0, "off by default");
+	cr_assert_eq(cfg.rate_limit_clients, 0);
+	cr_assert_eq(PARSE(&cfg, err, "--cors-allow-origin", "http://a:1", "--cors-allow-origin",
+			   "https://b"), 0, "%s", err);
+	cr_assert_eq(cfg.num_cors_origins, 2);
+	cr_assert_str_eq(cfg.cors_origins[1], "https://b");
+	cr_assert_eq(PARSE(&cfg, err, "--cors-allow-origin", "*"), -1);
+	cr_assert_not_null(strstr(err, "no wildcard"), "%s", err);
+	cr_assert_eq(PARSE(&cfg, err, "--rate-limit", "20"), 0, "%s", err);
+	cr_assert_eq(cfg.rate_limit, 20);
+	cr_assert_eq(cfg.rate_limit_clients, 4096, "the documented default");
+	cr_assert_eq(PARSE(&cfg, err, "--rate-limit", "20", "--rate-limit-clients", "2"), 0, "%s", err);
+	cr_assert_eq(cfg.rate_limit_clients, 2);
+	cr_assert_eq(PARSE(&cfg, err, "--rate-limit", "1000001"), -1);
+	cr_assert_eq(PARSE(&cfg, err, "--rate-limit-clients", "2"), -1);
+	cr_assert_str_eq(err, "--rate-limit-clients goes with --rate-limit N");
+	cr_assert_not_null(strstr(cli_usage(), "--cors-allow-origin"));
+	cr_assert_not_null(strstr(cli_usage(), "--rate-limit-clients"));
+}

@@ -502,6 +502,9 @@ conformance: deps all $(CONFORMANCE_TOOLS)
 	@set -e; pki=$$(mktemp -d /tmp/splitkd-conformance-tls-XXXXXX); trap 'rm -rf "$$pki"' EXIT; \
 		sh tests/tls/make-certs.sh "$$pki"; \
 		SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
+	@echo "== conformance: the same run with --cors-allow-origin and --rate-limit, every request from that origin (issue 41)"
+	@SPLITKD_CONFORMANCE_EXTRA="--cors-allow-origin http://127.0.0.2:9000 --rate-limit 1000000" \
+		node $(CONFORMANCE_DIR)/conformance.js $(SPLITKD)
 
 sweep: deps-test all
 	@echo "== sweep: request sizes over raw sockets, then SIGTERM"

@@ -66,6 +66,13 @@ const DEADLINE_MS = 300000;
 const MAX_HEADER = 16384;
 const MAX_BODY = 65536;
 
+// SPLITKD_CONFORMANCE_EXTRA="--cors-allow-origin O --rate-limit N" (issue 41):
+// the same run with those flags, every request sent with Origin: O, so
+// every answer carries the CORS and RateLimit fields for Prism and ajv to
+// judge against the description; then a daemon at --rate-limit 1 for 429s.
+const EXTRA = (process.env.SPLITKD_CONFORMANCE_EXTRA || '').split(/\s+/).filter(Boolean);
+const ORIGIN = EXTRA.includes('--cors-allow-origin') ? EXTRA[EXTRA.indexOf('--cors-allow-origin') + 1] : null;
+
 const doc = JSON.parse(fs.readFileSync(SPEC, 'utf8'));
 const desc = new Description(doc);
 
@@ -126,7 +133,7 @@ let prismPort = 0;
 function viaPrism(method, target, headers = {}, body = null, port = prismPort) {
 	return new Promise((resolve, reject) => {
 		const data = body === null ? null : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-		const h = { ...headers };
+		const h = { ...(ORIGIN ? { Origin: ORIGIN } : {}), ...headers };
 		if (data !== null) {
 			h['Content-Length'] = data.length;
 		}
@@ -174,6 +181,9 @@ async function prismCase(c) {
 		return null;
 	}
 	const found = prismFindings(ans);
+	if (!found.length) {
+		noteCors(ans); // not Prism's own answer, which has its own CORS fields
+	}
 	record(`prism ${method} ${c.name || c.path.slice(0, 100)}`, [...found, ...(found.length ? [] : expectations(c, ans))],
 		found.length);
 	count(method, c.path, 'prism');
@@ -187,6 +197,9 @@ function request(method, target, headers = [], body = null, { host = true } = {}
 	const lines = [`${method} ${target} HTTP/1.1`];
 	if (host) {
 		lines.push('Host: splitkd');
+	}
+	if (ORIGIN && !headers.some(([k]) => /^origin$/i.test(k))) {
+		lines.push(`Origin: ${ORIGIN}`);
 	}
 	for (const [k, v] of headers) {
 		lines.push(`${k}: ${v}`);
@@ -302,6 +315,9 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 function header(a, name, want) {
 	const got = a.headers[name.toLowerCase()];
+	if (ORIGIN && name === 'Vary') {
+		want = `${want}, Origin`; // --cors-allow-origin's, after the route's own
+	}
 	return got === want ? [] : [`${name}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`];
 }
 
@@ -444,7 +460,8 @@ function prismCases() {
 		{ name: '/ preferring text/html by q', path: '/', headers: { Accept: 'application/json;q=0.8, text/html;q=0.9' },
 			expect: 200, check: isPage },
 		{ name: '/ui as a JSON client', path: '/ui', headers: { Accept: 'application/json' }, expect: 200,
-			check: a => [...isPage(a), ...(a.headers.vary === undefined ? [] : ['/ui does not negotiate'])] },
+			check: a => [...isPage(a), ...(a.headers.vary === (ORIGIN ? 'Origin' : undefined) ? []
+				: ['/ui does not negotiate'])] },
 		{ path: '/ui/app.js', headers: { Accept: '*/*' }, expect: 200,
 			check: a => [...header(a, 'Content-Type', 'text/javascript; charset=utf-8'), ...header(a, 'X-Content-Type-Options', 'nosniff')] },
 		{ path: '/ui/style.css', headers: { Accept: 'text/css,*/*;q=0.1' }, expect: 200,
@@ -1146,7 +1163,8 @@ async function main() {
 	const tlsArgs = tlsDir ? ['--tls-cert', `${tlsDir}/server.pem`, '--tls-key', `${tlsDir}/server-key.pem`] : [];
 	const { child: server, match } = await procs.start('splitkd', BIN,
 		['--listen', '127.0.0.1:0', '--catalog', catalogPath, '--max-header', String(MAX_HEADER), '--max-body', String(MAX_BODY),
-			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off', '--max-streams', '2', ...tlsArgs],
+			'--threads', '2', '--drain-timeout', '5', '--access-log', 'off', '--max-streams', '2', ...tlsArgs,
+			...EXTRA],
 		{ logFile: path.join(LOGS, 'splitkd.log'),
 			ready: tlsDir ? /listening on https:\/\/127\.0\.0\.1:(\d+)/ : /listening on http:\/\/127\.0\.0\.1:(\d+)/,
 			timeoutMs: 10000 });
@@ -1185,7 +1203,64 @@ async function main() {
 	}
 	await prismSelfTest();
 	await streamCases();
+	if (ORIGIN) {
+		corsCases();
+	}
 	await drainCase(server);
+	if (EXTRA.includes('--rate-limit')) {
+		await rateLimitCases();
+	}
+}
+
+// What --cors-allow-origin adds to every answer through Prism above: held to the
+// values here (the description says they may be there, not what they say).
+const corsSeen = { answers: 0, wrong: [] };
+function corsCases() {
+	record(`CORS fields on the ${corsSeen.answers} answers checked`, corsSeen.wrong.slice(0, 20));
+}
+
+function noteCors(ans) {
+	// what libmicrohttpd answers itself (431, 414) comes before splitkd sees the request
+	if (!ORIGIN || !ans || !ans.headers || ans.status === 431 || ans.status === 414) {
+		return;
+	}
+	corsSeen.answers++;
+	const want = { 'access-control-allow-origin': ORIGIN, 'access-control-allow-credentials': 'true',
+		'access-control-expose-headers': 'ETag, Retry-After, RateLimit, RateLimit-Policy' };
+	for (const [k, v] of Object.entries(want)) {
+		if (ans.headers[k] !== v) {
+			corsSeen.wrong.push(`${k}: ${JSON.stringify(ans.headers[k])} on a ${ans.status}`);
+		}
+	}
+	if (!/(^|, )Origin$/.test(ans.headers.vary || '')) {
+		corsSeen.wrong.push(`vary: ${JSON.stringify(ans.headers.vary)} on a ${ans.status}`);
+	}
+}
+
+// A daemon at --rate-limit 1: the second request of a client is 429 with
+// Retry-After, RateLimit and RateLimit-Policy, judged by the description;
+// /healthz beside it is never limited.
+async function rateLimitCases() {
+	const { match } = await procs.start('splitkd (rate limit 1)', BIN,
+		['--listen', '127.0.0.1:0', '--rate-limit', '1', '--access-log', 'off', '--threads', '1',
+			...(ORIGIN ? ['--cors-allow-origin', ORIGIN] : [])],
+		{ logFile: path.join(LOGS, 'splitkd-rate.log'), ready: /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+			timeoutMs: 10000 });
+	const saved = serverPort;
+	serverPort = Number(match[1]);
+	const target = '/v1/splits?target=h100&model=qwen3.8-27b&max_batch_size=16';
+	const fields = a => ['retry-after', 'ratelimit', 'ratelimit-policy']
+		.filter(k => !a.headers[k]).map(k => `no ${k}`);
+	await directCase({ name: 'the first request of a client (--rate-limit 1)', path: target, expect: 200,
+		check: a => header(a, 'RateLimit-Policy', '"client";q=1;w=1') });
+	await directCase({ name: 'its second, over --rate-limit 1', path: target, expect: 429,
+		slug: 'too-many-requests', check: fields });
+	await directCase({ name: 'a POST over it, refused before its body', method: 'POST', path: '/v1/splits',
+		headers: [['Content-Type', 'application/json']], body: { target: 'h100', model: 'qwen3.8-27b' },
+		expect: 429, slug: 'too-many-requests', check: fields });
+	await directCase({ name: '/healthz, never limited', path: '/healthz', expect: 200,
+		check: a => (a.headers.ratelimit ? ['RateLimit on /healthz'] : []) });
+	serverPort = saved;
 }
 
 const deadline = setTimeout(() => {

@@ -410,7 +410,8 @@ crosscheck: $(BUILD)/crosscheck/check_vectors
 	fi
 
 test: deps-test
-	@$(MAKE) --no-print-directory all purity includes columns docs unit-check contract readme-test unit integration \
+	@$(MAKE) --no-print-directory all purity includes columns docs lint-openapi unit-check contract readme-test unit \
+		integration \
 		crosscheck engines-check sweep
 
 sanitize: deps-test
@@ -476,7 +477,8 @@ fuzz: deps
 # The HTTP contract as tools nobody here wrote judge it (issue 9). The npm
 # tools are pinned in tests/conformance/package.json and its lock file and
 # installed there with `npm ci` (scripts skipped); none is linked into splitkd.
-#   lint-openapi  Redocly CLI 2.77.0, recommended rules: 0 errors, 0 warnings
+#   lint-openapi  Redocly CLI 2.77.0, recommended rules: 0 errors, 0 warnings; Spectral
+#                 6.16.3, spectral:oas + OWASP 2.0.1 (spectral.yaml): 0 errors (make test)
 #   conformance   splitkd behind Prism's validating proxy (--errors); what a
 #                 proxy cannot carry, straight to splitkd and judged by ajv
 #   sweep         request targets and heads of 1 byte to --max-header + 8 KiB
@@ -493,6 +495,8 @@ $(CONFORMANCE_TOOLS): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package
 lint-openapi: $(CONFORMANCE_TOOLS)
 	@echo "== redocly lint api/openapi.json (recommended rules)"
 	@node $(CONFORMANCE_DIR)/lint.js api/openapi.json
+	@echo "== spectral lint api/openapi.json (spectral:oas + OWASP API security, tests/conformance/spectral.yaml)"
+	@node $(CONFORMANCE_DIR)/spectral.js api/openapi.json
 
 conformance: deps all $(CONFORMANCE_TOOLS)
 	@echo "== conformance: splitkd behind Prism (validating proxy, --errors), and ajv"

@@ -30,9 +30,6 @@ const char *query_field_name(enum query_field f)
 	return (unsigned)f < QF_COUNT ? fields[f].name : NULL;
 }
 
-/* Longest accepted string value: names are at most 64 bytes, and an
- * environment value longer than this is not a spelling anyone means. */
-#define QUERY_MAX_VALUE 256
 
 /* The member a field fills, by the table's offset: a slice for names
  * and spellings, a query_u32 for numbers. */

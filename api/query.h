@@ -70,6 +70,12 @@ const char *query_field_name(enum query_field f);
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
 #define QUERY_BIT(f) (1u << (f))
 
+/* The most bytes of a string value, a query string's or a JSON body's:
+ * longer is 400 invalid-parameter (the contract's maxLength says it).
+ * Names are at most 64 bytes, and an environment value longer than this
+ * is not a spelling anyone means. */
+#define QUERY_MAX_VALUE 256
+
 /* Most pairs a query string may hold. */
 #define QUERY_MAX_PARAMS 32
 

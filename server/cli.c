@@ -117,7 +117,7 @@ static const struct number_flag numbers[] = {
 	UNSIGNED_FLAG("body-timeout", 1, 3600, body_timeout),
 	SIZE_FLAG("body-min-rate", 0, 1ull << 30, body_min_rate),
 	SIZE_FLAG("max-body", 1024, 64ull << 20, max_body),
-	SIZE_FLAG("max-header", 2048, 1ull << 20, max_header),
+	SIZE_FLAG("max-header", 2048, CLI_MAX_HEADER_MOST, max_header),
 	SIZE_FLAG("body-budget", 1ull << 20, 1ull << 40, body_budget),
 	UNSIGNED_FLAG("revisions", 1, 64, revisions),
 	UNSIGNED_FLAG("max-catalogs", 1, 64, max_catalogs),

@@ -17,6 +17,10 @@ enum cli_log_format { CLI_LOG_TEXT, CLI_LOG_JSON };
 
 struct activation;
 
+/* The largest --max-header: no header value can be longer (the contract's
+ * maxLength of If-None-Match, If-Match and Last-Event-ID). */
+#define CLI_MAX_HEADER_MOST ((size_t)1 << 20)
+
 /* Catalogs named on the command line at most (--catalog, repeated). */
 #define CLI_MAX_CATALOGS 64
 

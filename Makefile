@@ -650,6 +650,9 @@ deb-test:
 # tests/ofrep/package-lock.json and installed with `npm ci`. Starts
 # $(SPLITKD) on 127.0.0.1 port 0 and stops it, also on failure. About 10 s
 # plus `npm ci` (a few seconds); see docs/ofrep-design.md for the contract.
+# Then (issue 41) the web provider from a page on another origin in headless
+# Chromium, against splitkd with --cors-allow-origin and, as the control,
+# without it (tests/browser/test_cross_origin.py; a few seconds).
 OFREP_DIR   := tests/ofrep
 OFREP_TESTS := $(OFREP_DIR)/server-sdk.test.mjs $(OFREP_DIR)/web-sdk.test.mjs $(OFREP_DIR)/web-sse.test.mjs \
 	       $(OFREP_DIR)/web-sse-catalog.test.mjs
@@ -666,6 +669,9 @@ ofrep-test: all
 		sh tests/tls/make-certs.sh "$$pki"; \
 		SPLITKD_BIN=$(abspath $(SPLITKD)) SPLITKD_TLS_DIR="$$pki" NODE_EXTRA_CA_CERTS="$$pki/ca.pem" \
 		node --test --test-timeout=120000 $(OFREP_DIR)/server-sdk.test.mjs
+	@sh scripts/deps.sh browser
+	@echo "== ofrep: the web provider from a page on another origin (headless Chromium)"
+	@/usr/bin/python3 tests/browser/test_cross_origin.py $(abspath $(SPLITKD))
 
 # ---------------------------------------------------------------- readme blocks
 # Issue 42: the blocks of README.md and docs/ that are not sh, run as pasted

@@ -71,6 +71,20 @@ static inline void replace_file(const char *path, const char *text)
 	cr_assert_eq(rename(tmp, path), 0);
 }
 
+/* `needle` in `hay`, ASCII case ignored (strcasestr is GNU's), or NULL:
+ * for header lines. */
+static inline const char *find_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay != '\0'; hay++) {
+		if (strncasecmp(hay, needle, n) == 0) {
+			return hay;
+		}
+	}
+	return NULL;
+}
+
 static inline const char *splitkd_bin(void)
 {
 	const char *bin = getenv("SPLITKD_BIN");

@@ -23,19 +23,6 @@ static void stop(void)
 
 #define ORIGIN "http://127.0.0.2:9000"
 
-/* `needle` in `hay`, ASCII case ignored (strcasestr is GNU's), or NULL. */
-static const char *find_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay != '\0'; hay++) {
-		if (strncasecmp(hay, needle, n) == 0) {
-			return hay;
-		}
-	}
-	return NULL;
-}
-
 /* The value of header `name` in r's head ("" when absent), into out. */
 static const char *field(const struct reply *r, const char *name, char *out, size_t cap)
 {

@@ -28,19 +28,6 @@ static void write_text(const char *path, const char *text)
 	fclose(f);
 }
 
-/* strcasestr is GNU's: the same, case-insensitive, for header lines. */
-static const char *find_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay != '\0'; hay++) {
-		if (strncasecmp(hay, needle, n) == 0) {
-			return hay;
-		}
-	}
-	return NULL;
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;

@@ -29,13 +29,18 @@ void conntab_client_key(const struct sockaddr *addr, unsigned char out[16])
 	}
 }
 
-static size_t client_hash(const unsigned char key[16], size_t cap)
+uint64_t conntab_client_mix(const unsigned char key[16])
 {
 	uint64_t a, b;
 
 	memcpy(&a, key, 8);
 	memcpy(&b, key + 8, 8);
-	return (size_t)(((a * 0x9E3779B97F4A7C15u) ^ b) * 0xBF58476D1CE4E5B9u >> 17) % cap;
+	return ((a * 0x9E3779B97F4A7C15u) ^ b) * 0xBF58476D1CE4E5B9u;
+}
+
+static size_t client_hash(const unsigned char key[16], size_t cap)
+{
+	return (size_t)(conntab_client_mix(key) >> 17) % cap;
 }
 
 /* The client's entry, inserted with count 0 when new. The table has twice

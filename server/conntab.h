@@ -125,6 +125,9 @@ void conntab_cleanup(struct conntab *t);
 /* A client's key: its address without the port, IPv4 as IPv4-mapped IPv6
  * (all zero for NULL or another family). */
 void conntab_client_key(const struct sockaddr *addr, unsigned char out[16]);
+/* A client key's bits mixed, for a hash table of clients (its high bits
+ * are the well mixed ones). */
+uint64_t conntab_client_mix(const unsigned char key[16]);
 
 /*
  * Admits a new connection from `addr` on `fd`, reclaiming one if the table

@@ -65,6 +65,7 @@ struct session {
 	struct response_extra *extras; /* &extra when either is on, else NULL */
 	bool origin_sent;         /* it has an Origin, listed or not */
 	uint64_t extra_of;        /* the start_ns of the request `extra` is for */
+	int extra_route;          /* its route (api_route_of), -1: none */
 	unsigned char client[16]; /* the client's address (--rate-limit) */
 	char ratelimit[48];       /* extra.ratelimit's bytes */
 	char retry_after[12];
@@ -254,10 +255,9 @@ static void extras_begin(struct MHD_Connection *conn, struct session *ss)
 /* --rate-limit: takes one of the client's requests, unless the route is
  * never limited; its RateLimit fields go on the answer. Returns false
  * when the client has none left (the caller answers 429). */
-static bool limit_take(struct session *ss)
+static bool limit_take(struct session *ss, int route)
 {
 	struct server *s = ss->server;
-	int route = api_route_of(ss->req.uri, ss->req.uri_len);
 	struct ratelimit_verdict v;
 
 	if (route == s->unlimited[0] || route == s->unlimited[1] || route == s->unlimited[2]) {
@@ -267,7 +267,9 @@ static bool limit_take(struct session *ss)
 	snprintf(ss->ratelimit, sizeof(ss->ratelimit), "\"client\";r=%u;t=%u", v.remaining, v.reset_s);
 	ss->extra.ratelimit = ss->ratelimit;
 	ss->extra.ratelimit_policy = s->rate_policy;
-	snprintf(ss->retry_after, sizeof(ss->retry_after), "%u", v.retry_after);
+	if (!v.allowed) {
+		snprintf(ss->retry_after, sizeof(ss->retry_after), "%u", v.retry_after);
+	}
 	return v.allowed;
 }
 
@@ -320,16 +322,17 @@ static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const ch
 static bool on_extras(struct MHD_Connection *conn, struct session *ss, const char *method,
 		      enum MHD_Result *ret)
 {
+	int route = api_route_of(ss->req.uri, ss->req.uri_len);
 	char why[160];
 
 	extras_begin(conn, ss);
-	if (ss->origin_sent && strcmp(method, "OPTIONS") == 0 &&
+	ss->extra_route = route;
+	if (route >= 0 && ss->origin_sent && strcmp(method, "OPTIONS") == 0 &&
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method") !=
-		    NULL &&
-	    api_route_of(ss->req.uri, ss->req.uri_len) >= 0) {
+		    NULL) {
 		ss->req.state = REQ_PREFLIGHT;
 	}
-	if (!ss->server->limiting || limit_take(ss)) {
+	if (!ss->server->limiting || limit_take(ss, route)) {
 		return false;
 	}
 	snprintf(why, sizeof(why), "this client address has sent more than its %u requests a "
@@ -549,7 +552,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	if (r->state >= REQ_REFUSE) { /* or REQ_PREFLIGHT */
 		return r->state == REQ_REFUSE
 			       ? over_limit(conn, ss, method, r->refusal)
-			       : preflight(conn, ss, method, api_route_of(r->uri, r->uri_len));
+			       : preflight(conn, ss, method, ss->extra_route);
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);

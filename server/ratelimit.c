@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conntab.h"
+
 #define SECOND 1000000000u
 #define NONE UINT32_MAX
 
@@ -44,11 +46,7 @@ void ratelimit_cleanup(struct ratelimit *rl)
 
 static uint32_t hash(const struct ratelimit *rl, const unsigned char addr[16])
 {
-	uint64_t a, b;
-
-	memcpy(&a, addr, 8);
-	memcpy(&b, addr + 8, 8);
-	return (uint32_t)((((a * 0x9E3779B97F4A7C15u) ^ b) * 0xBF58476D1CE4E5B9u) >> 32) & rl->mask;
+	return (uint32_t)(conntab_client_mix(addr) >> 32) & rl->mask;
 }
 
 static void unlink_recent(struct ratelimit *rl, uint32_t i)

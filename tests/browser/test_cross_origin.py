@@ -45,6 +45,8 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
+from harness import Failed, chromium, free_port, wait, wait_port
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULES = os.path.join(HERE, "..", "ofrep", "node_modules", "@openfeature")
 PAGE_HOST = "127.0.0.2"  # loopback, but another host than splitkd's: another origin
@@ -107,39 +109,6 @@ document.body.dataset.state = 'done';
 </script></body></html>
 """
 
-
-class Failed(Exception):
-    pass
-
-
-def free_port(host="127.0.0.1"):
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, proc, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise Failed(f"splitkd exited with {proc.returncode} before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise Failed(f"nothing listens on {port} after {timeout} s")
-
-
-def wait(pred, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.1)
 
 
 def get(url):
@@ -220,21 +189,7 @@ class Run:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def start_browser(self):
-        o = webdriver.ChromeOptions()
-        o.binary_location = "/usr/bin/chromium"
-        for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--no-default-browser-check",
-                  "--disable-extensions", "--window-size=800,600",
-                  # only loopback resolves
-                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE 127.0.0.2",
-                  "--user-data-dir=" + os.path.join(self.tmp, "profile")]:
-            o.add_argument(a)
-        o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = Service("/usr/bin/chromedriver", log_path=os.path.join(self.tmp, "chromedriver.log"))
-        self.driver = webdriver.Chrome(service=service, options=o)
-        self.driver.set_page_load_timeout(20)
-        self.driver.set_script_timeout(10)
+        self.driver = chromium(self.tmp, 800, 600, hosts=("127.0.0.1", PAGE_HOST))
 
     def stop(self):
         if self.driver is not None:

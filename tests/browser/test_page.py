@@ -50,6 +50,8 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from harness import Failed, chromium, free_port, wait, wait_port
+
 POLL = 1.0          # seconds: the page's poll interval, set with #poll=1 in the URL
 # Every wait below has a deadline several times what the step needs on an idle
 # machine: CI and this development machine have 2 cores shared with other
@@ -70,9 +72,6 @@ document.addEventListener('securitypolicyviolation', (e) => {
 XSS_NOTE = '<img src=x onerror=alert(1)> and </script><script>alert(2)</script>'
 XSS_NOTE2 = '"\'><svg onload=alert(3)> & </script> &amp; \u202e'
 
-
-class Failed(Exception):
-    pass
 
 
 class Run:
@@ -113,22 +112,8 @@ class Run:
                 self.daemon.wait()
 
     def start_browser(self):
-        o = webdriver.ChromeOptions()
-        o.binary_location = "/usr/bin/chromium"
-        for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--no-default-browser-check",
-                  "--disable-extensions", "--window-size=1280,800",
-                  # only loopback resolves: a fetch from outside splitkd fails and is logged
-                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                  "--user-data-dir=" + os.path.join(self.tmp, "profile")] + \
-                (["--ignore-certificate-errors"] if self.args.tls else []):
-            o.add_argument(a)
-        o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = Service("/usr/bin/chromedriver", log_path=os.path.join(self.tmp, "chromedriver.log"))
-        self.driver = webdriver.Chrome(service=service, options=o)
-        self.driver.set_page_load_timeout(20)
-        self.driver.set_script_timeout(10)
+        self.driver = chromium(self.tmp, 1280, 800,
+                               extra=["--ignore-certificate-errors"] if self.args.tls else [])
         self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROBE})
         self.viewport(1280, 800)
 
@@ -218,35 +203,6 @@ class Run:
 
 
 # ---------------------------------------------------------------- helpers
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, proc, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise Failed(f"process exited with {proc.returncode} before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise Failed(f"nothing listens on {port} after {timeout} s")
-
-
-def wait(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        if cond():
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout:.1f} s")
-        time.sleep(0.1)
-
-
 def http(url, headers=None, method="GET"):
     req = urllib.request.Request(url, headers=headers or {}, method=method)
     try:

@@ -115,23 +115,30 @@ static char *repeat(char c, size_t n)
 	return s;
 }
 
-/* A decimal input: 1 to 4294967295 (its pattern; maxLength 10). */
+/* A decimal input: 1 to 4294967295 (its pattern; maxLength 10): each
+ * bound taken, one past it refused. */
 static void probe_decimal(const char *route, const char *name)
 {
-	struct answer a;
+	/* taken: not refused with `words` (the decimal rule's) */
+	static const struct {
+		const char *value;
+		bool taken;
+		const char *words;
+	} probes[] = {{"4294967295", true, "4294967295 ("}, {"4294967296", false, NULL},
+		      {"1", true, "from 1 to"}, {"0", false, NULL}};
 
-	a = ask(route, name, "4294967295");
-	cr_assert_not(refused(&a, name) && says(&a, "4294967295 ("), "%s=4294967295: %s", name, a.body);
-	answer_free(&a);
-	a = ask(route, name, "4294967296");
-	cr_assert(refused(&a, name) && a.status == 400, "%s=4294967296: %s", name, a.body);
-	answer_free(&a);
-	a = ask(route, name, "1");
-	cr_assert_not(refused(&a, name) && says(&a, "from 1 to"), "%s=1: %s", name, a.body);
-	answer_free(&a);
-	a = ask(route, name, "0");
-	cr_assert(refused(&a, name) && a.status == 400, "%s=0: %s", name, a.body);
-	answer_free(&a);
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		struct answer a = ask(route, name, probes[i].value);
+
+		if (probes[i].taken) {
+			cr_assert_not(refused(&a, name) && says(&a, probes[i].words), "%s=%s: %s", name,
+				      probes[i].value, a.body);
+		} else {
+			cr_assert(refused(&a, name) && a.status == 400, "%s=%s: %s", name, probes[i].value,
+				  a.body);
+		}
+		answer_free(&a);
+	}
 }
 
 /* A string input: QUERY_MAX_VALUE bytes taken, one more refused for its length. */

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "exchange.h"
+#include "history.h"
 #include "helpers.h"
 #include "query.h"
 
@@ -139,6 +140,30 @@ static void probe_decimal(const char *route, const char *name)
 		}
 		answer_free(&a);
 	}
+}
+
+/* GET /v1/history's limit: 1 to HISTORY_MAX_LIMIT, a decimal of as many
+ * digits at most. */
+static void probe_limit(const char *route, const char *name, size_t max)
+{
+	char at[16], past[16];
+	struct answer a;
+
+	snprintf(at, sizeof(at), "%d", HISTORY_MAX_LIMIT);
+	snprintf(past, sizeof(past), "%d", HISTORY_MAX_LIMIT + 1);
+	cr_assert_eq(max, strlen(at), "%s: maxLength %zu for at most %s", name, max, at);
+	a = ask(route, name, at);
+	cr_assert_eq(a.status, 200, "%s=%s: %s", name, at, a.body);
+	answer_free(&a);
+	a = ask(route, name, past);
+	cr_assert(refused(&a, name) && a.status == 400, "%s=%s: %s", name, past, a.body);
+	answer_free(&a);
+	a = ask(route, name, "1");
+	cr_assert_eq(a.status, 200, "%s=1: %s", name, a.body);
+	answer_free(&a);
+	a = ask(route, name, "0");
+	cr_assert(refused(&a, name) && a.status == 400, "%s=0: %s", name, a.body);
+	answer_free(&a);
 }
 
 /* A string input: QUERY_MAX_VALUE bytes taken, one more refused for its length. */
@@ -331,6 +356,8 @@ Test(bounds, every_bounded_parameter_is_the_codes_bound, .init = setup, .fini = 
 			cr_assert_not_null(route, "query parameter %s is on no GET", name);
 			if (values != NULL) {
 				probe_enum(route, name, values);
+			} else if (strcmp(name, "limit") == 0) {
+				probe_limit(route, name, (size_t)max);
 			} else if (max == 10) {
 				probe_decimal(route, name);
 			} else if (max == 5) {

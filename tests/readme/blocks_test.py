@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: AGPL-3.0-only
 #
 # make readme-blocks: every fenced block of README.md and docs/*.md that is
-# not one of the README's `sh` blocks (make readme-test runs those, and
+# not a `sh` block of a page make readme-test runs (rt.sh_files: the README
+# and the guides; it runs those, and
 # checks that every block names its language), run as pasted and held to
 # what it says it prints. A block is found by the heading above it, its
 # language and its rank among that heading's blocks of that language (RUNNERS
@@ -648,9 +649,10 @@ def run(repo, gocheck, write):
     os.symlink(os.path.join(repo, "tests/ofrep/node_modules"), os.path.join(scratch, "node_modules"))
     ctx = Ctx(repo, scratch, gocheck, write)
     failures, passed, jobs = [], 0, []
+    sh_pages = set(rt.sh_files(repo))
 
     for b in ctx.blocks:
-        if (b.rel == "README.md" and b.lang == "sh") or b.lang == "http":
+        if (b.lang == "sh" and b.rel in sh_pages) or b.lang == "http":
             continue  # make readme-test's; a request's answer, claimed below
         r = runner_of(b)
         if r is None:

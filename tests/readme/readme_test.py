@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: AGPL-3.0-only
 #
-# make readme-test: every ```sh block of README.md runs as pasted, and what
-# the README says it prints is what it printed.
+# make readme-test: every ```sh block of README.md and of the guides in
+# docs/ runs as pasted, and what a page says it prints is what it printed.
 #
 # Why a small extractor of our own and not Debian's python3-cram: cram wants
 # a transcript (every output line, "  $ " prompts), which would make the
-# README a test file to read; the README shows outputs as `# -> ...` lines
+# README a test file to read; the pages show outputs as `# -> ...` lines
 # beside commands a reader pastes, and this script reads exactly that.
 #
 # How it runs:
@@ -18,10 +18,13 @@
 #     of the repository (so `build/splitkd` and `tests/tls/make-certs.sh`
 #     resolve as in a checkout); what the blocks write stays in the scratch.
 #   - A fresh daemon, started as `make run` starts it (`build/splitkd
-#     --listen 127.0.0.1:8080`), for the whole README; blocks run in
-#     order, each command group in its own bash with the variables of the
-#     earlier ones (set -a, carried in a file), so a block takes a
-#     placeholder from a variable an earlier block set.
+#     --listen 127.0.0.1:8080`), for all the pages; README.md first, then
+#     the guides in SH_ORDER (then any other docs/*.md, by name). Blocks run
+#     in order, each command group in its own bash with the variables of
+#     the earlier ones (set -a, carried in a file), so a block takes a
+#     placeholder from a variable an earlier block set. A guide's blocks
+#     lean on nothing but that daemon and the guide's own earlier blocks,
+#     so a reader can paste one guide from its top.
 #
 # What a block says:
 #   - A step is a run of consecutive lines that are neither blank nor
@@ -33,16 +36,17 @@
 #     curl reads as an empty reply or as a reset). Without it a step must
 #     exit 0.
 #   - Any `…` in a command fails the test: placeholders come from variables.
-#   - The figures the README quotes for the page's files (`index.html` N
+#   - The figures a page quotes for the page's files (`index.html` N
 #     bytes, ...) are compared with the files.
 #   - Every fenced block of README.md and docs/*.md names its language (one
 #     of LANGUAGES), and each `json` block is JSON (no repeated member); a
-#     schematic one says `text`. The blocks in other languages are run by
-#     make readme-blocks (tests/readme/blocks_test.py, in make check-extra:
-#     it needs Node.js, promtool and Go), which uses this file's helpers.
+#     schematic one says `text`. The blocks in other languages, and the sh
+#     blocks of SH_ELSEWHERE, are run by make readme-blocks
+#     (tests/readme/blocks_test.py, in make check-extra: it needs Node.js,
+#     promtool and Go), which uses this file's helpers.
 # Blocks not run are listed in SKIP below, each with its reason.
 #
-# usage: readme_test.py REPO [README]  (README defaults to REPO/README.md)
+# usage: readme_test.py REPO
 
 import json
 import os
@@ -81,6 +85,15 @@ UNTIL_TIMEOUT = {
 }
 
 STEP_TIMEOUT = 60
+
+# The order the pages' sh blocks run in, after README.md: the guides the
+# README's map points to. A docs/*.md not listed runs after them, by name.
+SH_ORDER = ["docs/api.md", "docs/catalogs.md", "docs/streams.md", "docs/engines.md",
+            "docs/ofrep.md", "docs/operations.md"]
+
+# Pages whose sh blocks are not steps for this script: make readme-blocks
+# runs each as a request and holds it to the `http` block after it.
+SH_ELSEWHERE = {"docs/ofrep-design.md"}
 
 
 # The languages a fenced block may name: each has a runner (sh here, the
@@ -136,6 +149,13 @@ def markdown_files(repo):
     return ["README.md"] + [f"docs/{f}" for f in docs]
 
 
+def sh_files(repo):
+    """The pages whose sh blocks run here, in the order they run."""
+    docs = [f for f in markdown_files(repo) if f != "README.md" and f not in SH_ELSEWHERE]
+    rank = {f: i for i, f in enumerate(SH_ORDER)}
+    return ["README.md"] + sorted(docs, key=lambda f: (rank.get(f, len(SH_ORDER)), f))
+
+
 def lint_fences(repo, failures):
     """Every fenced block names a known language; every json block parses."""
     count = 0
@@ -155,7 +175,7 @@ def lint_fences(repo, failures):
     return count
 
 
-def steps(start, body):
+def steps(start, body, rel="README.md"):
     """Split a block into steps: (line, command text, [expectations])."""
     out = []
     cur = None
@@ -163,7 +183,7 @@ def steps(start, body):
         s = line.strip()
         if s.startswith("# ->"):
             if cur is None:
-                raise SystemExit(f"README.md:{n}: '# ->' before any command")
+                raise SystemExit(f"{rel}:{n}: '# ->' before any command")
             cur[2].append((n, s[4:].strip()))
             continue
         if not s or s.startswith("#"):
@@ -181,11 +201,13 @@ def steps(start, body):
     return [(n, "\n".join(cmd), exp) for n, cmd, exp in out]
 
 
-def check_sizes(repo, text, failures):
+def check_sizes(repo, failures):
+    """The page's file sizes, as the page quoting them (README.md) says."""
+    text = "\n".join(open(os.path.join(repo, rel), encoding="utf-8").read() for rel in markdown_files(repo))
     m = re.search(r"`index\.html` ([\d,]+) bytes, `app\.js` ([\d,]+) and\s+"
                   r"`style\.css` ([\d,]+) \(([\d,]+) in all", text)
     if not m:
-        failures.append("README.md: the page's file sizes sentence is gone")
+        failures.append("README.md and docs/: the page's file sizes sentence is gone")
         return
     said = [int(g.replace(",", "")) for g in m.groups()]
     real = [os.path.getsize(os.path.join(repo, "api/ui", f))
@@ -193,7 +215,7 @@ def check_sizes(repo, text, failures):
     real.append(sum(real))
     for name, a, b in zip(("index.html", "app.js", "style.css", "in all"), said, real):
         if a != b:
-            failures.append(f"README.md: the page's {name} is said to be {a:,} bytes, it is {b:,}")
+            failures.append(f"README.md and docs/: the page's {name} is said to be {a:,} bytes, it is {b:,}")
 
 
 def wait_port(port, proc, seconds=10):
@@ -224,10 +246,9 @@ def stop_strays(scratch):
             pass
 
 
-def run(repo, readme):
-    text = open(readme, encoding="utf-8").read()
+def run(repo):
     failures = []
-    check_sizes(repo, text, failures)
+    check_sizes(repo, failures)
     fenced = lint_fences(repo, failures)
     print(f"readme-test: {fenced} fenced blocks of README.md and docs/ checked for a language (and json for JSON)")
 
@@ -238,62 +259,78 @@ def run(repo, readme):
     daemon = subprocess.Popen([os.path.join(repo, "build/splitkd"), "--listen", "127.0.0.1:8080"],
                               cwd=scratch, stdout=log, stderr=log, start_new_session=True)
     ran = skipped = 0
+    per_file = []
     try:
         if not wait_port(8080, daemon):
             raise SystemExit("readme-test: build/splitkd did not listen on 127.0.0.1:8080")
-        for start, body in blocks(text):
-            first = next((l.strip() for l in body if l.strip() and not l.strip().startswith("#")), "")
-            reason = next((r for k, r in SKIP.items() if first.startswith(k)), None)
-            if reason:
-                print(f"readme-test: README.md:{start}: not run: {reason}")
-                skipped += 1
-                continue
-            for line, cmd, expects in steps(start, body):
-                ran += 1
-                if "…" in cmd:
-                    failures.append(f"README.md:{line}: a literal '…' in a command: {cmd}")
-                    continue
-                limit = next((t for k, t in UNTIL_TIMEOUT.items() if cmd.startswith(k)), None)
-                # set -e: a step fails at its first failing command, not
-                # only at its last; the variables are kept either way.
-                script = (f"set -a\n. {shlex.quote(env_file)}\n"
-                          f"trap \"export -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_)=' > {shlex.quote(env_file)}\" EXIT\n"
-                          f"set -e -o pipefail\n{cmd}\n")
-                try:
-                    p = subprocess.run(["bash", "-c", script], cwd=scratch, capture_output=True,
-                                       text=True, timeout=limit or STEP_TIMEOUT)
-                    out, rc = p.stdout, p.returncode
-                except subprocess.TimeoutExpired as e:
-                    out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-                    rc = 0 if limit else "timeout"
-                want_rc = [0]
-                pos = 0
-                for n, want in expects:
-                    m = re.fullmatch(r"exit (\d+(?: or \d+)*)", want)
-                    if m:
-                        want_rc = [int(x) for x in m.group(1).split(" or ")]
-                        continue
-                    at = out.find(want, pos)
-                    if at < 0:
-                        failures.append(f"README.md:{n}: '{want}' is not in what `{cmd}` printed:\n{out[:2000]}")
-                    else:
-                        pos = at + len(want)
-                if rc not in want_rc:
-                    failures.append(f"README.md:{line}: `{cmd}` exited {rc}, the README says "
-                                    f"{' or '.join(map(str, want_rc))}:\n"
-                                    f"{out[:1000]}{p.stderr[:1000] if rc != 'timeout' else ''}")
+        for rel in sh_files(repo):
+            text = open(os.path.join(repo, rel), encoding="utf-8").read()
+            before = ran
+            for start, body in blocks(text):
+                r, s = run_block(rel, start, body, scratch, env_file, failures)
+                ran += r
+                skipped += s
+            per_file.append(f"{rel} {ran - before}")
     finally:
         os.killpg(daemon.pid, 15)
         daemon.wait(10)
         stop_strays(scratch)
     for f in failures:
         print("readme-test: FAIL " + f, file=sys.stderr)
+    print(f"readme-test: steps by page: {', '.join(per_file)}")
     print(f"readme-test: {ran} steps run, {skipped} blocks not run, {len(failures)} failures")
     if failures:
         print(f"readme-test: scratch kept in {scratch}", file=sys.stderr)
         return 1
     shutil.rmtree(scratch)
     return 0
+
+
+def run_block(rel, start, body, scratch, env_file, failures):
+    """Runs one sh block of REL, step by step; returns (steps run, blocks
+    not run)."""
+    first = next((l.strip() for l in body if l.strip() and not l.strip().startswith("#")), "")
+    reason = next((r for k, r in SKIP.items() if first.startswith(k)), None)
+    if reason:
+        print(f"readme-test: {rel}:{start}: not run: {reason}")
+        return 0, 1
+    ran = 0
+    for line, cmd, expects in steps(start, body, rel):
+        ran += 1
+        if "…" in cmd:
+            failures.append(f"{rel}:{line}: a literal '…' in a command: {cmd}")
+            continue
+        limit = next((t for k, t in UNTIL_TIMEOUT.items() if cmd.startswith(k)), None)
+        # set -e: a step fails at its first failing command, not
+        # only at its last; the variables are kept either way.
+        script = (f"set -a\n. {shlex.quote(env_file)}\n"
+                  f"trap \"export -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_)=' > {shlex.quote(env_file)}\" EXIT\n"
+                  f"set -e -o pipefail\n{cmd}\n")
+        err = ""
+        try:
+            p = subprocess.run(["bash", "-c", script], cwd=scratch, capture_output=True,
+                               text=True, timeout=limit or STEP_TIMEOUT)
+            out, rc, err = p.stdout, p.returncode, p.stderr
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            rc = 0 if limit else "timeout"
+        want_rc = [0]
+        pos = 0
+        for n, want in expects:
+            m = re.fullmatch(r"exit (\d+(?: or \d+)*)", want)
+            if m:
+                want_rc = [int(x) for x in m.group(1).split(" or ")]
+                continue
+            at = out.find(want, pos)
+            if at < 0:
+                failures.append(f"{rel}:{n}: '{want}' is not in what `{cmd}` printed:\n{out[:2000]}")
+            else:
+                pos = at + len(want)
+        if rc not in want_rc:
+            failures.append(f"{rel}:{line}: `{cmd}` exited {rc}, the page says "
+                            f"{' or '.join(map(str, want_rc))}:\n"
+                            f"{out[:1000]}{err[:1000]}")
+    return ran, 0
 
 
 def make_scratch(repo, prefix):
@@ -326,11 +363,10 @@ def enter_namespace(name, script, args):
 
 def main():
     repo = os.path.abspath(sys.argv[1])
-    readme = sys.argv[2] if len(sys.argv) > 2 else os.path.join(repo, "README.md")
-    rc = enter_namespace("readme-test", __file__, [repo, readme])
+    rc = enter_namespace("readme-test", __file__, [repo])
     if rc is not None:
         return rc
-    return run(repo, readme)
+    return run(repo)
 
 
 if __name__ == "__main__":

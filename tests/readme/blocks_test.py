@@ -29,7 +29,7 @@
 #                       with hopper at 100 SMs (the new answer). Over SSE and
 #                       over polling, one block each.
 #           HTTPS       splitkd on :8443 with tests/tls/make-certs.sh's
-#                       certificate, as the README's TLS section starts it
+#                       certificate, as docs/operations.md's TLS section starts it
 #   go    Not run: the OpenFeature Go SDK and its OFREP provider are not
 #         Debian packages and the Go module proxy is not reachable here (nor
 #         would Debian 12's Go 1.19 build them: their go.mod files ask for
@@ -37,9 +37,9 @@
 #         it parses, it is a program, every package it names is imported and
 #         every import used.
 #   yaml  prometheus.yml written beside a copy of
-#         docker/prometheus/splitkd-rules.yaml, as the README says to put
+#         docker/prometheus/splitkd-rules.yaml, as docs/operations.md says to put
 #         it, and `promtool check config` on it (which checks the rules too).
-#   json  README's catalog: `build/splitkd --check-catalog`, then served:
+#   json  docs/catalogs.md's catalog: `build/splitkd --check-catalog`, then served:
 #         the split count the sentence after it gives. docs/ofrep-design.md's
 #         answers: equal, member for member and in order, to what splitkd
 #         answers the request named here.
@@ -394,7 +394,7 @@ def run_prometheus_yml(ctx, block):
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "prometheus.yml"), "w") as f:
         f.write(block.text)
-    # as the README says: a copy of the rules beside prometheus.yml
+    # as docs/operations.md says: a copy of the rules beside prometheus.yml
     shutil.copy(os.path.join(ctx.repo, "docker/prometheus/splitkd-rules.yaml"), d)
     r = subprocess.run(["promtool", "check", "config", "prometheus/prometheus.yml"], cwd=ctx.scratch,
                        capture_output=True, text=True, timeout=RUN_S)
@@ -431,8 +431,8 @@ def run_catalog(ctx, block):
         daemon.stop()
     got = json.loads(body).get("num_splits") if status == 200 else body
     if got != int(m.group(3)):
-        raise Failure(f"served, {m.group(1)} and {m.group(2)} get {got} splits, the README says {m.group(3)}")
-    return f"{r.stdout.strip()}; served: {m.group(1)} and {m.group(2)} get {got} splits, as the README says"
+        raise Failure(f"served, {m.group(1)} and {m.group(2)} get {got} splits, the page says {m.group(3)}")
+    return f"{r.stdout.strip()}; served: {m.group(1)} and {m.group(2)} get {got} splits, as the page says"
 
 
 def break_json(block):
@@ -595,13 +595,13 @@ BAD_TARGET = {"target": "hoper", "model": "qwen3.8-27b"}
 
 # (file, heading, language, rank or "*") -> (runner, breakers)
 RUNNERS = {
-    ("README.md", SCHEDULER, "js", 1): (run_server_sdk, [drop_first_import]),
-    ("README.md", SCHEDULER, "js", 2): (run_web, [drop_first_import]),
-    ("README.md", SCHEDULER, "js", 3): (run_web, [drop_first_import]),
-    ("README.md", SCHEDULER, "go", 1): (run_go, [drop_first_import]),
-    ("README.md", SCHEDULER, "js", 4): (run_https, [drop_first_import, misspell_ca]),
-    ("README.md", "The catalog", "json", 1): (run_catalog, [break_json]),
-    ("README.md", "Dashboard and alerts", "yaml", 1): (run_prometheus_yml, [misspell_rules]),
+    ("docs/ofrep.md", SCHEDULER, "js", 1): (run_server_sdk, [drop_first_import]),
+    ("docs/ofrep.md", SCHEDULER, "js", 2): (run_web, [drop_first_import]),
+    ("docs/ofrep.md", SCHEDULER, "js", 3): (run_web, [drop_first_import]),
+    ("docs/ofrep.md", SCHEDULER, "go", 1): (run_go, [drop_first_import]),
+    ("docs/ofrep.md", SCHEDULER, "js", 4): (run_https, [drop_first_import, misspell_ca]),
+    ("docs/catalogs.md", "The catalog", "json", 1): (run_catalog, [break_json]),
+    ("docs/operations.md", "Dashboard and alerts", "yaml", 1): (run_prometheus_yml, [misspell_rules]),
     ("docs/ofrep-design.md", ANSWERS, "json", 1): (
         live_answer("POST", "/ofrep/v1/evaluate/flags/num_splits", {"context": SEED}), [drop_member]),
     ("docs/ofrep-design.md", ANSWERS, "json", 2): (

@@ -371,7 +371,7 @@ def floor_cpu(floor, n, idle):
 
 
 def bench(binary, n, out, floor=None):
-    """Exits 1 when the RSS is over the budget README states."""
+    """Exits 1 when the RSS is over the budget docs/streams.md states."""
     idle = float(os.environ.get("IDLE_SECONDS", "30"))
     changes = int(os.environ.get("CHANGES", "7"))
     lines, ok = [], False
@@ -397,7 +397,7 @@ def bench(binary, n, out, floor=None):
             lasts2, each2 = measure_changes(d, client, streams, 2 * changes)
             rss2 = rss_kib(d.proc.pid)
             # a never-reader is ended once it has not taken more than half
-            # of --revisions changes (README): after its kernel buffers fill
+            # of --revisions changes (docs/streams.md): after its kernel buffers fill
             still = (metric(d.port, "splitkd_streams") or 0) - n
             lines += [
                 "streams: %d opened in %.2f s, %d open by /metrics" % (n, took, beats or -1),
@@ -414,7 +414,7 @@ def bench(binary, n, out, floor=None):
                     max(lasts2), percentile(each2, 50), percentile(each2, 99), rss2 / 1024),
                 "never-readers still open after those changes: %d of %d" % (still, NEVER_READ),
             ]
-            # the budget README states: 96 MiB for 10,000 (9.6 KiB a stream
+            # the budget docs/streams.md states: 96 MiB for 10,000 (9.6 KiB a stream
             # above the idle daemon), and streams that never read add no
             # more than a change's text each
             budget = rss0 + n * 96 * 1024 // 10000

@@ -264,7 +264,11 @@ includes:
 columns:
 	@sh scripts/check-columns.sh policy api server
 
-# What a user reads (README, man page, OpenAPI, docker/) against the binary.
+# What a user reads against the binary: the man page's flags equal --help's
+# (it is the one flag reference), every route in docs/api.md and the man
+# page, docs/api.md's generated tables equal to what scripts/gen-api-doc.py
+# writes from api/openapi.json, every relative link of the pages resolves
+# (scripts/check-links.py), and docker/'s manifests.
 docs: $(SPLITKD)
 	@sh scripts/check-docs.sh $(SPLITKD)
 	@sh scripts/check-manifests.sh $(SPLITKD)
@@ -360,8 +364,9 @@ valgrind: deps-test all $(INTEGRATION)
 	@set -e; for t in $(INTEGRATION); do echo "== $$t (daemon under valgrind)"; \
 		SPLITKD_REAL_BIN=$(SPLITKD) SPLITKD_BIN=scripts/valgrind-splitkd $$t --jobs 2; done
 
-# Every sh block of README.md, run as pasted against a fresh daemon in its own
-# network namespace, and what it says it prints compared (tests/readme/);
+# Every sh block of README.md and of the guides in docs/ (README first, then
+# tests/readme/readme_test.py's SH_ORDER), run as pasted against a fresh
+# daemon in its own network namespace, and what it says it prints compared;
 # every fenced block of README.md and docs/ names its language, json ones
 # are JSON. The blocks in other languages: make readme-blocks (below).
 readme-test: all

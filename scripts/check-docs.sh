@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: AGPL-3.0-only
 #
-# Keeps what a user reads in step with what the binary does. The man page
+# Keeps what a user reads in step with what the binary does. README.md is
+# a front door of at most 400 lines with `make run` and `make test` in its
+# first 40. The man page
 # is the one reference for the flags: the flags its OPTIONS name are
 # exactly those of `splitkd --help`, and no page of README.md or docs/
 # repeats them as a table (the README links to the man page instead).
@@ -27,13 +29,19 @@ done
 if grep -n '^| *`--[a-z]' README.md docs/*.md >&2; then
 	echo "docs: a flag table above: the flags' reference is server/splitkd.8 alone; link to it" >&2; fail=1
 fi
+# The README is the front door (issue 48): short, the set-up first.
+lines=$(wc -l < README.md)
+[ "$lines" -le 400 ] || { echo "docs: README.md is $lines lines, over 400: move reference to docs/" >&2; fail=1; }
+for c in 'make run' 'make test'; do
+	head -n 40 README.md | grep -q "^$c " || { echo "docs: README.md's first 40 lines do not start a line with $c" >&2; fail=1; }
+done
 grep -q '(server/splitkd.8)' README.md || { echo "docs: README.md does not link to server/splitkd.8" >&2; fail=1; }
 routes=$(grep -o '"/[a-z0-9/{}._-]*": {' api/openapi.json | cut -d'"' -f2 | sed 's/{[a-z]*}//')
 for r in $routes; do
 	grep -q -- "$r" docs/api.md || { echo "docs: route $r is not in docs/api.md" >&2; fail=1; }
 	grep -q -- "$(printf '%s' "$r" | sed 's/-/\\\\-/g')" server/splitkd.8 || { echo "docs: route $r is not in server/splitkd.8" >&2; fail=1; }
 done
-echo "== docs: $(wc -l < "$tmp/help") flags (server/splitkd.8 against splitkd --help) and $(echo "$routes" | wc -l) routes checked"
+echo "== docs: README.md $lines lines; $(wc -l < "$tmp/help") flags (server/splitkd.8 against splitkd --help) and $(echo "$routes" | wc -l) routes checked"
 if [ -f scripts/gen-api-doc.py ]; then
 	python3 scripts/gen-api-doc.py --check || fail=1
 fi

@@ -413,12 +413,26 @@ static struct conntab_held *held_at(struct conntab *t, size_t i)
 	return &t->held[(t->held_head + i) % t->limits.max_held];
 }
 
-/* Whether the held queue is full and has admitted nothing for
- * CONNTAB_HOLD_STALL_MS (lock held). */
-static bool hold_stalled(const struct conntab *t, uint64_t now)
+/* Whether a full held queue must leave the accept on (lock held): the
+ * table holds a connection a newcomer of another client would take (an
+ * idle keep-alive one, or the heaviest client's stalled or kept-alive
+ * one), so a pause would keep such a newcomer in the listen queue behind
+ * the held for nothing; the accept goes on and refuses at once what it
+ * cannot take, as before. A table of first requests in progress (a burst)
+ * is paused for: it is about to move. Scanned at most every
+ * CONNTAB_SLOW_MS, the answer kept in between. */
+static bool hold_sheds(struct conntab *t, uint64_t now)
 {
-	return t->held_count == t->limits.max_held &&
-	       now - t->held_moved_ns >= CONNTAB_HOLD_STALL_MS * MS;
+	if (t->held_count < t->limits.max_held) {
+		return false;
+	}
+	if (now >= t->shed_check_ns) {
+		t->shedding = t->count >= t->limits.max_connections &&
+			      (longest_idle(t, now) != NULL ||
+			       oldest_of(t, heaviest_client(t), now) != NULL);
+		t->shed_check_ns = now + CONNTAB_SLOW_MS * MS;
+	}
+	return t->shedding;
 }
 
 /* Holds a newcomer the table cannot take (lock held): at the front when
@@ -430,9 +444,6 @@ static enum conntab_entry hold(struct conntab *t, int fd, const struct sockaddr 
 	unsigned client = client_get(t, key);
 	struct conntab_held *h;
 
-	if (t->held_count == 0) {
-		t->held_moved_ns = now;
-	}
 	if (t->clients[heaviest_client(t)].count > t->clients[client].count + 1) {
 		t->held_head = (t->held_head + t->limits.max_held - 1) % t->limits.max_held;
 		h = held_at(t, 0);
@@ -489,7 +500,6 @@ enum conntab_entry conntab_next_held(struct conntab *t, uint64_t now_ns, struct 
 		} else {
 			*c = admit_locked(t, h->fd, key, now_ns, &why);
 			if (*c != NULL) {
-				t->held_moved_ns = now_ns;
 				e = CONNTAB_ENTERED;
 			} else if (why == CONNTAB_REFUSED_PER_CLIENT) {
 				/* its client took its share while it was held */
@@ -512,7 +522,7 @@ bool conntab_may_accept(struct conntab *t, uint64_t now_ns, size_t *held)
 
 	pthread_mutex_lock(&t->lock);
 	*held = t->held_count;
-	may = t->held_count < t->limits.max_held || hold_stalled(t, now_ns);
+	may = t->held_count < t->limits.max_held || hold_sheds(t, now_ns);
 	pthread_mutex_unlock(&t->lock);
 	return may;
 }

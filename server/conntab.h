@@ -31,12 +31,13 @@
  *      nginx's accept_disabled): a burst of connections that will leave
  *      the table within milliseconds (change streams) waits instead of
  *      being refused. A held connection is closed unanswered only when it
- *      has been held longer than the header deadline, or when the queue is
- *      full and has admitted none of its connections for
- *      CONNTAB_HOLD_STALL_MS (a table that does not move, held by one
- *      client's busy keep-alive connections: then a newcomer the table
- *      cannot take is refused at once, as before, so that the accept keeps
- *      seeing the other clients behind it).
+ *      has been held longer than the header deadline. The queue full, the
+ *      accept goes on only when pausing would starve others (the table
+ *      holds a connection a newcomer of another client would take: an
+ *      idle one, or the heaviest client's stalled or kept-alive one, as
+ *      under one client's busy keep-alive connections or a slowloris);
+ *      then a newcomer the table cannot take is refused at once, as
+ *      before, so the accept keeps seeing the clients behind it.
  * Reclaiming spares what is about to finish: a request whose header block
  * or body has arrived for less than CONNTAB_SLOW_MS, or a new connection
  * that has not waited CONNTAB_IDLE_RECLAIM_MS for its request to be read,
@@ -64,7 +65,6 @@
 #define CONNTAB_IDLE_RECLAIM_MS 1000u /* idle this long before it may be reclaimed */
 #define CONNTAB_STUCK_REPLY_MS 1000u  /* an answer still being sent after this is unfinished */
 #define CONNTAB_SLOW_MS 50u           /* a header block or body arriving this long is unfinished */
-#define CONNTAB_HOLD_STALL_MS 250u    /* a full hold that admitted nothing this long sheds */
 
 /* What a connection's current request is doing. */
 enum conntab_phase {
@@ -163,7 +163,8 @@ struct conntab {
 	/* the held queue: a ring of limits.max_held, its front at held_head */
 	struct conntab_held *held;
 	size_t held_head, held_count;
-	uint64_t held_moved_ns; /* a held one last admitted, or the queue last began */
+	bool shedding;          /* the held queue is full and must not stop the accept */
+	uint64_t shed_check_ns; /* when to look at the table again for that */
 	conntab_kick_fn *kick;  /* called under the lock, so it cannot outlive a clear */
 	void *kick_cls;
 	atomic_uint_fast64_t closed[CONNTAB_REASON_COUNT];
@@ -208,8 +209,8 @@ enum conntab_entry conntab_enter(struct conntab *t, int fd, const struct sockadd
 enum conntab_entry conntab_next_held(struct conntab *t, uint64_t now_ns, struct conntab_held *h,
 				     struct conntab_conn **c);
 
-/* Whether the accepting thread may accept: the held queue has room, or
- * it has stalled (CONNTAB_HOLD_STALL_MS). *held: how many are held. */
+/* Whether the accepting thread may accept: the held queue has room, or a
+ * pause would starve other clients (see above). *held: how many are held. */
 bool conntab_may_accept(struct conntab *t, uint64_t now_ns, size_t *held);
 
 /* Who to ask when a slot frees while connections are held; NULL: nobody

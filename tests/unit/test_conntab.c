@@ -434,7 +434,7 @@ Test(conntab, a_newcomer_of_a_full_table_is_held_and_admitted_when_a_slot_frees)
 	conntab_cleanup(&t);
 }
 
-Test(conntab, a_full_hold_stops_the_accept_until_it_moves_or_stalls)
+Test(conntab, a_full_hold_stops_the_accept_unless_that_would_starve_others)
 {
 	struct conntab t;
 	struct conntab_conn *c, *n;
@@ -445,11 +445,16 @@ Test(conntab, a_full_hold_stops_the_accept_until_it_moves_or_stalls)
 	cr_assert_eq(enter(&t, -10, 1, 0, &c), CONNTAB_ENTERED);
 	cr_assert_eq(enter(&t, -11, 1, 0, &n), CONNTAB_HELD);
 	cr_assert_eq(enter(&t, -12, 1, 0, &n), CONNTAB_HOLD_FULL);
+	/* the table's one connection is a first request in progress: it is
+	 * about to move, so the rest wait in the listen queue */
 	cr_assert(!conntab_may_accept(&t, 0, &held), "full: the rest wait in the listen queue");
-	cr_assert(!conntab_may_accept(&t, (CONNTAB_HOLD_STALL_MS - 1) * 1000000ull, &held));
-	/* nothing moved for CONNTAB_HOLD_STALL_MS: the accept goes on and a
-	 * newcomer the table cannot take is refused at once, as before */
-	cr_assert(conntab_may_accept(&t, CONNTAB_HOLD_STALL_MS * 1000000ull, &held));
+	cr_assert(!conntab_may_accept(&t, S / 2, &held));
+	/* now it has answered and is kept alive: it will not move for the
+	 * held, and a newcomer of another client would take its place, so the
+	 * accept goes on and refuses at once what it cannot take, as before */
+	atomic_store(&c->requests, 1);
+	conntab_mark(c, CONNTAB_REPLY, S / 2);
+	cr_assert(conntab_may_accept(&t, S / 2 + CONNTAB_SLOW_MS * 1000000ull, &held));
 	cr_assert_eq(held, 2);
 	cr_assert_eq(enter(&t, -13, 1, S, &n), CONNTAB_REFUSED);
 	cr_assert_eq(closed(&t, CONNTAB_REFUSED_FULL), 1);

@@ -264,8 +264,17 @@ static unsigned heaviest_client(struct conntab *t)
 	return t->heavy;
 }
 
+/* Whether a connection has answered a request (a keep-alive one), or has
+ * been answering one for CONNTAB_SLOW_MS (a slow reader): not a first
+ * request a burst is about to finish. */
+static bool has_answered(const struct conntab_conn *c, uint64_t now)
+{
+	return atomic_load_explicit(&c->requests, memory_order_relaxed) > 0 ||
+	       (load_phase(c) == CONNTAB_REPLY && in_phase(c, now) >= CONNTAB_SLOW_MS * MS);
+}
+
 /* The heavy client's oldest unfinished request, else its oldest connection
- * that has answered a request (a keep-alive one: it loses no answer). Either
+ * that has answered a request or is answering one slowly. Either
  * is closed as reclaimed_unfinished: an over-share client's connection that
  * is not idle long enough to be reclaimed as idle is, for the count,
  * unfinished. NULL when every one is a first request in progress. */
@@ -282,8 +291,7 @@ static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64
 		if (is_unfinished(c, now) && (stuck == NULL || load_since(c) < load_since(stuck))) {
 			stuck = c;
 		}
-		if (atomic_load_explicit(&c->requests, memory_order_relaxed) > 0 &&
-		    (oldest == NULL || c->accepted_ns < oldest->accepted_ns)) {
+		if (has_answered(c, now) && (oldest == NULL || c->accepted_ns < oldest->accepted_ns)) {
 			oldest = c;
 		}
 	}

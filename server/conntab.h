@@ -41,8 +41,8 @@
  * Reclaiming spares what is about to finish: a request whose header block
  * or body has arrived for less than CONNTAB_SLOW_MS, or a new connection
  * that has not waited CONNTAB_IDLE_RECLAIM_MS for its request to be read,
- * is not unfinished, and a connection that has answered nothing yet is
- * never taken as merely the oldest.
+ * is not unfinished, and a connection that has answered nothing yet (nor
+ * been answering for CONNTAB_SLOW_MS) is never taken as merely the oldest.
  * A connection splitkd closes is shut down (shutdown(2), which wakes
  * libmicrohttpd) and stops counting against the limit at once; its slot
  * is freed when libmicrohttpd reports the close (conntab_release), before
@@ -64,7 +64,7 @@
 
 #define CONNTAB_IDLE_RECLAIM_MS 1000u /* idle this long before it may be reclaimed */
 #define CONNTAB_STUCK_REPLY_MS 1000u  /* an answer still being sent after this is unfinished */
-#define CONNTAB_SLOW_MS 50u           /* a header block or body arriving this long is unfinished */
+#define CONNTAB_SLOW_MS 20u           /* a header block or body arriving this long is unfinished */
 
 /* What a connection's current request is doing. */
 enum conntab_phase {

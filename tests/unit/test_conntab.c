@@ -501,11 +501,11 @@ Test(conntab, a_burst_in_progress_is_spared_another_client_waits_at_the_front)
 	}
 	cr_assert_eq(enter(&t, -20, 1, 0, &n), CONNTAB_HELD); /* the burst's own, at the back */
 	conntab_mark(c[0], CONNTAB_HEADERS, 10 * 1000000ull);
-	conntab_mark(c[1], CONNTAB_REPLY, 10 * 1000000ull);
+	conntab_mark(c[1], CONNTAB_REPLY, 15 * 1000000ull);
 	/* c[2] waits for its request to be read, 20 ms after its accept */
 	cr_assert_eq(enter(&t, -30, 2, 20 * 1000000ull, &n), CONNTAB_HELD, "nothing has stalled");
 	cr_assert(!c[0]->closing && !c[1]->closing && !c[2]->closing);
-	cr_assert_eq(conntab_next_held(&t, 30 * 1000000ull, &h, &n), CONNTAB_HELD);
+	cr_assert_eq(conntab_next_held(&t, 25 * 1000000ull, &h, &n), CONNTAB_HELD);
 	/* the header block of c[0] has now arrived for CONNTAB_SLOW_MS */
 	cr_assert_eq(conntab_next_held(&t, (10 + CONNTAB_SLOW_MS) * 1000000ull, &h, &n),
 		     CONNTAB_ENTERED);

@@ -54,6 +54,8 @@ static const char usage[] =
 	"                            takes --max-batch-size N, --num-seqs N,\n"
 	"                            --max-rows N and --override S\n"
 	"  --max-connections N       open connections at most (default 1024)\n"
+	"  --backlog N               the listen queue asked of the kernel, which caps it\n"
+	"                            at net.core.somaxconn (default: that cap)\n"
 	"  --max-client-connections N  per client address (default 0: no limit)\n"
 	"  --idle-timeout SECONDS    close idle connections (default 30)\n"
 	"  --header-timeout SECONDS  a request's line and headers must arrive within\n"
@@ -110,6 +112,7 @@ static const struct number_flag numbers[] = {
 	UNSIGNED_FLAG("threads", 1, 256, threads),
 	UNSIGNED_FLAG("catalog-check", 0, 86400, catalog_check),
 	UNSIGNED_FLAG("max-connections", 1, 1000000, max_connections),
+	UNSIGNED_FLAG("backlog", 0, 2147483647u, backlog),
 	UNSIGNED_FLAG("max-client-connections", 0, 1000000, per_client_connections),
 	UNSIGNED_FLAG("idle-timeout", 1, 3600, idle_timeout),
 	UNSIGNED_FLAG("drain-timeout", 1, 3600, drain_timeout),

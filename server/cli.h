@@ -54,6 +54,7 @@ struct server_config {
 	const char *check_path;   /* --check-catalog FILE */
 	unsigned threads;
 	unsigned max_connections;
+	unsigned backlog; /* listen(2)'s; 0: net.core.somaxconn */
 	unsigned per_client_connections; /* 0: no per-client limit */
 	unsigned idle_timeout;           /* seconds */
 	size_t max_body;                 /* bytes */

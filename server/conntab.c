@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define MS 1000000u
 #define SECOND 1000000000u
@@ -125,7 +126,9 @@ int conntab_init(struct conntab *t, const struct conntab_limits *limits)
 	t->conns = calloc(t->cap, sizeof(*t->conns));
 	t->clients = calloc(t->client_cap, sizeof(*t->clients));
 	t->engine_load = calloc(t->limits.engines, sizeof(*t->engine_load));
-	if (t->conns == NULL || t->clients == NULL || t->engine_load == NULL) {
+	t->held = limits->max_held > 0 ? calloc(limits->max_held, sizeof(*t->held)) : NULL;
+	if (t->conns == NULL || t->clients == NULL || t->engine_load == NULL ||
+	    (limits->max_held > 0 && t->held == NULL)) {
 		conntab_cleanup(t);
 		return -1;
 	}
@@ -141,9 +144,15 @@ void conntab_cleanup(struct conntab *t)
 	if (t->conns != NULL) {
 		pthread_mutex_destroy(&t->lock);
 	}
+	for (size_t i = 0; t->held != NULL && i < t->held_count; i++) {
+		close(t->held[(t->held_head + i) % t->limits.max_held].fd);
+	}
+	free(t->held);
 	free(t->conns);
 	free(t->clients);
 	free(t->engine_load);
+	t->held = NULL;
+	t->held_count = 0;
 	t->conns = NULL;
 	t->clients = NULL;
 	t->engine_load = NULL;
@@ -191,15 +200,21 @@ static bool is_idle(const struct conntab_conn *c, uint64_t now)
 }
 
 /* A request that has not finished arriving (or a connection that never
- * sent one), or an answer stuck in the send. */
+ * sent one), or an answer stuck in the send. Not one that is merely in
+ * progress: a header block or body arriving for less than CONNTAB_SLOW_MS,
+ * or a new connection whose request the engine has not read within
+ * CONNTAB_IDLE_RECLAIM_MS (under a burst it may be queued that long), is
+ * spared, so a newcomer never takes the place of a request a burst is
+ * about to finish. */
 static bool is_unfinished(const struct conntab_conn *c, uint64_t now)
 {
 	switch (load_phase(c)) {
 	case CONNTAB_WAITING:
-		return atomic_load_explicit(&c->requests, memory_order_relaxed) == 0;
+		return atomic_load_explicit(&c->requests, memory_order_relaxed) == 0 &&
+		       in_phase(c, now) >= CONNTAB_IDLE_RECLAIM_MS * MS;
 	case CONNTAB_HEADERS:
 	case CONNTAB_BODY:
-		return true;
+		return in_phase(c, now) >= CONNTAB_SLOW_MS * MS;
 	default:
 		return in_phase(c, now) >= CONNTAB_STUCK_REPLY_MS * MS;
 	}
@@ -249,10 +264,20 @@ static unsigned heaviest_client(struct conntab *t)
 	return t->heavy;
 }
 
-/* The heavy client's oldest unfinished request, else its oldest connection.
- * Either is closed as reclaimed_unfinished: an over-share client's
- * connection that is not idle long enough to be reclaimed as idle is, for
- * the count, unfinished. */
+/* Whether a connection has answered a request (a keep-alive one), or has
+ * been answering one for CONNTAB_SLOW_MS (a slow reader): not a first
+ * request a burst is about to finish. */
+static bool has_answered(const struct conntab_conn *c, uint64_t now)
+{
+	return atomic_load_explicit(&c->requests, memory_order_relaxed) > 0 ||
+	       (load_phase(c) == CONNTAB_REPLY && in_phase(c, now) >= CONNTAB_SLOW_MS * MS);
+}
+
+/* The heavy client's oldest unfinished request, else its oldest connection
+ * that has answered a request or is answering one slowly. Either
+ * is closed as reclaimed_unfinished: an over-share client's connection that
+ * is not idle long enough to be reclaimed as idle is, for the count,
+ * unfinished. NULL when every one is a first request in progress. */
 static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64_t now)
 {
 	struct conntab_conn *stuck = NULL, *oldest = NULL;
@@ -266,7 +291,7 @@ static struct conntab_conn *oldest_of(struct conntab *t, unsigned client, uint64
 		if (is_unfinished(c, now) && (stuck == NULL || load_since(c) < load_since(stuck))) {
 			stuck = c;
 		}
-		if (oldest == NULL || c->accepted_ns < oldest->accepted_ns) {
+		if (has_answered(c, now) && (oldest == NULL || c->accepted_ns < oldest->accepted_ns)) {
 			oldest = c;
 		}
 	}
@@ -333,40 +358,189 @@ static bool may_enter(struct conntab *t, unsigned client, uint64_t now, enum con
 	return true;
 }
 
+/* Takes a slot for a newcomer of `client` that may enter (lock held):
+ * the slot, or NULL when every spare slot is still closing. */
+static struct conntab_conn *take_slot(struct conntab *t, int fd, unsigned client, uint64_t now)
+{
+	struct conntab_conn *c = free_slot(t);
+
+	if (c == NULL) {
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->live = true;
+	c->client = client;
+	c->engine = least_loaded(t);
+	c->accepted_ns = now;
+	conntab_mark(c, CONNTAB_WAITING, now);
+	if (++t->clients[client].count > t->clients[t->heavy].count) {
+		t->heavy = client;
+	}
+	t->engine_load[c->engine]++;
+	t->count++;
+	return c;
+}
+
+/* Admits a newcomer whose key is `key`, or says why not (lock held;
+ * nothing counted). */
+static struct conntab_conn *admit_locked(struct conntab *t, int fd, const unsigned char key[16],
+					 uint64_t now, enum conntab_reason *why)
+{
+	unsigned client = client_get(t, key);
+	struct conntab_conn *c;
+
+	if (!may_enter(t, client, now, why)) {
+		return NULL;
+	}
+	c = take_slot(t, fd, client, now);
+	if (c == NULL) {
+		*why = CONNTAB_REFUSED_FULL; /* every spare slot is still closing */
+	}
+	return c;
+}
+
 struct conntab_conn *conntab_admit(struct conntab *t, int fd, const struct sockaddr *addr,
 				   uint64_t now_ns, enum conntab_reason *why)
 {
 	unsigned char key[16];
-	struct conntab_conn *c = NULL;
-	unsigned client;
+	struct conntab_conn *c;
 
 	conntab_client_key(addr, key);
 	pthread_mutex_lock(&t->lock);
-	client = client_get(t, key);
-	if (may_enter(t, client, now_ns, why)) {
-		c = free_slot(t);
-		if (c == NULL) {
-			*why = CONNTAB_REFUSED_FULL; /* every spare slot is still closing */
-		}
-	}
-	if (c != NULL) {
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->live = true;
-		c->client = client;
-		c->engine = least_loaded(t);
-		c->accepted_ns = now_ns;
-		conntab_mark(c, CONNTAB_WAITING, now_ns);
-		if (++t->clients[client].count > t->clients[t->heavy].count) {
-			t->heavy = client;
-		}
-		t->engine_load[c->engine]++;
-		t->count++;
-	} else {
+	c = admit_locked(t, fd, key, now_ns, why);
+	if (c == NULL) {
 		atomic_fetch_add_explicit(&t->closed[*why], 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return c;
+}
+
+static struct conntab_held *held_at(struct conntab *t, size_t i)
+{
+	return &t->held[(t->held_head + i) % t->limits.max_held];
+}
+
+/* Whether a full held queue must leave the accept on (lock held): the
+ * table holds a connection a newcomer of another client would take (an
+ * idle keep-alive one, or the heaviest client's stalled or kept-alive
+ * one), so a pause would keep such a newcomer in the listen queue behind
+ * the held for nothing; the accept goes on and refuses at once what it
+ * cannot take, as before. A table of first requests in progress (a burst)
+ * is paused for: it is about to move. Scanned at most every
+ * CONNTAB_SLOW_MS, the answer kept in between. */
+static bool hold_sheds(struct conntab *t, uint64_t now)
+{
+	if (t->held_count < t->limits.max_held) {
+		return false;
+	}
+	if (now >= t->shed_check_ns) {
+		t->shedding = t->count >= t->limits.max_connections &&
+			      (longest_idle(t, now) != NULL ||
+			       oldest_of(t, heaviest_client(t), now) != NULL);
+		t->shed_check_ns = now + CONNTAB_SLOW_MS * MS;
+	}
+	return t->shedding;
+}
+
+/* Holds a newcomer the table cannot take (lock held): at the front when
+ * its client holds fewer than the heaviest one (it would take an
+ * over-share client's place as soon as one stalls), else at the back. */
+static enum conntab_entry hold(struct conntab *t, int fd, const struct sockaddr *addr,
+			       socklen_t len, const unsigned char key[16], uint64_t now)
+{
+	unsigned client = client_get(t, key);
+	struct conntab_held *h;
+
+	if (t->clients[heaviest_client(t)].count > t->clients[client].count + 1) {
+		t->held_head = (t->held_head + t->limits.max_held - 1) % t->limits.max_held;
+		h = held_at(t, 0);
+	} else {
+		h = held_at(t, t->held_count);
+	}
+	t->held_count++;
+	h->fd = fd;
+	h->len = len <= sizeof(h->addr) ? len : (socklen_t)sizeof(h->addr);
+	h->since_ns = now;
+	memcpy(&h->addr, addr, h->len);
+	return t->held_count == t->limits.max_held ? CONNTAB_HOLD_FULL : CONNTAB_HELD;
+}
+
+enum conntab_entry conntab_enter(struct conntab *t, int fd, const struct sockaddr *addr,
+				 socklen_t len, uint64_t now_ns, struct conntab_conn **c,
+				 enum conntab_reason *why)
+{
+	unsigned char key[16];
+	enum conntab_entry e = CONNTAB_REFUSED;
+
+	conntab_client_key(addr, key);
+	pthread_mutex_lock(&t->lock);
+	*c = admit_locked(t, fd, key, now_ns, why);
+	if (*c != NULL) {
+		e = CONNTAB_ENTERED;
+	} else if (*why == CONNTAB_REFUSED_FULL && t->held_count < t->limits.max_held) {
+		e = hold(t, fd, addr, len, key, now_ns);
+	} else {
+		atomic_fetch_add_explicit(&t->closed[*why], 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return e;
+}
+
+enum conntab_entry conntab_next_held(struct conntab *t, uint64_t now_ns, struct conntab_held *h,
+				     struct conntab_conn **c)
+{
+	enum conntab_entry e = CONNTAB_NONE_HELD;
+	enum conntab_reason why;
+	unsigned char key[16];
+
+	*c = NULL;
+	pthread_mutex_lock(&t->lock);
+	if (t->held_count > 0) {
+		*h = *held_at(t, 0);
+		e = CONNTAB_HELD;
+		conntab_client_key((const struct sockaddr *)&h->addr, key);
+		if (now_ns - h->since_ns > t->limits.header_timeout_ns) {
+			/* held past the header deadline, which runs from the accept */
+			atomic_fetch_add_explicit(&t->closed[CONNTAB_REFUSED_FULL], 1,
+						  memory_order_relaxed);
+			e = CONNTAB_REFUSED;
+		} else {
+			*c = admit_locked(t, h->fd, key, now_ns, &why);
+			if (*c != NULL) {
+				e = CONNTAB_ENTERED;
+			} else if (why == CONNTAB_REFUSED_PER_CLIENT) {
+				/* its client took its share while it was held */
+				atomic_fetch_add_explicit(&t->closed[why], 1, memory_order_relaxed);
+				e = CONNTAB_REFUSED;
+			}
+		}
+		if (e != CONNTAB_HELD) {
+			t->held_head = (t->held_head + 1) % t->limits.max_held;
+			t->held_count--;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return e;
+}
+
+bool conntab_may_accept(struct conntab *t, uint64_t now_ns, size_t *held)
+{
+	bool may;
+
+	pthread_mutex_lock(&t->lock);
+	*held = t->held_count;
+	may = t->held_count < t->limits.max_held || hold_sheds(t, now_ns);
+	pthread_mutex_unlock(&t->lock);
+	return may;
+}
+
+void conntab_on_room(struct conntab *t, conntab_kick_fn *kick, void *cls)
+{
+	pthread_mutex_lock(&t->lock);
+	t->kick = kick;
+	t->kick_cls = cls;
+	pthread_mutex_unlock(&t->lock);
 }
 
 struct conntab_conn *conntab_find(struct conntab *t, int fd)
@@ -394,6 +568,9 @@ void conntab_release(struct conntab *t, struct conntab_conn *c)
 		t->engine_load[c->engine]--;
 		c->live = false;
 		c->fd = -1;
+		if (t->held_count > 0 && t->count < t->limits.max_connections && t->kick != NULL) {
+			t->kick(t->kick_cls); /* a held connection can come in */
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 }

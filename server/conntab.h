@@ -21,7 +21,28 @@
  *      than the newcomer's client would, that client's oldest unfinished
  *      request gives way (one that has not finished arriving, or a
  *      connection that never sent one), else its oldest connection;
- *   3. otherwise the newcomer is refused.
+ *   3. otherwise the newcomer is held (conntab_enter): accepted, unread,
+ *      in a queue of at most limits.max_held, a client holding fewer
+ *      connections than the heaviest one at its front, the rest first come
+ *      first served; each is admitted as soon as a slot frees (or, at the
+ *      front, as soon as a request of the heaviest client has stalled long
+ *      enough to give way). The queue full, the server stops accepting
+ *      and the kernel's listen queue holds the rest (back-pressure, as
+ *      nginx's accept_disabled): a burst of connections that will leave
+ *      the table within milliseconds (change streams) waits instead of
+ *      being refused. A held connection is closed unanswered only when it
+ *      has been held longer than the header deadline. The queue full, the
+ *      accept goes on only when pausing would starve others (the table
+ *      holds a connection a newcomer of another client would take: an
+ *      idle one, or the heaviest client's stalled or kept-alive one, as
+ *      under one client's busy keep-alive connections or a slowloris);
+ *      then a newcomer the table cannot take is refused at once, as
+ *      before, so the accept keeps seeing the clients behind it.
+ * Reclaiming spares what is about to finish: a request whose header block
+ * or body has arrived for less than CONNTAB_SLOW_MS, or a new connection
+ * that has not waited CONNTAB_IDLE_RECLAIM_MS for its request to be read,
+ * is not unfinished, and a connection that has answered nothing yet (nor
+ * been answering for CONNTAB_SLOW_MS) is never taken as merely the oldest.
  * A connection splitkd closes is shut down (shutdown(2), which wakes
  * libmicrohttpd) and stops counting against the limit at once; its slot
  * is freed when libmicrohttpd reports the close (conntab_release), before
@@ -43,6 +64,7 @@
 
 #define CONNTAB_IDLE_RECLAIM_MS 1000u /* idle this long before it may be reclaimed */
 #define CONNTAB_STUCK_REPLY_MS 1000u  /* an answer still being sent after this is unfinished */
+#define CONNTAB_SLOW_MS 20u           /* a header block or body arriving this long is unfinished */
 
 /* What a connection's current request is doing. */
 enum conntab_phase {
@@ -101,7 +123,30 @@ struct conntab_limits {
 	 * byte since accept as its request arriving, so the handshake is
 	 * under the header deadline too (nginx's client_header_timeout) */
 	bool from_accept;
+	/* connections held while the table is full (conntab_enter); 0: none,
+	 * a newcomer the table cannot take is refused (conntab_admit) */
+	unsigned max_held;
 };
+
+/* A connection accepted while the table was full, not admitted yet. */
+struct conntab_held {
+	int fd;
+	socklen_t len;
+	uint64_t since_ns; /* accepted */
+	struct sockaddr_storage addr;
+};
+
+/* What became of a newcomer, or of the held queue's front. */
+enum conntab_entry {
+	CONNTAB_ENTERED,   /* admitted: hand it to its engine */
+	CONNTAB_HELD,      /* held (the table keeps the descriptor), or the front must wait */
+	CONNTAB_HOLD_FULL, /* held, and the queue is full now: accept no more */
+	CONNTAB_REFUSED,   /* refused or its hold ended (counted): close the descriptor */
+	CONNTAB_NONE_HELD, /* conntab_next_held: nothing is held */
+};
+
+/* Asks the accepting thread to move the held queue along (a slot freed). */
+typedef void conntab_kick_fn(void *cls);
 
 struct conntab {
 	pthread_mutex_t lock;
@@ -115,6 +160,13 @@ struct conntab {
 	unsigned heavy;        /* the client holding the most, unless heavy_stale */
 	bool heavy_stale;
 	uint64_t idle_check_ns; /* no connection can be idle long enough before this */
+	/* the held queue: a ring of limits.max_held, its front at held_head */
+	struct conntab_held *held;
+	size_t held_head, held_count;
+	bool shedding;          /* the held queue is full and must not stop the accept */
+	uint64_t shed_check_ns; /* when to look at the table again for that */
+	conntab_kick_fn *kick;  /* called under the lock, so it cannot outlive a clear */
+	void *kick_cls;
 	atomic_uint_fast64_t closed[CONNTAB_REASON_COUNT];
 };
 
@@ -137,6 +189,33 @@ uint64_t conntab_client_mix(const unsigned char key[16]);
  */
 struct conntab_conn *conntab_admit(struct conntab *t, int fd, const struct sockaddr *addr,
 				   uint64_t now_ns, enum conntab_reason *why);
+
+/*
+ * Admits a new connection, or holds it while the table is full (see
+ * above). ENTERED: *c is its slot; HELD or HOLD_FULL: the table owns fd
+ * until conntab_next_held hands it back; REFUSED: *why is counted, the
+ * caller closes fd. Called by the accepting thread only.
+ */
+enum conntab_entry conntab_enter(struct conntab *t, int fd, const struct sockaddr *addr,
+				 socklen_t len, uint64_t now_ns, struct conntab_conn **c,
+				 enum conntab_reason *why);
+
+/*
+ * The held queue's front, moved along: ENTERED (admitted now: *h is its
+ * descriptor and address, *c its slot), REFUSED (its hold ended, counted:
+ * the caller closes h->fd), HELD (it must wait) or NONE_HELD. The
+ * accepting thread calls it until it says HELD or NONE_HELD.
+ */
+enum conntab_entry conntab_next_held(struct conntab *t, uint64_t now_ns, struct conntab_held *h,
+				     struct conntab_conn **c);
+
+/* Whether the accepting thread may accept: the held queue has room, or a
+ * pause would starve other clients (see above). *held: how many are held. */
+bool conntab_may_accept(struct conntab *t, uint64_t now_ns, size_t *held);
+
+/* Who to ask when a slot frees while connections are held; NULL: nobody
+ * (from then on, also for a release running now). */
+void conntab_on_room(struct conntab *t, conntab_kick_fn *kick, void *cls);
 
 /* The connection on fd, or NULL (called once per connection, at start). */
 struct conntab_conn *conntab_find(struct conntab *t, int fd);

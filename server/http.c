@@ -711,17 +711,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 #define UNSENT_MAX (16 * 1024)
 
 /* The listener admitted a connection: the table chose its engine. */
-int http_hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
+int http_hand_over(struct server *s, struct conntab_conn *c, int fd, const struct sockaddr *addr,
+		   socklen_t len)
 {
-	struct server *s = cls;
-	enum conntab_reason why;
-	struct conntab_conn *c = conntab_admit(&s->table, fd, addr, listener_now_ns(), &why);
 	int one = 1, unsent_max = UNSENT_MAX;
 
-	if (c == NULL) {
-		close(fd); /* no request yet, so no status to send */
-		return -1;
-	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &unsent_max, sizeof(unsent_max));
 	if (MHD_add_connection(s->engines[c->engine], fd, addr, len) != MHD_YES) {

@@ -30,7 +30,8 @@
  *
  * The life of a request, accept to close, and the file of each step:
  *
- *   accept, admit or refuse       listener.c (thread), conntab.c (conntab_admit)
+ *   accept; admit, hold or refuse listener.c (thread), server.c, conntab.c (conntab_enter;
+ *                                 a held one later, conntab_next_held)
  *     -> http_hand_over           http.c: MHD_add_connection to the chosen engine
  *   "connection started"          http.c session_start: the session, its conntab row
  *   request line                  http.c on_uri: the raw target        REQ_HEADERS
@@ -149,9 +150,10 @@ int http_engines_start(struct server *s, char *err, size_t err_cap);
  * caches. Safe after a failed or no start. */
 void http_engines_stop(struct server *s);
 
-/* The listener's listener_accept_fn (`cls` the server): admits the
- * connection to the table, which picks its engine, and hands it over.
- * Returns 0, or -1 when refused or not taken (the socket is closed). */
-int http_hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len);
+/* Hands a connection the table admitted as `c` (its engine chosen) to
+ * that engine. Returns 0, or -1 when the engine did not take it (the
+ * socket is closed and c released). */
+int http_hand_over(struct server *s, struct conntab_conn *c, int fd, const struct sockaddr *addr,
+		   socklen_t len);
 
 #endif /* SPLITKD_HTTP_H */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received; glibc's lacks it */
 #include <netinet/in.h>
@@ -66,13 +67,28 @@ static void reset(struct listener *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->wake[0] = l->wake[1] = -1;
+	l->kick[0] = l->kick[1] = -1;
+}
+
+unsigned listener_somaxconn(void)
+{
+	FILE *f = fopen("/proc/sys/net/core/somaxconn", "re");
+	unsigned n = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%u", &n) != 1) {
+			n = 0;
+		}
+		fclose(f);
+	}
+	return n > 0 ? n : SOMAXCONN;
 }
 
 /* What a bound and an adopted listener both need before the thread. */
 static int ready(struct listener *l, char *err, size_t err_cap)
 {
 	l->port = bound_port(l->fds[0]);
-	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(l->kick, O_CLOEXEC | O_NONBLOCK) != 0) {
 		snprintf(err, err_cap, "pipe: %s", strerror(errno));
 		listener_close(l);
 		return -1;
@@ -83,7 +99,7 @@ static int ready(struct listener *l, char *err, size_t err_cap)
 }
 
 int listener_open(struct listener *l, const char *host, unsigned port, bool reuse_port,
-		  char *err, size_t err_cap)
+		  unsigned backlog, char *err, size_t err_cap)
 {
 	struct sockaddr_storage addr;
 	socklen_t len;
@@ -106,7 +122,11 @@ int listener_open(struct listener *l, const char *host, unsigned port, bool reus
 	if (reuse_port) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	}
-	if (bind(fd, (struct sockaddr *)&addr, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+	/* listen() takes an int and the kernel caps it at somaxconn */
+	if (backlog == 0 || backlog > INT_MAX) {
+		backlog = listener_somaxconn();
+	}
+	if (bind(fd, (struct sockaddr *)&addr, len) != 0 || listen(fd, (int)backlog) != 0) {
 		int e = errno;
 
 		snprintf(err, err_cap, "cannot listen on %s%s%s:%u: %s%s", strchr(host, ':') ? "[" : "",
@@ -250,44 +270,76 @@ static void accept_some(struct listener *l, int from)
 			}
 			break; /* EAGAIN, or an error the next wake retries */
 		}
-		l->on_accept(l->cls, fd, (struct sockaddr *)&addr, len);
+		if (l->on_accept(l->cls, fd, (struct sockaddr *)&addr, len) == LISTENER_PAUSE &&
+		    l->on_kick != NULL) {
+			/* the rest wait in the listen queue, not here */
+			l->paused = true;
+			break;
+		}
 	}
 	atomic_fetch_sub(&l->in_accept, 1);
+}
+
+/* Empties the kick pipe and asks the server whether to accept again. */
+static void kicked(struct listener *l, uint64_t now, bool *soon)
+{
+	char drain[64];
+
+	while (read(l->kick[0], drain, sizeof(drain)) > 0) {
+	}
+	*soon = false;
+	if (l->on_kick != NULL) {
+		l->paused = l->on_kick(l->cls, now, soon) == LISTENER_PAUSE;
+	}
 }
 
 static void *run(void *arg)
 {
 	struct listener *l = arg;
 	uint64_t next_tick = listener_now_ns();
-
-	struct pollfd p[1 + LISTENER_MAX_SOCKETS];
+	bool soon = false;
+	struct pollfd p[2 + LISTENER_MAX_SOCKETS];
 
 	p[0] = (struct pollfd){l->wake[0], POLLIN, 0};
+	p[1] = (struct pollfd){l->kick[0], POLLIN, 0};
 	for (unsigned i = 0; i < l->num_fds; i++) {
-		p[1 + i] = (struct pollfd){l->fds[i], POLLIN, 0};
+		p[2 + i] = (struct pollfd){l->fds[i], POLLIN, 0};
 	}
 	for (;;) {
-		bool accepting = atomic_load(&l->accepting);
-		uint64_t now = listener_now_ns();
-		int timeout = now >= next_tick ? 0 : (int)((next_tick - now) / 1000000u) + 1;
+		/* paused: the listening sockets are out of the set, so what
+		 * waits stays in the kernel's listen queue */
+		bool accepting = atomic_load(&l->accepting) && !l->paused;
+		uint64_t now = listener_now_ns(), wait_until = next_tick;
+		int timeout;
 
-		if (poll(p, accepting ? 1 + l->num_fds : 1, timeout) < 0 && errno != EINTR) {
+		if (soon && now + LISTENER_SOON_MS * 1000000u < wait_until) {
+			wait_until = now + LISTENER_SOON_MS * 1000000u;
+		}
+		timeout = now >= wait_until ? 0 : (int)((wait_until - now) / 1000000u) + 1;
+		if (poll(p, accepting ? 2 + l->num_fds : 2, timeout) < 0 && errno != EINTR) {
 			break;
 		}
 		if (p[0].revents != 0) {
 			break;
 		}
+		now = listener_now_ns();
+		if (p[1].revents != 0 || (soon && now >= wait_until)) {
+			kicked(l, now, &soon); /* a resume polls the sockets next time round */
+		}
 		/* read again: an adopted socket is not shut when accepting
 		 * stops, so it may poll readable after; what waits is the next
 		 * process's */
-		for (unsigned i = 0; accepting && atomic_load(&l->accepting) && i < l->num_fds; i++) {
-			if (p[1 + i].revents & POLLIN) {
+		for (unsigned i = 0; accepting && atomic_load(&l->accepting) && !l->paused &&
+				     i < l->num_fds;
+		     i++) {
+			if (p[2 + i].revents & POLLIN) {
 				accept_some(l, l->fds[i]);
 			}
 		}
 		now = listener_now_ns();
 		if (now >= next_tick) {
 			l->on_tick(l->cls, now);
+			kicked(l, now, &soon);
 			next_tick = now + LISTENER_TICK_MS * 1000000u;
 		}
 	}
@@ -295,12 +347,13 @@ static void *run(void *arg)
 }
 
 int listener_start(struct listener *l, listener_accept_fn *on_accept, listener_tick_fn *on_tick,
-		   void *cls, char *err, size_t err_cap)
+		   listener_kick_fn *on_kick, void *cls, char *err, size_t err_cap)
 {
 	int rc;
 
 	l->on_accept = on_accept;
 	l->on_tick = on_tick;
+	l->on_kick = on_kick;
 	l->cls = cls;
 	rc = pthread_create(&l->thread, NULL, run, l);
 	if (rc != 0) {
@@ -309,6 +362,13 @@ int listener_start(struct listener *l, listener_accept_fn *on_accept, listener_t
 	}
 	l->running = true;
 	return 0;
+}
+
+void listener_kick(struct listener *l)
+{
+	if (l->kick[1] >= 0) {
+		(void)!write(l->kick[1], "k", 1); /* full: a kick is pending already */
+	}
 }
 
 void listener_stop_accepting(struct listener *l)
@@ -352,6 +412,10 @@ void listener_close(struct listener *l)
 		if (l->wake[i] >= 0) {
 			close(l->wake[i]);
 			l->wake[i] = -1;
+		}
+		if (l->kick[i] >= 0) {
+			close(l->kick[i]);
+			l->kick[i] = -1;
 		}
 	}
 	for (unsigned i = 0; i < l->num_fds; i++) {

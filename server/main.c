@@ -140,7 +140,8 @@ static void announce(const struct server_config *cfg, struct serving *sv, const 
  */
 static rlim_t raise_open_files(const struct server_config *cfg, struct rlimit *have)
 {
-	rlim_t need = (rlim_t)cfg->max_streams + cfg->max_connections + FD_RESERVE;
+	/* the table, and as many again held while it is full (conntab.h) */
+	rlim_t need = (rlim_t)cfg->max_streams + 2 * (rlim_t)cfg->max_connections + FD_RESERVE;
 
 	if (getrlimit(RLIMIT_NOFILE, have) != 0) {
 		have->rlim_cur = have->rlim_max = RLIM_INFINITY; /* unknown: nothing to say */

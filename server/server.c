@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "activation.h"
 #include "build_info.h"
@@ -24,6 +25,61 @@ static void tick(void *cls, uint64_t now)
 	if (s->hooks.tick != NULL) {
 		s->hooks.tick(s->hooks.tick_cls, now);
 	}
+}
+
+/* The listener's listener_accept_fn: a newcomer admitted, held while the
+ * table is full, or refused (per client, or by a stalled hold: closed,
+ * no request yet, so no status to send). */
+static int on_accept(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct server *s = cls;
+	struct conntab_conn *c;
+	enum conntab_reason why;
+
+	switch (conntab_enter(&s->table, fd, addr, len, listener_now_ns(), &c, &why)) {
+	case CONNTAB_ENTERED:
+		http_hand_over(s, c, fd, addr, len);
+		return LISTENER_GO;
+	case CONNTAB_HELD:
+		return LISTENER_GO;
+	case CONNTAB_HOLD_FULL:
+		return LISTENER_PAUSE;
+	default:
+		close(fd);
+		return LISTENER_GO;
+	}
+}
+
+/* The listener's listener_kick_fn: each held connection the table can take
+ * now is handed over, each held too long closed; accepting goes on while
+ * the held queue has room (or has stalled). */
+static enum listener_next move_held(void *cls, uint64_t now, bool *soon)
+{
+	struct server *s = cls;
+	struct conntab_held h;
+	struct conntab_conn *c;
+	enum conntab_entry e;
+	size_t held;
+
+	while ((e = conntab_next_held(&s->table, now, &h, &c)) == CONNTAB_ENTERED ||
+	       e == CONNTAB_REFUSED) {
+		if (e == CONNTAB_ENTERED) {
+			http_hand_over(s, c, h.fd, (const struct sockaddr *)&h.addr, h.len);
+		} else {
+			close(h.fd);
+		}
+	}
+	if (!conntab_may_accept(&s->table, now, &held)) {
+		*soon = true;
+		return LISTENER_PAUSE;
+	}
+	*soon = held > 0; /* the front may be waiting for a request to stall */
+	return LISTENER_GO;
+}
+
+static void kick_listener(void *cls)
+{
+	listener_kick(cls);
 }
 
 /* GET /metrics, as the api's route table calls it (api_context.render_metrics,
@@ -105,7 +161,8 @@ static int listen_on(struct server *s, char *err, size_t err_cap)
 		return listener_adopt(&s->listener, cfg->inherited->fds,
 				      (unsigned)cfg->inherited->num_fds, err, err_cap);
 	}
-	return listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, err, err_cap);
+	return listener_open(&s->listener, cfg->host, cfg->port, cfg->reuse_port, cfg->backlog, err,
+			     err_cap);
 }
 
 /* --cors-allow-origin and --rate-limit: what every request then pays for. */
@@ -142,10 +199,12 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		(uint64_t)cfg->body_timeout * 1000000000u,
 		cfg->body_min_rate,
 		tls != NULL,
+		cfg->max_connections, /* held while the table is full, at most as many again */
 	};
 
 	memset(s, 0, sizeof(*s));
 	s->listener.wake[0] = s->listener.wake[1] = -1; /* listener_close is safe */
+	s->listener.kick[0] = s->listener.kick[1] = -1;
 	s->cfg = cfg;
 	s->holder = holder;
 	s->log = log;
@@ -168,9 +227,10 @@ int server_start(struct server *s, const struct server_config *cfg, struct holde
 		return -1;
 	}
 	if (listen_on(s, err, err_cap) != 0 || http_engines_start(s, err, err_cap) != 0 ||
-	    listener_start(&s->listener, http_hand_over, tick, s, err, err_cap) != 0) {
+	    listener_start(&s->listener, on_accept, tick, move_held, s, err, err_cap) != 0) {
 		return -1;
 	}
+	conntab_on_room(&s->table, kick_listener, &s->listener);
 	s->port = s->listener.port;
 	return 0;
 }
@@ -181,6 +241,7 @@ unsigned server_drain(struct server *s)
 	uint64_t deadline = now + (uint64_t)s->cfg->drain_timeout * 1000000000u;
 	struct timespec pause = {0, 10 * 1000 * 1000};
 	unsigned left;
+	size_t held;
 
 	atomic_store(&s->draining, true);
 	listener_stop_accepting(&s->listener);
@@ -189,7 +250,10 @@ unsigned server_drain(struct server *s)
 	}
 	while (now < deadline) {
 		left = atomic_load(&s->in_flight);
-		if (left == 0 && conntab_count(&s->table) == 0) {
+		/* a held connection is admitted as slots free (move_held, on
+		 * the listener's tick), answered and closed like the rest */
+		(void)conntab_may_accept(&s->table, now, &held);
+		if (left == 0 && conntab_count(&s->table) == 0 && held == 0) {
 			break;
 		}
 		/* A busy keep-alive client gets "Connection: close" on its next
@@ -212,6 +276,9 @@ void server_stop(struct server *s)
 {
 	if (s->cfg == NULL) {
 		return; /* zeroed: server_start never ran */
+	}
+	if (s->table.conns != NULL) {
+		conntab_on_room(&s->table, NULL, NULL); /* no kick once the pipe closes */
 	}
 	listener_close(&s->listener);
 	if (s->streams_up) {

@@ -36,7 +36,7 @@ static struct conntab_conn *admit(struct conntab *t, int fd, unsigned who, uint6
 
 static void table(struct conntab *t, unsigned max, unsigned per_client)
 {
-	struct conntab_limits l = {max, per_client, 2, 10 * S, 10 * S, 1024, false};
+	struct conntab_limits l = {max, per_client, 2, 10 * S, 10 * S, 1024, false, 0};
 
 	cr_assert_eq(conntab_init(t, &l), 0);
 }
@@ -357,7 +357,7 @@ Test(conntab, client_counts_stay_right_through_churn)
 Test(conntab, over_tls_a_stalled_handshake_is_closed_a_kept_alive_connection_is_not)
 {
 	struct conntab t;
-	struct conntab_limits limits = {8, 0, 1, 10 * S, 10 * S, 1024, true};
+	struct conntab_limits limits = {8, 0, 1, 10 * S, 10 * S, 1024, true, 0};
 	enum conntab_reason why;
 	struct conntab_conn *stalled, *silent, *kept;
 
@@ -377,5 +377,145 @@ Test(conntab, over_tls_a_stalled_handshake_is_closed_a_kept_alive_connection_is_
 	cr_assert(!silent->closing && !kept->closing,
 		  "a silent connection and an idle kept-alive one are the idle timeout's");
 	cr_assert_eq(closed(&t, CONNTAB_HEADER_TIMEOUT), 1);
+	conntab_cleanup(&t);
+}
+
+/* ---- the held queue (back-pressure while the table is full) ---- */
+
+static void held_table(struct conntab *t, unsigned max, unsigned max_held)
+{
+	struct conntab_limits l = {max, 0, 2, 10 * S, 10 * S, 1024, false, max_held};
+
+	cr_assert_eq(conntab_init(t, &l), 0);
+}
+
+static enum conntab_entry enter(struct conntab *t, int fd, unsigned who, uint64_t now,
+				struct conntab_conn **c)
+{
+	struct sockaddr_in a = client(who);
+	enum conntab_reason why;
+
+	return conntab_enter(t, fd, (struct sockaddr *)&a, sizeof(a), now, c, &why);
+}
+
+static void kicked(void *cls)
+{
+	(*(unsigned *)cls)++;
+}
+
+Test(conntab, a_newcomer_of_a_full_table_is_held_and_admitted_when_a_slot_frees)
+{
+	struct conntab t;
+	struct conntab_conn *c[2], *n;
+	struct conntab_held h;
+	unsigned kicks = 0;
+	size_t held;
+
+	held_table(&t, 2, 4);
+	conntab_on_room(&t, kicked, &kicks);
+	cr_assert_eq(enter(&t, -10, 1, 1 * S, &c[0]), CONNTAB_ENTERED);
+	cr_assert_eq(enter(&t, -11, 1, 1 * S, &c[1]), CONNTAB_ENTERED);
+	cr_assert_eq(enter(&t, -12, 1, 1 * S, &n), CONNTAB_HELD, "held, not refused");
+	cr_assert_null(n);
+	cr_assert_eq(closed(&t, CONNTAB_REFUSED_FULL), 0, "a held one is not refused");
+	cr_assert_eq(conntab_next_held(&t, 1 * S, &h, &n), CONNTAB_HELD, "no room yet");
+	cr_assert(conntab_may_accept(&t, 1 * S, &held));
+	cr_assert_eq(held, 1);
+	cr_assert_eq(kicks, 0);
+	conntab_release(&t, c[0]); /* a stream leaves the table */
+	cr_assert_eq(kicks, 1, "a freed slot with someone held wakes the accept");
+	cr_assert_eq(conntab_next_held(&t, 1 * S, &h, &n), CONNTAB_ENTERED);
+	cr_assert_eq(h.fd, -12);
+	cr_assert_not_null(n);
+	cr_assert_eq(n->fd, -12);
+	cr_assert_eq(conntab_next_held(&t, 1 * S, &h, &n), CONNTAB_NONE_HELD);
+	conntab_release(&t, c[1]);
+	cr_assert_eq(kicks, 1, "nothing held: no kick");
+	conntab_cleanup(&t);
+}
+
+Test(conntab, a_full_hold_stops_the_accept_unless_that_would_starve_others)
+{
+	struct conntab t;
+	struct conntab_conn *c, *n;
+	struct conntab_held h;
+	size_t held;
+
+	held_table(&t, 1, 2);
+	cr_assert_eq(enter(&t, -10, 1, 0, &c), CONNTAB_ENTERED);
+	cr_assert_eq(enter(&t, -11, 1, 0, &n), CONNTAB_HELD);
+	cr_assert_eq(enter(&t, -12, 1, 0, &n), CONNTAB_HOLD_FULL);
+	/* the table's one connection is a first request in progress: it is
+	 * about to move, so the rest wait in the listen queue */
+	cr_assert(!conntab_may_accept(&t, 0, &held), "full: the rest wait in the listen queue");
+	cr_assert(!conntab_may_accept(&t, S / 2, &held));
+	/* now it has answered and is kept alive: it will not move for the
+	 * held, and a newcomer of another client would take its place, so the
+	 * accept goes on and refuses at once what it cannot take, as before */
+	atomic_store(&c->requests, 1);
+	conntab_mark(c, CONNTAB_REPLY, S / 2);
+	cr_assert(conntab_may_accept(&t, S / 2 + CONNTAB_SLOW_MS * 1000000ull, &held));
+	cr_assert_eq(held, 2);
+	cr_assert_eq(enter(&t, -13, 1, S, &n), CONNTAB_REFUSED);
+	cr_assert_eq(closed(&t, CONNTAB_REFUSED_FULL), 1);
+	/* a slot frees: the first held comes in, first come first served */
+	conntab_release(&t, c);
+	cr_assert_eq(conntab_next_held(&t, S, &h, &n), CONNTAB_ENTERED);
+	cr_assert_eq(h.fd, -11);
+	cr_assert(conntab_may_accept(&t, S, &held), "room in the hold again");
+	cr_assert_eq(held, 1);
+	conntab_cleanup(&t);
+}
+
+Test(conntab, a_held_connection_is_closed_past_the_header_deadline)
+{
+	struct conntab t;
+	struct conntab_conn *c, *n;
+	struct conntab_held h;
+
+	held_table(&t, 1, 4);
+	cr_assert_eq(enter(&t, -10, 1, 0, &c), CONNTAB_ENTERED);
+	cr_assert_eq(enter(&t, -11, 1, 1 * S, &n), CONNTAB_HELD);
+	cr_assert_eq(conntab_next_held(&t, 11 * S, &h, &n), CONNTAB_HELD, "10 s: not past it");
+	cr_assert_eq(conntab_next_held(&t, 11 * S + 1, &h, &n), CONNTAB_REFUSED);
+	cr_assert_eq(h.fd, -11, "the caller closes it");
+	cr_assert_eq(closed(&t, CONNTAB_REFUSED_FULL), 1);
+	cr_assert_eq(conntab_next_held(&t, 11 * S + 1, &h, &n), CONNTAB_NONE_HELD);
+	conntab_cleanup(&t);
+}
+
+/* A burst from one client fills the table with first requests that are
+ * about to be answered: a newcomer from another client takes none of
+ * them (each would be closed unanswered), it is held at the front and
+ * comes in at the next freed slot; once a request has stalled, it takes
+ * that one's place, as before. */
+Test(conntab, a_burst_in_progress_is_spared_another_client_waits_at_the_front)
+{
+	struct conntab t;
+	struct conntab_conn *c[3], *n;
+	struct conntab_held h;
+
+	held_table(&t, 3, 8);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(enter(&t, -10 - i, 1, 0, &c[i]), CONNTAB_ENTERED);
+	}
+	cr_assert_eq(enter(&t, -20, 1, 0, &n), CONNTAB_HELD); /* the burst's own, at the back */
+	conntab_mark(c[0], CONNTAB_HEADERS, 10 * 1000000ull);
+	conntab_mark(c[1], CONNTAB_REPLY, 15 * 1000000ull);
+	/* c[2] waits for its request to be read, 20 ms after its accept */
+	cr_assert_eq(enter(&t, -30, 2, 20 * 1000000ull, &n), CONNTAB_HELD, "nothing has stalled");
+	cr_assert(!c[0]->closing && !c[1]->closing && !c[2]->closing);
+	cr_assert_eq(conntab_next_held(&t, 25 * 1000000ull, &h, &n), CONNTAB_HELD);
+	/* the header block of c[0] has now arrived for CONNTAB_SLOW_MS */
+	cr_assert_eq(conntab_next_held(&t, (10 + CONNTAB_SLOW_MS) * 1000000ull, &h, &n),
+		     CONNTAB_ENTERED);
+	cr_assert_eq(h.fd, -30, "the other client's, from the front");
+	cr_assert(c[0]->closing && !c[1]->closing && !c[2]->closing);
+	cr_assert_eq(closed(&t, CONNTAB_RECLAIMED_UNFINISHED), 1);
+	/* the burst's own still waits for a slot of its own client's */
+	cr_assert_eq(conntab_next_held(&t, S / 2, &h, &n), CONNTAB_HELD);
+	conntab_release(&t, c[1]);
+	cr_assert_eq(conntab_next_held(&t, S / 2, &h, &n), CONNTAB_ENTERED);
+	cr_assert_eq(h.fd, -20);
 	conntab_cleanup(&t);
 }

@@ -95,17 +95,17 @@ Test(listener, port_zero_binds_a_free_port_and_a_port_in_use_says_so)
 	struct listener a, b, c, d;
 	char err[256];
 
-	cr_assert_eq(listener_open(&a, "127.0.0.1", 0, false, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(listener_open(&a, "127.0.0.1", 0, false, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_gt(a.port, 0);
-	cr_assert_eq(listener_open(&b, "127.0.0.1", a.port, false, err, sizeof(err)), -1);
+	cr_assert_eq(listener_open(&b, "127.0.0.1", a.port, false, 0, err, sizeof(err)), -1);
 	cr_assert_not_null(strstr(err, "Address already in use"), "%s", err);
 	cr_assert_not_null(strstr(err, "--reuse-port"), "%s", err);
 	listener_close(&b); /* safe after a failed open */
 	listener_close(&a);
 
 	/* both with SO_REUSEPORT: the port is shared on purpose */
-	cr_assert_eq(listener_open(&c, "127.0.0.1", 0, true, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(listener_open(&d, "127.0.0.1", c.port, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(listener_open(&c, "127.0.0.1", 0, true, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(listener_open(&d, "127.0.0.1", c.port, true, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(d.port, c.port);
 	listener_close(&d);
 	listener_close(&c);
@@ -119,7 +119,7 @@ Test(listener, an_address_that_is_no_host_s_is_an_error)
 	char err[256];
 
 	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
-		cr_assert_eq(listener_open(&l, hosts[i], 0, false, err, sizeof(err)), -1, "%s", hosts[i]);
+		cr_assert_eq(listener_open(&l, hosts[i], 0, false, 0, err, sizeof(err)), -1, "%s", hosts[i]);
 		cr_assert_not_null(strstr(err, says[i]), "%s: %s", hosts[i], err);
 		listener_close(&l);
 	}
@@ -134,8 +134,8 @@ Test(listener, connects_reach_on_accept_ticks_go_on_after_accepting_stops, .time
 	int client, ticks;
 
 	atomic_store(&s.last_fd, -1);
-	cr_assert_eq(listener_open(&l, "127.0.0.1", 0, false, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(listener_start(&l, on_accept, on_tick, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(listener_open(&l, "127.0.0.1", 0, false, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(listener_start(&l, on_accept, on_tick, NULL, &s, err, sizeof(err)), 0, "%s", err);
 	client = connect_to(l.port, &local);
 	cr_assert_geq(client, 0);
 	cr_assert_eq(wait_for(&s.accepted, 1), 1);
@@ -214,7 +214,7 @@ Test(listener, an_adopted_socket_is_served_and_never_shut, .timeout = 30)
 	snprintf(want, sizeof(want), "127.0.0.1:%u", port);
 	cr_assert_str_eq(addr, want);
 
-	cr_assert_eq(listener_start(&l, on_accept, on_tick, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(listener_start(&l, on_accept, on_tick, NULL, &s, err, sizeof(err)), 0, "%s", err);
 	client = connect_to(port, NULL);
 	cr_assert_geq(client, 0);
 	cr_assert_eq(wait_for(&s.accepted, 1), 1);

@@ -70,6 +70,25 @@ enum engine_input {
 
 #define ENGINE_TERMS_MAX 16
 
+/* The most sequences one mixed batch may list (seq_lens), and the longest
+ * a sequence may be: the engines keep lengths in int32. */
+#define ENGINE_MAX_SEQS 4096u
+#define ENGINE_MAX_SEQ_LEN 2147483647u
+
+/*
+ * One mixed decode batch: sequence i holds seq_lens[i] tokens of KV (this
+ * step's included), 1..ENGINE_MAX_SEQ_LEN, for i < num_seqs
+ * (1..ENGINE_MAX_SEQS). A port's <port>_launch_batch reads it in place of
+ * the shape's num_seqs and seq_len, and writes each sequence's split count
+ * (what that sequence's attention is split into in this launch) to a
+ * caller's array of num_seqs. With every length equal to L its answer is
+ * the port's <port>_launch answer for num_seqs sequences of L, exactly.
+ */
+struct engine_batch {
+	const uint32_t *seq_lens;
+	uint32_t num_seqs;
+};
+
 /* One intermediate of the choice, by the upstream's own name where it has
  * one ("num_m_blocks", "padded_batch_size", ...). */
 struct engine_term {

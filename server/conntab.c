@@ -535,6 +535,16 @@ bool conntab_may_accept(struct conntab *t, uint64_t now_ns, size_t *held)
 	return may;
 }
 
+size_t conntab_held(struct conntab *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->held_count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 void conntab_on_room(struct conntab *t, conntab_kick_fn *kick, void *cls)
 {
 	pthread_mutex_lock(&t->lock);

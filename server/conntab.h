@@ -213,6 +213,9 @@ enum conntab_entry conntab_next_held(struct conntab *t, uint64_t now_ns, struct 
  * pause would starve other clients (see above). *held: how many are held. */
 bool conntab_may_accept(struct conntab *t, uint64_t now_ns, size_t *held);
 
+/* Connections held now. */
+size_t conntab_held(struct conntab *t);
+
 /* Who to ask when a slot frees while connections are held; NULL: nobody
  * (from then on, also for a release running now). */
 void conntab_on_room(struct conntab *t, conntab_kick_fn *kick, void *cls);

@@ -321,10 +321,14 @@ static void render_connections(struct out *o, const struct metrics_info *info)
 	       "# HELP splitkd_connections_max The --max-connections limit.\n"
 	       "# TYPE splitkd_connections_max gauge\n"
 	       "splitkd_connections_max %u\n"
+	       "# HELP splitkd_connections_held Connections accepted while the table is full, "
+	       "waiting for a slot.\n"
+	       "# TYPE splitkd_connections_held gauge\n"
+	       "splitkd_connections_held %u\n"
 	       "# HELP splitkd_ready 1 while ready, 0 while draining after SIGTERM.\n"
 	       "# TYPE splitkd_ready gauge\n"
 	       "splitkd_ready %d\n",
-	    info->connections, info->max_connections, info->ready ? 1 : 0);
+	    info->connections, info->max_connections, info->connections_held, info->ready ? 1 : 0);
 	put(o, "# HELP splitkd_connections_closed_total Connections splitkd closed or refused, "
 	       "by reason.\n"
 	       "# TYPE splitkd_connections_closed_total counter\n");

@@ -76,6 +76,7 @@ struct metrics_tls {
 struct metrics_info {
 	const char *version, *build, *digest;
 	unsigned connections, max_connections;
+	unsigned connections_held; /* accepted while the table is full (conntab.h) */
 	bool ready;
 	uint64_t closed[CONNTAB_REASON_COUNT]; /* connections splitkd closed or refused */
 	uint64_t shed;                         /* requests refused for the body budget */

@@ -102,6 +102,7 @@ static char *render_metrics(void *cls, const struct catalog *catalog, size_t *le
 	info.digest = catalog->digest;
 	info.connections = conntab_count(&s->table);
 	info.max_connections = s->cfg->max_connections;
+	info.connections_held = (unsigned)conntab_held(&s->table);
 	info.ready = !atomic_load(&s->draining);
 	for (int i = 0; i < CONNTAB_REASON_COUNT; i++) {
 		info.closed[i] = atomic_load_explicit(&s->table.closed[i], memory_order_relaxed);
@@ -241,7 +242,6 @@ unsigned server_drain(struct server *s)
 	uint64_t deadline = now + (uint64_t)s->cfg->drain_timeout * 1000000000u;
 	struct timespec pause = {0, 10 * 1000 * 1000};
 	unsigned left;
-	size_t held;
 
 	atomic_store(&s->draining, true);
 	listener_stop_accepting(&s->listener);
@@ -252,8 +252,7 @@ unsigned server_drain(struct server *s)
 		left = atomic_load(&s->in_flight);
 		/* a held connection is admitted as slots free (move_held, on
 		 * the listener's tick), answered and closed like the rest */
-		(void)conntab_may_accept(&s->table, now, &held);
-		if (left == 0 && conntab_count(&s->table) == 0 && held == 0) {
+		if (left == 0 && conntab_count(&s->table) == 0 && conntab_held(&s->table) == 0) {
 			break;
 		}
 		/* A busy keep-alive client gets "Connection: close" on its next

@@ -12,6 +12,7 @@
 
 #include <microhttpd.h>
 
+#include "fnv.h"
 #include "listener.h"
 
 /* Text a stream sends: a change (the history's, shared by every stream),
@@ -120,15 +121,10 @@ static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume, mhd_cut
  * that it is the same after a restart that kept the hub's. */
 static void channel_boot(const struct stream_hub *h, struct stream_channel *ch)
 {
-	uint64_t x = 14695981039346656037u;
+	uint64_t x = fnv_add(FNV_OFFSET, h->boot, strlen(h->boot));
 
-	for (const char *p = h->boot; *p != '\0'; p++) {
-		x = (x ^ (unsigned char)*p) * 1099511628211u;
-	}
-	x = (x ^ '/') * 1099511628211u;
-	for (const char *p = ch->name; *p != '\0'; p++) {
-		x = (x ^ (unsigned char)*p) * 1099511628211u;
-	}
+	x = fnv_add(x, "/", 1);
+	x = fnv_add(x, ch->name, strlen(ch->name));
 	snprintf(ch->boot, sizeof(ch->boot), "%08x", (unsigned)(x ^ x >> 32));
 }
 

@@ -106,7 +106,7 @@ SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server
 	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
 	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
 	      server/state.c server/stream.c server/tls.c server/durable.c server/response.c \
-	      server/activation.c server/notify.c server/cors.c server/ratelimit.c
+	      server/activation.c server/notify.c server/cors.c server/ratelimit.c server/channel.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -143,7 +143,7 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # state, journal, catalogdir, catsource, reload, reload_read, watch) are
 # tested on a scratch directory under /tmp.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
-		     activation notify cors ratelimit bounds \
+		     activation notify cors ratelimit bounds channel \
 		     catsource reload reload_read watch durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/serving.o $(BUILD)/server/stream.o \
@@ -177,12 +177,13 @@ $(BUILD)/tests/unit/test_response: tests/unit/test_response.c $(SERVER_UNIT_OBJ)
 
 # The change streams' hub through its own API, with a fake engine: no
 # daemon; libmicrohttpd is linked for stream_open, which it does not call.
-$(BUILD)/tests/unit/test_stream: tests/unit/test_stream.c $(BUILD)/server/stream.o \
+# Its channels (channel.c) are tested on their own, as a server module.
+$(BUILD)/tests/unit/test_stream: tests/unit/test_stream.c $(BUILD)/server/stream.o $(BUILD)/server/channel.o \
 				 $(BUILD)/server/listener.o $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< \
-		$(BUILD)/server/stream.o $(BUILD)/server/listener.o $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) \
-		$(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+		$(BUILD)/server/stream.o $(BUILD)/server/channel.o $(BUILD)/server/listener.o $(API_OBJ) \
+		$(LIBSPLITK) $(MHD_LIBS) $(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 # The response cache's tests see it and libmicrohttpd's responses: no daemon, no socket.
 $(BUILD)/tests/unit/test_respcache: tests/unit/test_respcache.c $(BUILD)/server/respcache.o

@@ -106,7 +106,8 @@ SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server
 	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
 	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
 	      server/state.c server/stream.c server/tls.c server/durable.c server/response.c \
-	      server/activation.c server/notify.c server/cors.c server/ratelimit.c server/channel.c
+	      server/activation.c server/notify.c server/cors.c server/ratelimit.c server/channel.c \
+	      server/extras.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -143,7 +144,7 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 # state, journal, catalogdir, catsource, reload, reload_read, watch) are
 # tested on a scratch directory under /tmp.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
-		     activation notify cors ratelimit bounds channel \
+		     activation notify cors ratelimit bounds channel extras \
 		     catsource reload reload_read watch durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/serving.o $(BUILD)/server/stream.o \

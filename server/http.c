@@ -17,7 +17,7 @@
 
 #include "api.h"
 #include "build_info.h"
-#include "cors.h"
+#include "extras.h"
 #include "framing.h"
 #include "respcache.h"
 #include "response.h"
@@ -59,16 +59,10 @@ struct session {
 	int fd;
 	struct request req;
 	char uri_inline[256];
-	/* --cors-allow-origin and --rate-limit (s->extras): the current
-	 * request's fields, set as its headers are judged */
-	struct response_extra extra;
-	struct response_extra *extras; /* &extra when either is on, else NULL */
-	bool origin_sent;         /* it has an Origin, listed or not */
-	uint64_t extra_of;        /* the start_ns of the request `extra` is for */
-	int extra_route;          /* its route (api_route_of), -1: none */
-	unsigned char client[16]; /* the client's address (--rate-limit) */
-	char ratelimit[48];       /* extra.ratelimit's bytes */
-	char retry_after[12];
+	/* --cors-allow-origin and --rate-limit (s->extras, extras.h): the
+	 * current request's, set as its headers are judged */
+	struct extras ext;
+	struct extras_fields *extras; /* &ext.fields when either is on, else NULL */
 };
 
 static uint64_t now_ns(void)
@@ -234,43 +228,10 @@ static void answer_on_socket(struct session *ss, const char *method, enum proble
 	api_response_cleanup(&a);
 }
 
-/* The request's CORS fields, before anything can answer it: its Origin
- * echoed when listed (cors.h). */
-static void extras_begin(struct MHD_Connection *conn, struct session *ss)
+/* A request header, for extras.c. */
+static const char *header_of(void *conn, const char *name)
 {
-	const struct server_config *cfg = ss->server->cfg;
-	const char *origin = NULL;
-
-	if (cfg->num_cors_origins > 0) {
-		origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
-	}
-	ss->origin_sent = origin != NULL;
-	ss->extra_of = ss->req.start_ns;
-	ss->extra = (struct response_extra){
-		.vary_origin = cfg->num_cors_origins > 0,
-		.origin = cors_match(cfg->cors_origins, cfg->num_cors_origins, origin),
-	};
-}
-
-/* --rate-limit: takes one of the client's requests, unless the route is
- * never limited; its RateLimit fields go on the answer. Returns false
- * when the client has none left (the caller answers 429). */
-static bool limit_take(struct session *ss, int route)
-{
-	struct server *s = ss->server;
-	struct ratelimit_verdict v;
-
-	if (route == s->unlimited[0] || route == s->unlimited[1] || route == s->unlimited[2]) {
-		return true;
-	}
-	v = ratelimit_take(&s->limiter, ss->client, ss->req.start_ns);
-	snprintf(ss->ratelimit, sizeof(ss->ratelimit), "\"client\";r=%u;t=%u", v.remaining, v.reset_s);
-	ss->extra.ratelimit = ss->ratelimit;
-	ss->extra.ratelimit_policy = s->rate_policy;
-	if (!v.allowed) {
-		snprintf(ss->retry_after, sizeof(ss->retry_after), "%u", v.retry_after);
-	}
-	return v.allowed;
+	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
 /* A request refused before the api saw it (response_refusal says how),
@@ -282,8 +243,9 @@ static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session 
 	struct api_response a;
 	enum MHD_Result ret;
 
-	if (ss->extras != NULL && ss->extra_of != ss->req.start_ns) {
-		extras_begin(conn, ss); /* refused before on_headers came to them */
+	if (ss->extras != NULL && ss->ext.of != ss->req.start_ns) {
+		/* refused before on_headers came to them */
+		extras_begin(&ss->ext, ss->server->cfg, header_of, conn, ss->req.start_ns);
 	}
 	response_refusal(&a, kind, detail, retry_after);
 	a.route = api_route_of(ss->req.uri, ss->req.uri_len);
@@ -315,30 +277,27 @@ static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const ch
 	return MHD_YES;
 }
 
-/* --cors-allow-origin and --rate-limit, once the headers passed: the
- * request's CORS fields, a preflight noted (answered once the request is
- * in), and one of the client's requests taken. Returns true when the
- * request is refused (429), with what to return to MHD in *ret. */
+/* --cors-allow-origin and --rate-limit, once the headers passed
+ * (extras.c): a preflight noted (answered once the request is in), or a
+ * 429. Returns true when refused, with what to return to MHD in *ret. */
 static bool on_extras(struct MHD_Connection *conn, struct session *ss, const char *method,
 		      enum MHD_Result *ret)
 {
-	int route = api_route_of(ss->req.uri, ss->req.uri_len);
+	struct server *s = ss->server;
 	char why[160];
 
-	extras_begin(conn, ss);
-	ss->extra_route = route;
-	if (route >= 0 && ss->origin_sent && strcmp(method, "OPTIONS") == 0 &&
-	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method") !=
-		    NULL) {
-		ss->req.state = REQ_PREFLIGHT;
-	}
-	if (!ss->server->limiting || limit_take(ss, route)) {
+	switch (extras_judge(&ss->ext, s->cfg, s->limiting ? &s->limiter : NULL, s->rate_policy,
+			     s->unlimited, api_route_of(ss->req.uri, ss->req.uri_len), method,
+			     header_of, conn, ss->req.start_ns, why, sizeof(why))) {
+	case EXTRAS_PASS:
 		return false;
+	case EXTRAS_PREFLIGHT:
+		ss->req.state = REQ_PREFLIGHT;
+		return false;
+	case EXTRAS_REFUSED:
+		break;
 	}
-	snprintf(why, sizeof(why), "this client address has sent more than its %u requests a "
-		 "second (--rate-limit); retry after %s s", ss->server->cfg->rate_limit,
-		 ss->retry_after);
-	*ret = refuse_after(conn, ss, method, PROBLEM_TOO_MANY_REQUESTS, why, ss->retry_after);
+	*ret = refuse_after(conn, ss, method, PROBLEM_TOO_MANY_REQUESTS, why, ss->ext.retry_after);
 	return true;
 }
 
@@ -518,23 +477,13 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 }
 
 /* A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method)
- * on a route: 204 with its methods, and what a listed origin may send. */
+ * on a route: extras.c's 204. */
 static enum MHD_Result preflight(struct MHD_Connection *conn, struct session *ss,
-				 const char *method, int route)
+				 const char *method)
 {
 	struct api_response a;
-	const char *methods = NULL;
 
-	memset(&a, 0, sizeof(a));
-	a.status = 204;
-	a.route = route;
-	(void)api_route_path((size_t)route, &methods);
-	a.allow = methods;
-	if (ss->extra.origin != NULL) {
-		(void)api_response_add_header(&a, "Access-Control-Allow-Methods", methods);
-		(void)api_response_add_header(&a, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
-		(void)api_response_add_header(&a, "Access-Control-Max-Age", CORS_MAX_AGE);
-	}
+	extras_preflight(&ss->ext, &a);
 	return queue(conn, ss, method, &a, NULL);
 }
 
@@ -552,7 +501,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	if (r->state >= REQ_REFUSE) { /* or REQ_PREFLIGHT */
 		return r->state == REQ_REFUSE
 			       ? over_limit(conn, ss, method, r->refusal)
-			       : preflight(conn, ss, method, ss->extra_route);
+			       : preflight(conn, ss, method);
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
@@ -649,10 +598,10 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 	ss->fd = info->connect_fd;
 	ss->conn = conntab_find(&s->table, ss->fd);
 	ss->cache = ss->conn != NULL ? &s->caches[ss->conn->engine] : NULL;
-	ss->extras = s->extras ? &ss->extra : NULL;
+	ss->extras = s->extras ? &ss->ext.fields : NULL;
 	if (s->limiting) {
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		conntab_client_key(info != NULL ? info->client_addr : NULL, ss->client);
+		conntab_client_key(info != NULL ? info->client_addr : NULL, ss->ext.client);
 	}
 	if (s->tls != NULL) {
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);

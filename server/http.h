@@ -4,9 +4,10 @@
  * connection started and closed, a request's target, headers, body and
  * end) and the request's side of its answer (its state, counters and
  * log); response.c makes and queues the response, or writes it past the
- * engine through direct.c. Starting, ticking, draining and stopping the
- * server are server.c's; it calls http_engines_start and
- * http_engines_stop, and the listener calls http_hand_over.
+ * engine through direct.c. A request's CORS and rate limit are
+ * extras.c's. Starting, ticking, draining and stopping the server are
+ * server.c's; it calls http_engines_start and http_engines_stop, and the
+ * listener calls http_hand_over.
  *
  * Who includes microhttpd.h (grep '#include <microhttpd.h>' server/):
  * http.c (the engines), response.h (an answer made into the engine's
@@ -16,8 +17,8 @@
  * respcache.h (a worker's kept responses; respcache.c and response.h
  * through it). This header does not, nor does server.c, which includes
  * it. `make includes` (scripts/check-includes.sh) holds server/ to that
- * list; every other server/ module, and all of api/ and policy/, knows
- * nothing of it.
+ * list; every other server/ module (extras.c and channel.c among them),
+ * and all of api/ and policy/, knows nothing of it.
  *
  * An engine is one libmicrohttpd daemon with its one thread and no
  * listening socket of its own; there are cfg->threads of them. splitkd's
@@ -37,12 +38,16 @@
  *   header block                  http.c on_headers; framing.c judges size,
  *                                 RFC 9112 framing, Content-Length, memory fit;
  *                                 body.c reserves a declared body   REQ_KEEP / REQ_DROP
+ *     CORS, rate limit            http.c on_extras -> extras.c extras_judge (either flag
+ *                                 on): the answer's fields, a preflight  REQ_PREFLIGHT,
+ *                                 or a 429 (refused, below)
  *     refused                     response.c response_refusal, queued REQ_ANSWERED
  *     no room for any answer      http.c answer_on_socket -> response.c
  *                                 response_on_socket -> direct.c (the socket,
  *                                 or the TLS session through direct_send)
  *   body pieces                   http.c on_upload, body.c          (REQ_REFUSE past a limit)
- *   whole request                 http.c answer -> api.c api_handle (route table:
+ *   whole request                 http.c answer (a preflight: extras.c extras_preflight)
+ *                                 -> api.c api_handle (route table:
  *                                 handlers, the page, OFREP, /metrics through
  *                                 api_context.render_metrics -> server.c render_metrics
  *                                 -> metrics.c), queued (http.c queue, the one
@@ -131,7 +136,7 @@ struct server {
 	atomic_bool draining;
 	atomic_uint in_flight; /* requests begun and not yet over */
 	/* --cors-allow-origin and --rate-limit: a request pays for either
-	 * only when one is on (`extras`) */
+	 * only when one is on (`extras`); lent to extras.c's calls */
 	bool extras;
 	bool limiting;
 	struct ratelimit limiter;

@@ -107,7 +107,7 @@ SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server
 	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
 	      server/state.c server/stream.c server/tls.c server/durable.c server/response.c \
 	      server/activation.c server/notify.c server/cors.c server/ratelimit.c server/channel.c \
-	      server/extras.c
+	      server/extras.c server/httpd.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -136,8 +136,8 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # The server's modules, each tested through its own API by one rule: linked
-# with the server's objects but what links libmicrohttpd (http.c, response.c,
-# stream.c, respcache.c, tls.c, server.c, which starts the engines, and
+# with the server's objects but what links libmicrohttpd (http.c, httpd.c,
+# response.c, stream.c, respcache.c, tls.c, server.c, which starts the engines, and
 # serving.c, which starts the server) and main.c, so no engine is linked
 # in; the api is there for what metrics and holder use of it (route
 # labels, catalogs). The modules that keep or follow files (durable,
@@ -148,7 +148,7 @@ SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab di
 		     catsource reload reload_read watch durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/serving.o $(BUILD)/server/stream.o \
-		       $(BUILD)/server/tls.o $(BUILD)/server/response.o,$(SERVER_OBJ))
+		       $(BUILD)/server/tls.o $(BUILD)/server/response.o $(BUILD)/server/httpd.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -259,7 +259,8 @@ purity: $(POLICY_OBJ)
 includes:
 	@sh scripts/check-includes.sh policy "" api server
 	@sh scripts/check-includes.sh api "" server
-	@sh scripts/check-includes.sh server "http.c respcache.c respcache.h response.c response.h stream.c tls.c"
+	@sh scripts/check-includes.sh server \
+		"http.c httpd.c httpd.h respcache.c respcache.h response.c response.h stream.c tls.c"
 
 # No line of product C past 100 columns, a tab counted as one character:
 # each longer one is named FILE:LINE (scripts/check-columns.sh).

@@ -2,8 +2,6 @@
 #include "http.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h> /* TCP_NODELAY, TCP_NOTSENT_LOWAT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,7 @@
 #include "build_info.h"
 #include "extras.h"
 #include "framing.h"
+#include "httpd.h"
 #include "respcache.h"
 #include "response.h"
 
@@ -567,21 +566,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return answer(conn, ss, method);
 }
 
-/* Reads what the client sent and nobody will read, so that closing the
- * socket sends FIN, not RST: a reset can destroy the answer on its way to
- * a client still sending (RFC 9112 9.6). Bounded: a client that keeps
- * sending is cut off. */
-static void drain_input(int fd)
-{
-	char sink[4096];
-
-	for (int i = 0; i < 16; i++) {
-		if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) {
-			return;
-		}
-	}
-}
-
 static void session_start(struct server *s, struct MHD_Connection *conn, void **socket_context)
 {
 	const union MHD_ConnectionInfo *info =
@@ -623,7 +607,7 @@ static void session_end(struct server *s, struct session *ss)
 				 "the request does not fit the memory a connection has");
 	}
 	finish_request(ss);
-	drain_input(ss->fd);
+	httpd_drain(ss->fd);
 	tls_conn_end(&ss->tls, ss->fd, listener_received_bytes(ss->fd) != 0);
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
@@ -644,69 +628,28 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/*
- * The most of an answer the kernel holds unsent for one connection
- * (TCP_NOTSENT_LOWAT): send() takes no more while this much waits for the
- * client's window. Without it a loopback socket's send buffer takes a
- * whole answer at once, so 256 slow readers asking for /openapi.json
- * (170 KiB) made the engines queue 44 MiB in the first second of a slow
- * read flood: 1 to 3 s of kernel CPU (skb allocation and copies) while an
- * honest client's request waited behind it, 100 to 350 ms (issue 33). It
- * bounds what is unsent, not what is in flight: a reader that keeps up
- * is sent to as before (the kernel sends as it copies), at the price of
- * more poll rounds for one that lags; a slow one holds 16 KiB of the
- * kernel's memory, not the whole answer.
- */
-#define UNSENT_MAX (16 * 1024)
-
 /* The listener admitted a connection: the table chose its engine. */
 int http_hand_over(void *cls, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct server *s = cls;
 	enum conntab_reason why;
 	struct conntab_conn *c = conntab_admit(&s->table, fd, addr, listener_now_ns(), &why);
-	int one = 1, unsent_max = UNSENT_MAX;
 
 	if (c == NULL) {
 		close(fd); /* no request yet, so no status to send */
 		return -1;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &unsent_max, sizeof(unsent_max));
-	if (MHD_add_connection(s->engines[c->engine], fd, addr, len) != MHD_YES) {
+	if (httpd_add(s->engines[c->engine], fd, addr, len) != 0) {
 		conntab_release(&s->table, c); /* MHD closed the socket */
 		return -1;
 	}
 	return 0;
 }
 
-/* MHD decodes the path and every query key and value with this before
- * filing them; splitkd reads neither (the api decodes the target on_uri
- * kept, as sent), so they stay as they are: decoding them was 700
- * instructions a request for nothing. */
-static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
-{
-	(void)cls;
-	(void)conn;
-	return strlen(s);
-}
-
 int http_engines_start(struct server *s, char *err, size_t err_cap)
 {
 	const struct server_config *cfg = s->cfg;
-	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
-	 * 12) epoll left a connection of a 256-client burst unanswered and
-	 * throughput fell from ~100k to ~1k requests/s; poll measured the same
-	 * speed without the stall (limits::a_burst_of_connections_is_all_answered).
-	 * TURBO: MHD does not shut a socket down before it reports the close,
-	 * so splitkd can still answer a request MHD gave up on (session_end). */
-	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
-			 MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME /* idle streams (stream.h) */ |
-			 (s->tls != NULL ? MHD_USE_TLS : 0);
-	/* Over TLS the last options are the priorities and the per-handshake
-	 * certificate (tls.c); without, the first of them ends the list. */
-	enum MHD_OPTION tls_opt = s->tls != NULL ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END;
-	const char *priority = s->tls != NULL ? s->tls->priority : NULL;
+	const struct httpd_calls calls = {on_request, on_uri, on_completed, on_connection, s};
 
 	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
@@ -716,19 +659,9 @@ int http_engines_start(struct server *s, char *err, size_t err_cap)
 		return -1;
 	}
 	for (unsigned i = 0; i < cfg->threads; i++) {
-		s->engines[i] = MHD_start_daemon(
-			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-			on_connection, s, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)(s->table.cap + cfg->max_streams), /* streams are not in the table */
-			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
-			MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-			/* The pool holds the request line, the headers, MHD's records
-			 * of them and the answer's headers (framing_fits keeps room
-			 * for those). No bigger: MHD zeroes the whole pool after every
-			 * request (a 48 KiB pool was 15% of the time under load). */
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + FRAMING_POOL_EXTRA),
-			tls_opt, priority, MHD_OPTION_HTTPS_CERT_CALLBACK, tls_retrieve, MHD_OPTION_END);
+		/* streams are not in the table */
+		s->engines[i] = httpd_start(cfg, (unsigned)(s->table.cap + cfg->max_streams), s->tls,
+					     &calls);
 		if (s->engines[i] == NULL) {
 			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
 			return -1;
@@ -741,7 +674,7 @@ int http_engines_start(struct server *s, char *err, size_t err_cap)
 void http_engines_stop(struct server *s)
 {
 	for (unsigned i = 0; i < s->num_engines; i++) {
-		MHD_stop_daemon(s->engines[i]);
+		httpd_stop(s->engines[i]);
 	}
 	/* the engines' threads are gone: their readers let go */
 	for (unsigned i = 0; s->readers != NULL && i < s->cfg->threads; i++) {

@@ -4,13 +4,15 @@
  * connection started and closed, a request's target, headers, body and
  * end) and the request's side of its answer (its state, counters and
  * log); response.c makes and queues the response, or writes it past the
- * engine through direct.c. A request's CORS and rate limit are
- * extras.c's. Starting, ticking, draining and stopping the server are
- * server.c's; it calls http_engines_start and http_engines_stop, and the
- * listener calls http_hand_over.
+ * engine through direct.c. How one engine is started, stopped and handed
+ * a socket is httpd.c's; a request's CORS and rate limit, extras.c's.
+ * Starting, ticking, draining and stopping the server are server.c's; it
+ * calls http_engines_start and http_engines_stop, and the listener calls
+ * http_hand_over.
  *
  * Who includes microhttpd.h (grep '#include <microhttpd.h>' server/):
- * http.c (the engines), response.h (an answer made into the engine's
+ * http.c (the engines' callbacks), httpd.h (an engine's start, stop and
+ * sockets; httpd.c through it), response.h (an answer made into the engine's
  * response; response.c and http.c through it), stream.c (a change stream
  * is a libmicrohttpd response that suspends its connection), tls.c (the
  * connection of a GnuTLS session, MHD's certificate callback) and
@@ -32,7 +34,8 @@
  * The life of a request, accept to close, and the file of each step:
  *
  *   accept, admit or refuse       listener.c (thread), conntab.c (conntab_admit)
- *     -> http_hand_over           http.c: MHD_add_connection to the chosen engine
+ *     -> http_hand_over           http.c -> httpd.c httpd_add: the socket's options,
+ *                                 MHD_add_connection to the chosen engine
  *   "connection started"          http.c session_start: the session, its conntab row
  *   request line                  http.c on_uri: the raw target        REQ_HEADERS
  *   header block                  http.c on_headers; framing.c judges size,
@@ -58,7 +61,8 @@
  *   deadlines, reclaim            conntab.c conntab_sweep, from server.c's tick
  *   "connection closed"           http.c session_end: a request MHD gave up on is
  *                                 answered (answer_on_socket), input drained
- *                                 (a FIN, not a RST), conntab_release
+ *                                 (httpd.c httpd_drain: a FIN, not a RST),
+ *                                 conntab_release
  *
  * Limits: a declared body over --max-body (413), a header block over
  * --max-header (431) and a declared body over the budget (503) are

@@ -22,7 +22,7 @@
  * channel_new (the ring: pointers only), channel_text_new and
  * channel_change_text; a text is freed at its last channel_text_unref,
  * a channel by channel_free with the references its ring holds. Not
- * thread-safe, references counts included: the caller serialises every
+ * thread-safe, reference counts included: the caller serialises every
  * call (stream.c's hub, under its lock).
  */
 #ifndef SPLITKD_CHANNEL_H
@@ -60,9 +60,9 @@ struct channel {
 	uint64_t floor; /* the oldest seq a replay starts from (resumed); 0: any */
 	char revision[CATALOG_DIGEST_LEN + 1];
 	int64_t loaded_at;
-	unsigned streams;                  /* open on it (stream.c's count) */
-	unsigned depth;                    /* events its ring holds, at least 1 */
-	struct channel_text **history;     /* depth of them, seq s at s % depth; NULL: not held */
+	unsigned streams;              /* open on it (stream.c's count) */
+	unsigned depth;                /* events its ring holds, at least 1 */
+	struct channel_text **history; /* depth of them, seq s at s % depth; NULL: not held */
 };
 
 /* A channel for `name` (EVENTS_ALL: every catalog's) at seq 1, its

@@ -18,7 +18,7 @@
  * sent. Guarded by the hub's lock. */
 struct stream {
 	struct stream_hub *hub;
-	struct channel *ch; /* the catalog it follows (or all of them) */
+	struct channel *ch;         /* the catalog it follows (or all of them) */
 	void *conn;
 	struct stream *prev, *next; /* the hub's list, by last write */
 	int fd;                     /* watched in the hub's epoll set; -1: not */
@@ -31,7 +31,7 @@ struct stream {
 	uint64_t behind_ns;         /* when it was found behind */
 	uint64_t told;              /* the last seq this client has heard of */
 	uint64_t last_write_ns;     /* listener_now_ns's clock */
-	struct channel_text *text;   /* being sent, from off; NULL: nothing */
+	struct channel_text *text;  /* being sent, from off; NULL: nothing */
 	size_t off;
 };
 

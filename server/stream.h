@@ -42,30 +42,32 @@
  * count go at once, within a tick, not at the next heartbeat.
  *
  * Fan-out: a change is rendered once into a shared, reference-counted
- * text (channel.h) that the history holds and every stream sends from; a stream holds
- * a reference to the one text it is sending, never a copy, so an idle
- * stream costs about a hundred bytes here (libmicrohttpd's connection and
- * its memory pool are the rest: README, "Change streams"). A stream whose
- * client does not read holds one text at most and holds up nobody (each
- * write is the engine's, non-blocking). A stream that has not taken
- * more than half the history's changes (lag_max: its client stopped
- * reading and the socket's buffers are full) is ended while the replay
- * still reaches where its client stands: a final comment saying why if
- * its callback is called within STREAM_CUT_GRACE_NS (the end of the
- * response; an EventSource reconnects with its Last-Event-ID and gets
- * the changes it missed), else the engine cuts its connection at the
- * tick after that (cut). Either way its slot and memory go.
+ * text (channel.h) that the history holds and every stream sends from; a
+ * stream holds a reference to the one text it is sending, never a copy,
+ * so an idle stream costs about a hundred bytes here (libmicrohttpd's
+ * connection and its memory pool are the rest: README, "Change
+ * streams"). A stream whose client does not read holds one text at most
+ * and holds up nobody (each write is the engine's, non-blocking). A
+ * stream that has not taken more than half the history's changes
+ * (lag_max: its client stopped reading and the socket's buffers are
+ * full) is ended while the replay still reaches where its client stands:
+ * a final comment saying why if its callback is called within
+ * STREAM_CUT_GRACE_NS (the end of the response; an EventSource
+ * reconnects with its Last-Event-ID and gets the changes it missed),
+ * else the engine cuts its connection at the tick after that (cut).
+ * Either way its slot and memory go.
  *
- * Channels (channel.h): every catalog has a stream of its own (catalog=NAME), with its
- * own seq, history and ids ("<seq>@<boot>", the boot the default's for
- * the default catalog, one derived from it and the name for another, so
- * no catalog's id reads as another's), and the stream of every catalog
- * (catalog=*, EVENTS_ALL) is one more channel: each catalog's change once
- * more, its data naming the catalog, under ids of its own numbering. A
- * catalog no longer served (stream_hub_remove) ends its streams with a
- * `removed` event; the stream of every catalog says so and goes on.
- * Heartbeats, the epoll set, the lag rule and --max-streams are the
- * hub's: over every channel's streams together.
+ * Channels (channel.h): every catalog has a stream of its own
+ * (catalog=NAME), with its own seq, history and ids ("<seq>@<boot>", the
+ * boot the default's for the default catalog, one derived from it and
+ * the name for another, so no catalog's id reads as another's), and the
+ * stream of every catalog (catalog=*, EVENTS_ALL) is one more channel:
+ * each catalog's change once more, its data naming the catalog, under
+ * ids of its own numbering. A catalog no longer served
+ * (stream_hub_remove) ends its streams with a `removed` event; the
+ * stream of every catalog says so and goes on. Heartbeats, the epoll
+ * set, the lag rule and --max-streams are the hub's: over every
+ * channel's streams together.
  *
  * Streams have their own cap (--max-streams): they are not in the
  * connection table (the server releases their slot when a stream opens),

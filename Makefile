@@ -107,7 +107,8 @@ SERVER_SRC := server/body.c server/cli.c server/conntab.c server/direct.c server
 	      server/catalogdir.c server/catsource.c server/log.c server/main.c server/metrics.c \
 	      server/offline.c server/respcache.c server/server.c server/serving.c server/journal.c \
 	      server/state.c server/stream.c server/tls.c server/durable.c server/response.c \
-	      server/activation.c server/notify.c server/cors.c server/ratelimit.c
+	      server/activation.c server/notify.c server/cors.c server/ratelimit.c server/channel.c \
+	      server/extras.c server/httpd.c
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SPLITKD    := $(BUILD)/splitkd
 
@@ -136,19 +137,19 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # The server's modules, each tested through its own API by one rule: linked
-# with the server's objects but what links libmicrohttpd (http.c, response.c,
-# stream.c, respcache.c, tls.c, server.c, which starts the engines, and
+# with the server's objects but what links libmicrohttpd (http.c, httpd.c,
+# response.c, stream.c, respcache.c, tls.c, server.c, which starts the engines, and
 # serving.c, which starts the server) and main.c, so no engine is linked
 # in; the api is there for what metrics and holder use of it (route
 # labels, catalogs). The modules that keep or follow files (durable,
 # state, journal, catalogdir, catsource, reload, reload_read, watch) are
 # tested on a scratch directory under /tmp.
 SERVER_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,body cli conntab direct framing holder listener log metrics \
-		     activation notify cors ratelimit bounds \
+		     activation notify cors ratelimit bounds channel extras \
 		     catsource reload reload_read watch durable state journal catalogdir)
 SERVER_UNIT_OBJ   := $(filter-out $(BUILD)/server/http.o $(BUILD)/server/main.o $(BUILD)/server/respcache.o \
 		       $(BUILD)/server/server.o $(BUILD)/server/serving.o $(BUILD)/server/stream.o \
-		       $(BUILD)/server/tls.o $(BUILD)/server/response.o,$(SERVER_OBJ))
+		       $(BUILD)/server/tls.o $(BUILD)/server/response.o $(BUILD)/server/httpd.o,$(SERVER_OBJ))
 
 $(SERVER_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(SERVER_UNIT_OBJ) $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
@@ -178,12 +179,13 @@ $(BUILD)/tests/unit/test_response: tests/unit/test_response.c $(SERVER_UNIT_OBJ)
 
 # The change streams' hub through its own API, with a fake engine: no
 # daemon; libmicrohttpd is linked for stream_open, which it does not call.
-$(BUILD)/tests/unit/test_stream: tests/unit/test_stream.c $(BUILD)/server/stream.o \
+# Its channels (channel.c) are tested on their own, as a server module.
+$(BUILD)/tests/unit/test_stream: tests/unit/test_stream.c $(BUILD)/server/stream.o $(BUILD)/server/channel.o \
 				 $(BUILD)/server/listener.o $(API_OBJ) $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -Iapi -Iserver $(CJSON_CFLAGS) $(CRITERION_CFLAGS) $< \
-		$(BUILD)/server/stream.o $(BUILD)/server/listener.o $(API_OBJ) $(LIBSPLITK) $(MHD_LIBS) \
-		$(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
+		$(BUILD)/server/stream.o $(BUILD)/server/channel.o $(BUILD)/server/listener.o $(API_OBJ) \
+		$(LIBSPLITK) $(MHD_LIBS) $(CJSON_LIBS) $(CRITERION_LIBS) -pthread $(LDFLAGS_ALL) -o $@
 
 # The response cache's tests see it and libmicrohttpd's responses: no daemon, no socket.
 $(BUILD)/tests/unit/test_respcache: tests/unit/test_respcache.c $(BUILD)/server/respcache.o
@@ -258,7 +260,8 @@ purity: $(POLICY_OBJ)
 includes:
 	@sh scripts/check-includes.sh policy "" api server
 	@sh scripts/check-includes.sh api "" server
-	@sh scripts/check-includes.sh server "http.c respcache.c respcache.h response.c response.h stream.c tls.c"
+	@sh scripts/check-includes.sh server \
+		"http.c httpd.c httpd.h respcache.c respcache.h response.c response.h stream.c tls.c"
 
 # No line of product C past 100 columns, a tab counted as one character:
 # each longer one is named FILE:LINE (scripts/check-columns.sh).

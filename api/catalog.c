@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "jsonin.h"
 #include "names.h"
 #include "warning.h"
@@ -417,17 +418,6 @@ static int load_list(const cJSON *root, const char *kind, const cJSON **out, siz
 	return 0;
 }
 
-uint64_t catalog_fnv1a64(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3u;
-	}
-	return h;
-}
-
 bool catalog_digest_ok(const char *s, size_t len)
 {
 	size_t p = sizeof(CATALOG_DIGEST_PREFIX) - 1;
@@ -452,7 +442,7 @@ static void compute_digest(struct catalog *cat)
 
 	jsonw_init(&w, 4096);
 	catalog_write(&w, cat, false);
-	h = catalog_fnv1a64(w.buf, w.failed ? 0 : w.len);
+	h = fnv_hash(w.buf, w.failed ? 0 : w.len);
 	jsonw_cleanup(&w);
 	snprintf(cat->digest, sizeof(cat->digest), CATALOG_DIGEST_PREFIX "%016llx",
 		 (unsigned long long)h);

@@ -116,10 +116,6 @@ void catalog_set_name(struct catalog *cat, const char *name, size_t len, bool is
 /* Frees a catalog; accepts NULL. */
 void catalog_free(struct catalog *cat);
 
-/* FNV-1a, 64-bit, of s[0..n): the hash a catalog's digest is made of (a
- * digest to tell catalogs apart, not a security check); also the check
- * history.c writes on each line. Pure. */
-uint64_t catalog_fnv1a64(const char *s, size_t n);
 /* Whether s[0..len) is a digest as catalog_load writes one:
  * CATALOG_DIGEST_PREFIX and 16 lowercase hex digits (CATALOG_DIGEST_LEN
  * bytes). Anything else no catalog can have. */

@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fnv.h"
 #include "jsonin.h"
 
 #define CHECK_LEN 16
@@ -40,7 +41,7 @@ size_t history_line(const struct history_entry *e, char *out, size_t cap)
 	    w.len + 1 + CHECK_LEN + 1 <= HISTORY_LINE_MAX) {
 		memcpy(out, w.buf, w.len);
 		n = w.len + (size_t)snprintf(out + w.len, cap - w.len, " %016llx\n",
-					       (unsigned long long)catalog_fnv1a64(w.buf, w.len));
+					       (unsigned long long)fnv_hash(w.buf, w.len));
 	}
 	jsonw_cleanup(&w);
 	return n;
@@ -98,7 +99,7 @@ int history_parse_line(const char *line, size_t len, struct history_entry *e, ch
 		return -1;
 	}
 	json_len = len - CHECK_LEN - 1;
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)catalog_fnv1a64(line, json_len));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)fnv_hash(line, json_len));
 	if (memcmp(hex, line + json_len + 1, CHECK_LEN) != 0) {
 		snprintf(err, cap, "its check is not its text's (torn or edited?)");
 		return -1;

@@ -2,8 +2,6 @@
 #include "http.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h> /* TCP_NODELAY, TCP_NOTSENT_LOWAT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +15,9 @@
 
 #include "api.h"
 #include "build_info.h"
-#include "cors.h"
+#include "extras.h"
 #include "framing.h"
+#include "httpd.h"
 #include "respcache.h"
 #include "response.h"
 
@@ -59,16 +58,10 @@ struct session {
 	int fd;
 	struct request req;
 	char uri_inline[256];
-	/* --cors-allow-origin and --rate-limit (s->extras): the current
-	 * request's fields, set as its headers are judged */
-	struct response_extra extra;
-	struct response_extra *extras; /* &extra when either is on, else NULL */
-	bool origin_sent;         /* it has an Origin, listed or not */
-	uint64_t extra_of;        /* the start_ns of the request `extra` is for */
-	int extra_route;          /* its route (api_route_of), -1: none */
-	unsigned char client[16]; /* the client's address (--rate-limit) */
-	char ratelimit[48];       /* extra.ratelimit's bytes */
-	char retry_after[12];
+	/* --cors-allow-origin and --rate-limit (s->extras, extras.h): the
+	 * current request's, set as its headers are judged */
+	struct extras ext;
+	struct extras_fields *extras; /* &ext.fields when either is on, else NULL */
 };
 
 static uint64_t now_ns(void)
@@ -234,43 +227,10 @@ static void answer_on_socket(struct session *ss, const char *method, enum proble
 	api_response_cleanup(&a);
 }
 
-/* The request's CORS fields, before anything can answer it: its Origin
- * echoed when listed (cors.h). */
-static void extras_begin(struct MHD_Connection *conn, struct session *ss)
+/* A request header, for extras.c. */
+static const char *header_of(void *conn, const char *name)
 {
-	const struct server_config *cfg = ss->server->cfg;
-	const char *origin = NULL;
-
-	if (cfg->num_cors_origins > 0) {
-		origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
-	}
-	ss->origin_sent = origin != NULL;
-	ss->extra_of = ss->req.start_ns;
-	ss->extra = (struct response_extra){
-		.vary_origin = cfg->num_cors_origins > 0,
-		.origin = cors_match(cfg->cors_origins, cfg->num_cors_origins, origin),
-	};
-}
-
-/* --rate-limit: takes one of the client's requests, unless the route is
- * never limited; its RateLimit fields go on the answer. Returns false
- * when the client has none left (the caller answers 429). */
-static bool limit_take(struct session *ss, int route)
-{
-	struct server *s = ss->server;
-	struct ratelimit_verdict v;
-
-	if (route == s->unlimited[0] || route == s->unlimited[1] || route == s->unlimited[2]) {
-		return true;
-	}
-	v = ratelimit_take(&s->limiter, ss->client, ss->req.start_ns);
-	snprintf(ss->ratelimit, sizeof(ss->ratelimit), "\"client\";r=%u;t=%u", v.remaining, v.reset_s);
-	ss->extra.ratelimit = ss->ratelimit;
-	ss->extra.ratelimit_policy = s->rate_policy;
-	if (!v.allowed) {
-		snprintf(ss->retry_after, sizeof(ss->retry_after), "%u", v.retry_after);
-	}
-	return v.allowed;
+	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
 /* A request refused before the api saw it (response_refusal says how),
@@ -282,8 +242,9 @@ static enum MHD_Result refuse_after(struct MHD_Connection *conn, struct session 
 	struct api_response a;
 	enum MHD_Result ret;
 
-	if (ss->extras != NULL && ss->extra_of != ss->req.start_ns) {
-		extras_begin(conn, ss); /* refused before on_headers came to them */
+	if (ss->extras != NULL && ss->ext.of != ss->req.start_ns) {
+		/* refused before on_headers came to them */
+		extras_begin(&ss->ext, ss->server->cfg, header_of, conn, ss->req.start_ns);
 	}
 	response_refusal(&a, kind, detail, retry_after);
 	a.route = api_route_of(ss->req.uri, ss->req.uri_len);
@@ -315,30 +276,27 @@ static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const ch
 	return MHD_YES;
 }
 
-/* --cors-allow-origin and --rate-limit, once the headers passed: the
- * request's CORS fields, a preflight noted (answered once the request is
- * in), and one of the client's requests taken. Returns true when the
- * request is refused (429), with what to return to MHD in *ret. */
+/* --cors-allow-origin and --rate-limit, once the headers passed
+ * (extras.c): a preflight noted (answered once the request is in), or a
+ * 429. Returns true when refused, with what to return to MHD in *ret. */
 static bool on_extras(struct MHD_Connection *conn, struct session *ss, const char *method,
 		      enum MHD_Result *ret)
 {
-	int route = api_route_of(ss->req.uri, ss->req.uri_len);
+	struct server *s = ss->server;
 	char why[160];
 
-	extras_begin(conn, ss);
-	ss->extra_route = route;
-	if (route >= 0 && ss->origin_sent && strcmp(method, "OPTIONS") == 0 &&
-	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method") !=
-		    NULL) {
-		ss->req.state = REQ_PREFLIGHT;
-	}
-	if (!ss->server->limiting || limit_take(ss, route)) {
+	switch (extras_judge(&ss->ext, s->cfg, s->limiting ? &s->limiter : NULL, s->rate_policy,
+			     s->unlimited, api_route_of(ss->req.uri, ss->req.uri_len), method,
+			     header_of, conn, ss->req.start_ns, why, sizeof(why))) {
+	case EXTRAS_PASS:
 		return false;
+	case EXTRAS_PREFLIGHT:
+		ss->req.state = REQ_PREFLIGHT;
+		return false;
+	case EXTRAS_REFUSED:
+		break;
 	}
-	snprintf(why, sizeof(why), "this client address has sent more than its %u requests a "
-		 "second (--rate-limit); retry after %s s", ss->server->cfg->rate_limit,
-		 ss->retry_after);
-	*ret = refuse_after(conn, ss, method, PROBLEM_TOO_MANY_REQUESTS, why, ss->retry_after);
+	*ret = refuse_after(conn, ss, method, PROBLEM_TOO_MANY_REQUESTS, why, ss->ext.retry_after);
 	return true;
 }
 
@@ -518,23 +476,13 @@ static enum MHD_Result open_stream(struct MHD_Connection *conn, struct session *
 }
 
 /* A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method)
- * on a route: 204 with its methods, and what a listed origin may send. */
+ * on a route: extras.c's 204. */
 static enum MHD_Result preflight(struct MHD_Connection *conn, struct session *ss,
-				 const char *method, int route)
+				 const char *method)
 {
 	struct api_response a;
-	const char *methods = NULL;
 
-	memset(&a, 0, sizeof(a));
-	a.status = 204;
-	a.route = route;
-	(void)api_route_path((size_t)route, &methods);
-	a.allow = methods;
-	if (ss->extra.origin != NULL) {
-		(void)api_response_add_header(&a, "Access-Control-Allow-Methods", methods);
-		(void)api_response_add_header(&a, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
-		(void)api_response_add_header(&a, "Access-Control-Max-Age", CORS_MAX_AGE);
-	}
+	extras_preflight(&ss->ext, &a);
 	return queue(conn, ss, method, &a, NULL);
 }
 
@@ -552,7 +500,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	if (r->state >= REQ_REFUSE) { /* or REQ_PREFLIGHT */
 		return r->state == REQ_REFUSE
 			       ? over_limit(conn, ss, method, r->refusal)
-			       : preflight(conn, ss, method, ss->extra_route);
+			       : preflight(conn, ss, method);
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.catalog = catalog_for(ss, &ref);
@@ -618,21 +566,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return answer(conn, ss, method);
 }
 
-/* Reads what the client sent and nobody will read, so that closing the
- * socket sends FIN, not RST: a reset can destroy the answer on its way to
- * a client still sending (RFC 9112 9.6). Bounded: a client that keeps
- * sending is cut off. */
-static void drain_input(int fd)
-{
-	char sink[4096];
-
-	for (int i = 0; i < 16; i++) {
-		if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) {
-			return;
-		}
-	}
-}
-
 static void session_start(struct server *s, struct MHD_Connection *conn, void **socket_context)
 {
 	const union MHD_ConnectionInfo *info =
@@ -649,10 +582,10 @@ static void session_start(struct server *s, struct MHD_Connection *conn, void **
 	ss->fd = info->connect_fd;
 	ss->conn = conntab_find(&s->table, ss->fd);
 	ss->cache = ss->conn != NULL ? &s->caches[ss->conn->engine] : NULL;
-	ss->extras = s->extras ? &ss->extra : NULL;
+	ss->extras = s->extras ? &ss->ext.fields : NULL;
 	if (s->limiting) {
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		conntab_client_key(info != NULL ? info->client_addr : NULL, ss->client);
+		conntab_client_key(info != NULL ? info->client_addr : NULL, ss->ext.client);
 	}
 	if (s->tls != NULL) {
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -674,7 +607,7 @@ static void session_end(struct server *s, struct session *ss)
 				 "the request does not fit the memory a connection has");
 	}
 	finish_request(ss);
-	drain_input(ss->fd);
+	httpd_drain(ss->fd);
 	tls_conn_end(&ss->tls, ss->fd, listener_received_bytes(ss->fd) != 0);
 	if (ss->conn != NULL) {
 		conntab_release(&s->table, ss->conn);
@@ -695,63 +628,21 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
-/*
- * The most of an answer the kernel holds unsent for one connection
- * (TCP_NOTSENT_LOWAT): send() takes no more while this much waits for the
- * client's window. Without it a loopback socket's send buffer takes a
- * whole answer at once, so 256 slow readers asking for /openapi.json
- * (170 KiB) made the engines queue 44 MiB in the first second of a slow
- * read flood: 1 to 3 s of kernel CPU (skb allocation and copies) while an
- * honest client's request waited behind it, 100 to 350 ms (issue 33). It
- * bounds what is unsent, not what is in flight: a reader that keeps up
- * is sent to as before (the kernel sends as it copies), at the price of
- * more poll rounds for one that lags; a slow one holds 16 KiB of the
- * kernel's memory, not the whole answer.
- */
-#define UNSENT_MAX (16 * 1024)
-
 /* The listener admitted a connection: the table chose its engine. */
 int http_hand_over(struct server *s, struct conntab_conn *c, int fd, const struct sockaddr *addr,
 		   socklen_t len)
 {
-	int one = 1, unsent_max = UNSENT_MAX;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &unsent_max, sizeof(unsent_max));
-	if (MHD_add_connection(s->engines[c->engine], fd, addr, len) != MHD_YES) {
+	if (httpd_add(s->engines[c->engine], fd, addr, len) != 0) {
 		conntab_release(&s->table, c); /* MHD closed the socket */
 		return -1;
 	}
 	return 0;
 }
 
-/* MHD decodes the path and every query key and value with this before
- * filing them; splitkd reads neither (the api decodes the target on_uri
- * kept, as sent), so they stay as they are: decoding them was 700
- * instructions a request for nothing. */
-static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
-{
-	(void)cls;
-	(void)conn;
-	return strlen(s);
-}
-
 int http_engines_start(struct server *s, char *err, size_t err_cap)
 {
 	const struct server_config *cfg = s->cfg;
-	/* poll(), not MHD_USE_AUTO's epoll: with libmicrohttpd 0.9.75 (Debian
-	 * 12) epoll left a connection of a 256-client burst unanswered and
-	 * throughput fell from ~100k to ~1k requests/s; poll measured the same
-	 * speed without the stall (limits::a_burst_of_connections_is_all_answered).
-	 * TURBO: MHD does not shut a socket down before it reports the close,
-	 * so splitkd can still answer a request MHD gave up on (session_end). */
-	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
-			 MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME /* idle streams (stream.h) */ |
-			 (s->tls != NULL ? MHD_USE_TLS : 0);
-	/* Over TLS the last options are the priorities and the per-handshake
-	 * certificate (tls.c); without, the first of them ends the list. */
-	enum MHD_OPTION tls_opt = s->tls != NULL ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END;
-	const char *priority = s->tls != NULL ? s->tls->priority : NULL;
+	const struct httpd_calls calls = {on_request, on_uri, on_completed, on_connection, s};
 
 	s->engines = calloc(cfg->threads, sizeof(*s->engines));
 	s->readers = calloc(cfg->threads, sizeof(*s->readers));
@@ -761,19 +652,9 @@ int http_engines_start(struct server *s, char *err, size_t err_cap)
 		return -1;
 	}
 	for (unsigned i = 0; i < cfg->threads; i++) {
-		s->engines[i] = MHD_start_daemon(
-			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-			on_connection, s, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned)(s->table.cap + cfg->max_streams), /* streams are not in the table */
-			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout,
-			MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-			/* The pool holds the request line, the headers, MHD's records
-			 * of them and the answer's headers (framing_fits keeps room
-			 * for those). No bigger: MHD zeroes the whole pool after every
-			 * request (a 48 KiB pool was 15% of the time under load). */
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(cfg->max_header + FRAMING_POOL_EXTRA),
-			tls_opt, priority, MHD_OPTION_HTTPS_CERT_CALLBACK, tls_retrieve, MHD_OPTION_END);
+		/* streams are not in the table */
+		s->engines[i] = httpd_start(cfg, (unsigned)(s->table.cap + cfg->max_streams), s->tls,
+					     &calls);
 		if (s->engines[i] == NULL) {
 			snprintf(err, err_cap, "cannot start the HTTP engine (libmicrohttpd)");
 			return -1;
@@ -786,7 +667,7 @@ int http_engines_start(struct server *s, char *err, size_t err_cap)
 void http_engines_stop(struct server *s)
 {
 	for (unsigned i = 0; i < s->num_engines; i++) {
-		MHD_stop_daemon(s->engines[i]);
+		httpd_stop(s->engines[i]);
 	}
 	/* the engines' threads are gone: their readers let go */
 	for (unsigned i = 0; s->readers != NULL && i < s->cfg->threads; i++) {

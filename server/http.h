@@ -4,20 +4,23 @@
  * connection started and closed, a request's target, headers, body and
  * end) and the request's side of its answer (its state, counters and
  * log); response.c makes and queues the response, or writes it past the
- * engine through direct.c. Starting, ticking, draining and stopping the
- * server are server.c's; it calls http_engines_start and
- * http_engines_stop, and the listener calls http_hand_over.
+ * engine through direct.c. How one engine is started, stopped and handed
+ * a socket is httpd.c's; a request's CORS and rate limit, extras.c's.
+ * Starting, ticking, draining and stopping the server are server.c's; it
+ * calls http_engines_start and http_engines_stop, and the listener calls
+ * http_hand_over.
  *
  * Who includes microhttpd.h (grep '#include <microhttpd.h>' server/):
- * http.c (the engines), response.h (an answer made into the engine's
+ * http.c (the engines' callbacks), httpd.h (an engine's start, stop and
+ * sockets; httpd.c through it), response.h (an answer made into the engine's
  * response; response.c and http.c through it), stream.c (a change stream
  * is a libmicrohttpd response that suspends its connection), tls.c (the
  * connection of a GnuTLS session, MHD's certificate callback) and
  * respcache.h (a worker's kept responses; respcache.c and response.h
  * through it). This header does not, nor does server.c, which includes
  * it. `make includes` (scripts/check-includes.sh) holds server/ to that
- * list; every other server/ module, and all of api/ and policy/, knows
- * nothing of it.
+ * list; every other server/ module (extras.c and channel.c among them),
+ * and all of api/ and policy/, knows nothing of it.
  *
  * An engine is one libmicrohttpd daemon with its one thread and no
  * listening socket of its own; there are cfg->threads of them. splitkd's
@@ -32,18 +35,23 @@
  *
  *   accept; admit, hold or refuse listener.c (thread), server.c, conntab.c (conntab_enter;
  *                                 a held one later, conntab_next_held)
- *     -> http_hand_over           http.c: MHD_add_connection to the chosen engine
+ *     -> http_hand_over           http.c -> httpd.c httpd_add: the socket's options,
+ *                                 MHD_add_connection to the chosen engine
  *   "connection started"          http.c session_start: the session, its conntab row
  *   request line                  http.c on_uri: the raw target        REQ_HEADERS
  *   header block                  http.c on_headers; framing.c judges size,
  *                                 RFC 9112 framing, Content-Length, memory fit;
  *                                 body.c reserves a declared body   REQ_KEEP / REQ_DROP
+ *     CORS, rate limit            http.c on_extras -> extras.c extras_judge (either flag
+ *                                 on): the answer's fields, a preflight  REQ_PREFLIGHT,
+ *                                 or a 429 (refused, below)
  *     refused                     response.c response_refusal, queued REQ_ANSWERED
  *     no room for any answer      http.c answer_on_socket -> response.c
  *                                 response_on_socket -> direct.c (the socket,
  *                                 or the TLS session through direct_send)
  *   body pieces                   http.c on_upload, body.c          (REQ_REFUSE past a limit)
- *   whole request                 http.c answer -> api.c api_handle (route table:
+ *   whole request                 http.c answer (a preflight: extras.c extras_preflight)
+ *                                 -> api.c api_handle (route table:
  *                                 handlers, the page, OFREP, /metrics through
  *                                 api_context.render_metrics -> server.c render_metrics
  *                                 -> metrics.c), queued (http.c queue, the one
@@ -54,7 +62,8 @@
  *   deadlines, reclaim            conntab.c conntab_sweep, from server.c's tick
  *   "connection closed"           http.c session_end: a request MHD gave up on is
  *                                 answered (answer_on_socket), input drained
- *                                 (a FIN, not a RST), conntab_release
+ *                                 (httpd.c httpd_drain: a FIN, not a RST),
+ *                                 conntab_release
  *
  * Limits: a declared body over --max-body (413), a header block over
  * --max-header (431) and a declared body over the budget (503) are
@@ -132,7 +141,7 @@ struct server {
 	atomic_bool draining;
 	atomic_uint in_flight; /* requests begun and not yet over */
 	/* --cors-allow-origin and --rate-limit: a request pays for either
-	 * only when one is on (`extras`) */
+	 * only when one is on (`extras`); lent to extras.c's calls */
 	bool extras;
 	bool limiting;
 	struct ratelimit limiter;

@@ -9,15 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* FNV-1a 64 over the bytes, never 0 (0 means "nothing seen"). */
+#include "fnv.h"
+
+/* FNV-1a 64 over the bytes from a basis moved by `seed`, never 0 (0
+ * means "nothing seen"). */
 static uint64_t content_key(const char *p, size_t n, uint64_t seed)
 {
-	uint64_t h = 0xcbf29ce484222325u ^ seed;
+	uint64_t h = fnv_add(FNV_OFFSET ^ seed, p, n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3u;
-	}
 	return h != 0 ? h : 1;
 }
 

@@ -7,8 +7,8 @@
 #include "cors.h"
 #include "direct.h"
 
-/* The CORS and RateLimit fields of an answer (response_extra). */
-static void add_extra(struct MHD_Response *resp, const struct response_extra *x)
+/* The CORS and RateLimit fields of an answer (extras.h). */
+static void add_extra(struct MHD_Response *resp, const struct extras_fields *x)
 {
 	if (x->vary_origin) {
 		/* every answer, so that a cache keeps one per origin */
@@ -27,7 +27,7 @@ static void add_extra(struct MHD_Response *resp, const struct response_extra *x)
 
 /* Adds the response headers every answer carries. */
 static void add_headers(struct MHD_Response *resp, const struct api_response *a,
-			const struct response_extra *extra)
+			const struct extras_fields *extra)
 {
 	if (a->status != 304 && a->content_type != NULL) {
 		/* RFC 9110 15.4.5: a 304 has no content, so no content type (nor
@@ -80,7 +80,7 @@ static struct MHD_Response *build(struct api_response *a, const char **body)
 }
 
 bool response_queue(struct MHD_Connection *conn, struct respcache *cache, struct api_response *a,
-		    struct MHD_Response *made, const struct response_extra *extra,
+		    struct MHD_Response *made, const struct extras_fields *extra,
 		    enum MHD_Result *ret)
 {
 	bool keep = made == NULL && cache != NULL && respcache_eligible(a, false);

@@ -25,18 +25,9 @@
 
 #include "api.h"
 #include "cli.h"
+#include "extras.h"
 #include "respcache.h"
 #include "tls.h"
-
-/* What a request's answer says besides the api's answer, when
- * --cors-allow-origin or --rate-limit is on (http.c fills it; NULL when
- * both are off). Static strings, or the session's. */
-struct response_extra {
-	bool vary_origin;             /* --cors-allow-origin is on: Vary: Origin */
-	const char *origin;           /* the request's Origin, listed: echoed; NULL: no CORS fields */
-	const char *ratelimit;        /* RateLimit's value; NULL: not limited */
-	const char *ratelimit_policy; /* RateLimit-Policy's, with ratelimit */
-};
 
 /*
  * Queues the answer `a` on `conn`: `made` when the caller made the
@@ -51,7 +42,7 @@ struct response_extra {
  * else true with MHD_queue_response's result in *ret.
  */
 bool response_queue(struct MHD_Connection *conn, struct respcache *cache, struct api_response *a,
-		    struct MHD_Response *made, const struct response_extra *extra,
+		    struct MHD_Response *made, const struct extras_fields *extra,
 		    enum MHD_Result *ret);
 
 /*

@@ -14,20 +14,11 @@
 
 #include "listener.h"
 
-/* Text a stream sends: a change (the history's, shared by every stream),
- * the heartbeat (the hub's) or a stream's own greeting or reset. refs is
- * under the hub's lock. */
-struct stream_text {
-	unsigned refs;
-	size_t len;
-	char bytes[];
-};
-
 /* One open stream: what its client has been told and what it is being
  * sent. Guarded by the hub's lock. */
 struct stream {
 	struct stream_hub *hub;
-	struct stream_channel *ch; /* the catalog it follows (or all of them) */
+	struct channel *ch;         /* the catalog it follows (or all of them) */
 	void *conn;
 	struct stream *prev, *next; /* the hub's list, by last write */
 	int fd;                     /* watched in the hub's epoll set; -1: not */
@@ -40,7 +31,7 @@ struct stream {
 	uint64_t behind_ns;         /* when it was found behind */
 	uint64_t told;              /* the last seq this client has heard of */
 	uint64_t last_write_ns;     /* listener_now_ns's clock */
-	struct stream_text *text;   /* being sent, from off; NULL: nothing */
+	struct channel_text *text;  /* being sent, from off; NULL: nothing */
 	size_t off;
 };
 
@@ -53,39 +44,6 @@ static const char end_behind[] = ": end: this stream fell behind; reconnect with
 static int64_t unix_now(void)
 {
 	return (int64_t)time(NULL);
-}
-
-static struct events_revision current(const struct stream_channel *ch)
-{
-	return (struct events_revision){ch->seq, ch->revision, ch->loaded_at};
-}
-
-/* A text of its own (refs 1) with `len` bytes of `bytes`, or NULL. */
-static struct stream_text *text_new(const char *bytes, size_t len)
-{
-	struct stream_text *t = malloc(sizeof(*t) + len);
-
-	if (t != NULL) {
-		t->refs = 1;
-		t->len = len;
-		memcpy(t->bytes, bytes, len);
-	}
-	return t;
-}
-
-static struct stream_text *text_ref(struct stream_text *t)
-{
-	if (t != NULL) {
-		t->refs++;
-	}
-	return t;
-}
-
-static void text_unref(struct stream_text *t)
-{
-	if (t != NULL && --t->refs == 0) {
-		free(t);
-	}
 }
 
 static void mhd_suspend(void *conn)
@@ -116,75 +74,40 @@ static ssize_t mhd_send(void *conn, int fd, const char *bytes, size_t len)
 
 static const struct stream_engine mhd_engine = {mhd_suspend, mhd_resume, mhd_cut, mhd_send};
 
-/* Another channel's boot: the hub's and its name, hashed (FNV-1a), so
- * that it is the same after a restart that kept the hub's. */
-static void channel_boot(const struct stream_hub *h, struct stream_channel *ch)
-{
-	uint64_t x = 14695981039346656037u;
-
-	for (const char *p = h->boot; *p != '\0'; p++) {
-		x = (x ^ (unsigned char)*p) * 1099511628211u;
-	}
-	x = (x ^ '/') * 1099511628211u;
-	for (const char *p = ch->name; *p != '\0'; p++) {
-		x = (x ^ (unsigned char)*p) * 1099511628211u;
-	}
-	snprintf(ch->boot, sizeof(ch->boot), "%08x", (unsigned)(x ^ x >> 32));
-}
-
 /* A new channel (the hub's next) for `name`, at `cat`, seq 1; the first
- * is the default's, with the hub's boot. NULL when out of memory or full.
- * Under the writer lock and the lock (or before any stream). */
-static struct stream_channel *channel_new(struct stream_hub *h, const char *name,
-					  const struct catalog *cat)
+ * is the default's, with the hub's boot, any other's derived from it.
+ * NULL when out of memory or full. Under the writer lock and the lock (or
+ * before any stream). */
+static struct channel *hub_channel_new(struct stream_hub *h, const char *name,
+				       const struct catalog *cat)
 {
-	struct stream_channel *ch;
+	struct channel *ch;
 
 	if (h->num_channels == STREAM_MAX_CHANNELS) {
 		return NULL;
 	}
-	ch = calloc(1, sizeof(*ch));
-	/* pointers only: a change's text is allocated at its size */
-	if (ch == NULL || (ch->history = calloc(h->depth, sizeof(*ch->history))) == NULL) {
-		free(ch);
+	ch = channel_new(name, cat->digest, h->depth, unix_now(), h->boot);
+	if (ch == NULL) {
 		return NULL;
 	}
-	snprintf(ch->name, sizeof(ch->name), "%s", name);
-	ch->all = strcmp(name, EVENTS_ALL) == 0;
-	ch->seq = 1;
-	/* all's: the revision its last event named (a digest, for the state
-	 * directory's file) */
-	snprintf(ch->revision, sizeof(ch->revision), "%s", cat->digest);
-	ch->loaded_at = unix_now();
-	if (h->num_channels == 0) {
-		memcpy(ch->boot, h->boot, sizeof(ch->boot));
-	} else {
-		channel_boot(h, ch);
+	if (h->num_channels > 0) {
+		channel_derive_boot(ch, h->boot);
 	}
 	h->channels[h->num_channels++] = ch;
 	return ch;
 }
 
-static void channel_free(const struct stream_hub *h, struct stream_channel *ch)
-{
-	for (unsigned j = 0; j < h->depth; j++) {
-		text_unref(ch->history[j]);
-	}
-	free(ch->history);
-	free(ch);
-}
-
 static void channels_free(struct stream_hub *h)
 {
 	for (size_t i = 0; i < h->num_channels; i++) {
-		channel_free(h, h->channels[i]);
+		channel_free(h->channels[i]);
 		h->channels[i] = NULL;
 	}
 	h->num_channels = 0;
 }
 
 /* The channel of `name` (NULL: the default's), or NULL. Under either lock. */
-static struct stream_channel *channel_of(const struct stream_hub *h, const char *name)
+static struct channel *channel_of(const struct stream_hub *h, const char *name)
 {
 	if (name == NULL) {
 		return h->num_channels > 0 ? h->channels[0] : NULL;
@@ -210,7 +133,7 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 	h->engine = engine != NULL ? engine : &mhd_engine;
 	h->depth = depth > 0 ? depth : 1;
 	h->lag_max = h->depth / 2 > 0 ? h->depth / 2 : 1;
-	h->heartbeat = text_new(beat, events_heartbeat(beat, sizeof(beat)));
+	h->heartbeat = channel_text_new(beat, events_heartbeat(beat, sizeof(beat)));
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (h->heartbeat == NULL || h->epfd < 0) {
 		goto done;
@@ -240,7 +163,7 @@ int stream_hub_init(struct stream_hub *h, const struct catalog *cat, unsigned ma
 			    ((uint64_t)getpid() << 16)));
 	atomic_init(&h->open, 0);
 	atomic_init(&h->events_sent, 0);
-	if (channel_new(h, cat->name, cat) == NULL || channel_new(h, EVENTS_ALL, cat) == NULL) {
+	if (hub_channel_new(h, cat->name, cat) == NULL || hub_channel_new(h, EVENTS_ALL, cat) == NULL) {
 		goto done;
 	}
 	ret = 0;
@@ -251,7 +174,7 @@ done:
 			pthread_mutex_destroy(&h->writer);
 		}
 		channels_free(h);
-		text_unref(h->heartbeat);
+		channel_text_unref(h->heartbeat);
 		h->heartbeat = NULL;
 		if (h->epfd >= 0) {
 			close(h->epfd);
@@ -261,35 +184,10 @@ done:
 	return ret;
 }
 
-/* The text of the change from `was` (catalog `from`) to `now` (catalog
- * `to`), rendered once for every stream; NULL (out of memory) reads as a
- * change not held: its streams get a reset. */
-static struct stream_text *change_text(const struct stream_channel *ch,
-				       const struct events_revision *now,
-				       const struct events_revision *was, const struct catalog *from,
-				       const struct catalog *to)
-{
-	char text[EVENTS_TEXT_MAX];
-	size_t len = events_change(text, sizeof(text), ch->boot, now, was, from, to);
-
-	return text_new(text, len);
-}
-
-/* Holds `t` as the change `seq` (under the lock): what the slot held is let
- * go (a stream still sending it keeps its own reference). */
-static void history_put(struct stream_hub *h, struct stream_channel *ch, uint64_t seq,
-			struct stream_text *t)
-{
-	struct stream_text **slot = &ch->history[seq % h->depth];
-
-	text_unref(*slot);
-	*slot = t;
-}
-
 int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq,
 		      const struct catalog *const *cats, size_t n)
 {
-	struct stream_channel *ch = channel_of(h, NULL);
+	struct channel *ch = channel_of(h, NULL);
 
 	if (n == 0 || first_seq == 0 || strcmp(cats[n - 1]->digest, ch->revision) != 0) {
 		return -1;
@@ -299,7 +197,7 @@ int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq
 	snprintf(h->boot, sizeof(h->boot), "%s", boot);
 	memcpy(ch->boot, h->boot, sizeof(ch->boot));
 	for (size_t i = 1; i < h->num_channels; i++) {
-		channel_boot(h, h->channels[i]); /* each derived from the boot taken up */
+		channel_derive_boot(h->channels[i], h->boot); /* each from the boot taken up */
 	}
 	pthread_mutex_unlock(&h->lock);
 	pthread_mutex_unlock(&h->writer);
@@ -309,36 +207,15 @@ int stream_hub_resume(struct stream_hub *h, const char *boot, uint64_t first_seq
 int stream_hub_resume_named(struct stream_hub *h, const char *name, uint64_t first_seq,
 			    const struct catalog *const *cats, size_t n)
 {
-	struct stream_channel *ch;
+	struct channel *ch;
 	int ret = -1;
 
 	pthread_mutex_lock(&h->writer);
 	pthread_mutex_lock(&h->lock);
 	ch = channel_of(h, name);
-	if (ch == NULL || first_seq == 0) {
-		goto done;
+	if (ch != NULL) {
+		ret = channel_resume(ch, first_seq, cats, n);
 	}
-	if (ch->all) {
-		/* what it numbered before is not held: one more, and a reset */
-		ch->seq = ch->floor = first_seq + 1;
-		ret = 0;
-		goto done;
-	}
-	if (n == 0 || strcmp(cats[n - 1]->digest, ch->revision) != 0) {
-		goto done;
-	}
-	/* the oldest changes first, so the newest depth of them stay */
-	for (size_t i = 1; i < n; i++) {
-		struct events_revision was = {first_seq + i - 1, cats[i - 1]->digest,
-					      ch->loaded_at};
-		struct events_revision now = {first_seq + i, cats[i]->digest, ch->loaded_at};
-
-		history_put(h, ch, now.seq, change_text(ch, &now, &was, cats[i - 1], cats[i]));
-	}
-	ch->seq = first_seq + n - 1;
-	ch->floor = first_seq; /* before it, the changes are not held: a reset */
-	ret = 0;
-done:
 	pthread_mutex_unlock(&h->lock);
 	pthread_mutex_unlock(&h->writer);
 	return ret;
@@ -349,7 +226,7 @@ void stream_hub_cleanup(struct stream_hub *h)
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->writer);
 	channels_free(h);
-	text_unref(h->heartbeat);
+	channel_text_unref(h->heartbeat);
 	h->heartbeat = NULL;
 	if (h->epfd >= 0) {
 		close(h->epfd);
@@ -389,17 +266,17 @@ static void append_stream(struct stream_hub *h, struct stream *s)
 
 /* The stream of every catalog's hello or reset (under the lock): each
  * catalog's channel as it stands. */
-static size_t all_hello(struct stream_hub *h, struct stream_channel *ch, char *out, size_t cap,
+static size_t all_hello(struct stream_hub *h, struct channel *ch, char *out, size_t cap,
 			const char *last_id)
 {
 	struct events_named cats[STREAM_MAX_CHANNELS];
 	size_t n = 0;
 
 	for (size_t i = 0; i < h->num_channels; i++) {
-		const struct stream_channel *c = h->channels[i];
+		const struct channel *c = h->channels[i];
 
 		if (!c->all && !c->removed) {
-			cats[n++] = (struct events_named){c->name, current(c)};
+			cats[n++] = (struct events_named){c->name, channel_current(c)};
 		}
 	}
 	return events_all_hello(out, cap, ch->boot, ch->seq, cats, n, last_id);
@@ -408,17 +285,17 @@ static size_t all_hello(struct stream_hub *h, struct stream_channel *ch, char *o
 /* A reset for a client that stands at `seen`, out of the history's
  * reach, after `before` (what else the text starts with, `before_len`
  * bytes): a text of its own, or NULL when memory ran out. */
-static struct stream_text *text_reset(struct stream_hub *h, struct stream_channel *ch,
+static struct channel_text *text_reset(struct stream_hub *h, struct channel *ch,
 				      const char *before, size_t before_len, const char *last_id)
 {
-	struct events_revision cur = current(ch);
+	struct events_revision cur = channel_current(ch);
 	char text[2 * EVENTS_TEXT_MAX + 64];
 	size_t n = before_len;
 
 	memcpy(text, before, before_len);
 	n += ch->all ? all_hello(h, ch, text + n, sizeof(text) - n, last_id)
 		     : events_reset(text + n, sizeof(text) - n, ch->boot, &cur, last_id);
-	return text_new(text, n);
+	return channel_text_new(text, n);
 }
 
 /* Puts the next thing to say in s->text, if there is one: a change the
@@ -426,14 +303,14 @@ static struct stream_text *text_reset(struct stream_hub *h, struct stream_channe
  * history holds), else a heartbeat when one is due. */
 static void refill(struct stream *s, struct stream_hub *h, uint64_t now)
 {
-	struct stream_text *next = NULL;
-	text_unref(s->text);
+	struct channel_text *next = NULL;
+	channel_text_unref(s->text);
 	s->text = NULL;
 	s->off = 0;
-	struct stream_channel *ch = s->ch;
+	struct channel *ch = s->ch;
 
 	if (s->told < ch->seq) {
-		next = ch->seq - s->told <= h->depth ? ch->history[(s->told + 1) % h->depth] : NULL;
+		next = channel_after(ch, s->told);
 		if (next == NULL) {
 			/* fell behind the history (or a change's text could not be
 			 * kept): where it stands is out of reach */
@@ -443,13 +320,13 @@ static void refill(struct stream *s, struct stream_hub *h, uint64_t now)
 			s->text = text_reset(h, ch, "", 0, id);
 			s->told = ch->seq;
 		} else {
-			s->text = text_ref(next);
+			s->text = channel_text_ref(next);
 			s->told++;
 		}
 		atomic_fetch_add_explicit(&h->events_sent, 1, memory_order_relaxed);
 	} else if (!h->closing && now > s->last_write_ns &&
 		   now - s->last_write_ns >= h->heartbeat_ns) {
-		s->text = text_ref(h->heartbeat);
+		s->text = channel_text_ref(h->heartbeat);
 	}
 }
 
@@ -469,8 +346,8 @@ ssize_t stream_read(struct stream *s, char *buf, size_t max, uint64_t now_ns)
 			ret = STREAM_READ_END;
 			goto done;
 		}
-		text_unref(s->text);
-		s->text = text_new(end_behind, sizeof(end_behind) - 1);
+		channel_text_unref(s->text);
+		s->text = channel_text_new(end_behind, sizeof(end_behind) - 1);
 		s->off = 0;
 		s->said_end = true;
 	} else if (s->text == NULL || s->off == s->text->len) {
@@ -536,7 +413,7 @@ void stream_leave(struct stream *s)
 		epoll_ctl(h->epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	}
 	unlink_stream(h, s);
-	text_unref(s->text);
+	channel_text_unref(s->text);
 	s->ch->streams--;
 	if (s->behind && !s->cut) {
 		h->behind--;
@@ -556,16 +433,16 @@ static void free_stream(void *cls)
  * Returns 0, or -1 when memory ran out. */
 static int greet(struct stream *s, struct stream_hub *h, const char *last_event_id)
 {
-	struct stream_channel *ch = s->ch;
-	struct events_revision cur = current(ch);
+	struct channel *ch = s->ch;
+	struct events_revision cur = channel_current(ch);
 	char text[2 * EVENTS_TEXT_MAX];
 	uint64_t seen = 0;
 	size_t n = events_preamble(text, sizeof(text));
 
 	if (last_event_id != NULL && events_parse_id(last_event_id, ch->boot, &seen) == 0 &&
-	    seen <= ch->seq && ch->seq - seen <= h->depth && seen >= ch->floor) {
+	    channel_reaches(ch, seen)) {
 		s->told = seen; /* the changes since follow, from the history */
-		s->text = text_new(text, n);
+		s->text = channel_text_new(text, n);
 		return s->text != NULL ? 0 : -1;
 	}
 	/* a hello, or a reset (the id out of reach): one event, and the
@@ -573,7 +450,7 @@ static int greet(struct stream *s, struct stream_hub *h, const char *last_event_
 	if (last_event_id == NULL) {
 		n += ch->all ? all_hello(h, ch, text + n, sizeof(text) - n, NULL)
 			     : events_hello(text + n, sizeof(text) - n, ch->boot, &cur);
-		s->text = text_new(text, n);
+		s->text = channel_text_new(text, n);
 	} else {
 		s->text = text_reset(h, ch, text, n, last_event_id);
 	}
@@ -626,7 +503,7 @@ struct stream *stream_join_named(struct stream_hub *h, const char *catalog, void
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (*status != STREAM_OPENED) {
-		text_unref(s->text);
+		channel_text_unref(s->text);
 		free(s);
 		s = NULL;
 	}
@@ -659,11 +536,10 @@ struct MHD_Response *stream_open(struct stream_hub *h, struct MHD_Connection *co
 
 /* Under the lock: the channel's event `seq` is `t`, and every stream of
  * it is woken (one that does not read, past lag_max, marked behind). */
-static void tell(struct stream_hub *h, struct stream_channel *ch, uint64_t seq,
-		 struct stream_text *t, uint64_t ns)
+static void tell(struct stream_hub *h, struct channel *ch, uint64_t seq,
+		 struct channel_text *t, uint64_t ns)
 {
-	history_put(h, ch, seq, t);
-	ch->seq = seq;
+	channel_tell(ch, seq, t);
 	for (struct stream *s = h->head; s != NULL; s = s->next) {
 		if (s->ch != ch) {
 			continue;
@@ -681,7 +557,7 @@ static void tell(struct stream_hub *h, struct stream_channel *ch, uint64_t seq,
 }
 
 /* The stream of every catalog's channel (the hub's second). */
-static struct stream_channel *all_of(const struct stream_hub *h)
+static struct channel *all_of(const struct stream_hub *h)
 {
 	return h->channels[1];
 }
@@ -694,8 +570,8 @@ void stream_catalog_changed(void *cls, const struct catalog *before, const struc
 uint64_t stream_changed(struct stream_hub *h, const char *name, const struct catalog *before,
 			const struct catalog *after)
 {
-	struct stream_channel *ch, *all;
-	struct stream_text *t, *ta;
+	struct channel *ch, *all;
+	struct channel_text *t, *ta;
 	struct events_revision was, now;
 	char text[EVENTS_TEXT_MAX];
 	uint64_t ns = listener_now_ns(), seq = 0;
@@ -712,10 +588,10 @@ uint64_t stream_changed(struct stream_hub *h, const char *name, const struct cat
 		goto done;
 	}
 	all = all_of(h);
-	was = current(ch);
+	was = channel_current(ch);
 	now = (struct events_revision){ch->seq + 1, after->digest, unix_now()};
-	t = change_text(ch, &now, &was, before, after);
-	ta = text_new(text, events_change_named(text, sizeof(text), all->boot, all->seq + 1,
+	t = channel_change_text(ch, &now, &was, before, after);
+	ta = channel_text_new(text, events_change_named(text, sizeof(text), all->boot, all->seq + 1,
 						ch->name, &now, &was, before, after));
 	pthread_mutex_lock(&h->lock);
 	memcpy(ch->revision, after->digest, sizeof(ch->revision));
@@ -732,7 +608,7 @@ done:
 
 int stream_hub_add(struct stream_hub *h, const char *name, const struct catalog *cat)
 {
-	struct stream_channel *ch;
+	struct channel *ch;
 	int ret = 0;
 
 	pthread_mutex_lock(&h->writer);
@@ -742,23 +618,18 @@ int stream_hub_add(struct stream_hub *h, const char *name, const struct catalog 
 		/* a channel of a catalog gone that no stream follows any more
 		 * makes room (names come and go in a --catalog-dir) */
 		for (size_t i = 2; i < h->num_channels; i++) {
-			struct stream_channel *old = h->channels[i];
+			struct channel *old = h->channels[i];
 
 			if (h->num_channels == STREAM_MAX_CHANNELS && old->removed &&
 			    old->streams == 0) {
-				channel_free(h, old);
+				channel_free(old);
 				h->channels[i] = h->channels[--h->num_channels];
 			}
 		}
-		ret = channel_new(h, name, cat) != NULL ? 1 : -1;
+		ret = hub_channel_new(h, name, cat) != NULL ? 1 : -1;
 	} else if (ch->removed) {
 		/* back: what it said before is out of reach (a reset) */
-		ch->removed = false;
-		ch->seq++;
-		ch->floor = ch->seq;
-		history_put(h, ch, ch->seq, NULL);
-		snprintf(ch->revision, sizeof(ch->revision), "%s", cat->digest);
-		ch->loaded_at = unix_now();
+		channel_reopen(ch, cat->digest, unix_now());
 		ret = 1;
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -768,7 +639,7 @@ int stream_hub_add(struct stream_hub *h, const char *name, const struct catalog 
 
 void stream_hub_remove(struct stream_hub *h, const char *name)
 {
-	struct stream_channel *ch, *all;
+	struct channel *ch, *all;
 	char text[512], texta[512];
 	struct events_revision last;
 	uint64_t ns = listener_now_ns();
@@ -779,14 +650,14 @@ void stream_hub_remove(struct stream_hub *h, const char *name)
 		goto done; /* the default is never removed: it keeps its last good */
 	}
 	all = all_of(h);
-	last = current(ch);
+	last = channel_current(ch);
 	pthread_mutex_lock(&h->lock);
 	ch->removed = true;
 	tell(h, ch, ch->seq + 1,
-	     text_new(text, events_removed(text, sizeof(text), ch->boot, ch->seq + 1, ch->name,
+	     channel_text_new(text, events_removed(text, sizeof(text), ch->boot, ch->seq + 1, ch->name,
 					   &last)), ns);
 	tell(h, all, all->seq + 1,
-	     text_new(texta, events_removed(texta, sizeof(texta), all->boot, all->seq + 1,
+	     channel_text_new(texta, events_removed(texta, sizeof(texta), all->boot, all->seq + 1,
 					    ch->name, &last)), ns);
 	pthread_mutex_unlock(&h->lock);
 done:
@@ -796,7 +667,7 @@ done:
 bool stream_hub_numbering(struct stream_hub *h, const char *name, char boot[EVENTS_BOOT_LEN + 1],
 			  uint64_t *seq, char revision[CATALOG_DIGEST_LEN + 1])
 {
-	struct stream_channel *ch;
+	struct channel *ch;
 
 	pthread_mutex_lock(&h->lock);
 	ch = channel_of(h, name);

@@ -4,7 +4,8 @@
  * libmicrohttpd: who is listening, the last --revisions changes for a
  * Last-Event-ID replay (as deep as the catalogs held for revision=R),
  * heartbeats, a client that left, and the end of every stream at a drain.
- * What the events say is api/events.c's.
+ * What the events say is api/events.c's; each channel's numbering and
+ * history ring, and the shared text of its events, are channel.c's.
  *
  * Each stream is a libmicrohttpd response read by a content callback.
  * With nothing to send the callback suspends its connection
@@ -41,30 +42,32 @@
  * count go at once, within a tick, not at the next heartbeat.
  *
  * Fan-out: a change is rendered once into a shared, reference-counted
- * text that the history holds and every stream sends from; a stream holds
- * a reference to the one text it is sending, never a copy, so an idle
- * stream costs about a hundred bytes here (libmicrohttpd's connection and
- * its memory pool are the rest: README, "Change streams"). A stream whose
- * client does not read holds one text at most and holds up nobody (each
- * write is the engine's, non-blocking). A stream that has not taken
- * more than half the history's changes (lag_max: its client stopped
- * reading and the socket's buffers are full) is ended while the replay
- * still reaches where its client stands: a final comment saying why if
- * its callback is called within STREAM_CUT_GRACE_NS (the end of the
- * response; an EventSource reconnects with its Last-Event-ID and gets
- * the changes it missed), else the engine cuts its connection at the
- * tick after that (cut). Either way its slot and memory go.
+ * text (channel.h) that the history holds and every stream sends from; a
+ * stream holds a reference to the one text it is sending, never a copy,
+ * so an idle stream costs about a hundred bytes here (libmicrohttpd's
+ * connection and its memory pool are the rest: README, "Change
+ * streams"). A stream whose client does not read holds one text at most
+ * and holds up nobody (each write is the engine's, non-blocking). A
+ * stream that has not taken more than half the history's changes
+ * (lag_max: its client stopped reading and the socket's buffers are
+ * full) is ended while the replay still reaches where its client stands:
+ * a final comment saying why if its callback is called within
+ * STREAM_CUT_GRACE_NS (the end of the response; an EventSource
+ * reconnects with its Last-Event-ID and gets the changes it missed),
+ * else the engine cuts its connection at the tick after that (cut).
+ * Either way its slot and memory go.
  *
- * Channels: every catalog has a stream of its own (catalog=NAME), with its
- * own seq, history and ids ("<seq>@<boot>", the boot the default's for
- * the default catalog, one derived from it and the name for another, so
- * no catalog's id reads as another's), and the stream of every catalog
- * (catalog=*, EVENTS_ALL) is one more channel: each catalog's change once
- * more, its data naming the catalog, under ids of its own numbering. A
- * catalog no longer served (stream_hub_remove) ends its streams with a
- * `removed` event; the stream of every catalog says so and goes on.
- * Heartbeats, the epoll set, the lag rule and --max-streams are the
- * hub's: over every channel's streams together.
+ * Channels (channel.h): every catalog has a stream of its own
+ * (catalog=NAME), with its own seq, history and ids ("<seq>@<boot>", the
+ * boot the default's for the default catalog, one derived from it and
+ * the name for another, so no catalog's id reads as another's), and the
+ * stream of every catalog (catalog=*, EVENTS_ALL) is one more channel:
+ * each catalog's change once more, its data naming the catalog, under
+ * ids of its own numbering. A catalog no longer served
+ * (stream_hub_remove) ends its streams with a `removed` event; the
+ * stream of every catalog says so and goes on. Heartbeats, the epoll
+ * set, the lag rule and --max-streams are the hub's: over every
+ * channel's streams together.
  *
  * Streams have their own cap (--max-streams): they are not in the
  * connection table (the server releases their slot when a stream opens),
@@ -96,31 +99,16 @@
 #include <sys/types.h>
 
 #include "catalog.h"
+#include "channel.h"
 #include "events.h"
 #include "holder.h"
 
 struct MHD_Connection;
 struct MHD_Response;
 struct stream;
-struct stream_text;
 
 /* Every catalog's channel and the one of them all. */
 #define STREAM_MAX_CHANNELS (HOLDER_MAX_CATALOGS + 1)
-
-/* One catalog's stream (or every catalog's: `all`): its numbering and the
- * history of its last `depth` events. Under the hub's locks. */
-struct stream_channel {
-	char name[CATALOG_NAME_MAX + 1]; /* the catalog's; "*" for all */
-	char boot[EVENTS_BOOT_LEN + 1];  /* in its ids */
-	bool all;
-	bool removed; /* no longer served: its streams end after its last event */
-	uint64_t seq;   /* 1 at start, one more at each event */
-	uint64_t floor; /* the oldest seq a replay starts from (resumed); 0: any */
-	char revision[CATALOG_DIGEST_LEN + 1];
-	int64_t loaded_at;
-	unsigned streams; /* open on it */
-	struct stream_text **history; /* depth of them, seq s at s % depth; NULL: not held */
-};
 
 /* How a stream's connection is paused and woken: libmicrohttpd's
  * suspend and resume, or a test's. Called under the hub's lock. */
@@ -143,12 +131,12 @@ struct stream_hub {
 	uint64_t heartbeat_ns;
 	pthread_mutex_t writer; /* one writer of the channels at a time (see above) */
 	char boot[EVENTS_BOOT_LEN + 1]; /* this process, in every event id */
-	struct stream_channel *channels[STREAM_MAX_CHANNELS]; /* [0] the default's, [1] all */
+	struct channel *channels[STREAM_MAX_CHANNELS]; /* [0] the default's, [1] all (channel.h) */
 	size_t num_channels;
 	unsigned depth;                 /* changes held: --revisions */
 	unsigned lag_max;               /* changes a stream may have not taken: depth / 2, at least 1 */
 	unsigned behind;                /* streams ended for it, not yet cut nor gone */
-	struct stream_text *heartbeat;  /* the one comment every idle stream sends */
+	struct channel_text *heartbeat; /* the one comment every idle stream sends */
 	char beat_chunk[32];            /* it as one HTTP/1.1 chunk, for stream_engine.send */
 	size_t beat_chunk_len;
 	struct stream *head, *tail;     /* open streams, the longest silent first */

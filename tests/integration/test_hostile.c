@@ -584,7 +584,7 @@ static long server_send_queue(unsigned server_port, unsigned client_port)
 }
 
 /* A client that asks for a large answer and does not read it holds a
- * bounded share of it in splitkd's kernel buffers (UNSENT_MAX in http.c),
+ * bounded share of it in splitkd's kernel buffers (UNSENT_MAX in httpd.c),
  * not the whole answer: 256 such clients were a burst of 44 MiB of kernel
  * copies that honest requests waited behind (issue 33). It still gets
  * the whole answer once it reads. */

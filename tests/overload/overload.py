@@ -421,7 +421,7 @@ def slow_read(port, pid):
     probe answered under attack). A regression shows as a flood whose
     slowest probes wait 100-350 ms in its first two seconds with splitkd's
     CPU over 1 s (the engines pushing whole answers into 256 send buffers,
-    http.c UNSENT_MAX); fixed, the CPU stays near 0.2 s. Without the bound
+    httpd.c UNSENT_MAX); fixed, the CPU stays near 0.2 s. Without the bound
     the cost grows with the document: the same code serving a 79 KiB,
     122 KiB and 174 KiB openapi.json spent 0.6-0.9 s, 1.0-2.0 s and
     1.4-1.7 s of CPU in a flood, its slowest probe 3-18, 27-64 and

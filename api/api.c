@@ -272,8 +272,8 @@ static void dispatch(struct handler_call *c, char *scratch, bool *conditional)
 	}
 	c->resp->route = (int)(route - routes);
 	is_get = route->get != NULL &&
-		 (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0);
-	is_post = !is_get && strcmp(req->method, "POST") == 0 && route->post != NULL;
+		 (api_method_is(req->method, "GET") || api_method_is(req->method, "HEAD"));
+	is_post = !is_get && api_method_is(req->method, "POST") && route->post != NULL;
 	*conditional = !route->server_rendered && (is_get || (is_post && route->conditional_post));
 	if (!is_get && !is_post) {
 		const char *template = api_route_path((size_t)c->resp->route, &c->resp->allow);

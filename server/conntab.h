@@ -154,6 +154,7 @@ struct conntab {
 	struct conntab_conn *conns;
 	size_t cap;     /* slots: max_connections plus room for closing ones */
 	unsigned count; /* live and not closing */
+	size_t live;    /* live slots, closing ones too */
 	struct conntab_client *clients;
 	size_t client_cap;
 	unsigned *engine_load; /* connections per engine */

@@ -343,7 +343,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *conn, struct session *s
 	r->if_none_match = f.if_none_match;
 	r->if_match = f.if_match;
 	r->accept = f.accept;
-	r->state = strcmp(method, "POST") == 0 ? REQ_KEEP : REQ_DROP;
+	r->state = api_method_is(method, "POST") ? REQ_KEEP : REQ_DROP;
 	if (ss->extras != NULL && on_extras(conn, ss, method, &refused)) {
 		return refused;
 	}
@@ -529,7 +529,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, struct session *ss, c
 	req.body_len = r->body.len;
 	api_handle(&ctx, &req, &resp);
 	catalog_done(ss, ref);
-	if (resp.stream && strcmp(method, "GET") == 0) {
+	if (resp.stream && api_method_is(method, "GET")) {
 		ret = open_stream(conn, ss, method, &resp);
 	} else {
 		ret = queue(conn, ss, method, &resp, NULL);

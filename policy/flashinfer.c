@@ -169,6 +169,9 @@ static uint32_t dispatch_gqa_group_size(uint32_t group_size)
 
 /* utils.cuh 196-224, DISPATCH_HEAD_DIM, as VariableLengthMergeStates
  * (cascade.cuh 703) applies it to a split launch. */
+#define FLASHINFER_MERGE_HEAD_DIM                                                  \
+	"FlashInfer merges a split launch's chunks (VariableLengthMergeStates) for "  \
+	"head_dim 64, 128, 256 and 512 only (DISPATCH_HEAD_DIM); this launch splits"
 static bool dispatch_head_dim(uint32_t head_dim)
 {
 	return head_dim == 64 || head_dim == 128 || head_dim == 256 || head_dim == 512;
@@ -201,11 +204,6 @@ struct engine_answer flashinfer_launch(const struct engine_shape *s)
 		return engine_refused("FlashInfer's CUDA-core decode has kernels for GQA group sizes "
 				      "(num_q_heads / num_kv_heads) 1, 2, 3, 4, 6 and 8 only",
 				      "num_kv_heads");
-	}
-	if (!dispatch_head_dim(s->head_dim)) {
-		return engine_refused("FlashInfer's CUDA-core decode merges its splits for head_dim 64, "
-				      "128, 256 and 512 only (DISPATCH_HEAD_DIM)",
-				      "head_dim");
 	}
 	if ((uint64_t)s->blocks_per_sm * s->sm_count > FLASHINFER_INT32_MAX) {
 		return engine_refused("blocks_per_sm * sm_count must fit FlashInfer's int max_grid_size",
@@ -256,6 +254,15 @@ struct engine_answer flashinfer_launch(const struct engine_shape *s)
 		(void)aligned_alloc_offset(&float_allocator, tmp_s, 16); /* batch_decode_tmp_s */
 	}
 	const uint64_t float_workspace_size_out = float_allocator.allocated_space;
+
+	/* A split launch merges its chunks through VariableLengthMergeStates
+	 * (decode.cuh 816-819), which dispatches DISPATCH_HEAD_DIM (cascade.cuh
+	 * 703) and raises for any other head_dim; a launch that does not split
+	 * never reaches it, and the decode kernel itself is JIT-built for the
+	 * head_dim it is given. */
+	if (split_kv && !dispatch_head_dim(HEAD_DIM)) {
+		return engine_refused(FLASHINFER_MERGE_HEAD_DIM, "head_dim");
+	}
 
 	struct engine_answer a = {0};
 	a.status = ENGINE_OK;

@@ -62,14 +62,16 @@
  *     value to give, never guessed) and shape.sm_count.
  *
  * Deliberate differences
- *   - Refused where upstream has no kernel: head_dim outside DISPATCH_HEAD_DIM
- *     (64, 128, 256, 512). The JIT compiles the decode kernel for the
- *     head_dim it is given, but a split launch merges its chunks through
- *     VariableLengthMergeStates, which dispatches only those sizes and
- *     raises "Unsupported head_dim" otherwise; this port refuses the other
- *     sizes whether or not the shape at hand splits. GQA group sizes
- *     outside DISPATCH_GQA_GROUP_SIZE (1, 2, 3, 4, 6, 8) are refused as
- *     upstream raises for them.
+ *   - Refused where upstream fails: a launch that splits (split_kv) with
+ *     head_dim outside DISPATCH_HEAD_DIM (64, 128, 256, 512). The JIT
+ *     compiles the decode kernel for the head_dim it is given, but a split
+ *     launch merges its chunks through VariableLengthMergeStates, which
+ *     dispatches only those sizes and raises "Unsupported head_dim"
+ *     otherwise; a launch that does not split never reaches the merge and
+ *     is answered for any head_dim, as upstream runs it. (Until issue 49
+ *     this port refused those sizes whether or not the launch split.) GQA
+ *     group sizes outside DISPATCH_GQA_GROUP_SIZE (1, 2, 3, 4, 6, 8) are
+ *     refused as upstream raises for them.
  *   - num_q_heads % num_kv_heads != 0 is refused (upstream would dispatch
  *     the truncated quotient); every port of issue 44 refuses it.
  *   - shape.num_splits != 0 is refused: this path takes no split argument

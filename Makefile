@@ -135,6 +135,11 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
+# So are the engine ports' (policy/flashinfer.c over a mixed batch).
+$(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, response.c,
 # stream.c, respcache.c, tls.c, server.c, which starts the engines, and

@@ -662,8 +662,8 @@ static struct engine_answer launch_batch_tensor_cores(const struct engine_shape 
 				      "num_splits");
 	}
 	if (o->fixed_split_size > FLASHINFER_INT32_MAX) {
-		return engine_refused("fixed_split_size must fit the int32_t FlashInfer's plan takes it "
-				      "as",
+		return engine_refused("fixed_split_size must fit FlashInfer's int32_t plan argument (at "
+				      "most 2147483647 pages)",
 				      "fixed_split_size");
 	}
 	/* PrefillPlanImpl 776-781 */

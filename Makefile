@@ -136,6 +136,11 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
+# So are the engine ports' (policy/flashinfer.c over a mixed batch).
+$(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, httpd.c,
 # response.c, stream.c, respcache.c, tls.c, server.c, which starts the engines, and
@@ -408,7 +413,36 @@ $(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)
 	@$(BUILD)/engines/oracle_$*-test -q
 	@echo "== engines-check: $* against its second implementation, $(ENGINE_SHAPES) shapes"
 	@$(BUILD)/engines/sweep_$* $(ENGINE_SHAPES) $(ENGINE_SEED) | $(BUILD)/engines/oracle_$* $* $(ENGINE_SHAPES)
-engines-check: $(ENGINES:%=engines-check-%)
+
+# FlashInfer over mixed batches (issue 49): flashinfer_launch_batch on each
+# decode path against its own second implementation in Rust
+# (tests/engines/oracle_batch_flashinfer.rs), ENGINE_BATCHES batches each,
+# variable-length records (tests/engines/sweep_batch_flashinfer.c).
+ENGINE_BATCHES ?= 1000000
+.PHONY: engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
+$(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h \
+					 policy/flashinfer.h $(BUILD)/policy/flashinfer.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/flashinfer.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_flashinfer: tests/engines/harness_batch_flashinfer.rs \
+					  tests/engines/oracle_batch_flashinfer.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_flashinfer
+	cp tests/engines/harness_batch_flashinfer.rs $(BUILD)/engines/rs_batch_flashinfer/main.rs
+	cp tests/engines/oracle_batch_flashinfer.rs $(BUILD)/engines/rs_batch_flashinfer/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_flashinfer/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_flashinfer/main.rs
+engines-check-batch-flashinfer: $(BUILD)/engines/sweep_batch_flashinfer $(BUILD)/engines/oracle_batch_flashinfer
+	@echo "== engines-check: flashinfer's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_flashinfer-test -q
+	@echo "== engines-check: flashinfer (CUDA cores) against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) cuda | \
+		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch $(ENGINE_BATCHES)
+engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUILD)/engines/oracle_batch_flashinfer
+	@echo "== engines-check: flashinfer (tensor cores) against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) tc | \
+		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch-tc $(ENGINE_BATCHES)
+
+engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

@@ -35,18 +35,16 @@ use crate::{Answer, Shape};
 //   include/flashinfer/attention/cascade.cuh lines 691-741: DISPATCH_HEAD_DIM
 //     (703), so a split-K launch exists only for head dims 64/128/256/512.
 //
-// Head dims (a choice, said here): the CUDA-core batch decode module is
-// JIT-built with HEAD_DIM as a compile-time constant
-// (flashinfer/jit/attention/modules.py gen_batch_decode_module 917-960,
-// csrc/batch_decode_customize_config.jinja), so no head-dim switch stands
-// in front of the decode kernel itself; the only dispatch on the path is
-// DISPATCH_HEAD_DIM in the split merge (cascade.cuh 703), which has cases
-// 64, 128, 256 and 512 and FLASHINFER_ERRORs on any other. Every other head
-// dim therefore has no split-K decode kernel, and since whether a shape
-// splits moves with the batch, this oracle refuses those head dims for
-// every shape (the AOT build, flashinfer/aot.py 1051, prebuilds 64, 128
-// and 256). 512 is taken: bf16 is 16-bit KV, which the JIT builds for
-// sm80+ (modules.py _fa2_head_dim_nvcc_flags 1191-1214).
+// Head dims: the CUDA-core batch decode module is JIT-built with HEAD_DIM
+// as a compile-time constant (flashinfer/jit/attention/modules.py
+// gen_batch_decode_module 917-960, csrc/batch_decode_customize_config.jinja),
+// so no head-dim switch stands in front of the decode kernel itself; the
+// only dispatch on the path is DISPATCH_HEAD_DIM in the split merge
+// (cascade.cuh 703), which has cases 64, 128, 256 and 512 and
+// FLASHINFER_ERRORs on any other. The run reaches the merge only when the
+// plan's split_kv is set (batch_decode.cu 230-232 hands the kernel tmp_v;
+// decode.cuh 816-819 merges), so a shape is refused for its head dim only
+// when its plan splits; one that does not split runs for any head dim.
 //
 // The fixed setting (issue 44): one decode step (qo_len 1), bf16 q/kv/o,
 // IdType int32 (CHECK_INPUT_TYPE(indptr, dl_int32), batch_decode.cu 45),
@@ -242,11 +240,7 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
         1 | 2 | 3 | 4 | 6 | 8 => {}
         _ => return Err("no CUDA-core decode kernel for this GQA group size (1, 2, 3, 4, 6, 8)"),
     }
-    // utils.cuh 197-224, DISPATCH_HEAD_DIM (the split merge, cascade.cuh 703)
-    let head_dim: u32 = match s.head_dim {
-        64 | 128 | 256 | 512 => s.head_dim,
-        _ => return Err("no CUDA-core decode kernel for this head dim (64, 128, 256, 512)"),
-    };
+    let head_dim: u32 = s.head_dim;
 
     // The int32 indptr of the paged cache: request i holds pages
     // [indptr[i], indptr[i+1]), ceil(seq_len / page_size) of them.
@@ -304,8 +298,43 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
     // 501
     let float_workspace_size_out: u64 = float_allocator.num_allocated_bytes();
 
+    // The run (batch_decode.cu 230-232, decode.cuh 816-819): a split plan
+    // merges through VariableLengthMergeStates, whose DISPATCH_HEAD_DIM
+    // (cascade.cuh 703, utils.cuh 197-224) has 64, 128, 256 and 512 only.
+    if split_kv && !matches!(head_dim, 64 | 128 | 256 | 512) {
+        return Err("a split launch merges for head dims 64, 128, 256, 512 only");
+    }
+
     // The launch runs DecodeSplitKVIndptr's chunks; without split_kv it
     // runs one chunk per request (the chunk is then the whole request).
     let num_splits: u32 = if split_kv { num_chunks_kv } else { 1 };
     Ok(Answer { num_splits, num_splits_bound: num_splits, workspace_bytes: float_workspace_size_out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(seqs: u32, d: u32, len: u32, graph: bool) -> Shape {
+        let mut s = crate::test_shape(132, seqs, 32, 8, d, len, 16, 0);
+        s.blocks_per_sm = 2;
+        s.cuda_graph = graph;
+        s
+    }
+
+    // H100, 32 q / 8 kv heads, pages of 16: one 8,192-token request splits
+    // (264 CTAs for 8 KV heads: 33 chunks of the 512 pages at most, 16
+    // pages each gives 32), 64 requests fill the grid and do not.
+    #[test]
+    fn head_dim_refused_only_where_the_launch_splits() {
+        let split = launch(&shape(1, 128, 8192, false)).unwrap();
+        assert_eq!(split.num_splits, 32);
+        assert!(launch(&shape(1, 80, 8192, false)).is_err());
+        let whole = launch(&shape(64, 80, 8192, false)).unwrap();
+        assert_eq!((whole.num_splits, whole.workspace_bytes), (1, 0));
+        // cuda graph: split_kv whenever the batch leaves the grid room,
+        // even at one chunk a request, so the merge runs and refuses 80
+        assert!(launch(&shape(2, 80, 16, true)).is_err());
+        assert_eq!(launch(&shape(2, 80, 16, false)).unwrap().num_splits, 1);
+    }
 }

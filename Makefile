@@ -134,6 +134,10 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/u
 $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+$(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/test_%: tests/unit/test_%.c \
+		$(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, response.c,

@@ -75,7 +75,8 @@ Test(fa2_batch, the_worked_example_32_4_1_4_for_every_sequence)
 		}
 		/* softmax_lse_accum + out_accum, float32: splits x num_seqs x 8
 		 * heads x 4 rows x (1 + 128) */
-		uint64_t const want = w->splits > 1 ? (uint64_t)w->splits * w->num_seqs * 8 * 4 * (1 + 128) * 4 : 0;
+		uint64_t const want =
+			w->splits > 1 ? (uint64_t)w->splits * w->num_seqs * 8 * 4 * (1 + 128) * 4 : 0;
 		cr_assert_eq(a.workspace_bytes, want, "%s", w->name);
 
 		struct engine_answer const r = fa2_launch_batch(&s16, &b, by_seq);

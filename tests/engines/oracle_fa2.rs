@@ -15,12 +15,16 @@ use crate::{Answer, BatchAnswer, Shape};
 //                         paged capacity check 1440-1448, the
 //                         set_params_splitkv call 1498-1500)
 // and csrc/flash_attn/src/static_switch.h:90-111 (HEADDIM_SWITCH: every head
-// size <= 256 has a kernel, so no head size below that is refused).
+// size <= 256 has a kernel, so no head size below that is refused); for a
+// mixed batch, csrc/flash_attn/src/flash_fwd_launch_template.h
+// run_flash_splitkv_fwd (102-192; its grid, 107) and flash_fwd_kernel.h
+// compute_attn_1rowblock_splitkv (506-545: each split's share of the KV).
 //
 // The fixed setting (issue 44): one decode step, q of shape
 // (num_seqs, 1, num_q_heads, head_dim), bf16, a paged cache with
-// block_table given and seqlens_k = seq_len for every sequence, no k/v to
-// append, no rotary, no cache_batch_idx, no leftpad, no alibi, no softcap,
+// block_table given and seqlens_k = seq_len for every sequence (for
+// launch_batch, a mixed batch's own lengths, read only through their max),
+// no k/v to append, no rotary, no cache_batch_idx, no leftpad, no alibi, no softcap,
 // window (-1, -1), dropout 0 (mha_fwd_kvcache passes 0.f). causal does not
 // matter: seqlen_q == 1 without alibi sets is_causal = false (line 1314).
 //

@@ -23,9 +23,15 @@ use crate::{Answer, BatchAnswer, Shape};
 //                                  run_mha_fwd 367-385 (PackGQA, line 377)
 //                                  and run_mha_fwd_constexpr 255-365 (kHeadDim)
 //   hopper/flash_prepare_scheduler.cu  prepare_varlen_num_blocks_kernel
-//                                  42-215 (the per-batch split 140-161) and
-//                                  its host launcher 219-250
+//                                  42-215 (lanes and blocks 79-128, the
+//                                  per-batch split 140-161, the sort and
+//                                  its stores 163-213) and its host
+//                                  launcher 219-250
 //   hopper/static_switch.h         NUM_WARP_SWITCH 183-204
+//   hopper/tile_scheduler.hpp      VarlenDynamicPersistentTileScheduler:
+//                                  the actual batch of a virtual one
+//                                  (561-570), its split count (623-632)
+//   hopper/flash_api.cpp           varlen_sort_batches (993)
 // (hopper/flash_api_stable.cpp, which setup.py builds for torch >= 2.9, has
 // the same get_pagedkv_tma, get_pack_gqa, get_num_splits, round_up_headdim
 // and the same checks and accumulator shapes.)
@@ -33,8 +39,9 @@ use crate::{Answer, BatchAnswer, Shape};
 // The fixed setting (issue 44): arch sm90 (params.arch = 90), sm_margin 0,
 // one decode step, q of shape (num_seqs, 1, num_q_heads, head_dim) (not
 // varlen in q), bf16, v's head size = head_dim, a page_table (paged KV) and
-// seqused_k = cache_seqlens = seq_len for every sequence, so is_varlen is
-// true and the per-batch split of the prepare kernel is what launches. No
+// seqused_k = cache_seqlens (seq_len for every sequence; for launch_batch,
+// a mixed batch's own lengths), so is_varlen is true and the per-batch
+// split of the prepare kernel is what launches, sequence by sequence. No
 // k_new, no leftpad, no rotary, no kv_batch_idx, no q_v, no softcap, window
 // (-1, -1), attention_chunk 0, no scheduler_metadata given (so mha_fwd's own
 // launch runs the prepare kernel), pack_gqa not given, causal = false (the
@@ -46,7 +53,7 @@ use crate::{Answer, BatchAnswer, Shape};
 // sequence needs, max_num_pages_per_seq = ceil(seq_len / page_size), so the
 // host's seqlen_k = max_num_pages_per_seq * page_size (line 768) is seq_len
 // rounded up to whole pages, while the prepare kernel reads seq_len itself
-// from seqused_k.
+// from seqused_k. For a mixed batch, seq_len here is the longest length.
 //
 // Types as upstream: sizes are int (i32), the host heuristic's waves float
 // (f32) with the 0.8f compare float and the 0.85 compare double; the
@@ -55,7 +62,10 @@ use crate::{Answer, BatchAnswer, Shape};
 // may compute its one division `/ float(num_sm)` approximately (a GPU can
 // then round it differently, most visibly where the quotient is a whole
 // number and ceilf moves by one). That is out of scope: this port uses IEEE
-// division, as the C port does. Over the swept shapes no int overflows
+// division, as the C port does, and launch_batch says where the quotient
+// is within 2 ulp of a whole number (the floats 2 steps below and above it
+// have different ceilings), which the C port's answer says too (the
+// brief's rule). Over the swept shapes no int overflows
 // (size_one_kv_head <= 201,023 * 512 * 2 < 2^28; the float blocks_per_sm <=
 // 992 * 2,513 * 1.1 * 64 < 2^28). Torch sizes are int64: the scratch is u64.
 

@@ -327,8 +327,19 @@ static bool batch_shape(const struct engine_shape *s, const struct engine_batch 
 	uint32_t longest = 0;
 	bool a_zero = false;
 
-	*out = *s;
+	/* Member by member, as fa2_launch fills its answer: a struct copy is
+	 * a memcpy call for clang -O0, which the pure core may not make (a
+	 * field engine.h adds to engine_shape is copied here too). */
+	out->sm_count = s->sm_count;
 	out->num_seqs = b->num_seqs;
+	out->num_q_heads = s->num_q_heads;
+	out->num_kv_heads = s->num_kv_heads;
+	out->head_dim = s->head_dim;
+	out->seq_len = 0; /* below: the longest length */
+	out->page_size = s->page_size;
+	out->blocks_per_sm = s->blocks_per_sm;
+	out->cuda_graph = s->cuda_graph;
+	out->num_splits = s->num_splits;
 	if (engine_zero_count(out, FA2_READS & before_seq_len, &zero)) {
 		engine_refuse(a, zero.reason, zero.input);
 		return false;

@@ -135,6 +135,10 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/u
 $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+$(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/test_%: tests/unit/test_%.c \
+		$(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # So are the engine ports' (policy/flashinfer.c over a mixed batch).
 $(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
@@ -407,18 +411,39 @@ $(BUILD)/engines/oracle_%: tests/engines/harness.rs tests/engines/oracle_%.rs
 	cp tests/engines/harness.rs $(BUILD)/engines/rs_$*/main.rs
 	cp tests/engines/oracle_$*.rs $(BUILD)/engines/rs_$*/engine.rs
 	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_$*/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_$*/main.rs
+	rustc --edition 2021 -O --test -o $@-test $(BUILD)/engines/rs_$*/main.rs
 $(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)/engines/oracle_%
 	@echo "== engines-check: $*'s second implementation, its own worked examples"
 	@$(BUILD)/engines/oracle_$*-test -q
 	@echo "== engines-check: $* against its second implementation, $(ENGINE_SHAPES) shapes"
 	@$(BUILD)/engines/sweep_$* $(ENGINE_SHAPES) $(ENGINE_SEED) | $(BUILD)/engines/oracle_$* $* $(ENGINE_SHAPES)
 
+# Each mixed-batch port (<engine>_launch_batch) against the same second
+# implementation's launch_batch, over ENGINE_BATCHES batches of 1 to 1,200
+# sequences each (tests/engines/sweep_batch.c, harness_batch.rs).
+BATCH_ENGINES  := fa2 fa3
+ENGINE_BATCHES ?= 1000000
+.PHONY: $(BATCH_ENGINES:%=engines-check-batch-%)
+$(BUILD)/engines/sweep_batch_%: tests/engines/sweep_batch.c policy/engine.h policy/%.h $(BUILD)/policy/%.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy -DENGINE_HEADER='"$*.h"' -DENGINE_LAUNCH_BATCH=$*_launch_batch $< \
+		$(BUILD)/policy/$*.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_%: tests/engines/harness_batch.rs tests/engines/harness.rs tests/engines/oracle_%.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_$*
+	cp tests/engines/harness_batch.rs $(BUILD)/engines/rs_batch_$*/main.rs
+	cp tests/engines/harness.rs $(BUILD)/engines/rs_batch_$*/harness.rs
+	cp tests/engines/oracle_$*.rs $(BUILD)/engines/rs_batch_$*/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_$*/main.rs
+$(BATCH_ENGINES:%=engines-check-batch-%): engines-check-batch-%: $(BUILD)/engines/sweep_batch_% \
+		$(BUILD)/engines/oracle_batch_%
+	@echo "== engines-check: $*'s mixed batches against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_$* $(ENGINE_BATCHES) $(ENGINE_SEED) | \
+		$(BUILD)/engines/oracle_batch_$* $* $(ENGINE_BATCHES)
+
 # FlashInfer over mixed batches (issue 49): flashinfer_launch_batch on each
 # decode path against its own second implementation in Rust
 # (tests/engines/oracle_batch_flashinfer.rs), ENGINE_BATCHES batches each,
 # variable-length records (tests/engines/sweep_batch_flashinfer.c).
-ENGINE_BATCHES ?= 1000000
 .PHONY: engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
 $(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h \
 					 policy/flashinfer.h $(BUILD)/policy/flashinfer.o
@@ -442,7 +467,8 @@ engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUI
 	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) tc | \
 		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch-tc $(ENGINE_BATCHES)
 
-engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
+engines-check: $(ENGINES:%=engines-check-%) $(BATCH_ENGINES:%=engines-check-batch-%) \
+	engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

@@ -179,7 +179,7 @@ static int round_multiple(int x, int m)
  *  - seq_len: seqlen_k = max_num_blocks_per_seq * page_block_size
  *    <= seq_len + page_size - 1, plus block_n - 1 <= 255.
  */
-static const char *beyond_int(const struct engine_shape *s)
+static const char *beyond_int(const struct engine_shape *s, const char *seq_len_input)
 {
 	if (s->sm_count > INT_MAX / 2 / 128) {
 		return "sm_count";
@@ -194,13 +194,15 @@ static const char *beyond_int(const struct engine_shape *s)
 		return "num_seqs";
 	}
 	if (s->page_size > INT_MAX || (uint64_t)s->seq_len + s->page_size - 1 + 255 > INT_MAX) {
-		return "seq_len";
+		return seq_len_input;
 	}
 	return NULL;
 }
 
-/* mha_fwd_kvcache's part, answering into *a (an OK answer with no terms on entry) */
-static void launch(struct engine_answer *a, const struct engine_shape *s)
+/* mha_fwd_kvcache's part, answering into *a (an OK answer with no terms on
+ * entry); seq_len is the longest sequence's, and a refusal for it names
+ * seq_len_input ("seq_len", or a mixed batch's "seq_lens"). */
+static void launch(struct engine_answer *a, const struct engine_shape *s, const char *seq_len_input)
 {
 	struct engine_zero zero;
 
@@ -215,7 +217,7 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 			      "num_splits");
 		return;
 	}
-	const char *too_large = beyond_int(s);
+	const char *too_large = beyond_int(s, seq_len_input);
 	if (too_large != NULL) {
 		engine_refuse(a, "the shape is beyond FlashAttention-2's int arithmetic", too_large);
 		return;
@@ -227,10 +229,11 @@ static void launch(struct engine_answer *a, const struct engine_shape *s)
 	int num_heads = (int)s->num_q_heads;
 	const int head_size_og = (int)s->head_dim;
 
-	/* 1302-1306. The block table is exactly as wide as seq_len needs (the
-	 * narrowest the capacity check at 1443 accepts; fa2.h says why this is
-	 * a choice): max_seqlen_k = seq_len <= max_num_blocks_per_seq *
-	 * page_block_size holds by construction. */
+	/* 1302-1306. The block table is exactly as wide as seq_len, the
+	 * longest sequence, needs (the narrowest the capacity check at 1443,
+	 * on seqlens_k.max(), accepts; fa2.h says why this is a choice):
+	 * max_seqlen_k = seq_len <= max_num_blocks_per_seq * page_block_size
+	 * holds by construction. */
 	const int page_block_size = (int)s->page_size;
 	const int max_num_blocks_per_seq = (int)(((uint64_t)s->seq_len + s->page_size - 1) / s->page_size);
 	if (page_block_size % 256 != 0) {
@@ -307,6 +310,85 @@ struct engine_answer fa2_launch(const struct engine_shape *s)
 	struct engine_answer a;
 
 	engine_answer_init(&a);
-	launch(&a, s);
+	launch(&a, s, "seq_len");
+	return a;
+}
+
+/* The shape of *b: *s with b's num_seqs and, as seq_len, its longest
+ * length, which sizes the block table (fa2.h); the batch's own refusals
+ * first, in engine_shape's order, named after seq_lens. Returns false
+ * with *a refused when the batch is. */
+static bool batch_shape(const struct engine_shape *s, const struct engine_batch *b,
+			struct engine_shape *out, struct engine_answer *a)
+{
+	const unsigned before_seq_len = ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS |
+					ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM;
+	struct engine_zero zero;
+	uint32_t longest = 0;
+	bool a_zero = false;
+
+	/* Member by member, as fa2_launch fills its answer: a struct copy is
+	 * a memcpy call for clang -O0, which the pure core may not make (a
+	 * field engine.h adds to engine_shape is copied here too). */
+	out->sm_count = s->sm_count;
+	out->num_seqs = b->num_seqs;
+	out->num_q_heads = s->num_q_heads;
+	out->num_kv_heads = s->num_kv_heads;
+	out->head_dim = s->head_dim;
+	out->seq_len = 0; /* below: the longest length */
+	out->page_size = s->page_size;
+	out->blocks_per_sm = s->blocks_per_sm;
+	out->cuda_graph = s->cuda_graph;
+	out->num_splits = s->num_splits;
+	if (engine_zero_count(out, FA2_READS & before_seq_len, &zero)) {
+		engine_refuse(a, zero.reason, zero.input);
+		return false;
+	}
+	if (b->num_seqs > ENGINE_MAX_SEQS) {
+		engine_refuse(a, "a mixed batch holds at most 4096 sequences; give fewer", "num_seqs");
+		return false;
+	}
+	if (b->seq_lens == NULL) {
+		engine_refuse(a, "a mixed batch needs its seq_lens", "seq_lens");
+		return false;
+	}
+	for (uint32_t i = 0; i < b->num_seqs; i++) {
+		if (b->seq_lens[i] == 0) {
+			a_zero = true;
+		}
+		if (b->seq_lens[i] > longest) {
+			longest = b->seq_lens[i];
+		}
+	}
+	if (a_zero) {
+		engine_refuse(a, "every one of seq_lens must be at least 1", "seq_lens");
+		return false;
+	}
+	if (longest > ENGINE_MAX_SEQ_LEN) {
+		engine_refuse(a, "a sequence of seq_lens is longer than 2^31 - 1 tokens, "
+			      "beyond FlashAttention-2's int lengths",
+			      "seq_lens");
+		return false;
+	}
+	out->seq_len = longest;
+	return true;
+}
+
+struct engine_answer fa2_launch_batch(const struct engine_shape *s, const struct engine_batch *b,
+				      uint32_t *by_seq)
+{
+	/* As fa2_launch: one answer, filled in place, one return. */
+	struct engine_answer a;
+	struct engine_shape batch;
+
+	engine_answer_init(&a);
+	if (batch_shape(s, b, &batch, &a)) {
+		launch(&a, &batch, "seq_lens");
+	}
+	/* One count for the whole launch: the grid has num_splits split
+	 * blocks for every sequence (fa2.h). */
+	for (uint32_t i = 0; a.status == ENGINE_OK && by_seq != NULL && i < b->num_seqs; i++) {
+		by_seq[i] = a.num_splits;
+	}
 	return a;
 }

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: AGPL-3.0-only AND BSD-3-Clause */
 /*
- * fa2 — FlashAttention-2's split choice for one paged decode launch, ported.
+ * fa2 — FlashAttention-2's split choice for one paged decode launch, ported:
+ * for a batch of equal lengths (fa2_launch) or of mixed ones
+ * (fa2_launch_batch), where one count, from the block table's width (the
+ * longest sequence) and the batch size, is every sequence's.
  *
  * Where it came from: Dao-AILab/flash-attention at commit
  * 0251105a2fb19d2957484b7f023cd8c115286ced, file
@@ -11,14 +14,20 @@
  *                          1295-1311 (sizes and the checks on them),
  *                          1313-1325 (causal off, the GQA swap),
  *                          1363-1365 (head size rounding),
- *                          1440-1447 (the block table's capacity check),
+ *                          1427-1450 (seqlens_k; the block table's
+ *                          capacity check on its max, 1440-1447),
  *                          1496-1500 (the set_params_splitkv call).
  * Read to fix the branches below, not ported: run_mha_fwd (flash_api.cpp
  * 261-273), run_mha_fwd_splitkv_dispatch and run_flash_splitkv_fwd
  * (csrc/flash_attn/src/flash_fwd_launch_template.h 102-192), HEADDIM_SWITCH
  * (csrc/flash_attn/src/static_switch.h 90-111) and flash_attn_with_kvcache
  * (flash_attn/flash_attn_interface.py 1485-1618), the Python entry whose
- * defaults (window_size=(-1, -1), num_splits=0, no alibi) this setting is.
+ * defaults (window_size=(-1, -1), num_splits=0, no alibi) this setting is;
+ * and, for a mixed batch, run_flash_splitkv_fwd's grid (the same
+ * flash_fwd_launch_template.h, 107: num_splits split blocks for every
+ * sequence) and compute_attn_1rowblock_splitkv (csrc/flash_attn/src/
+ * flash_fwd_kernel.h 506-545: each split takes n_blocks_per_split of the
+ * table's seqlen_k, 535, capped by its own sequence's blocks, 539).
  *
  * The branches of upstream this port fixes, and why:
  *  - block_table given (paged_KV): page_block_size % 256 == 0 is checked
@@ -34,8 +43,18 @@
  *    num_heads = num_heads_k (1320-1325), and every size after that uses them.
  *  - no new K/V appended (k_, v_ absent: the step's token is already in the
  *    cache, so seq_len counts it), no rotary, no out_: seqlen_knew = 0.
- *  - seqlens_k given (cache_seqlens = seq_len for every sequence): the
- *    capacity check at 1443 applies; it holds by construction (below).
+ *  - seqlens_k given (cache_seqlens: seq_len for every sequence, or a
+ *    mixed batch's seq_lens): the capacity check at 1443 applies to their
+ *    max; it holds by construction (below).
+ *  - A mixed batch: seqlen_k (1306) is the block table's width, as wide
+ *    as the longest sequence needs, and set_params_splitkv (1498-1500)
+ *    reads it and batch_size, never a sequence's own length: one
+ *    num_splits for the launch, whose grid gives every sequence that many
+ *    split blocks (flash_fwd_launch_template.h 107), so each by_seq entry
+ *    is num_splits. A split whose share of the table's blocks lies past a
+ *    short sequence's own blocks returns at once, writing 0 and -inf for
+ *    the combine (flash_fwd_kernel.h 539-545): it is launched, and
+ *    counted, but reads no KV.
  *  - dropout 0 (mha_fwd_kvcache passes 0.f at 1500): set_params_splitkv
  *    always takes its split-KV branch (332) and checks num_splits <= 128
  *    (343).
@@ -72,8 +91,13 @@
  *  - std::vector<float> efficiency is a float[128] (max_splits <= 128).
  *  - The two tensors set_params_splitkv allocates become their byte count.
  *
- * What it never does: allocate, perform I/O or keep state; fa2_launch is a
- * pure function of its argument and thread-safe.
+ *  - The batch's own refusals (engine.h): no sequence, more than
+ *    ENGINE_MAX_SEQS, a NULL seq_lens, a length of 0 or beyond
+ *    ENGINE_MAX_SEQ_LEN.
+ *
+ * What it never does: allocate, perform I/O or keep state; fa2_launch and
+ * fa2_launch_batch are pure functions of their arguments (the latter
+ * writes only the caller's by_seq) and thread-safe.
  *
  * Upstream's license (LICENSE at that commit), whose notice a port keeps:
  *
@@ -149,6 +173,25 @@ extern "C" {
  * upstream's int arithmetic. Never fails otherwise.
  */
 struct engine_answer fa2_launch(const struct engine_shape *s);
+
+/*
+ * What mha_fwd_kvcache would launch for *s over the mixed batch *b, whose
+ * sequence i holds b->seq_lens[i] tokens of KV: b is read in place of
+ * s->num_seqs and s->seq_len (which are ignored), the block table taken
+ * as wide as the longest sequence needs. The answer is fa2_launch's for
+ * b->num_seqs sequences of the longest length (its counts, scratch and
+ * terms: upstream reads no other length), and every by_seq[i], i <
+ * b->num_seqs, is its num_splits (by_seq: the caller's, b->num_seqs
+ * long; NULL when only the answer is wanted). With every length equal,
+ * that is fa2_launch's answer for them, exactly.
+ *
+ * Refuses as fa2_launch does, a length naming seq_lens where fa2_launch
+ * names seq_len, and also no sequence, more than ENGINE_MAX_SEQS, a NULL
+ * seq_lens, or a length of 0 or beyond ENGINE_MAX_SEQ_LEN. A refused
+ * answer writes nothing to by_seq.
+ */
+struct engine_answer fa2_launch_batch(const struct engine_shape *s, const struct engine_batch *b,
+				      uint32_t *by_seq);
 
 #ifdef __cplusplus
 }

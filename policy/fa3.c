@@ -243,22 +243,68 @@ static int get_num_splits(const struct fwd_params *params, struct num_splits_ter
 struct prepare_terms {
 	int num_ctas, num_m_blocks, num_n_blocks, total_blocks, blocks_per_sm;
 	bool computed; /* total_blocks and blocks_per_sm were formed */
+	/* blocks_per_sm's quotient is within 2 ulp of a whole number: a GPU
+	 * dividing with --use_fast_math may take its ceilf one off (fa3.h) */
+	bool near_whole;
 };
+
+/* What the prepare kernel reads as seqused_k (cache_seqlens): a mixed
+ * batch's lengths, or, with lens NULL, every sequence seq_len tokens. */
+struct seqused_k {
+	const uint32_t *lens; /* NULL: every sequence holds seq_len */
+	int seq_len;          /* the shape's seq_len: the longest length */
+	/* what a refusal for a length beyond upstream's int arithmetic says,
+	 * and the input it names ("seq_len" or "seq_lens") */
+	const char *overflow, *input;
+};
+
+/* seqused_k[batch_idx], for batch_idx < num_batch (get_num_n_blocks, 101);
+ * every length is at most seq_len, which fits an int. */
+static int seqused_k_at(const struct seqused_k *seqused_k, int batch_idx)
+{
+	return seqused_k->lens != NULL ? (int)seqused_k->lens[batch_idx] : seqused_k->seq_len;
+}
+
+/* The float d ulp steps from x > 0 (the next float up for d = 1): the bits
+ * of a positive float count up with its value. */
+static float ulp_step(float x, int d)
+{
+	union {
+		float f;
+		uint32_t u;
+	} v;
+
+	v.f = x;
+	v.u = (uint32_t)((int64_t)v.u + d);
+	return v.f;
+}
 
 /* hopper/flash_prepare_scheduler.cu: prepare_varlen_num_blocks (219-250)
  * and the part of prepare_varlen_num_blocks_kernel (42-215) that forms
- * num_splits_dynamic (60, 79-128, 140-161), for a batch whose every
- * sequence has seqused_k = seqlen (the shape's seq_len) and seqlen_q_static
- * = 1 queries (no seqused_q, no cu_seqlens_q/k/k_new, no leftpad_k, no new
- * KV). Every batch entry then forms the same num_m_blocks, num_n_blocks
- * and num_splits_dynamic, so one is computed and the block-wide sum of
- * num_m_blocks * num_n_blocks (the warp shuffles and the shared-memory
- * atomicAdd at 148-154) is b of them. The sort (163-204) reorders equal
- * entries and changes no value; num_nheads_in_l2 (130-138, 200) is only
- * written when head_swizzle (causal or local), never here. Returns 0 where
- * an int would overflow. */
+ * num_splits_dynamic (60, 79-128, 140-161), for a batch whose sequence
+ * batch_idx has seqused_k[batch_idx] tokens of KV and seqlen_q_static = 1
+ * query (no seqused_q, no cu_seqlens_q/k/k_new, no leftpad_k, no new KV).
+ *
+ * The kernel gives each batch entry one lane (31 a warp, lane 31 idle;
+ * 992 a CTA, 124-126), and every lane forms its num_m_blocks and
+ * num_n_blocks. With one CTA the warp shuffles and the shared-memory
+ * atomicAdd (146-154) sum num_m_blocks * num_n_blocks over the batch into
+ * an int; the lanes past num_batch and lane 31 add 0. The sum is of ints,
+ * so the order the warps add in changes nothing: the loop below adds in
+ * batch order. One float quotient (156) then gives blocks_per_sm for the
+ * whole batch, and each lane its own num_splits_dynamic from its own
+ * num_n_blocks (158). The sort (163-204, varlen_sort_batches) moves each
+ * lane's (num_n_blocks, num_m_blocks, num_splits_dynamic, batch_idx)
+ * together and stores varlen_batch_idx beside it, so the tile scheduler
+ * still gives sequence batch_idx its own count; num_nheads_in_l2 (130-138,
+ * 200) is only written when head_swizzle (causal or local), never here.
+ *
+ * Writes sequence i's num_splits_dynamic to num_splits_dynamic_ptr[i] when
+ * that is not NULL (a mixed batch, at most ENGINE_MAX_SEQS), and returns
+ * the largest; returns 0, writing nothing, where an int would overflow. */
 static int prepare_varlen_num_blocks(const struct fwd_params *params, bool packgqa, int blockM,
-				     int blockN, int seqlen, struct prepare_terms *out)
+				     int blockN, const struct seqused_k *seqused_k,
+				     uint32_t *num_splits_dynamic_ptr, struct prepare_terms *out)
 {
 	/* Host side, 221-236 */
 	if (!fits_int((int64_t)params->h + params->h_k - 1) ||
@@ -272,59 +318,93 @@ static int prepare_varlen_num_blocks(const struct fwd_params *params, bool packg
 	int num_sm = params->num_sm;
 	int num_splits_static = params->num_splits;
 
-	/* Kernel, get_num_m_blocks (81-95): seqlen = seqlen_q_static */
+	/* Kernel, get_num_m_blocks (81-95): seqlen = seqlen_q_static, the
+	 * same for every batch entry */
 	int seqlen_q = params->seqlen_q;
 	if (packgqa) {
 		seqlen_q *= qhead_per_khead;
 	}
-	/* get_num_n_blocks (97-121): seqused_k, minus leftpad_k (0), plus
-	 * seqlen_new (seqlen_k_new_static = params.seqlen_knew = 0) */
-	int seqlen_k = seqlen - 0 + params->seqlen_knew;
-	if (!fits_int((int64_t)seqlen_q + blockM - 1) || !fits_int((int64_t)seqlen_k + blockN - 1)) {
+	/* get_num_n_blocks (97-121): seqused_k[batch_idx], minus leftpad_k
+	 * (0), plus seqlen_new (seqlen_k_new_static = params.seqlen_knew =
+	 * 0). The longest is seq_len: checked once for every entry. */
+	if (!fits_int((int64_t)seqlen_q + blockM - 1) ||
+	    !fits_int((int64_t)seqused_k->seq_len - 0 + params->seqlen_knew + blockN - 1)) {
 		return 0;
 	}
 	int num_m_blocks = (seqlen_q + blockM - 1) / blockM; /* blockm_divmod.div */
-	int num_n_blocks = (seqlen_k + blockN - 1) / blockN; /* blockn_divmod.div */
 	out->num_ctas = num_ctas;
 	out->num_m_blocks = num_m_blocks;
-	out->num_n_blocks = num_n_blocks;
+	/* the longest sequence's, for the uniform answer's term */
+	out->num_n_blocks = (seqused_k->seq_len - 0 + params->seqlen_knew + blockN - 1) / blockN;
 	out->computed = false;
+	out->near_whole = false;
 
-	int num_splits_dynamic;
 	if (num_ctas > 1 || num_splits_static == 1) {
 		/* set num splits for all batches to 1 (note that user expects
 		 * num_splits_static to mean upper bound on splits); for batch
 		 * size > 992, GPU occupancy is not expected to be an issue */
-		num_splits_dynamic = 1;
-	} else {
-		/* The block's sum over its num_batch entries (every lane past
-		 * them, and lane 31 of each warp, adds 0). */
-		if (!fits_int((int64_t)num_batch * num_m_blocks * num_n_blocks)) {
-			return 0;
+		for (int batch_idx = 0; num_splits_dynamic_ptr != NULL && batch_idx < num_batch; batch_idx++) {
+			num_splits_dynamic_ptr[batch_idx] = 1;
 		}
-		int total_blocks = num_batch * (num_m_blocks * num_n_blocks);
-		/* 10% margin. Upstream builds this with --use_fast_math, where
-		 * the division is approximate; here it is IEEE (fa3.h). */
-		float const per_sm = ceil_nonneg((float)total_blocks * 1.1f * (float)num_head / (float)num_sm);
-		if (per_sm >= 2147483648.0f) {
-			return 0; /* static_cast<int> of it would be undefined */
+		return 1;
+	}
+
+	/* 146-154: the block's sum, in 64 bits so that an int overflow
+	 * upstream (undefined there) is seen and refused. */
+	int64_t sum = 0;
+	int max_n_blocks = 0;
+	for (int batch_idx = 0; batch_idx < num_batch; batch_idx++) {
+		int const seqlen = seqused_k_at(seqused_k, batch_idx) - 0 + params->seqlen_knew;
+		int const num_n_blocks = (seqlen + blockN - 1) / blockN;
+		sum += (int64_t)num_m_blocks * num_n_blocks;
+		if (num_n_blocks > max_n_blocks) {
+			max_n_blocks = num_n_blocks;
 		}
-		int blocks_per_sm = (int)per_sm;
-		if (!fits_int((int64_t)num_n_blocks + blocks_per_sm - 1)) {
-			return 0;
-		}
-		/* std::max(std::min((num_n_blocks + blocks_per_sm - 1) /
-		 * blocks_per_sm, num_splits_static), 1) */
+	}
+	if (!fits_int(sum)) {
+		return 0;
+	}
+	int total_blocks = (int)sum;
+	/* 10% margin. Upstream builds this with --use_fast_math, where the
+	 * division is approximate; here it is IEEE (fa3.h), and a quotient
+	 * within 2 ulp of a whole number is said so in the answer: there the
+	 * GPU's ceilf may land one higher or lower. */
+	float const quotient = (float)total_blocks * 1.1f * (float)num_head / (float)num_sm;
+	float const per_sm = ceil_nonneg(quotient);
+	if (per_sm >= 2147483648.0f) {
+		return 0; /* static_cast<int> of it would be undefined */
+	}
+	int blocks_per_sm = (int)per_sm;
+	if (!fits_int((int64_t)max_n_blocks + blocks_per_sm - 1)) {
+		return 0;
+	}
+	out->total_blocks = total_blocks;
+	out->blocks_per_sm = blocks_per_sm;
+	out->computed = true;
+	out->near_whole = ceil_nonneg(ulp_step(quotient, -2)) != ceil_nonneg(ulp_step(quotient, 2));
+
+	/* 158, each batch entry from its own num_n_blocks:
+	 * std::max(std::min((num_n_blocks + blocks_per_sm - 1) /
+	 * blocks_per_sm, num_splits_static), 1). An equal-length batch forms
+	 * one value num_batch times: it is formed once. */
+	int largest = 0;
+	int const entries = seqused_k->lens != NULL ? num_batch : 1;
+	for (int batch_idx = 0; batch_idx < entries; batch_idx++) {
+		int const seqlen = seqused_k_at(seqused_k, batch_idx) - 0 + params->seqlen_knew;
+		int const num_n_blocks = (seqlen + blockN - 1) / blockN;
 		int const wanted = (num_n_blocks + blocks_per_sm - 1) / blocks_per_sm;
-		num_splits_dynamic = wanted < num_splits_static ? wanted : num_splits_static;
+		int num_splits_dynamic = wanted < num_splits_static ? wanted : num_splits_static;
 		if (num_splits_dynamic < 1) {
 			num_splits_dynamic = 1;
 		}
-		out->total_blocks = total_blocks;
-		out->blocks_per_sm = blocks_per_sm;
-		out->computed = true;
+		if (num_splits_dynamic_ptr != NULL) {
+			num_splits_dynamic_ptr[batch_idx] = (uint32_t)num_splits_dynamic;
+		}
+		if (num_splits_dynamic > largest) {
+			largest = num_splits_dynamic;
+		}
 	}
-	return num_splits_dynamic;
+	return largest;
 }
 
 /* The reason for a shape refused because one of upstream's int
@@ -332,6 +412,9 @@ static int prepare_varlen_num_blocks(const struct fwd_params *params, bool packg
 static const char overflow_reason[] =
 	"an int intermediate of FlashAttention-3 would overflow for this shape; give a shorter seq_len "
 	"(or fewer num_seqs or heads)";
+static const char batch_overflow_reason[] =
+	"an int intermediate of FlashAttention-3 would overflow for this batch; give shorter seq_lens "
+	"(or fewer sequences or heads)";
 
 /* hopper/flash_api.cpp 492-509, every head size built (setup.py's default) */
 static int round_up_headdim(int head_size)
@@ -354,7 +437,11 @@ static int round_up_headdim(int head_size)
 	return 256;
 }
 
-struct engine_answer fa3_launch(const struct engine_shape *s)
+/* mha_fwd for *s, whose sequences hold seqused_k's lengths (seq_len the
+ * longest); writes each one's num_splits_dynamic to by_seq unless it is
+ * NULL or the answer is refused. */
+static struct engine_answer launch(const struct engine_shape *s, const struct seqused_k *seqused_k,
+				   uint32_t *by_seq)
 {
 	struct engine_zero zero;
 
@@ -376,7 +463,7 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 		return engine_refused("num_kv_heads is beyond FlashAttention-3's int range", "num_kv_heads");
 	}
 	if (s->seq_len > INT_MAX) {
-		return engine_refused(overflow_reason, "seq_len");
+		return engine_refused(seqused_k->overflow, seqused_k->input);
 	}
 	if (s->page_size > INT_MAX) {
 		return engine_refused("page_size is beyond FlashAttention-3's int range", "page_size");
@@ -401,7 +488,7 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	int const page_size = (int)s->page_size;
 	int const max_num_pages_per_seq = (int)((s->seq_len + (uint64_t)s->page_size - 1) / s->page_size);
 	if (!fits_int((int64_t)max_num_pages_per_seq * page_size)) {
-		return engine_refused(overflow_reason, "seq_len");
+		return engine_refused(seqused_k->overflow, seqused_k->input);
 	}
 	int const seqlen_k = max_num_pages_per_seq * page_size;
 	/* total_k = batch_size * k.size(1), an int that gates the launch at
@@ -448,7 +535,7 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	int const head_size_rounded = round_up_headdim(head_size);
 	int const head_size_v_rounded = head_size_rounded; /* head_size_v == head_size */
 	if (!fits_int((int64_t)seqlen_k + 127)) {
-		return engine_refused(overflow_reason, "seq_len"); /* seqlen_k_rounded */
+		return engine_refused(seqused_k->overflow, seqused_k->input); /* seqlen_k_rounded */
 	}
 
 	/* 895-926: set_params_fprop (50-168) and what follows */
@@ -492,7 +579,7 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	if (from_heuristic) {
 		params.num_splits = get_num_splits(&params, &heuristic);
 		if (params.num_splits == 0) {
-			return engine_refused(overflow_reason, "seq_len");
+			return engine_refused(seqused_k->overflow, seqused_k->input);
 		}
 	} else {
 		params.num_splits = (int)s->num_splits;
@@ -507,29 +594,6 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 		return engine_refused("num_seqs is beyond FlashAttention-3's int scheduler metadata; "
 				      "give fewer num_seqs",
 				      "num_seqs");
-	}
-
-	/* run_mha_fwd (367-385) and run_mha_fwd_ (flash_fwd_launch_template.h
-	 * 201-226) fix the kernel's template: Split = num_splits > 1,
-	 * PagedKVNonTMA = page_table && !pagedkv_tma, PackGQA = pack_gqa ||
-	 * PagedKVNonTMA || Split (377; on sm90), and the bf16 head-size
-	 * dispatch of run_mha_fwd_constexpr (258-293) instantiates kHeadDim =
-	 * kHeadDimV = head_size_rounded (for 128 < d <= 192, dv = d > 128
-	 * takes 192 x 192 at 288). run_flash_fwd (28-199) takes kBlockM and
-	 * kBlockN from tile_size_fwd_sm90 of that template (40-43) and hands
-	 * them to prepare_varlen_num_blocks (163-166; Varlen, no scheduler
-	 * metadata given). */
-	bool const Split = params.num_splits > 1;
-	bool const PagedKVNonTMA = params.page_table && !params.pagedkv_tma;
-	bool const PackGQA = params.pack_gqa || params.arch < 90 || PagedKVNonTMA || Split;
-	struct tile_size const kBlockMN = tile_size_fwd_sm90(head_size_rounded, head_size_v_rounded,
-							     params.is_causal, params.is_local, PagedKVNonTMA);
-	struct prepare_terms prep = {0};
-	int const num_splits_dynamic =
-		prepare_varlen_num_blocks(&params, PackGQA, kBlockMN.kBlockM, kBlockMN.kBlockN,
-					  (int)s->seq_len, &prep);
-	if (num_splits_dynamic == 0) {
-		return engine_refused(overflow_reason, "seq_len");
 	}
 
 	/* 1092-1104: not varlen_q, so out_accum is (num_splits, batch_size,
@@ -551,6 +615,31 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 		workspace_bytes = rows * per_row;
 	}
 
+	/* run_mha_fwd (367-385) and run_mha_fwd_ (flash_fwd_launch_template.h
+	 * 201-226) fix the kernel's template: Split = num_splits > 1,
+	 * PagedKVNonTMA = page_table && !pagedkv_tma, PackGQA = pack_gqa ||
+	 * PagedKVNonTMA || Split (377; on sm90), and the bf16 head-size
+	 * dispatch of run_mha_fwd_constexpr (258-293) instantiates kHeadDim =
+	 * kHeadDimV = head_size_rounded (for 128 < d <= 192, dv = d > 128
+	 * takes 192 x 192 at 288). run_flash_fwd (28-199) takes kBlockM and
+	 * kBlockN from tile_size_fwd_sm90 of that template (40-43) and hands
+	 * them to prepare_varlen_num_blocks (163-166; Varlen, no scheduler
+	 * metadata given). */
+	bool const Split = params.num_splits > 1;
+	bool const PagedKVNonTMA = params.page_table && !params.pagedkv_tma;
+	bool const PackGQA = params.pack_gqa || params.arch < 90 || PagedKVNonTMA || Split;
+	struct tile_size const kBlockMN = tile_size_fwd_sm90(head_size_rounded, head_size_v_rounded,
+							     params.is_causal, params.is_local, PagedKVNonTMA);
+	/* Last, as upstream launches it after every check and allocation
+	 * above: by_seq is written only by an answer that is not refused. */
+	struct prepare_terms prep = {0};
+	int const num_splits_dynamic =
+		prepare_varlen_num_blocks(&params, PackGQA, kBlockMN.kBlockM, kBlockMN.kBlockN,
+					  seqused_k, by_seq, &prep);
+	if (num_splits_dynamic == 0) {
+		return engine_refused(seqused_k->overflow, seqused_k->input);
+	}
+
 	struct engine_answer a = {0};
 	a.status = ENGINE_OK;
 	a.num_splits = (uint32_t)num_splits_dynamic;
@@ -570,11 +659,93 @@ struct engine_answer fa3_launch(const struct engine_shape *s)
 	engine_term(&a, "num_splits_static", (uint64_t)params.num_splits);
 	engine_term(&a, "num_ctas", (uint64_t)prep.num_ctas);
 	engine_term(&a, "num_m_blocks", (uint64_t)prep.num_m_blocks);
-	engine_term(&a, "num_n_blocks", (uint64_t)prep.num_n_blocks);
+	/* A mixed batch has a num_n_blocks and a num_splits_dynamic per
+	 * sequence (the latter in by_seq, its largest in num_splits): its
+	 * terms name the quotient instead, within ENGINE_TERMS_MAX. */
+	if (seqused_k->lens == NULL) {
+		engine_term(&a, "num_n_blocks", (uint64_t)prep.num_n_blocks);
+	}
 	if (prep.computed) {
 		engine_term(&a, "total_blocks", (uint64_t)prep.total_blocks);
 		engine_term(&a, "blocks_per_sm", (uint64_t)prep.blocks_per_sm);
+		if (seqused_k->lens != NULL) {
+			engine_term(&a, "blocks_per_sm_near_whole", prep.near_whole);
+		}
 	}
-	engine_term(&a, "num_splits_dynamic", (uint64_t)num_splits_dynamic);
+	if (seqused_k->lens == NULL) {
+		engine_term(&a, "num_splits_dynamic", (uint64_t)num_splits_dynamic);
+	}
 	return a;
+}
+
+struct engine_answer fa3_launch(const struct engine_shape *s)
+{
+	struct seqused_k const every = {NULL, (int)(s->seq_len <= INT_MAX ? s->seq_len : 0),
+					overflow_reason, "seq_len"};
+
+	return launch(s, &every, NULL);
+}
+
+/* The shape of *b: *s with b's num_seqs and, as seq_len, its longest
+ * length, which sizes the page table (fa3.h); the batch's own refusals
+ * first, in engine_shape's order, named after seq_lens. Returns false
+ * with *refusal filled when the batch is refused. */
+static bool batch_shape(const struct engine_shape *s, const struct engine_batch *b,
+			struct engine_shape *out, struct engine_answer *refusal)
+{
+	unsigned const before_seq_len = ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS |
+					ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM;
+	struct engine_zero zero;
+	uint32_t longest = 0;
+	bool a_zero = false;
+
+	*out = *s;
+	out->num_seqs = b->num_seqs;
+	if (engine_zero_count(out, FA3_READS & before_seq_len, &zero)) {
+		*refusal = engine_refused(zero.reason, zero.input);
+		return false;
+	}
+	if (b->num_seqs > ENGINE_MAX_SEQS) {
+		*refusal = engine_refused("a mixed batch holds at most 4096 sequences; give fewer",
+					  "num_seqs");
+		return false;
+	}
+	if (b->seq_lens == NULL) {
+		*refusal = engine_refused("a mixed batch needs its seq_lens", "seq_lens");
+		return false;
+	}
+	for (uint32_t i = 0; i < b->num_seqs; i++) {
+		if (b->seq_lens[i] == 0) {
+			a_zero = true;
+		}
+		if (b->seq_lens[i] > longest) {
+			longest = b->seq_lens[i];
+		}
+	}
+	if (a_zero) {
+		*refusal = engine_refused("every one of seq_lens must be at least 1", "seq_lens");
+		return false;
+	}
+	if (longest > ENGINE_MAX_SEQ_LEN) {
+		*refusal = engine_refused("a sequence of seq_lens is longer than 2^31 - 1 tokens, "
+					  "beyond FlashAttention-3's int lengths",
+					  "seq_lens");
+		return false;
+	}
+	out->seq_len = longest;
+	return true;
+}
+
+struct engine_answer fa3_launch_batch(const struct engine_shape *s, const struct engine_batch *b,
+				      uint32_t *by_seq)
+{
+	struct engine_shape batch;
+	struct engine_answer refusal;
+
+	if (!batch_shape(s, b, &batch, &refusal)) {
+		return refusal;
+	}
+	struct seqused_k const seqused_k = {b->seq_lens, (int)batch.seq_len, batch_overflow_reason,
+					    "seq_lens"};
+	return launch(&batch, &seqused_k, by_seq);
 }

@@ -3,7 +3,9 @@
  * fa3 — FlashAttention-3's (hopper/) split choice for one paged decode
  * launch on sm90, ported: the host heuristic's upper bound, which sizes the
  * split-K accumulators, and the per-batch split the prepare kernel computes
- * for this batch, which is the split the attention kernel runs.
+ * for this batch, which is the split the attention kernel runs: for a batch
+ * of equal lengths (fa3_launch) or of mixed ones (fa3_launch_batch), where
+ * each sequence gets its own split from one quotient of the whole batch.
  *
  * Where it came from: Dao-AILab/flash-attention at commit
  * 0251105a2fb19d2957484b7f023cd8c115286ced, directory hopper/ (each file
@@ -26,20 +28,29 @@
  *                               mha_fwd                    lines  672-1198,
  *                               of which the port uses 759-781 (sizes, the
  *                               head size and head-count checks), 796-805
- *                               (window and causal), 849 (is_varlen),
+ *                               (window and causal), 834-839 (seqused_k:
+ *                               one int length a sequence), 849 (is_varlen),
  *                               854-856 (alignment), 878-881 (rounding),
  *                               895-926 (params), 977-985 (pagedkv_tma,
  *                               num_splits, pack_gqa), 990-1002 (the
- *                               scheduler metadata's size), 1092-1104
+ *                               scheduler metadata's size; 993
+ *                               varlen_sort_batches), 1092-1104
  *                               (out_accum, softmax_lse_accum), 1167-1169.
  *   flash_prepare_scheduler.cu  prepare_varlen_num_blocks_kernel lines 42-215
- *                               (60, 79-128 and 140-161 form the split)
+ *                               (60, 79-128 and 140-161 form the split:
+ *                               the lanes 123-128, each sequence's blocks
+ *                               97-121, the block's int sum 146-154, the
+ *                               batch's quotient 156, each sequence's
+ *                               split 158; 163-213 store it, sorted or
+ *                               not)
  *                               prepare_varlen_num_blocks  lines  219-250
  * Read to fix the branches below, not ported: flash_fwd_launch_template.h
  * run_flash_fwd (28-199: kBlockM/kBlockN from the kernel's template at
  * 40-43, the prepare call at 163-166) and run_mha_fwd_ (201-226);
  * static_switch.h NUM_WARP_SWITCH (183-204); tile_scheduler.hpp (112,
- * 630: the kernel reads num_splits_dynamic per batch); paged_kv.h and
+ * 630: the kernel reads num_splits_dynamic per batch; 561-570: with Sort
+ * it maps the virtual batch back through varlen_batch_idx, so a sequence
+ * runs the count formed from its own length); paged_kv.h and
  * mainloop_fwd_sm90_tma_gmma_ws.hpp 535-538 (only the TMA path asks
  * page_size % kBlockN == 0, and get_pagedkv_tma takes it only then);
  * flash_attn_interface.py flash_attn_with_kvcache (942-1104: the Python
@@ -58,12 +69,26 @@
  *    kv_batch_idx, no leftpad_k. page_size is not checked by upstream
  *    (the Python docstring: "page_block_size can be arbitrary"), so no
  *    page size is refused.
- *  - seqused_k given (cache_seqlens = seq_len for every sequence), no
- *    cu_seqlens_q, no seqused_q: is_varlen (849), so use_prepare_varlen,
+ *  - seqused_k given (cache_seqlens: seq_len for every sequence, or a
+ *    mixed batch's seq_lens), no cu_seqlens_q, no seqused_q: is_varlen
+ *    (849), so use_prepare_varlen,
  *    num_splits_dynamic_ptr is set before get_num_splits (980), whose
  *    total_mblocks then pretends batch = 1 (468): the host count is only an
  *    upper bound. The prepare kernel runs (run_flash_fwd 163) and the
  *    per-batch split it writes is what the kernel launches.
+ *  - A mixed batch: the page table is as wide as its longest sequence
+ *    needs, so the host's seqlen_k (768), and with it get_num_splits' bound
+ *    (num_splits_static), the TMA choice and the scratch, are those of
+ *    the longest sequence; the prepare kernel sums every sequence's
+ *    num_m_blocks * num_n_blocks (146-154) into one quotient, blocks_per_sm
+ *    (156), and gives each sequence min(ceil(its num_n_blocks /
+ *    blocks_per_sm), num_splits_static), at least 1 (158). A short
+ *    sequence beside long ones therefore gets fewer splits, and a long one
+ *    fewer than it would alone (13 alone, 11, 8 or 2 in the worked
+ *    example, tests/unit/test_fa3.c).
+ *  - varlen_sort_batches = !is_local (993) is true, so the kernel sorts
+ *    (Sort, 163-204); the sort carries each sequence's split with its
+ *    index and changes no value (tile_scheduler.hpp 561-570).
  *  - seqlen_q = 1, window (-1, -1), no attention_chunk, causal = False:
  *    is_causal and is_local are false (799-805, 148-149). (A caller that
  *    passes causal=True keeps is_causal for 64 < head_dim <= 128 with a
@@ -113,10 +138,22 @@
  *    (53 >= 2 * 24 + 2 bits).
  *  - at::cuda::getCurrentDeviceProperties()->multiProcessorCount -
  *    sm_margin is s->sm_count (sm_margin 0).
- *  - The prepare kernel's warp shuffles, block-wide atomicAdd and merge
- *    sort become one product: every sequence has the same length, so every
- *    batch entry forms the same num_m_blocks, num_n_blocks and
- *    num_splits_dynamic, and the sum is num_seqs of them.
+ *  - The prepare kernel's lanes, warp shuffles, block-wide atomicAdd and
+ *    merge sort become two loops over the batch in its order: one sums
+ *    num_m_blocks * num_n_blocks, one forms each num_splits_dynamic. The
+ *    sum is of ints and each split reads only its own lane and the
+ *    batch's one quotient, so the order changes nothing; no float is
+ *    accumulated. For equal lengths the second loop forms its one value
+ *    once.
+ *  - Where the blocks_per_sm quotient is within 2 ulp of a whole number
+ *    (a float 2 steps below it and one 2 steps above it have different
+ *    ceilings), a GPU's approximate division may move blocks_per_sm by
+ *    one, and with it the splits: fa3_launch_batch says so in its term
+ *    blocks_per_sm_near_whole (1). fa3_launch has no such term: its 16
+ *    terms fill ENGINE_TERMS_MAX already.
+ *  - The batch's own refusals (engine.h): no sequence, more than
+ *    ENGINE_MAX_SEQS, a length of 0 or beyond ENGINE_MAX_SEQ_LEN. A
+ *    length of 0 upstream would get 0 blocks and 1 split.
  *  - A zero count is refused (engine.h), where upstream would divide by
  *    zero or launch nothing.
  *  - Upstream does its arithmetic in int; a shape where one of its int
@@ -126,8 +163,9 @@
  *  - std::vector<float> efficiency is a float[128] (max_splits <= 128).
  *  - The tensors mha_fwd allocates become their byte count.
  *
- * What it never does: allocate, perform I/O or keep state; fa3_launch is a
- * pure function of its argument and thread-safe.
+ * What it never does: allocate, perform I/O or keep state; fa3_launch and
+ * fa3_launch_batch are pure functions of their arguments (the latter
+ * writes only the caller's by_seq) and thread-safe.
  *
  * Upstream's license (LICENSE at that commit), whose notice a port keeps:
  *
@@ -212,6 +250,30 @@ extern "C" {
  * int arithmetic. Never fails otherwise.
  */
 struct engine_answer fa3_launch(const struct engine_shape *s);
+
+/*
+ * What mha_fwd would launch on sm90 for *s over the mixed batch *b, whose
+ * sequence i holds b->seq_lens[i] tokens of KV: b is read in place of
+ * s->num_seqs and s->seq_len (which are ignored), the page table taken as
+ * wide as the longest sequence needs. Writes sequence i's own
+ * num_splits_dynamic to by_seq[i] for i < b->num_seqs (by_seq: the
+ * caller's, b->num_seqs long; NULL when only the answer is wanted) and
+ * answers num_splits = the largest of them, num_splits_bound and
+ * workspace_bytes as fa3_launch (the host's bound for the longest
+ * sequence, and the scratch it sizes for b->num_seqs sequences), and the
+ * terms of fa3_launch less num_n_blocks and num_splits_dynamic (one per
+ * sequence), plus blocks_per_sm_near_whole (fa3.h) where blocks_per_sm
+ * was formed. With every length equal to L, the answer's status,
+ * num_splits, num_splits_bound and workspace_bytes, and every by_seq
+ * entry, are fa3_launch's for b->num_seqs sequences of L.
+ *
+ * Refuses as fa3_launch does, a length naming seq_lens where fa3_launch
+ * names seq_len, and also no sequence, more than ENGINE_MAX_SEQS, a NULL
+ * seq_lens, or a length of 0 or beyond ENGINE_MAX_SEQ_LEN. A refused
+ * answer writes nothing to by_seq.
+ */
+struct engine_answer fa3_launch_batch(const struct engine_shape *s, const struct engine_batch *b,
+				      uint32_t *by_seq);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,9 @@
 // usage: sweep N SEED | harness ENGINE N (N: the records expected, so a sweep
 // that died part way fails here too)
 
-mod engine;
+// pub: harness_batch.rs, which takes this file as its module `single`,
+// calls the oracle's launch_batch through it.
+pub mod engine;
 
 use std::io::Read;
 
@@ -36,6 +38,18 @@ pub struct Answer {
     pub num_splits: u32,
     pub num_splits_bound: u32,
     pub workspace_bytes: u64,
+}
+
+/// A mixed batch's answer (harness_batch.rs): the launch's answer, each
+/// sequence's split count in the batch's order, and whether the engine's
+/// one float quotient lies within 2 ulp of a whole number (FA3's
+/// blocks_per_sm; false for an engine with none).
+#[derive(PartialEq, Debug, Clone)]
+#[allow(dead_code)] // built by the oracles' launch_batch, read by harness_batch.rs
+pub struct BatchAnswer {
+    pub answer: Answer,
+    pub by_seq: Vec<u32>,
+    pub near_whole: bool,
 }
 
 /// The brief's rule before any engine's own: a count that must be at least

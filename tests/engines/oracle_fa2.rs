@@ -1,4 +1,4 @@
-use crate::{Answer, Shape};
+use crate::{Answer, BatchAnswer, Shape};
 
 // SPDX-License-Identifier: AGPL-3.0-only
 //
@@ -15,12 +15,16 @@ use crate::{Answer, Shape};
 //                         paged capacity check 1440-1448, the
 //                         set_params_splitkv call 1498-1500)
 // and csrc/flash_attn/src/static_switch.h:90-111 (HEADDIM_SWITCH: every head
-// size <= 256 has a kernel, so no head size below that is refused).
+// size <= 256 has a kernel, so no head size below that is refused); for a
+// mixed batch, csrc/flash_attn/src/flash_fwd_launch_template.h
+// run_flash_splitkv_fwd (102-192; its grid, 107) and flash_fwd_kernel.h
+// compute_attn_1rowblock_splitkv (506-545: each split's share of the KV).
 //
 // The fixed setting (issue 44): one decode step, q of shape
 // (num_seqs, 1, num_q_heads, head_dim), bf16, a paged cache with
-// block_table given and seqlens_k = seq_len for every sequence, no k/v to
-// append, no rotary, no cache_batch_idx, no leftpad, no alibi, no softcap,
+// block_table given and seqlens_k = seq_len for every sequence (for
+// launch_batch, a mixed batch's own lengths, read only through their max),
+// no k/v to append, no rotary, no cache_batch_idx, no leftpad, no alibi, no softcap,
 // window (-1, -1), dropout 0 (mha_fwd_kvcache passes 0.f). causal does not
 // matter: seqlen_q == 1 without alibi sets is_causal = false (line 1314).
 //
@@ -138,8 +142,10 @@ fn set_params_splitkv(
 }
 
 /// mha_fwd_kvcache (flash_api.cpp:1243-1532) for the fixed decode setting,
-/// down to its set_params_splitkv call.
-pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
+/// down to its set_params_splitkv call, and the split kernel's grid for a
+/// mixed batch: seqlens_k (cache_seqlens) one length per sequence, or
+/// seq_len for every one (None).
+fn mha_fwd_kvcache(s: &Shape, seqlens_k: Option<&[u32]>) -> Result<BatchAnswer, &'static str> {
     // engine.h / brief: a count that must be >= 1 and is 0 is refused.
     // (Upstream: batch_size > 0 is line 1309; num_heads % 0 would trap at
     // line 1311; the rest are tensors of no size.) blocks_per_sm and
@@ -157,7 +163,11 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
     // lines 1302-1311 (paged_KV is true); max_num_blocks_per_seq is our
     // reading of the block_table's width, see the head of this file
     let page_block_size = s.page_size as i32;
-    let seq_len = s.seq_len as i32;
+    // line 1442: seqlens_k.max(), which our block_table is as wide as
+    let seq_len = match seqlens_k {
+        Some(lens) => *lens.iter().max().expect("a batch has a sequence") as i32,
+        None => s.seq_len as i32,
+    };
     let max_num_blocks_per_seq = (seq_len + page_block_size - 1) / page_block_size;
     if page_block_size % 256 != 0 {
         return Err("Paged KV cache block size must be divisible by 256");
@@ -206,11 +216,50 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
         s.num_splits as i32,
         s.sm_count as i32,
     )?;
-    Ok(Answer {
-        num_splits: kv.num_splits as u32,
-        num_splits_bound: kv.num_splits as u32,
-        workspace_bytes: kv.workspace_bytes,
+    // run_mha_fwd (flash_api.cpp:261-273, force_split_kernel for the paged
+    // cache) -> run_flash_splitkv_fwd (flash_fwd_launch_template.h:102-192):
+    // grid(num_m_block, num_splits > 1 ? num_splits : b, num_splits > 1 ?
+    // b * h : h) (line 107): every batch (sequence) gets params.num_splits
+    // split blocks, or 1; compute_attn_1rowblock_splitkv
+    // (flash_fwd_kernel.h:535-545) then gives each split its share of the
+    // table's seqlen_k and returns at once past the sequence's own blocks.
+    let splits_each = if kv.num_splits > 1 { kv.num_splits as u32 } else { 1 };
+    let by_seq = match seqlens_k {
+        Some(lens) => vec![splits_each; lens.len()],
+        None => Vec::new(),
+    };
+    Ok(BatchAnswer {
+        answer: Answer {
+            num_splits: kv.num_splits as u32,
+            num_splits_bound: kv.num_splits as u32,
+            workspace_bytes: kv.workspace_bytes,
+        },
+        by_seq,
+        near_whole: false,
     })
+}
+
+pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
+    mha_fwd_kvcache(s, None).map(|b| b.answer)
+}
+
+/// FA2 gives every sequence of a launch the same count (harness_batch.rs
+/// does not expect batches whose sequences differ).
+#[allow(dead_code)] // read by harness_batch.rs
+pub const SPLITS_PER_SEQUENCE: bool = false;
+
+/// mha_fwd_kvcache for a mixed batch: seqlens_k = seq_lens, the block
+/// table as wide as the longest needs. s.num_seqs and s.seq_len are not
+/// read; seq_lens is a batch engine.h accepts (1..=4096 lengths of
+/// 1..=2^31 - 1, harness_batch.rs checks).
+#[allow(dead_code)] // read by harness_batch.rs and the tests
+pub fn launch_batch(s: &Shape, seq_lens: &[u32]) -> Result<BatchAnswer, &'static str> {
+    let batch = Shape {
+        num_seqs: seq_lens.len() as u32,
+        seq_len: seq_lens.iter().copied().max().unwrap_or(0),
+        ..*s
+    };
+    mha_fwd_kvcache(&batch, Some(seq_lens))
 }
 
 #[cfg(test)]
@@ -260,6 +309,34 @@ mod tests {
         let a = launch(&shape(132, 1, 32, 8, 128, 8192, 256, 0)).unwrap();
         assert_eq!(a.workspace_bytes, 32 * 8 * 4 * (128 + 1) * 4);
         assert_eq!(launch(&shape(132, 64, 32, 8, 128, 8192, 256, 0)).unwrap().workspace_bytes, 0);
+    }
+
+    #[test]
+    fn worked_example_mixed_batches() {
+        // The FA3 example's batches with pages of 256 (FA2 refuses 16):
+        // one count from the batch size and the longest sequence (8,192
+        // tokens, 64 KV blocks), the same for every sequence.
+        let s = shape(132, 1, 32, 8, 128, 0, 256, 0);
+        let mut beside_63 = vec![100u32; 64];
+        beside_63[0] = 8192;
+        let cases: [(&[u32], u32); 4] = [
+            (&[8192], 32),
+            (&[8192, 512, 512, 512, 100, 100, 100, 100], 4),
+            (&beside_63, 1),
+            (&[8192; 8], 4),
+        ];
+        for (lens, splits) in cases {
+            let a = launch_batch(&s, lens).unwrap();
+            assert_eq!(a.answer.num_splits, splits);
+            assert!(a.by_seq.len() == lens.len() && a.by_seq.iter().all(|&x| x == splits));
+            // softmax_lse_accum + out_accum: splits x seqs x 8 heads x 4 rows x (1 + 128) floats
+            let want = if splits > 1 { splits as u64 * lens.len() as u64 * 8 * 4 * 129 * 4 } else { 0 };
+            assert_eq!(a.answer.workspace_bytes, want);
+            assert!(launch_batch(&shape(132, 1, 32, 8, 128, 0, 16, 0), lens).is_err());
+        }
+        // the longest sizes the table: 8,193 tokens are 33 pages of 256
+        let a = launch_batch(&s, &[100, 8193, 7]).unwrap();
+        assert_eq!(a.answer, launch(&shape(132, 3, 32, 8, 128, 8448, 256, 0)).unwrap());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-use crate::{Answer, Shape};
+use crate::{Answer, BatchAnswer, Shape};
 
 // SPDX-License-Identifier: AGPL-3.0-only
 //
@@ -23,9 +23,15 @@ use crate::{Answer, Shape};
 //                                  run_mha_fwd 367-385 (PackGQA, line 377)
 //                                  and run_mha_fwd_constexpr 255-365 (kHeadDim)
 //   hopper/flash_prepare_scheduler.cu  prepare_varlen_num_blocks_kernel
-//                                  42-215 (the per-batch split 140-161) and
-//                                  its host launcher 219-250
+//                                  42-215 (lanes and blocks 79-128, the
+//                                  per-batch split 140-161, the sort and
+//                                  its stores 163-213) and its host
+//                                  launcher 219-250
 //   hopper/static_switch.h         NUM_WARP_SWITCH 183-204
+//   hopper/tile_scheduler.hpp      VarlenDynamicPersistentTileScheduler:
+//                                  the actual batch of a virtual one
+//                                  (561-570), its split count (623-632)
+//   hopper/flash_api.cpp           varlen_sort_batches (993)
 // (hopper/flash_api_stable.cpp, which setup.py builds for torch >= 2.9, has
 // the same get_pagedkv_tma, get_pack_gqa, get_num_splits, round_up_headdim
 // and the same checks and accumulator shapes.)
@@ -33,8 +39,9 @@ use crate::{Answer, Shape};
 // The fixed setting (issue 44): arch sm90 (params.arch = 90), sm_margin 0,
 // one decode step, q of shape (num_seqs, 1, num_q_heads, head_dim) (not
 // varlen in q), bf16, v's head size = head_dim, a page_table (paged KV) and
-// seqused_k = cache_seqlens = seq_len for every sequence, so is_varlen is
-// true and the per-batch split of the prepare kernel is what launches. No
+// seqused_k = cache_seqlens (seq_len for every sequence; for launch_batch,
+// a mixed batch's own lengths), so is_varlen is true and the per-batch
+// split of the prepare kernel is what launches, sequence by sequence. No
 // k_new, no leftpad, no rotary, no kv_batch_idx, no q_v, no softcap, window
 // (-1, -1), attention_chunk 0, no scheduler_metadata given (so mha_fwd's own
 // launch runs the prepare kernel), pack_gqa not given, causal = false (the
@@ -46,7 +53,7 @@ use crate::{Answer, Shape};
 // sequence needs, max_num_pages_per_seq = ceil(seq_len / page_size), so the
 // host's seqlen_k = max_num_pages_per_seq * page_size (line 768) is seq_len
 // rounded up to whole pages, while the prepare kernel reads seq_len itself
-// from seqused_k.
+// from seqused_k. For a mixed batch, seq_len here is the longest length.
 //
 // Types as upstream: sizes are int (i32), the host heuristic's waves float
 // (f32) with the 0.8f compare float and the 0.85 compare double; the
@@ -55,7 +62,10 @@ use crate::{Answer, Shape};
 // may compute its one division `/ float(num_sm)` approximately (a GPU can
 // then round it differently, most visibly where the quotient is a whole
 // number and ceilf moves by one). That is out of scope: this port uses IEEE
-// division, as the C port does. Over the swept shapes no int overflows
+// division, as the C port does, and launch_batch says where the quotient
+// is within 2 ulp of a whole number (the floats 2 steps below and above it
+// have different ceilings), which the C port's answer says too (the
+// brief's rule). Over the swept shapes no int overflows
 // (size_one_kv_head <= 201,023 * 512 * 2 < 2^28; the float blocks_per_sm <=
 // 992 * 2,513 * 1.1 * 64 < 2^28). Torch sizes are int64: the scratch is u64.
 
@@ -314,19 +324,43 @@ fn get_num_splits(params: &Params) -> i32 {
     )
 }
 
-/// One batch's entry of prepare_varlen_num_blocks (flash_prepare_scheduler.cu
-/// 219-250, launching the kernel of 42-215), when every batch has the same
-/// seqused_k. Returns num_splits_dynamic, the same for every batch.
-fn prepare_varlen_num_blocks(params: &Params, packgqa: bool, block_m: i32, block_n: i32, seqused_k: i32) -> i32 {
-    let ceil_div = |a: i32, b: i32| (a + b - 1) / b;
-    // lines 221-223
-    let qhead_per_khead = ceil_div(params.h, params.h_k);
-    let num_warps = ceil_div(params.b, 31);
-    let num_ctas = ceil_div(params.b, 31 * 32);
-    // NUM_WARP_SWITCH (static_switch.h:183-204) rounds num_warps up to 1, 2,
-    // 4, 8, 16 or 32, so one CTA's 31 * NumWarps batch slots cover every
-    // batch when num_ctas == 1.
-    let num_warps_switched = match num_warps {
+/// What the prepare kernel leaves for the attention kernel's tile scheduler
+/// and what it formed on the way.
+struct Prepared {
+    /// num_splits_dynamic_ptr, indexed by the virtual (sorted) batch
+    num_splits_dynamic: Vec<i32>,
+    /// varlen_batch_idx_ptr: virtual batch -> actual batch
+    varlen_batch_idx: Vec<i32>,
+    /// the float quotient of line 156, where the kernel formed it
+    quotient: Option<f32>,
+}
+
+/// prepare_varlen_num_blocks (flash_prepare_scheduler.cu 219-250) and its
+/// kernel (42-215), run lane by lane: every CTA, every warp of
+/// NUM_WARP_SWITCH's NumWarps, every lane, with seqused_k(batch_idx) the
+/// device array seqused_k (cache_seqlens). Sort is params.varlen_sort_batches
+/// (flash_api.cpp:993: !is_local, true here); head_swizzle is false, so
+/// num_nheads_in_l2_ptr is null and get_nheads_in_l2 never runs.
+///
+/// The int arithmetic is done in i64, and where upstream's int would
+/// overflow (undefined behaviour there) this returns Err: the brief's rule
+/// (refuse what upstream's int arithmetic cannot hold); a sweep of real
+/// sizes never comes near it.
+fn prepare_varlen_num_blocks(
+    params: &Params,
+    packgqa: bool,
+    block_m: i32,
+    block_n: i32,
+    seqused_k: &dyn Fn(i32) -> i32,
+) -> Result<Prepared, &'static str> {
+    const OVERFLOW: &str = "an int of the prepare kernel would overflow";
+    let ceil_div = |a: i64, b: i64| (a + b - 1) / b;
+    // host, lines 221-223
+    let qhead_per_khead = ceil_div(params.h as i64, params.h_k as i64) as i32;
+    let num_warps = ceil_div(params.b as i64, 31) as i32;
+    let num_ctas = ceil_div(params.b as i64, 31 * 32) as i32;
+    // static_switch.h:183-204
+    let num_warps_switched: i32 = match num_warps {
         n if n <= 1 => 1,
         n if n <= 2 => 2,
         n if n <= 4 => 4,
@@ -334,52 +368,161 @@ fn prepare_varlen_num_blocks(params: &Params, packgqa: bool, block_m: i32, block
         n if n <= 16 => 16,
         _ => 32,
     };
-    // kernel arguments (line 236): num_head, num_sm, num_splits_static
+    // the kernel's arguments (lines 233-236)
+    let seqlen_q_static = params.seqlen_q;
+    let seqlen_k_new_static = params.seqlen_knew;
+    let num_batch = params.b;
     let num_head = if !packgqa { params.h } else { params.h_k };
     let num_sm = params.num_sm;
     let num_splits_static = params.num_splits;
-    let grid_dim_x = num_ctas;
+    let sort = true; // varlen_sort_batches = !is_local
+    let is_causal = params.is_causal;
 
-    // kernel lines 81-95, get_num_m_blocks: no seqused_q, no cu_seqlens_q,
-    // so seqlen = seqlen_q_static
-    let mut seqlen = params.seqlen_q;
-    if packgqa {
-        seqlen *= qhead_per_khead;
+    let mut out = Prepared {
+        num_splits_dynamic: vec![0; num_batch.max(0) as usize],
+        varlen_batch_idx: vec![0; num_batch.max(0) as usize],
+        quotient: None,
+    };
+    // line 60 onwards, one CTA at a time (gridDim.x = num_ctas)
+    let k_num_batch_per_warp = 31; // cutlass::NumThreadsPerWarp - 1
+    let block_dim_x = num_warps_switched * 32;
+    for block_idx in 0..num_ctas {
+        let mut total_blocks_smem: i64 = 0;
+        // lines 79-128: every thread's lane, batch_idx and blocks
+        let mut num_m_blocks = [0i64; 1024];
+        let mut num_n_blocks = [0i64; 1024];
+        let mut batch_idx = [0i32; 1024];
+        for thread in 0..block_dim_x {
+            let lane = thread % 32;
+            let warp_idx = thread / 32;
+            let batch_cta_idx_offset = block_idx * 992;
+            let bidb_start = batch_cta_idx_offset + k_num_batch_per_warp * warp_idx;
+            let b = lane + bidb_start;
+            let valid = b < num_batch && lane < k_num_batch_per_warp;
+            // get_num_m_blocks (81-95): no seqused_q, no cu_seqlens_q
+            let mut seqlen_m = seqlen_q_static as i64;
+            if packgqa {
+                seqlen_m *= qhead_per_khead as i64;
+            }
+            // get_num_n_blocks (97-121): no leftpad_k, seqused_k given, no
+            // cu_seqlens_k_new
+            let leftpad_k = 0i64;
+            let seqlen_n = if b < num_batch { seqused_k(b) as i64 } else { 0 } - leftpad_k + seqlen_k_new_static as i64;
+            let t = thread as usize;
+            batch_idx[t] = b;
+            // blockm_divmod.div(seqlen + divisor - 1)
+            num_m_blocks[t] = if valid { (seqlen_m + block_m as i64 - 1) / block_m as i64 } else { 0 };
+            num_n_blocks[t] = if valid { (seqlen_n + block_n as i64 - 1) / block_n as i64 } else { 0 };
+            if seqlen_m + block_m as i64 - 1 > i32::MAX as i64 || seqlen_n + block_n as i64 - 1 > i32::MAX as i64 {
+                return Err(OVERFLOW);
+            }
+        }
+        // lines 140-161
+        let mut num_splits_dynamic = [0i64; 1024];
+        if num_ctas > 1 || num_splits_static == 1 {
+            num_splits_dynamic[..block_dim_x as usize].iter_mut().for_each(|d| *d = 1);
+        } else {
+            // 146-152: each warp's shuffle-down sum, lane 0's into shared memory
+            for warp in 0..num_warps_switched as usize {
+                let mut total_blocks = [0i64; 32];
+                for (lane, t) in total_blocks.iter_mut().enumerate() {
+                    *t = num_m_blocks[warp * 32 + lane] * num_n_blocks[warp * 32 + lane];
+                }
+                let mut i = 16;
+                while i >= 1 {
+                    // __shfl_down_sync: a lane whose source is past 31 keeps its own
+                    let before = total_blocks;
+                    for lane in 0..32 {
+                        total_blocks[lane] += if lane + i < 32 { before[lane + i] } else { before[lane] };
+                    }
+                    i /= 2;
+                }
+                if total_blocks[0] > i32::MAX as i64 {
+                    return Err(OVERFLOW);
+                }
+                total_blocks_smem += total_blocks[0]; // atomicAdd, lane 0
+            }
+            // 153-154
+            if total_blocks_smem > i32::MAX as i64 {
+                return Err(OVERFLOW);
+            }
+            let total_blocks = total_blocks_smem as i32;
+            // 156: float, left to right; IEEE division (the file's head)
+            let quotient: f32 = total_blocks as f32 * 1.1f32 * num_head as f32 / num_sm as f32;
+            let ceiled = quotient.ceil();
+            if ceiled >= 2147483648.0f32 {
+                return Err(OVERFLOW); // static_cast<int> undefined
+            }
+            let blocks_per_sm = ceiled as i64;
+            out.quotient = Some(quotient);
+            for t in 0..block_dim_x as usize {
+                // 158
+                if num_n_blocks[t] + blocks_per_sm - 1 > i32::MAX as i64 {
+                    return Err(OVERFLOW);
+                }
+                num_splits_dynamic[t] =
+                    ((num_n_blocks[t] + blocks_per_sm - 1) / blocks_per_sm).min(num_splits_static as i64).max(1);
+                // 160: cutlass::ceil_div
+                num_n_blocks[t] = (num_n_blocks[t] + num_splits_dynamic[t] - 1) / num_splits_dynamic[t];
+            }
+        }
+        if sort {
+            // 163-171: lane 31 and the slots past the batch sort last
+            let mut batch_coords: Vec<(i64, i64, i64, i32)> = (0..block_dim_x as usize)
+                .map(|t| {
+                    let lane = t as i32 % 32;
+                    let x = if lane == k_num_batch_per_warp || batch_idx[t] >= num_batch {
+                        i32::MIN as i64
+                    } else if is_causal {
+                        num_n_blocks[t] * block_n as i64 - num_m_blocks[t] * block_m as i64
+                    } else {
+                        num_n_blocks[t]
+                    };
+                    (x, num_m_blocks[t], num_splits_dynamic[t], batch_idx[t])
+                })
+                .collect();
+            // 179: BlockMergeSort, descending by x (stable)
+            batch_coords.sort_by(|l, r| r.0.cmp(&l.0));
+            // 197-204
+            for thread in 0..block_dim_x {
+                let b = block_idx * 992 + thread;
+                if b < num_batch && thread < 992 {
+                    let c = batch_coords[thread as usize];
+                    out.num_splits_dynamic[b as usize] = c.2 as i32;
+                    out.varlen_batch_idx[b as usize] = c.3;
+                }
+            }
+        } else {
+            // 206-212
+            for t in 0..block_dim_x as usize {
+                let lane = t as i32 % 32;
+                let b = batch_idx[t];
+                if b < num_batch && lane < k_num_batch_per_warp {
+                    out.num_splits_dynamic[b as usize] = num_splits_dynamic[t] as i32;
+                    out.varlen_batch_idx[b as usize] = b;
+                }
+            }
+        }
     }
-    let num_m_blocks = ceil_div(seqlen, block_m); // blockm_divmod.div(seqlen + divisor - 1)
-    // lines 97-121, get_num_n_blocks: seqused_k, leftpad_k 0, seqlen_new =
-    // seqlen_k_new_static (no cu_seqlens_k_new)
-    let seqlen = seqused_k - 0 + params.seqlen_knew;
-    let mut num_n_blocks = ceil_div(seqlen, block_n);
+    Ok(out)
+}
 
-    // lines 140-161
-    let num_splits_dynamic;
-    if grid_dim_x > 1 || num_splits_static == 1 {
-        // "set num splits for all batches to 1" (batch > 992: more than one CTA)
-        num_splits_dynamic = 1;
-    } else {
-        // lines 146-154: the warp sums and the CTA's atomicAdd give the sum of
-        // num_m_blocks * num_n_blocks over every batch (lane 31 of each warp
-        // and the slots past num_batch count 0)
-        debug_assert!(31 * num_warps_switched >= params.b);
-        let total_blocks = params.b * (num_m_blocks * num_n_blocks);
-        // line 156: "10% margin", float throughout, left to right:
-        // ((float(total_blocks) * 1.1f) * float(num_head)) / float(num_sm).
-        // IEEE division here; upstream's --use_fast_math is out of scope
-        // (see the head of this file).
-        let blocks_per_sm = (total_blocks as f32 * 1.1f32 * num_head as f32 / num_sm as f32).ceil() as i32;
-        // line 158
-        num_splits_dynamic = ((num_n_blocks + blocks_per_sm - 1) / blocks_per_sm).min(num_splits_static).max(1);
-        // line 160: num_n_blocks per work tile (not part of our answer)
-        num_n_blocks = ceil_div(num_n_blocks, num_splits_dynamic);
+/// The split count the attention kernel runs for each actual batch
+/// (sequence), in the batch's order: tile_scheduler.hpp's
+/// VarlenDynamicPersistentTileScheduler reads num_splits_dynamic_ptr at the
+/// virtual batch (630; 1 without Split, 626-627) and runs it for the
+/// actual batch varlen_batch_idx_ptr names (561-570).
+fn splits_by_sequence(prepared: &Prepared, split: bool) -> Vec<u32> {
+    let mut by_seq = vec![0u32; prepared.num_splits_dynamic.len()];
+    for (virtual_batch, &actual) in prepared.varlen_batch_idx.iter().enumerate() {
+        by_seq[actual as usize] = if split { prepared.num_splits_dynamic[virtual_batch] as u32 } else { 1 };
     }
-    let _ = num_n_blocks;
-    num_splits_dynamic
+    by_seq
 }
 
 /// mha_fwd (flash_api.cpp:672-1198) for the fixed paged decode, with its
 /// `causal` argument made explicit for the test that it changes nothing.
-fn mha_fwd(s: &Shape, causal: bool) -> Result<Answer, &'static str> {
+fn mha_fwd(s: &Shape, cache_seqlens: Option<&[u32]>, causal: bool) -> Result<BatchAnswer, &'static str> {
     // engine.h / brief: a count that must be >= 1 and is 0 is refused.
     // (Upstream: num_heads % 0 would trap at line 781; the rest are
     // tensors of no size.) blocks_per_sm and cuda_graph are FlashInfer's.
@@ -395,7 +538,11 @@ fn mha_fwd(s: &Shape, causal: bool) -> Result<Answer, &'static str> {
     let head_size = s.head_dim as i32;
     let head_size_v = head_size;
     let page_size = s.page_size as i32; // any page size (interface: "can be arbitrary")
-    let seq_len = s.seq_len as i32;
+    // cache_seqlens: one length per sequence, or seq_len for every one
+    let seq_len = match cache_seqlens {
+        Some(lens) => *lens.iter().max().expect("a batch has a sequence") as i32,
+        None => s.seq_len as i32,
+    };
     let max_num_pages_per_seq = (seq_len + page_size - 1) / page_size; // our reading
     let seqlen_k = max_num_pages_per_seq * page_size;
     let total_k = batch_size * page_size; // `batch_size * k.size(1)`
@@ -529,17 +676,49 @@ fn mha_fwd(s: &Shape, causal: bool) -> Result<Answer, &'static str> {
         false,
     );
     // lines 163-166: Varlen and no scheduler_metadata
-    let num_splits_dynamic = prepare_varlen_num_blocks(&params, pack_gqa, k_block_m, k_block_n, seq_len);
+    let seqused_k = |b: i32| match cache_seqlens {
+        Some(lens) => lens[b as usize] as i32,
+        None => seq_len,
+    };
+    let prepared = prepare_varlen_num_blocks(&params, pack_gqa, k_block_m, k_block_n, &seqused_k)?;
+    let by_seq = splits_by_sequence(&prepared, split);
+    // what the launch runs: every sequence's count, the largest of them
+    let num_splits_dynamic = by_seq.iter().copied().max().unwrap_or(0);
+    // within 2 ulp of a whole number: the floats 2 steps below and above
+    // have different ceilings (the GPU's --use_fast_math division is
+    // within 2 ulp)
+    let near_whole = prepared.quotient.is_some_and(|q| {
+        f32::from_bits(q.to_bits() - 2).ceil() != f32::from_bits(q.to_bits() + 2).ceil()
+    });
 
-    Ok(Answer {
-        num_splits: num_splits_dynamic as u32,
-        num_splits_bound: params.num_splits as u32,
-        workspace_bytes,
+    Ok(BatchAnswer {
+        answer: Answer { num_splits: num_splits_dynamic, num_splits_bound: params.num_splits as u32, workspace_bytes },
+        by_seq,
+        near_whole,
     })
 }
 
 pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
-    mha_fwd(s, false)
+    mha_fwd(s, None, false).map(|b| b.answer)
+}
+
+/// FA3 gives each sequence of a batch its own count (harness_batch.rs
+/// expects some batches to have different counts).
+#[allow(dead_code)] // read by harness_batch.rs
+pub const SPLITS_PER_SEQUENCE: bool = true;
+
+/// mha_fwd for a mixed batch: cache_seqlens = seq_lens (seqused_k), the
+/// page table as wide as the longest needs. s.num_seqs and s.seq_len are
+/// not read; seq_lens is a batch engine.h accepts (1..=4096 lengths of
+/// 1..=2^31 - 1, harness_batch.rs checks).
+#[allow(dead_code)] // read by harness_batch.rs and the tests
+pub fn launch_batch(s: &Shape, seq_lens: &[u32]) -> Result<BatchAnswer, &'static str> {
+    let batch = Shape {
+        num_seqs: seq_lens.len() as u32,
+        seq_len: seq_lens.iter().copied().max().unwrap_or(0),
+        ..*s
+    };
+    mha_fwd(&batch, Some(seq_lens), false)
 }
 
 #[cfg(test)]
@@ -558,6 +737,54 @@ mod tests {
             assert_eq!(a.num_splits_bound, 15);
             // out_accum + softmax_lse_accum: 15 x seqs x 32 heads x 1 x (128 + 1) floats
             assert_eq!(a.workspace_bytes, 15 * seqs as u64 * 32 * (128 + 1) * 4);
+        }
+    }
+
+    #[test]
+    fn worked_example_mixed_batches() {
+        // 132 SMs, 32 q / 8 kv heads, d 128, pages of 16: one 8,192-token
+        // sequence alone, beside 3 x 512 and 4 x 100, beside 63 x 100,
+        // beside 7 x 8,192. Pages of 16 take the non-TMA tile, 128 x 128;
+        // 64 KV blocks for the long one, bound 15 from the page table.
+        let s = shape(132, 1, 32, 8, 128, 0, 16, 0);
+        let mut beside_63 = vec![100u32; 64];
+        beside_63[0] = 8192;
+        let cases: [(&[u32], u32, u32); 4] = [
+            (&[8192], 13, 0),
+            (&[8192, 512, 512, 512, 100, 100, 100, 100], 11, 1),
+            (&beside_63, 8, 1),
+            (&[8192; 8], 2, 2),
+        ];
+        for (lens, long, short) in cases {
+            let a = launch_batch(&s, lens).unwrap();
+            assert_eq!(a.by_seq[0], long, "{:?}", &lens[..lens.len().min(8)]);
+            assert!(a.by_seq[1..].iter().all(|&x| x == short), "{:?}", a.by_seq);
+            assert_eq!(a.answer.num_splits, long);
+            assert_eq!(a.answer.num_splits_bound, 15);
+            assert_eq!(a.answer.workspace_bytes, 15 * lens.len() as u64 * 32 * (128 + 1) * 4);
+            assert!(!a.near_whole);
+        }
+    }
+
+    #[test]
+    fn mixed_batch_quotient_near_whole() {
+        // 11 SMs, 1 head, 1,280 tokens: 10 blocks, float(10) * 1.1f is the
+        // float 11, and 11 / 11 is exactly 1
+        let a = launch_batch(&shape(11, 1, 1, 1, 128, 0, 16, 0), &[1280]).unwrap();
+        assert!(a.near_whole);
+        let b = launch_batch(&shape(11, 1, 1, 1, 128, 0, 16, 0), &[1280, 128]).unwrap();
+        assert!(!b.near_whole);
+    }
+
+    #[test]
+    fn equal_lengths_as_launch() {
+        // a batch of equal lengths answers as launch, every sequence alike
+        for (seqs, len, page) in [(1, 8192, 16), (8, 8192, 256), (992, 3000, 16), (993, 100000, 1), (64, 1, 7)] {
+            let lens = vec![len; seqs as usize];
+            let a = launch_batch(&shape(132, 0, 32, 8, 128, 0, page, 0), &lens).unwrap();
+            let u = launch(&shape(132, seqs, 32, 8, 128, len, page, 0)).unwrap();
+            assert_eq!(a.answer, u);
+            assert!(a.by_seq.iter().all(|&x| x == u.num_splits));
         }
     }
 
@@ -607,7 +834,7 @@ mod tests {
                 1 + (next() % 1024) as u32,
                 0,
             );
-            assert_eq!(mha_fwd(&s, true), mha_fwd(&s, false));
+            assert_eq!(mha_fwd(&s, None, true), mha_fwd(&s, None, false));
         }
     }
 }

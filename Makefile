@@ -136,8 +136,12 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
-# So are the engine ports' (policy/flashinfer.c over a mixed batch).
+# So are the engine ports' (policy/flashinfer.c over a mixed batch,
+# policy/flashmla.c).
 $(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+$(BUILD)/tests/unit/test_flashmla: tests/unit/test_flashmla.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 

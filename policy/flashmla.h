@@ -83,7 +83,9 @@
  *     (the SM parts its blocks land on; 1 = written straight to the output,
  *     not merged). Equal lengths do not give equal counts: the parts cut
  *     the batch's blocks where they fall (8 x 8,192 on an H100: 8, 9, 9, 8,
- *     8, 9, 9, 8), so there is no uniform-launch equivalence to promise.
+ *     8, 9, 9, 8), so there is no uniform-launch equivalence to promise;
+ *     they differ by one at most (a part carries payload - 5 blocks of a
+ *     request it does not finish; tests/unit/test_flashmla.c sweeps it).
  *   num_splits: the largest by_seq.
  *   num_splits_bound: num_sm_parts, the most splits any one request can
  *     have (each of its splits is a different part), on which the combine
@@ -120,7 +122,7 @@
  *     seqlen_q above INT32_MAX, seqlen_q * num_q_heads above INT32_MAX,
  *     and a batch whose total_num_blocks (each request's blocks plus 5)
  *     or ceil_div's total_num_blocks + num_sm_parts - 1 or payload exceed
- *     INT32_MAX (about 4,000 sequences of 2^31 tokens reach it).
+ *     INT32_MAX (64 sequences of 2^31 - 1 tokens reach it).
  *   - A length of 0 is refused (engine_batch's bound; upstream would give
  *     the request one block and correct its end), as is more than
  *     ENGINE_MAX_SEQS sequences. Upstream's shared memory, b * 5 + 1 ints,

@@ -140,8 +140,12 @@ $(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/t
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
-# So are the engine ports' (policy/flashinfer.c over a mixed batch).
+# So are the engine ports' (policy/flashinfer.c over a mixed batch,
+# policy/flashmla.c).
 $(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+$(BUILD)/tests/unit/test_flashmla: tests/unit/test_flashmla.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
@@ -467,8 +471,33 @@ engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUI
 	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) tc | \
 		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch-tc $(ENGINE_BATCHES)
 
+# FlashMLA's dense decode over mixed batches: flashmla_launch_batch against
+# its second implementation in Rust (tests/engines/oracle_batch_flashmla.rs),
+# ENGINE_BATCHES batches in each setting (tests/engines/sweep_batch_flashmla.c):
+# dsv3, DeepSeek-V3's decode as served, and wide, every input varied.
+.PHONY: engines-check-batch-flashmla
+$(BUILD)/engines/sweep_batch_flashmla: tests/engines/sweep_batch_flashmla.c policy/engine.h \
+				       policy/flashmla.h $(BUILD)/policy/flashmla.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/flashmla.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_flashmla: tests/engines/harness_batch_flashmla.rs \
+					tests/engines/oracle_batch_flashmla.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_flashmla
+	cp tests/engines/harness_batch_flashmla.rs $(BUILD)/engines/rs_batch_flashmla/main.rs
+	cp tests/engines/oracle_batch_flashmla.rs $(BUILD)/engines/rs_batch_flashmla/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_flashmla/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_flashmla/main.rs
+engines-check-batch-flashmla: $(BUILD)/engines/sweep_batch_flashmla $(BUILD)/engines/oracle_batch_flashmla
+	@echo "== engines-check: flashmla's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_flashmla-test -q
+	@set -e; for setting in dsv3 wide; do \
+		echo "== engines-check: flashmla ($$setting) against its second implementation, $(ENGINE_BATCHES) batches"; \
+		$(BUILD)/engines/sweep_batch_flashmla $(ENGINE_BATCHES) $(ENGINE_SEED) $$setting | \
+			$(BUILD)/engines/oracle_batch_flashmla flashmla-batch-$$setting $(ENGINE_BATCHES); \
+	done
+
 engines-check: $(ENGINES:%=engines-check-%) $(BATCH_ENGINES:%=engines-check-batch-%) \
-	engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
+	engines-check-batch-flashinfer engines-check-batch-flashinfer-tc engines-check-batch-flashmla
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

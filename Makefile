@@ -447,7 +447,34 @@ engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUI
 	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) tc | \
 		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch-tc $(ENGINE_BATCHES)
 
-engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
+# TensorRT-LLM's XQA choice over mixed batches: trtllm_launch_batch against
+# its own second implementation in Rust (tests/engines/oracle_batch_trtllm.rs),
+# ENGINE_BATCHES batches with multi-block on (the default) and as many with
+# FORCE_DETERMINISTIC, variable-length records (tests/engines/sweep_batch_trtllm.c).
+.PHONY: engines-check-batch-trtllm
+$(BUILD)/engines/sweep_batch_trtllm: tests/engines/sweep_batch_trtllm.c policy/engine.h \
+				     policy/trtllm.h $(BUILD)/policy/trtllm.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/trtllm.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_trtllm: tests/engines/harness_batch_trtllm.rs \
+				      tests/engines/oracle_batch_trtllm.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_trtllm
+	cp tests/engines/harness_batch_trtllm.rs $(BUILD)/engines/rs_batch_trtllm/main.rs
+	cp tests/engines/oracle_batch_trtllm.rs $(BUILD)/engines/rs_batch_trtllm/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_trtllm/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_trtllm/main.rs
+engines-check-batch-trtllm: $(BUILD)/engines/sweep_batch_trtllm $(BUILD)/engines/oracle_batch_trtllm
+	@echo "== engines-check: trtllm's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_trtllm-test -q
+	@echo "== engines-check: trtllm (multi-block) against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_trtllm $(ENGINE_BATCHES) $(ENGINE_SEED) multi | \
+		$(BUILD)/engines/oracle_batch_trtllm trtllm-batch $(ENGINE_BATCHES)
+	@echo "== engines-check: trtllm (FORCE_DETERMINISTIC) against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_trtllm $(ENGINE_BATCHES) $(ENGINE_SEED) det | \
+		$(BUILD)/engines/oracle_batch_trtllm trtllm-batch-det $(ENGINE_BATCHES)
+
+engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc \
+	       engines-check-batch-trtllm
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

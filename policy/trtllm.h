@@ -54,6 +54,13 @@
  *          nbSubSeqPerSeq); the multi-block scratch segments (rowMax,
  *          rowSum, the partial output tiles) and the merge over all
  *          nbSubSeqPerSeq of them.
+ *   Read beside them, at the commits the file index holds (not pinned;
+ *   each says the same in every version it holds): attentionOp.h
+ *   (mMultiBlockMode = true, mEnableXQA = true), cpp/kernels/xqa/mha.h
+ *   @ 38bb4a2 (headElems: the head padded to 64, 128 or 256),
+ *   mha_components.cuh (ThrdRegRowMaxT = Vec<float, divUp(tileM,
+ *   warp_size)>) and xqa's utils.cuh (MemSegmenter::newSeg aligns a
+ *   segment to sizeof(T)): the scratch's sizes below lean on these.
  *   Line ranges are given where they could be counted (the constants);
  *   the larger files were read through a file index that answers by
  *   character offset, and the repository's snapshot is too large to fetch
@@ -87,8 +94,9 @@
  *     no sliding window (the cyclic attention window holds every
  *     sequence: max_past_kv_length + 1 <= cyclic_attention_window_size, as
  *     supportConfigHMMA's inference-time check needs).
- *   - mEnableXQA and mMultiBlockMode true (TensorRT-LLM's defaults, and
- *     the runtime knob multi_block_mode's default); FORCE_MULTI_BLOCK_MODE
+ *   - mEnableXQA and mMultiBlockMode true (attentionOp.h's defaults; a
+ *     runtime_perf_knobs[0] of 0 would turn multi-block off, not
+ *     modelled but as deterministic does); FORCE_MULTI_BLOCK_MODE
  *     unset; TRTLLM_FORCE_XQA and TRTLLM_ENABLE_XQA_JIT unset (the JIT
  *     impl); TRTLLM_XQA_BLOCKS_PER_SEQUENCE unset (a user's fixed count,
  *     computeMultiBlockCount's first branch: not ported, so num_splits
@@ -176,22 +184,29 @@
  *              aligned to its own size.
  *   0 when multi_block is 1 (the kernel is not in multi-block mode). Not
  *   counted: the semaphores (a separate buffer of uint32_t, one a request
- *   and KV head, zeroed once), the workspace's fixed head (cu_seqlens,
+ *   and KV head), the workspace's fixed head (cu_seqlens,
  *   rotary inv_freq, tokens info, the Q scratch), and the masked-MHA
  *   path's partial buffers. Every layer's launch uses the same scratch in
  *   turn (one workspace for the attention op), so a model needs this once,
  *   not once a layer.
  *
  * What TensorRT-LLM reserves (for a later "reserve")
- *   It sizes the workspace once, whatever the batch: XqaDispatcher::
- *   getWorkspaceSize reserves, with multi-block mode on, A =
- *   roundUp(2 * 4 (kMaxBeamWidth) * group * head_dim, 128) bytes a
- *   sub-sequence for 6000 sub-sequences plus rowMax/rowSum of
- *   4 * roundUp(group, 32) * 6000 bytes each and 3000 semaphores, each
- *   rounded up to A, plus A; after its RoPE and output-conversion buffers
- *   (2 * 2 * head_dim * num_q_heads * max_num_tokens, 128-aligned). That
- *   figure is fixed per model and max_num_tokens; the launch uses the
- *   part workspace_bytes says. (Not a function here yet.)
+ *   Yes: it sizes the workspace once, whatever the batch
+ *   (AttentionOp::getWorkspaceSizeForGeneration: the larger of the
+ *   masked-MHA path's buffers and the XQA ones, for max_num_seq and
+ *   max_num_tokens). XqaDispatcher::getWorkspaceSize's multi-block part,
+ *   with A = roundUp(2 * 4 (kMaxBeamWidth) * group * head_dim, 128): after
+ *   its RoPE and output-conversion buffers (2 * head_dim * num_q_heads *
+ *   max_num_tokens bytes each, 128-aligned; xqaMlaCgaXBufSize *
+ *   max_num_tokens more), rounded up to A, it adds roundUp(x, A) of each
+ *   of 4 * 3000 (semaphores), 4 * roundUp(group, 32) * 6000 (rowMax),
+ *   the same (rowSum) and A * 6000 (partial outputs), plus A. That figure
+ *   is fixed per model and max_num_tokens; a launch uses the part
+ *   workspace_bytes says. Once multi_block > 1 the wave limit keeps
+ *   nbSubSeq = multi_block * num_kv_heads * batch_size at or below
+ *   8 * sm_count (floor(count / adj_factor) <= 8 * SMs / (batch *
+ *   heads)), so the 6000 reserved row slots hold every launch up to 750
+ *   SMs. (Not a function here yet.)
  *
  * GPU values it reads
  *   sm_count (getMultiProcessorCount, cudaDevAttrMultiProcessorCount):

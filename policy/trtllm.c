@@ -349,9 +349,10 @@ struct engine_answer trtllm_launch_batch(const struct engine_shape *s,
 		engine_term(&a, "block_count", (uint64_t)block_count64);
 	}
 	if (multi_block_mode) {
-		/* history_length / 128, capped by round(sqrt(8x)), before the
-		 * wave and workspace limits */
-		engine_term(&a, "multi_block_count_before_wave", (uint64_t)after_sqrt);
+		/* computeMultiBlockCount's multi_block_count where the sqrt cap
+		 * leaves it (history_length / 128, at most round(sqrt(8x)), at
+		 * least 1), before the wave and workspace limits */
+		engine_term(&a, "multi_block_count", (uint64_t)after_sqrt);
 		engine_term(&a, "maxNbSubSeq", (uint64_t)kXQA_MAX_NUM_SUB_SEQ);
 	}
 	engine_term(&a, "multi_block", multi_block);

@@ -73,7 +73,7 @@ Test(trtllm_batch, llama_8b_h100_mixed_batch_splits_16_each)
 		}
 		cr_assert_eq(term(&a, "max_past_kv_length"), 8192);
 		cr_assert_eq(term(&a, "block_count"), 8 * 8 * 64);
-		cr_assert_eq(term(&a, "multi_block_count_before_wave"), 23);
+		cr_assert_eq(term(&a, "multi_block_count"), 23);
 		cr_assert_eq(term(&a, "nbSubSeq"), 1024);
 		cr_assert_eq(a.workspace_bytes, 1024u * (128 + 128) + 1024u * 1024);
 	}

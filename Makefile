@@ -149,6 +149,11 @@ $(BUILD)/tests/unit/test_flashmla: tests/unit/test_flashmla.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
+# policy/trtllm.c's test also checks its float steps against libm (-lm).
+$(BUILD)/tests/unit/test_trtllm: tests/unit/test_trtllm.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) -lm $(LDFLAGS_ALL) -o $@
+
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, httpd.c,
 # response.c, stream.c, respcache.c, tls.c, server.c, which starts the engines, and
@@ -496,8 +501,35 @@ engines-check-batch-flashmla: $(BUILD)/engines/sweep_batch_flashmla $(BUILD)/eng
 			$(BUILD)/engines/oracle_batch_flashmla flashmla-batch-$$setting $(ENGINE_BATCHES); \
 	done
 
-engines-check: $(ENGINES:%=engines-check-%) $(BATCH_ENGINES:%=engines-check-batch-%) \
-	engines-check-batch-flashinfer engines-check-batch-flashinfer-tc engines-check-batch-flashmla
+# TensorRT-LLM's XQA choice over mixed batches: trtllm_launch_batch against
+# its own second implementation in Rust (tests/engines/oracle_batch_trtllm.rs),
+# ENGINE_BATCHES batches with multi-block on (the default) and as many with
+# FORCE_DETERMINISTIC, variable-length records (tests/engines/sweep_batch_trtllm.c).
+.PHONY: engines-check-batch-trtllm
+$(BUILD)/engines/sweep_batch_trtllm: tests/engines/sweep_batch_trtllm.c policy/engine.h \
+				     policy/trtllm.h $(BUILD)/policy/trtllm.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/trtllm.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_trtllm: tests/engines/harness_batch_trtllm.rs \
+				      tests/engines/oracle_batch_trtllm.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_trtllm
+	cp tests/engines/harness_batch_trtllm.rs $(BUILD)/engines/rs_batch_trtllm/main.rs
+	cp tests/engines/oracle_batch_trtllm.rs $(BUILD)/engines/rs_batch_trtllm/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_trtllm/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_trtllm/main.rs
+engines-check-batch-trtllm: $(BUILD)/engines/sweep_batch_trtllm $(BUILD)/engines/oracle_batch_trtllm
+	@echo "== engines-check: trtllm's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_trtllm-test -q
+	@echo "== engines-check: trtllm (multi-block) against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_trtllm $(ENGINE_BATCHES) $(ENGINE_SEED) multi | \
+		$(BUILD)/engines/oracle_batch_trtllm trtllm-batch $(ENGINE_BATCHES)
+	@echo "== engines-check: trtllm (FORCE_DETERMINISTIC) against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_trtllm $(ENGINE_BATCHES) $(ENGINE_SEED) det | \
+		$(BUILD)/engines/oracle_batch_trtllm trtllm-batch-det $(ENGINE_BATCHES)
+
+BATCH_CHECKS := $(BATCH_ENGINES:%=engines-check-batch-%) engines-check-batch-flashinfer \
+		engines-check-batch-flashinfer-tc engines-check-batch-flashmla engines-check-batch-trtllm
+engines-check: $(ENGINES:%=engines-check-%) $(BATCH_CHECKS)
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

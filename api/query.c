@@ -10,18 +10,20 @@
 #include "names.h"
 #include "quote.h"
 
-enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL };
+enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL, KIND_LIST };
 
 struct field_info {
 	const char *name;
 	size_t name_len; /* compared first: most names differ there */
 	enum field_kind kind;
 	size_t offset; /* of its member in struct query */
+	uint32_t min, max, max_len; /* a U32's or a LIST element's bounds; a LIST's length */
 };
 
 /* Each parameter is named as the struct query member it fills (vocab.h). */
-#define FIELD_ROW(e, member, k, scope) \
-	[QF_##e] = {#member, sizeof(#member) - 1, KIND_##k, offsetof(struct query, member)},
+#define FIELD_ROW(e, member, k, scope, bounds)                                            \
+	[QF_##e] = {#member, sizeof(#member) - 1, KIND_##k, offsetof(struct query, member), \
+		    ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), ENGINE_BOUND_LEN(bounds)},
 
 static const struct field_info fields[QF_COUNT] = {VOCAB_PARAMS(FIELD_ROW)};
 
@@ -41,6 +43,91 @@ static struct slice *slice_of(struct query *q, enum query_field f)
 static struct query_u32 *u32_of(struct query *q, enum query_field f)
 {
 	return (struct query_u32 *)(void *)((char *)q + fields[f].offset);
+}
+
+/* The next element of a list's text at *at (its end at `end`), as a
+ * plain decimal or a lone 0: true with *v, stepping past it and its
+ * comma. */
+static bool list_element(const char **at, const char *end, uint32_t *v)
+{
+	const char *comma = memchr(*at, ',', (size_t)(end - *at));
+	const char *stop = comma != NULL ? comma : end;
+	size_t len = (size_t)(stop - *at);
+
+	if (len == 1 && **at == '0') {
+		*v = 0;
+	} else if (!decimal_parse_u32(*at, len, v)) {
+		return false;
+	}
+	*at = comma != NULL ? comma + 1 : end;
+	return comma == NULL || *at < end; /* "1," has an empty last element */
+}
+
+bool query_list_text(struct slice text, uint32_t min, uint32_t max, uint32_t max_len,
+		     struct query_list *l)
+{
+	const char *at = text.p, *end = text.p + text.len;
+	uint32_t n = 0, v;
+
+	if (text.len == 0) {
+		return false;
+	}
+	while (at < end) {
+		if (n == max_len || !list_element(&at, end, &v) || v < min || v > max) {
+			return false;
+		}
+		n++;
+	}
+	*l = (struct query_list){n, text, NULL};
+	return true;
+}
+
+bool query_list_json(const cJSON *array, uint32_t min, uint32_t max, uint32_t max_len,
+		     struct query_list *l)
+{
+	const cJSON *item;
+	uint32_t n = 0;
+
+	if (!cJSON_IsArray(array) || array->child == NULL) {
+		return false;
+	}
+	cJSON_ArrayForEach(item, array) {
+		uint64_t v;
+
+		if (n == max_len || !jsonin_u53(item, &v) || v < min || v > max) {
+			return false;
+		}
+		n++;
+	}
+	*l = (struct query_list){n, {NULL, 0}, array};
+	return true;
+}
+
+size_t query_list_get(const struct query_list *l, uint32_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (l->json != NULL) {
+		const cJSON *item;
+
+		cJSON_ArrayForEach(item, l->json) {
+			uint64_t v = 0;
+
+			if (n == cap) {
+				break;
+			}
+			jsonin_u53(item, &v); /* checked when it was read */
+			out[n++] = (uint32_t)v;
+		}
+		return n;
+	}
+	for (const char *at = l->text.p, *end = l->text.p + l->text.len; at < end && n < cap;) {
+		uint32_t v = 0;
+
+		list_element(&at, end, &v); /* checked when it was read */
+		out[n++] = v;
+	}
+	return n;
 }
 
 static int hex_digit(unsigned char c)
@@ -319,8 +406,14 @@ static int read_u32(enum query_field f, const struct value *v, struct query_u32 
 	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
 
 	out->set = text ? decimal_parse_u32(s.p, s.len, &out->v) : jsonin_u32(v->json, &out->v);
-	if (out->set) {
+	if (out->set && out->v >= fields[f].min && out->v <= fields[f].max) {
 		return 0;
+	}
+	if (out->set) {
+		out->set = false;
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+				   "%s must be from %u to %u", fields[f].name, (unsigned)fields[f].min,
+				   (unsigned)fields[f].max);
 	}
 	if (text) {
 		return invalid(f,
@@ -396,6 +489,28 @@ static int read_bool(enum query_field f, const struct value *v, bool *out, struc
 	return 0;
 }
 
+/* A query string's comma-separated decimals, a JSON array of integers, or
+ * in a context also the query string's text as a JSON string. */
+static int read_list(enum query_field f, const struct value *v, struct query_list *out,
+		     struct problem *p)
+{
+	const struct field_info *fi = &fields[f];
+	bool text = v->json == NULL || (v->digits != NULL && cJSON_IsString(v->json));
+	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
+
+	if (text ? query_list_text(s, fi->min, fi->max, fi->max_len, out)
+		 : query_list_json(v->json, fi->min, fi->max, fi->max_len, out)) {
+		return 0;
+	}
+	if (!text && !cJSON_IsArray(v->json)) {
+		return invalid(f, "an array of integers", v->json, p);
+	}
+	return problem_set(p, PROBLEM_INVALID_PARAMETER, fi->name, NULL,
+			   text ? "%s must be 1 to %u plain decimals from %u to %u, comma-separated"
+				: "%s must be an array of 1 to %u integers from %u to %u",
+			   fi->name, (unsigned)fi->max_len, (unsigned)fi->min, (unsigned)fi->max);
+}
+
 /* The one path every parameter takes, from a query string, a body or a
  * context, once its field is known: once only, then the value by the
  * field's type. In a context, null is absent (how a layer unsets a key). */
@@ -416,6 +531,8 @@ static int accept_field(struct query *q, enum query_field f, unsigned *seen, con
 	case KIND_NAME:
 	case KIND_SPELLING:
 		return read_string(f, v, slice_of(q, f), p);
+	case KIND_LIST:
+		return read_list(f, v, (struct query_list *)(void *)((char *)q + fields[f].offset), p);
 	case KIND_BOOL:
 		break;
 	}

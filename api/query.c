@@ -415,16 +415,16 @@ static int read_u32(enum query_field f, const struct value *v, struct query_u32 
 				   "%s must be from %u to %u", fields[f].name, (unsigned)fields[f].min,
 				   (unsigned)fields[f].max);
 	}
-	if (text) {
-		return invalid(f,
-			       "a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, "
-			       "no spaces)",
-			       NULL, p);
-	}
-	return invalid(f,
-		       v->digits != NULL ? "an integer from 1 to 4294967295 or a decimal string"
-					 : "an integer from 1 to 4294967295",
-		       v->json, p);
+	/* the row's bounds in the rule (a U32 row's least is at least 1: the
+	 * decimal rule has no 0) */
+	char rule[128];
+
+	snprintf(rule, sizeof(rule),
+		 text ? "a plain decimal integer from %u to %u (no sign, no leading zero, no spaces)"
+		 : v->digits != NULL ? "an integer from %u to %u or a decimal string"
+				     : "an integer from %u to %u",
+		 (unsigned)fields[f].min, (unsigned)fields[f].max);
+	return invalid(f, rule, text ? NULL : v->json, p);
 }
 
 /* A context's integer for a spelling, written back in decimal (an

@@ -17,15 +17,30 @@ struct field_info {
 	size_t name_len; /* compared first: most names differ there */
 	enum field_kind kind;
 	size_t offset; /* of its member in struct query */
-	uint32_t min, max, max_len; /* a U32's or a LIST element's bounds; a LIST's length */
 };
 
 /* Each parameter is named as the struct query member it fills (vocab.h). */
-#define FIELD_ROW(e, member, k, scope, bounds)                                            \
-	[QF_##e] = {#member, sizeof(#member) - 1, KIND_##k, offsetof(struct query, member), \
-		    ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), ENGINE_BOUND_LEN(bounds)},
+#define FIELD_ROW(e, member, k, scope, bounds) \
+	[QF_##e] = {#member, sizeof(#member) - 1, KIND_##k, offsetof(struct query, member)},
 
 static const struct field_info fields[QF_COUNT] = {VOCAB_PARAMS(FIELD_ROW)};
+
+/* Each row's bounds, apart from fields[]: read only where QUERY_NARROW_FIELDS
+ * or QUERY_LIST_FIELDS says, and in the problems' words, so the table every
+ * lookup walks keeps its 32 bytes a row. */
+struct field_limits {
+	uint32_t min, max, max_len; /* a U32's or a LIST element's bounds; a LIST's length */
+};
+
+#define LIMITS_ROW(e, member, k, scope, bounds) \
+	[QF_##e] = {ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), ENGINE_BOUND_LEN(bounds)},
+
+static const struct field_limits limits[QF_COUNT] = {VOCAB_PARAMS(LIMITS_ROW)};
+
+bool query_u32_within(enum query_field f, uint32_t v)
+{
+	return v >= limits[f].min && v <= limits[f].max;
+}
 
 const char *query_field_name(enum query_field f)
 {
@@ -396,35 +411,42 @@ static struct slice string_of(const cJSON *json)
 	return (struct slice){json->valuestring, strlen(json->valuestring)};
 }
 
+/* A number refused, worded with its row's bounds: apart from read_u32
+ * so that its buffer and calls stay off every request. (A U32 row's
+ * least is at least 1: the decimal rule has no 0.) */
+static int __attribute__((noinline, cold))
+u32_refused(enum query_field f, const struct value *v, bool text, bool parsed, struct problem *p)
+{
+	char rule[128];
+
+	if (parsed) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+				   "%s must be from %u to %u", fields[f].name, (unsigned)limits[f].min,
+				   (unsigned)limits[f].max);
+	}
+	snprintf(rule, sizeof(rule),
+		 text ? "a plain decimal integer from %u to %u (no sign, no leading zero, no spaces)"
+		 : v->digits != NULL ? "an integer from %u to %u or a decimal string"
+				     : "an integer from %u to %u",
+		 (unsigned)limits[f].min, (unsigned)limits[f].max);
+	return invalid(f, rule, text ? NULL : v->json, p);
+}
+
 /* A JSON number that is an integer; or a query string's strict decimal,
  * which a context may also give as a JSON string, judged by the query
- * string's rule and words. */
+ * string's rule and words; within the row's bounds. */
 static int read_u32(enum query_field f, const struct value *v, struct query_u32 *out,
 		    struct problem *p)
 {
 	bool text = v->json == NULL || (v->digits != NULL && cJSON_IsString(v->json));
 	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
+	bool parsed = text ? decimal_parse_u32(s.p, s.len, &out->v) : jsonin_u32(v->json, &out->v);
 
-	out->set = text ? decimal_parse_u32(s.p, s.len, &out->v) : jsonin_u32(v->json, &out->v);
-	if (out->set && out->v >= fields[f].min && out->v <= fields[f].max) {
+	out->set = parsed && (!(QUERY_NARROW_FIELDS & QUERY_BIT(f)) || query_u32_within(f, out->v));
+	if (out->set) {
 		return 0;
 	}
-	if (out->set) {
-		out->set = false;
-		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
-				   "%s must be from %u to %u", fields[f].name, (unsigned)fields[f].min,
-				   (unsigned)fields[f].max);
-	}
-	/* the row's bounds in the rule (a U32 row's least is at least 1: the
-	 * decimal rule has no 0) */
-	char rule[128];
-
-	snprintf(rule, sizeof(rule),
-		 text ? "a plain decimal integer from %u to %u (no sign, no leading zero, no spaces)"
-		 : v->digits != NULL ? "an integer from %u to %u or a decimal string"
-				     : "an integer from %u to %u",
-		 (unsigned)fields[f].min, (unsigned)fields[f].max);
-	return invalid(f, rule, text ? NULL : v->json, p);
+	return u32_refused(f, v, text, parsed, p);
 }
 
 /* A context's integer for a spelling, written back in decimal (an
@@ -495,11 +517,12 @@ static int read_list(enum query_field f, const struct value *v, struct query_lis
 		     struct problem *p)
 {
 	const struct field_info *fi = &fields[f];
+	const struct field_limits *li = &limits[f];
 	bool text = v->json == NULL || (v->digits != NULL && cJSON_IsString(v->json));
 	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
 
-	if (text ? query_list_text(s, fi->min, fi->max, fi->max_len, out)
-		 : query_list_json(v->json, fi->min, fi->max, fi->max_len, out)) {
+	if (text ? query_list_text(s, li->min, li->max, li->max_len, out)
+		 : query_list_json(v->json, li->min, li->max, li->max_len, out)) {
 		return 0;
 	}
 	if (!text && !cJSON_IsArray(v->json)) {
@@ -508,7 +531,7 @@ static int read_list(enum query_field f, const struct value *v, struct query_lis
 	return problem_set(p, PROBLEM_INVALID_PARAMETER, fi->name, NULL,
 			   text ? "%s must be 1 to %u plain decimals from %u to %u, comma-separated"
 				: "%s must be an array of 1 to %u integers from %u to %u",
-			   fi->name, (unsigned)fi->max_len, (unsigned)fi->min, (unsigned)fi->max);
+			   fi->name, (unsigned)li->max_len, (unsigned)li->min, (unsigned)li->max);
 }
 
 /* The one path every parameter takes, from a query string, a body or a
@@ -525,14 +548,18 @@ static int accept_field(struct query *q, enum query_field f, unsigned *seen, con
 	if (v->digits != NULL && cJSON_IsNull(v->json)) {
 		return 0;
 	}
+	/* a list apart from the switch, by the constant mask: with no LIST
+	 * row it is no test at all */
+	if (QUERY_LIST_FIELDS & QUERY_BIT(f)) {
+		return read_list(f, v, (struct query_list *)(void *)((char *)q + fields[f].offset), p);
+	}
 	switch (fields[f].kind) {
 	case KIND_U32:
 		return read_u32(f, v, u32_of(q, f), p);
 	case KIND_NAME:
 	case KIND_SPELLING:
 		return read_string(f, v, slice_of(q, f), p);
-	case KIND_LIST:
-		return read_list(f, v, (struct query_list *)(void *)((char *)q + fields[f].offset), p);
+	case KIND_LIST: /* read above */
 	case KIND_BOOL:
 		break;
 	}

@@ -113,6 +113,29 @@ enum query_default { VOCAB_PARAMS(QUERY_DEFAULT_ROW) };
 /* A parameter's name ("seq_len"); NULL past the end. */
 const char *query_field_name(enum query_field f);
 
+/* The LIST rows, and the U32 rows whose bounds are narrower than the
+ * decimal rule's 1 to 4294967295, as constant masks: a reader checks
+ * them only where the mask says, so a check no row needs compiles to
+ * nothing (the batch's fast reader declines both; query.c words them). */
+#define QUERY_IS_LIST_LIST 1
+#define QUERY_IS_LIST_U32 0
+#define QUERY_IS_LIST_NAME 0
+#define QUERY_IS_LIST_SPELLING 0
+#define QUERY_IS_LIST_BOOL 0
+#define QUERY_LIST_ROW(e, name, kind, scope, bounds) \
+	| (QUERY_IS_LIST_##kind ? QUERY_BIT(QF_##e) : 0u)
+#define QUERY_LIST_FIELDS (0u VOCAB_PARAMS(QUERY_LIST_ROW))
+#define QUERY_NARROW_ROW(e, name, kind, scope, bounds)                                    \
+	| (!QUERY_IS_LIST_##kind && (ENGINE_BOUND_MIN(bounds) > 1 ||                      \
+				    (ENGINE_BOUND_MAX(bounds) > 0 &&                      \
+				     ENGINE_BOUND_MAX(bounds) < UINT32_MAX))              \
+		   ? QUERY_BIT(QF_##e)                                                   \
+		   : 0u)
+#define QUERY_NARROW_FIELDS (0u VOCAB_PARAMS(QUERY_NARROW_ROW))
+
+/* Whether v is within field f's bounds (a U32 row's). */
+bool query_u32_within(enum query_field f, uint32_t v);
+
 /*
  * Reads list l's elements into out (room for cap), in order: returns how
  * many it wrote, the smaller of l->n and cap. Cannot fail: the parser

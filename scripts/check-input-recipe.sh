@@ -131,6 +131,8 @@ status, a = get(e, "scratch_knob", "3")
 print(who, "member", status, a.get("scratch_knob"))
 status, a = get(e, "scratch_knob", "65")
 print(who, "bound", status, json.dumps(a.get("detail")))
+status, a = batch(e, "scratch_knob", 65)  # the fast reader holds the bounds too
+print(who, "batch-bound", status, json.dumps(a.get("detail")))
 status, a = get(q, "scratch_lens", "1,2,3,4,5")
 print(who, "length", status, json.dumps(a.get("detail")))
 status, a = call("/v1/compare?" + urllib.parse.urlencode({k: v for k, v in dict(e, scratch_knob=5).items() if k != "engine"}))
@@ -165,6 +167,7 @@ done
 grep -q '^copy default 200 term 7 member 7$' copy.txt || fail "the row's default did not reach the port and the answer"
 grep -q '^copy member 200 3$' copy.txt || fail "vLLM's answer does not write scratch_knob"
 grep -q '^copy bound 400 "scratch_knob must be from 1 to 64"$' copy.txt || fail "the row's bounds do not hold"
+grep -q '^copy batch-bound 400 "scratch_knob must be from 1 to 64"$' copy.txt || fail "a batch's query passes the row's bounds"
 grep -q '^copy length 400 "scratch_lens must be 1 to 4 plain decimals' copy.txt || fail "the list's length does not hold"
 grep -q '^copy compare 200 5$' copy.txt || fail "/v1/compare does not say scratch_knob"
 grep -q '^copy engines 200 {"name": "scratch_knob", "type": "integer", "minimum": 1, "maximum": 64, "default": 7, .* vllm reads it: True$' copy.txt ||

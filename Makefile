@@ -398,7 +398,7 @@ ENGINES       := fa2 fa3 flashinfer vllm
 ENGINE_SHAPES ?= 1000000
 ENGINE_SEED   ?= 20261203
 .PHONY: engines-check $(ENGINES:%=engines-check-%)
-$(BUILD)/engines/sweep_%: tests/engines/sweep.c policy/engine.h policy/%.h $(BUILD)/policy/%.o
+$(BUILD)/engines/sweep_%: tests/engines/sweep.c policy/engine.h policy/engine_inputs.h policy/%.h $(BUILD)/policy/%.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -DENGINE_HEADER='"$*.h"' -DENGINE_LAUNCH=$*_launch $< \
 		$(BUILD)/policy/$*.o $(LDFLAGS_ALL) -o $@

@@ -12,9 +12,14 @@
 #include "vocab.h"
 #include "vllm.h"
 
-/* What the seed's answer reads: the policy's inputs and the workspace's. */
-#define SEED_READS \
-	(ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_HEAD_DIM)
+/* What the seed's answer reads: the policy's inputs and the workspace's,
+ * the rows of engine_inputs.h its decision resolves (DECISION). */
+#define SEED_READ_DECISION(e) | ENGINE_IN_##e
+#define SEED_READ_MODEL(e)
+#define SEED_READ_QUERY(e)
+#define SEED_READ_ARG(e)
+#define SEED_READ_ROW(a, e, name, kind, from, bounds, zero, about) SEED_READ_##from(e)
+#define SEED_READS (0u ENGINE_INPUTS(SEED_READ_ROW, ~))
 
 #define PORT(id, prefix, name)                                                              \
 	[id] = {name, prefix##_TITLE, prefix##_REPO, prefix##_COMMIT, prefix##_FILES,      \

@@ -7,8 +7,8 @@
  * /v1/compare).
  *
  * `engine` absent or `seed` is today's answer, byte for byte: the seed
- * reads none of the other engines' inputs (num_kv_heads, seq_len,
- * page_size, blocks_per_sm, cuda_graph), which is its point. Any other
+ * reads none of the other engines' inputs (policy/engine_inputs.h's
+ * MODEL and QUERY rows), which is its point. Any other
  * engine answers what that engine, at the upstream commit its port pins,
  * would launch: its split count, its split-K scratch and the
  * intermediates it chose them from; a shape it has no kernel for is a

@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 /*
  * vocab — the one place a query parameter, an answer member or an OFREP
- * flag is named. Everything else reads these tables:
+ * flag is named (an engine port's input, in policy/engine_inputs.h, whose
+ * rows VOCAB_PARAMS takes). Everything else reads these tables:
  *  - query.h builds enum query_field and struct query from VOCAB_PARAMS,
- *    and query.c its table of names, kinds and offsets (GET parameters,
- *    POST bodies, OpenFeature contexts);
- *  - decide.h's DECIDE_FIELDS is the rows whose scope is DECIDE, and
- *    batchfast.c's inputs are the same rows (the batch's fast reader);
+ *    and query.c its table of names, kinds, bounds and offsets (GET
+ *    parameters, POST bodies, OpenFeature contexts);
+ *  - decide.h's DECIDE_FIELDS is the rows whose scope is DECIDE or
+ *    ENGINE, and batchfast.c's inputs are the same rows (the batch's fast
+ *    reader); decide.c's unread bits are the ENGINE rows;
+ *  - engines.c maps a query to struct engine_shape, asks for a missing
+ *    input and writes an engine's answer (VOCAB_ENGINE_MEMBERS) from
+ *    the engine rows, and GET /v1/engines lists them (`inputs`, `reads`);
  *  - fields.h builds enum fields_member from VOCAB_MEMBERS, fields.c its
  *    names (fields=), and every writer of an answer member (fragment.c,
  *    explain.c, diff.c, ...) spells its key with VOCAB_M_<MEMBER>;
  *  - ofrep.c's flag keys and their listing come from VOCAB_FLAGS;
  *  - tests/unit/test_vocab.c holds api/openapi.json to these tables (every
  *    decision input is a parameter of GET /v1/splits and a property of the
- *    POST body, every member a property of Decision).
- * A new input or member is a row here and nothing else that names it
- * (docs/DEVELOPING.md, "A new input"; scripts/check-input-recipe.sh
+ *    POST body, every member a property of Decision, every engine member
+ *    one of EngineDecision, every engine input an EngineInput).
+ * A new input or member is a row here (an engine's input, a row of
+ * policy/engine_inputs.h and the port that reads it) and nothing else
+ * that names it (docs/DEVELOPING.md, "A new input"; scripts/check-input-recipe.sh
  * checks that recipe on a scratch copy).
  * Only macros: no code, no data.
  */

@@ -241,10 +241,24 @@ Test(vocab, every_engine_input_is_in_the_engines_contract)
 	size_t n;
 	const struct engines_param *x = engines_params(&n);
 
+	const cJSON *parameters = at(doc, "components/parameters");
+
 	cr_assert_eq((size_t)cJSON_GetArraySize(names), n, "EngineInput names %d inputs, the table %zu",
 		     cJSON_GetArraySize(names), n);
 	for (size_t i = 0; i < n; i++) {
+		const cJSON *param = cJSON_GetObjectItemCaseSensitive(parameters, x[i].name);
+		const cJSON *about = cJSON_GetObjectItemCaseSensitive(param, "description");
+		char said[32];
+
 		cr_assert(in_enum(names, x[i].name), "openapi.json: EngineInput has no %s", x[i].name);
+		/* the parameter says the table's default, where it has one */
+		cr_assert(cJSON_IsString(about), "openapi.json: no parameter %s", x[i].name);
+		if (x[i].kind == ENGINES_PARAM_U32 && x[i].dflt != 0) {
+			snprintf(said, sizeof(said), "Default %u.", (unsigned)x[i].dflt);
+			cr_assert_not_null(strstr(about->valuestring, said),
+					   "openapi.json: parameter %s does not say \"%s\"", x[i].name,
+					   said);
+		}
 		cr_assert(!x[i].from_query || cJSON_GetObjectItemCaseSensitive(compare, x[i].name),
 			  "openapi.json: Compare has no %s", x[i].name);
 	}

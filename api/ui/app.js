@@ -330,7 +330,7 @@
   }
   // the control that sets an input the API names in a problem's `param`
   const FIELD = {target: 'target-select', model: 'model-select'};
-  for (const k of SHAPE.concat(['override'])) { FIELD[k] = k; } // and each engine input (buildInputs)
+  for (const k of SHAPE.concat(['override'])) { FIELD[k] = k; } // and each engine input (loadEngines)
   function showProblem(p) {
     const node = $('problem');
     for (const id of Object.values(FIELD)) { $(id).removeAttribute('aria-invalid'); }
@@ -848,7 +848,9 @@
       const label = el('label', flag ? 'check engines-only' : 'engines-only');
       const input = el('input');
       input.id = x.name;
-      label.title = x.description;
+      // what it is and what it takes, in the daemon's words and bounds
+      label.title = x.description + (flag ? '' : ' (' + int(x.minimum) + ' to ' + int(x.maximum) +
+        (x.default === null ? '' : '; default ' + int(x.default)) + ')');
       if (flag) {
         input.type = 'checkbox';
         put(label, input, ' ' + x.name);

@@ -420,7 +420,7 @@ $(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)
 # variable-length records (tests/engines/sweep_batch_flashinfer.c).
 ENGINE_BATCHES ?= 1000000
 .PHONY: engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
-$(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h \
+$(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h policy/engine_inputs.h \
 					 policy/flashinfer.h $(BUILD)/policy/flashinfer.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/flashinfer.o $(LDFLAGS_ALL) -o $@

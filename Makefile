@@ -411,7 +411,7 @@ ENGINES       := fa2 fa3 flashinfer vllm
 ENGINE_SHAPES ?= 1000000
 ENGINE_SEED   ?= 20261203
 .PHONY: engines-check $(ENGINES:%=engines-check-%)
-$(BUILD)/engines/sweep_%: tests/engines/sweep.c policy/engine.h policy/%.h $(BUILD)/policy/%.o
+$(BUILD)/engines/sweep_%: tests/engines/sweep.c policy/engine.h policy/engine_inputs.h policy/%.h $(BUILD)/policy/%.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -DENGINE_HEADER='"$*.h"' -DENGINE_LAUNCH=$*_launch $< \
 		$(BUILD)/policy/$*.o $(LDFLAGS_ALL) -o $@
@@ -454,7 +454,7 @@ $(BATCH_ENGINES:%=engines-check-batch-%): engines-check-batch-%: $(BUILD)/engine
 # (tests/engines/oracle_batch_flashinfer.rs), ENGINE_BATCHES batches each,
 # variable-length records (tests/engines/sweep_batch_flashinfer.c).
 .PHONY: engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
-$(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h \
+$(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h policy/engine_inputs.h \
 					 policy/flashinfer.h $(BUILD)/policy/flashinfer.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/flashinfer.o $(LDFLAGS_ALL) -o $@

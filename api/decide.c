@@ -42,8 +42,8 @@ struct decide_shape decide_shape_of(const struct query *q)
 {
 	struct decide_shape s;
 
-	s.max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : 1;
-	s.num_seqs = q->num_seqs.set ? q->num_seqs.v : 1;
+	s.max_batch_size = q->max_batch_size.set ? q->max_batch_size.v : QUERY_DEFAULT_MAX_BATCH_SIZE;
+	s.num_seqs = q->num_seqs.set ? q->num_seqs.v : QUERY_DEFAULT_NUM_SEQS;
 	s.max_rows = q->max_rows.set ? q->max_rows.v : s.max_batch_size;
 	return s;
 }
@@ -153,6 +153,12 @@ static void warn_shape(struct decision *d)
 	}
 }
 
+/* The bit of an ENGINE row the query gives (decide_run's `unread`). */
+#define UNREAD_IF_DECIDE(e, name, kind)
+#define UNREAD_IF_ENGINE(e, name, kind) | (QUERY_GIVEN_##kind(q->name) ? QUERY_BIT(QF_##e) : 0u)
+#define UNREAD_IF_OTHER(e, name, kind)
+#define UNREAD_ROW(e, name, kind, scope, bounds) UNREAD_IF_##scope(e, name, kind)
+
 int decide_run(const struct catalog *cat, const struct query *q, struct decision *d,
 	       struct problem *p)
 {
@@ -173,12 +179,7 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	d->override = q->override;
 	d->explain = q->explain;
 	if (q->explain) {
-		d->unread = (q->engine.p != NULL ? QUERY_BIT(QF_ENGINE) : 0) |
-			    (q->num_kv_heads.set ? QUERY_BIT(QF_NUM_KV_HEADS) : 0) |
-			    (q->seq_len.set ? QUERY_BIT(QF_SEQ_LEN) : 0) |
-			    (q->page_size.set ? QUERY_BIT(QF_PAGE_SIZE) : 0) |
-			    (q->blocks_per_sm.set ? QUERY_BIT(QF_BLOCKS_PER_SM) : 0) |
-			    (q->cuda_graph ? QUERY_BIT(QF_CUDA_GRAPH) : 0);
+		d->unread = 0u VOCAB_PARAMS(UNREAD_ROW);
 	}
 
 	resolve_policy(d);

@@ -32,12 +32,11 @@
 /* A fixed limit, not the operator's: more warnings than this are dropped. */
 #define DECIDE_MAX_WARNINGS 6
 
-/* The fields GET/POST /v1/splits take. */
-#define DECIDE_FIELDS QUERY_SCOPE(DECIDE)
+/* The fields GET/POST /v1/splits take: the seed's inputs and the other
+ * engines' (vocab.h's DECIDE and ENGINE rows). */
+#define DECIDE_FIELDS (QUERY_SCOPE(DECIDE) | QUERY_SCOPE(ENGINE))
 /* Of those, the other engines' (engines.h): the seed reads none of them. */
-#define DECIDE_ENGINE_FIELDS                                                              \
-	(QUERY_BIT(QF_ENGINE) | QUERY_BIT(QF_NUM_KV_HEADS) | QUERY_BIT(QF_SEQ_LEN) |      \
-	 QUERY_BIT(QF_PAGE_SIZE) | QUERY_BIT(QF_BLOCKS_PER_SM) | QUERY_BIT(QF_CUDA_GRAPH))
+#define DECIDE_ENGINE_FIELDS QUERY_SCOPE(ENGINE)
 
 /* The batch a decision is for: the seed's max_decode_seqs, the co-batched
  * count, and the widest batch the decode-metadata layout accepts. */
@@ -58,7 +57,7 @@ struct decision {
 	struct splitk_bytes workspace_bytes; /* known false without a head_dim */
 	bool explain;
 	/* with explain only: the other engines' inputs the query gave
-	 * (QUERY_BIT(QF_SEQ_LEN) ...), which the seed takes and never reads */
+	 * (DECIDE_ENGINE_FIELDS' bits), which the seed takes and never reads */
 	unsigned unread;
 	size_t num_warnings;
 	/* a warning's length, and whether it is plain ASCII with nothing to

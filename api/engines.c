@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: AGPL-3.0-only */
 #include "engines.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "decimal.h"
@@ -11,9 +12,14 @@
 #include "vocab.h"
 #include "vllm.h"
 
-/* What the seed's answer reads: the policy's inputs and the workspace's. */
-#define SEED_READS \
-	(ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_HEAD_DIM)
+/* What the seed's answer reads: the policy's inputs and the workspace's,
+ * the rows of engine_inputs.h its decision resolves (DECISION). */
+#define SEED_READ_DECISION(e) | ENGINE_IN_##e
+#define SEED_READ_MODEL(e)
+#define SEED_READ_QUERY(e)
+#define SEED_READ_ARG(e)
+#define SEED_READ_ROW(a, e, name, kind, from, bounds, zero, about) SEED_READ_##from(e)
+#define SEED_READS (0u ENGINE_INPUTS(SEED_READ_ROW, ~))
 
 #define PORT(id, prefix, name)                                                              \
 	[id] = {name, prefix##_TITLE, prefix##_REPO, prefix##_COMMIT, prefix##_FILES,      \
@@ -82,6 +88,41 @@ uint32_t engines_kv_heads(const struct query *q, const struct decision *d)
 	return d->model != NULL ? d->model->num_kv_heads : 0;
 }
 
+/* What an absent input reads as, by kind: a U32 its default (0: none),
+ * a BOOL false (a flag's default is false: absent and false are one). */
+#define SHAPE_VALUE_U32(m, dflt) ((m).set ? (m).v : (uint32_t)(dflt))
+#define SHAPE_VALUE_BOOL(m, dflt) (m)
+/* Whether an absent input is one to ask for: a count with no default. */
+#define SHAPE_ASKS_U32(dflt) ((dflt) == 0)
+#define SHAPE_ASKS_BOOL(dflt) false
+
+#define NEED_QUERY(e, name, kind, bounds, about)                                        \
+	if (SHAPE_ASKS_##kind(ENGINE_BOUND_DEFAULT(bounds)) && (bits & ENGINE_IN_##e) &&     \
+	    !QUERY_GIVEN_##kind(q->name)) {                                                 \
+		return missing(id, #name, about, p);                                        \
+	}
+#define NEED_MODEL(e, name, kind, bounds, about)
+#define NEED_DECISION(e, name, kind, bounds, about)
+#define NEED_ARG(e, name, kind, bounds, about)
+#define NEED_ROW(a, e, name, kind, from, bounds, zero, about) \
+	NEED_##from(e, name, kind, bounds, about)
+
+/* The first engine-only input among `bits` (enum engine_input) that the
+ * engine needs and the query leaves out, in the table's order: -1 with
+ * its missing-parameter problem, why being the row's words; or 0. */
+static int need_given(enum engines_id id, const struct query *q, unsigned bits, struct problem *p)
+{
+	ENGINE_INPUTS(NEED_ROW, ~)
+	return 0;
+}
+
+#define SHAPE_QUERY(e, name, kind, bounds) \
+	out->name = SHAPE_VALUE_##kind(q->name, ENGINE_BOUND_DEFAULT(bounds));
+#define SHAPE_MODEL(e, name, kind, bounds)
+#define SHAPE_DECISION(e, name, kind, bounds)
+#define SHAPE_ARG(e, name, kind, bounds)
+#define SHAPE_ROW(a, e, name, kind, from, bounds, zero, about) SHAPE_##from(e, name, kind, bounds)
+
 int engines_shape(enum engines_id id, const struct query *q, const struct decision *d,
 		  uint32_t num_splits, struct engine_shape *out, struct problem *p)
 {
@@ -89,8 +130,10 @@ int engines_shape(enum engines_id id, const struct query *q, const struct decisi
 	uint32_t kv = engines_kv_heads(q, d);
 
 	memset(out, 0, sizeof(*out));
-	if ((e->reads & ENGINE_IN_SEQ_LEN) && !q->seq_len.set) {
-		return missing(id, VOCAB_M_SEQ_LEN, "the tokens of KV each sequence holds", p);
+	/* asked for in this order: what the query alone can give, then what
+	 * the catalog's model would have, then what only a running GPU knows */
+	if (need_given(id, q, e->reads & ~e->gpu_reads, p) != 0) {
+		return -1;
 	}
 	if ((e->reads & ENGINE_IN_NUM_KV_HEADS) && kv == 0) {
 		return missing(id, VOCAB_M_NUM_KV_HEADS,
@@ -104,23 +147,18 @@ int engines_shape(enum engines_id id, const struct query *q, const struct decisi
 						: "num_q_heads was given without a model",
 			       p);
 	}
-	if ((e->gpu_reads & ENGINE_IN_BLOCKS_PER_SM) && !q->blocks_per_sm.set) {
-		return missing(id, VOCAB_M_BLOCKS_PER_SM,
-			       "the decode kernel's CTAs per SM, which the engine asks "
-			       "cudaOccupancyMaxActiveBlocksPerMultiprocessor at run time; splitkd "
-			       "never guesses it",
-			       p);
+	if (need_given(id, q, e->gpu_reads, p) != 0) {
+		return -1;
 	}
+	/* the decision's (DECISION rows), the model's (MODEL), the caller's
+	 * (ARG); then every row the query gives (QUERY), from the table */
 	out->sm_count = d->sm_count;
 	out->num_seqs = d->shape.num_seqs;
 	out->num_q_heads = d->num_q_heads;
 	out->num_kv_heads = kv;
 	out->head_dim = d->head_dim;
-	out->seq_len = q->seq_len.set ? q->seq_len.v : 0;
-	out->page_size = q->page_size.set ? q->page_size.v : 16;
-	out->blocks_per_sm = q->blocks_per_sm.set ? q->blocks_per_sm.v : 0;
-	out->cuda_graph = q->cuda_graph;
 	out->num_splits = num_splits;
+	ENGINE_INPUTS(SHAPE_ROW, ~)
 	return 0;
 }
 
@@ -175,8 +213,76 @@ static size_t answer_bound(const struct decision *d, const struct catalog *cat)
 	return n + ENGINE_TERMS_MAX * (ENGINES_TERM_NAME_MAX + 24);
 }
 
-/* The answer in place, a literal a key and no writer call a member (a
- * batch of them was 2.7 times the seed's through jsonw). */
+/* An engine-only input's value: a count, or null for none given where
+ * the row has no default; a flag. */
+static char *put_U32(char *p, uint32_t v, uint32_t dflt)
+{
+	if (v == 0 && dflt == 0) {
+		LIT(p, "null");
+		return p;
+	}
+	return decimal_put_u64(p, v);
+}
+
+static char *put_BOOL(char *p, bool v, uint32_t dflt)
+{
+	(void)dflt;
+	if (v) {
+		LIT(p, "true");
+	} else {
+		LIT(p, "false");
+	}
+	return p;
+}
+
+/* Each member of VOCAB_ENGINE_MEMBERS (vocab.h), in its order: a literal
+ * its key and no writer call (a batch of them was 2.7 times the seed's
+ * through jsonw). The engine-only inputs are PUT_INPUT, one a row. */
+#define PUT(m) PUT_##m
+#define PUT_INPUT(e, name, kind, bounds)                              \
+	LIT(p, ",\"" #name "\":");                                     \
+	p = put_##kind(p, s->name, ENGINE_BOUND_DEFAULT(bounds));
+#define PUT_ENGINE                          \
+	LIT(p, "{" VOCAB_KEY(ENGINE));      \
+	p = put_name(p, name, strlen(name));
+#define PUT_TARGET                                                  \
+	LIT(p, VOCAB_NEXT_KEY(TARGET));                             \
+	p = put_name(p, d->target ? d->target->names.name : NULL,   \
+		     d->target ? d->target->names.name_len : 0);
+#define PUT_MODEL                                                 \
+	LIT(p, VOCAB_NEXT_KEY(MODEL));                            \
+	p = put_name(p, d->model ? d->model->names.name : NULL,   \
+		     d->model ? d->model->names.name_len : 0);
+#define PUT_COUNT(m, v)                   \
+	LIT(p, VOCAB_NEXT_KEY(m));        \
+	p = decimal_put_u64(p, (v));
+#define PUT_SM_COUNT PUT_COUNT(SM_COUNT, s->sm_count)
+#define PUT_NUM_Q_HEADS PUT_COUNT(NUM_Q_HEADS, s->num_q_heads)
+#define PUT_NUM_KV_HEADS PUT_COUNT(NUM_KV_HEADS, s->num_kv_heads)
+#define PUT_HEAD_DIM PUT_COUNT(HEAD_DIM, s->head_dim)
+#define PUT_NUM_SEQS PUT_COUNT(NUM_SEQS, s->num_seqs)
+#define PUT_NUM_SPLITS PUT_COUNT(NUM_SPLITS, a->num_splits)
+#define PUT_NUM_SPLITS_BOUND PUT_COUNT(NUM_SPLITS_BOUND, a->num_splits_bound)
+#define PUT_WORKSPACE_BYTES PUT_COUNT(WORKSPACE_BYTES, a->workspace_bytes)
+#define PUT_TERMS                                                                 \
+	LIT(p, VOCAB_NEXT_KEY(TERMS) "{");                                        \
+	for (unsigned i = 0; i < a->n_terms && i < ENGINE_TERMS_MAX; i++) {       \
+		if (i > 0) {                                                      \
+			*p++ = ',';                                               \
+		}                                                                 \
+		p = put_term(p, a->terms[i].name);                                \
+		p = decimal_put_u64(p, a->terms[i].value);                        \
+	}                                                                         \
+	*p++ = '}';
+/* every digest is CATALOG_DIGEST_LEN bytes, a catalog's name plain */
+#define PUT_CATALOG                         \
+	LIT(p, VOCAB_NEXT_KEY(CATALOG));    \
+	p = put_name(p, cat->digest, CATALOG_DIGEST_LEN);
+#define PUT_CATALOG_NAME                         \
+	LIT(p, VOCAB_NEXT_KEY(CATALOG_NAME));    \
+	p = put_name(p, cat->name, cat->name_len);
+
+/* The answer in place. */
 static size_t write_answer(char *out, enum engines_id id, const struct decision *d,
 			   const struct engine_shape *s, const struct engine_answer *a,
 			   const struct catalog *cat)
@@ -184,58 +290,7 @@ static size_t write_answer(char *out, enum engines_id id, const struct decision 
 	char *p = out;
 	const char *name = engines[id].name;
 
-	LIT(p, "{" VOCAB_KEY(ENGINE));
-	p = put_name(p, name, strlen(name));
-	LIT(p, VOCAB_NEXT_KEY(TARGET));
-	p = put_name(p, d->target ? d->target->names.name : NULL,
-		     d->target ? d->target->names.name_len : 0);
-	LIT(p, VOCAB_NEXT_KEY(SM_COUNT));
-	p = decimal_put_u64(p, s->sm_count);
-	LIT(p, VOCAB_NEXT_KEY(MODEL));
-	p = put_name(p, d->model ? d->model->names.name : NULL,
-		     d->model ? d->model->names.name_len : 0);
-	LIT(p, VOCAB_NEXT_KEY(NUM_Q_HEADS));
-	p = decimal_put_u64(p, s->num_q_heads);
-	LIT(p, VOCAB_NEXT_KEY(NUM_KV_HEADS));
-	p = decimal_put_u64(p, s->num_kv_heads);
-	LIT(p, VOCAB_NEXT_KEY(HEAD_DIM));
-	p = decimal_put_u64(p, s->head_dim);
-	LIT(p, VOCAB_NEXT_KEY(NUM_SEQS));
-	p = decimal_put_u64(p, s->num_seqs);
-	LIT(p, VOCAB_NEXT_KEY(SEQ_LEN));
-	p = decimal_put_u64(p, s->seq_len);
-	LIT(p, VOCAB_NEXT_KEY(PAGE_SIZE));
-	p = decimal_put_u64(p, s->page_size);
-	LIT(p, VOCAB_NEXT_KEY(BLOCKS_PER_SM));
-	if (s->blocks_per_sm == 0) {
-		LIT(p, "null");
-	} else {
-		p = decimal_put_u64(p, s->blocks_per_sm);
-	}
-	if (s->cuda_graph) {
-		LIT(p, VOCAB_NEXT_KEY(CUDA_GRAPH) "true");
-	} else {
-		LIT(p, VOCAB_NEXT_KEY(CUDA_GRAPH) "false");
-	}
-	LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS));
-	p = decimal_put_u64(p, a->num_splits);
-	LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS_BOUND));
-	p = decimal_put_u64(p, a->num_splits_bound);
-	LIT(p, VOCAB_NEXT_KEY(WORKSPACE_BYTES));
-	p = decimal_put_u64(p, a->workspace_bytes);
-	LIT(p, VOCAB_NEXT_KEY(TERMS) "{");
-	for (unsigned i = 0; i < a->n_terms && i < ENGINE_TERMS_MAX; i++) {
-		if (i > 0) {
-			*p++ = ',';
-		}
-		p = put_term(p, a->terms[i].name);
-		p = decimal_put_u64(p, a->terms[i].value);
-	}
-	LIT(p, "}" VOCAB_NEXT_KEY(CATALOG));
-	/* every digest is CATALOG_DIGEST_LEN bytes, a catalog's name plain */
-	p = put_name(p, cat->digest, CATALOG_DIGEST_LEN);
-	LIT(p, VOCAB_NEXT_KEY(CATALOG_NAME));
-	p = put_name(p, cat->name, cat->name_len);
+	VOCAB_ENGINE_MEMBERS(PUT, PUT_INPUT)
 	*p++ = '}';
 	return (size_t)(p - out);
 }
@@ -302,42 +357,51 @@ struct engine_answer engines_launch(enum engines_id id, const struct engine_shap
 	return launches[id](s);
 }
 
-/* The inputs' names, in engine.h's bit order. */
-static const char *input_name(unsigned bit)
-{
-	switch (bit) {
-	case ENGINE_IN_SM_COUNT:
-		return VOCAB_M_SM_COUNT;
-	case ENGINE_IN_NUM_SEQS:
-		return VOCAB_M_NUM_SEQS;
-	case ENGINE_IN_NUM_Q_HEADS:
-		return VOCAB_M_NUM_Q_HEADS;
-	case ENGINE_IN_NUM_KV_HEADS:
-		return VOCAB_M_NUM_KV_HEADS;
-	case ENGINE_IN_HEAD_DIM:
-		return VOCAB_M_HEAD_DIM;
-	case ENGINE_IN_SEQ_LEN:
-		return VOCAB_M_SEQ_LEN;
-	case ENGINE_IN_PAGE_SIZE:
-		return VOCAB_M_PAGE_SIZE;
-	case ENGINE_IN_BLOCKS_PER_SM:
-		return VOCAB_M_BLOCKS_PER_SM;
-	case ENGINE_IN_CUDA_GRAPH:
-		return VOCAB_M_CUDA_GRAPH;
-	case ENGINE_IN_NUM_SPLITS:
-		return VOCAB_M_NUM_SPLITS;
-	default:
-		return NULL;
-	}
-}
+/* The inputs' names, in the table's (and so the bits') order. */
+#define NAME_ROW(a, e, name, kind, from, bounds, zero, about) [ENGINE_INDEX_##e] = #name,
+static const char *const input_names[ENGINE_INPUTS_COUNT] = {ENGINE_INPUTS(NAME_ROW, ~)};
 
 void engines_write_inputs(struct jsonw *w, unsigned bits)
 {
 	jsonw_array_begin(w);
-	for (unsigned bit = 1; bit != 0 && bit <= bits; bit <<= 1) {
-		if ((bits & bit) && input_name(bit) != NULL) {
-			jsonw_str(w, input_name(bit));
+	for (unsigned i = 0; i < ENGINE_INPUTS_COUNT; i++) {
+		if (bits & (1u << i)) {
+			jsonw_str(w, input_names[i]);
 		}
 	}
 	jsonw_array_end(w);
+}
+
+/* The inputs a query gives only for the other engines (the MODEL and
+ * QUERY rows), as GET /v1/engines describes them. */
+#define PARAM_U32 ENGINES_PARAM_U32
+#define PARAM_BOOL ENGINES_PARAM_BOOL
+#define PARAM(e, name, kind, bounds, about, given)                                    \
+	{#name, about, PARAM_##kind, ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), \
+	 ENGINE_BOUND_DEFAULT(bounds), ENGINE_IN_##e, given, offsetof(struct query, name)},
+#define PARAM_QUERY(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, true)
+#define PARAM_MODEL(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, false)
+#define PARAM_DECISION(e, name, kind, bounds, about)
+#define PARAM_ARG(e, name, kind, bounds, about)
+#define PARAM_ROW(a, e, name, kind, from, bounds, zero, about) \
+	PARAM_##from(e, name, kind, bounds, about)
+static const struct engines_param params[] = {ENGINE_INPUTS(PARAM_ROW, ~)};
+
+const struct engines_param *engines_params(size_t *n)
+{
+	*n = sizeof(params) / sizeof(params[0]);
+	return params;
+}
+
+void engines_write_given(struct jsonw *w, const struct engines_param *x, const struct query *q)
+{
+	const char *member = (const char *)q + x->offset;
+
+	if (x->kind == ENGINES_PARAM_BOOL) {
+		jsonw_kv_bool(w, x->name, *(const bool *)(const void *)member);
+		return;
+	}
+	const struct query_u32 *u = (const struct query_u32 *)(const void *)member;
+
+	jsonw_kv_u64_or_null(w, x->name, u->set ? u->v : x->dflt);
 }

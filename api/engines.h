@@ -7,8 +7,8 @@
  * /v1/compare).
  *
  * `engine` absent or `seed` is today's answer, byte for byte: the seed
- * reads none of the other engines' inputs (num_kv_heads, seq_len,
- * page_size, blocks_per_sm, cuda_graph), which is its point. Any other
+ * reads none of the other engines' inputs (policy/engine_inputs.h's
+ * MODEL and QUERY rows), which is its point. Any other
  * engine answers what that engine, at the upstream commit its port pins,
  * would launch: its split count, its split-K scratch and the
  * intermediates it chose them from; a shape it has no kernel for is a
@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "catalog.h"
 #include "decide.h"
@@ -67,7 +68,8 @@ int engines_find(const struct query *q, enum engines_id *out, struct problem *p)
 uint32_t engines_kv_heads(const struct query *q, const struct decision *d);
 
 /* The shape a decision's query asks of engine `id` (not the seed), with
- * the defaults filled: num_kv_heads the model's, page_size 16, and
+ * the defaults filled (num_kv_heads the model's, the others their row's in
+ * engine_inputs.h), and
  * `num_splits` as the engine's own argument (0: its heuristic). Returns
  * 0, or -1 with a missing-parameter problem for an input the engine needs
  * and the query does not give (seq_len; num_kv_heads and head_dim where
@@ -120,5 +122,24 @@ struct engine_answer engines_launch(enum engines_id id, const struct engine_shap
 
 /* The names of the inputs in `bits` (enum engine_input), as a JSON array. */
 void engines_write_inputs(struct jsonw *w, unsigned bits);
+
+/* An input a query gives for the other engines only (engine_inputs.h's
+ * MODEL and QUERY rows): its name, what it is, its kind, its bounds and
+ * its default (0: none; a MODEL row's is the catalog model's). */
+struct engines_param {
+	const char *name, *about;
+	enum { ENGINES_PARAM_U32, ENGINES_PARAM_BOOL } kind;
+	uint32_t min, max, dflt;
+	unsigned bit;    /* enum engine_input */
+	bool from_query; /* a QUERY row: the query's or its default, no catalog's */
+	size_t offset;   /* of its member in struct query */
+};
+
+/* Every such input, in the table's order: *n of them, static. */
+const struct engines_param *engines_params(size_t *n);
+
+/* Writes "name": and the value query q gives input x (a from_query
+ * one): its own, else its default, else null. */
+void engines_write_given(struct jsonw *w, const struct engines_param *x, const struct query *q);
 
 #endif /* SPLITKD_ENGINES_H */

@@ -26,11 +26,57 @@ static void write_words(struct jsonw *w, const char *key, const char *words)
 	jsonw_array_end(w);
 }
 
-static const char seed_note[] =
-	"auto and pinned read sm_count and num_q_heads alone, whatever the batch; a target that "
-	"declares legacy reads max(num_seqs, max_batch_size). The workspace reads max_rows and "
-	"head_dim. The other engines' inputs (num_kv_heads, seq_len, page_size, blocks_per_sm, "
-	"cuda_graph) are accepted and never read.";
+/* The seed's note, the other engines' inputs named from their table. */
+static void write_seed_note(struct jsonw *w)
+{
+	size_t n;
+	const struct engines_param *x = engines_params(&n);
+	char note[1024];
+	size_t len = (size_t)snprintf(note, sizeof(note), "%s",
+				      "auto and pinned read sm_count and num_q_heads alone, whatever "
+				      "the batch; a target that declares legacy reads max(num_seqs, "
+				      "max_batch_size). The workspace reads max_rows and head_dim. "
+				      "The other engines' inputs (");
+
+	for (size_t i = 0; i < n && len < sizeof(note); i++) {
+		len += (size_t)snprintf(note + len, sizeof(note) - len, "%s%s", i > 0 ? ", " : "",
+					x[i].name);
+	}
+	if (len < sizeof(note)) {
+		snprintf(note + len, sizeof(note) - len, ") are accepted and never read.");
+	}
+	jsonw_kv_str(w, "note", note);
+}
+
+/* The inputs only the other engines read, as a client builds a form of
+ * them: name, type, bounds, default (null: none, or the catalog model's
+ * for num_kv_heads) and what it is. */
+static void write_params(struct jsonw *w)
+{
+	size_t n;
+	const struct engines_param *x = engines_params(&n);
+
+	jsonw_key(w, "inputs");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		bool flag = x[i].kind == ENGINES_PARAM_BOOL;
+
+		jsonw_object_begin(w);
+		jsonw_kv_str(w, "name", x[i].name);
+		jsonw_kv_str(w, "type", flag ? "boolean" : "integer");
+		if (flag) {
+			jsonw_kv_bool(w, "default", x[i].dflt != 0);
+		} else {
+			jsonw_kv_u64(w, "minimum", x[i].min);
+			jsonw_kv_u64(w, "maximum", x[i].max);
+			jsonw_kv_u64_or_null(w, "default", x[i].dflt);
+		}
+		jsonw_kv_bool(w, "from_model", !x[i].from_query);
+		jsonw_kv_str(w, "description", x[i].about);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+}
 
 void handler_engines(struct handler_call *c)
 {
@@ -56,11 +102,13 @@ void handler_engines(struct handler_call *c)
 			      id != ENGINES_SEED && (e->reads & ENGINE_IN_NUM_SEQS) != 0);
 		jsonw_kv_bool(&c->w, "reads_seq_len", (e->reads & ENGINE_IN_SEQ_LEN) != 0);
 		if (id == ENGINES_SEED) {
-			jsonw_kv_str(&c->w, "note", seed_note);
+			write_seed_note(&c->w);
 		}
 		jsonw_object_end(&c->w);
 	}
 	jsonw_array_end(&c->w);
+	/* after the engines, so the answer begins as it always has */
+	write_params(&c->w);
 	jsonw_object_end(&c->w);
 }
 
@@ -298,24 +346,42 @@ static void write_entry(struct compare *cmp, enum engines_id id)
 	jsonw_object_end(w);
 }
 
+/* The engine-only inputs a query gives (x, n of them), those that every
+ * engine reads (`all`) or those only some do. */
+static void write_given(struct jsonw *w, const struct engines_param *x, size_t n,
+			const struct query *q, unsigned every, bool all)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (x[i].from_query && ((every & x[i].bit) != 0) == all) {
+			engines_write_given(w, &x[i], q);
+		}
+	}
+}
+
 /* The inputs every engine was asked with, as the answer's head. */
 static void write_head(struct compare *cmp, uint32_t num)
 {
 	struct jsonw *w = &cmp->c->w;
 	const struct decision *d = &cmp->seed;
 	const struct query *q = &cmp->c->q;
+	size_t n;
+	const struct engines_param *x = engines_params(&n);
+	unsigned every = ~0u;
 
+	for (int id = ENGINES_SEED + 1; id < ENGINES_COUNT; id++) {
+		every &= engines_info((enum engines_id)id)->reads;
+	}
 	jsonw_kv_str_or_null(w, VOCAB_M_TARGET, d->target ? d->target->names.name : NULL);
 	jsonw_kv_u64(w, VOCAB_M_SM_COUNT, d->sm_count);
 	jsonw_kv_str_or_null(w, VOCAB_M_MODEL, d->model ? d->model->names.name : NULL);
 	jsonw_kv_u64(w, VOCAB_M_NUM_Q_HEADS, d->num_q_heads);
 	jsonw_kv_u64_or_null(w, VOCAB_M_NUM_KV_HEADS, engines_kv_heads(q, d));
 	jsonw_kv_u64_or_null(w, VOCAB_M_HEAD_DIM, d->head_dim);
-	jsonw_kv_u64_or_null(w, VOCAB_M_SEQ_LEN, q->seq_len.set ? q->seq_len.v : 0);
-	jsonw_kv_u64(w, VOCAB_M_PAGE_SIZE, q->page_size.set ? q->page_size.v : 16);
+	/* the engine-only inputs the query gives, from their table: those
+	 * every engine reads, the co-batch swept, then those some read */
+	write_given(w, x, n, q, every, true);
 	jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, num);
-	jsonw_kv_u64_or_null(w, VOCAB_M_BLOCKS_PER_SM, q->blocks_per_sm.set ? q->blocks_per_sm.v : 0);
-	jsonw_kv_bool(w, VOCAB_M_CUDA_GRAPH, q->cuda_graph);
+	write_given(w, x, n, q, every, false);
 	jsonw_key(w, VOCAB_M_OVERRIDE);
 	if (q->override.p != NULL) {
 		jsonw_strn(w, q->override.p, q->override.len);

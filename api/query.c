@@ -10,7 +10,7 @@
 #include "names.h"
 #include "quote.h"
 
-enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL };
+enum field_kind { KIND_NAME, KIND_U32, KIND_SPELLING, KIND_BOOL, KIND_LIST };
 
 struct field_info {
 	const char *name;
@@ -20,10 +20,27 @@ struct field_info {
 };
 
 /* Each parameter is named as the struct query member it fills (vocab.h). */
-#define FIELD_ROW(e, member, k, scope) \
+#define FIELD_ROW(e, member, k, scope, bounds) \
 	[QF_##e] = {#member, sizeof(#member) - 1, KIND_##k, offsetof(struct query, member)},
 
 static const struct field_info fields[QF_COUNT] = {VOCAB_PARAMS(FIELD_ROW)};
+
+/* Each row's bounds, apart from fields[]: read only where QUERY_NARROW_FIELDS
+ * or QUERY_LIST_FIELDS says, and in the problems' words, so the table every
+ * lookup walks keeps its 32 bytes a row. */
+struct field_limits {
+	uint32_t min, max, max_len; /* a U32's or a LIST element's bounds; a LIST's length */
+};
+
+#define LIMITS_ROW(e, member, k, scope, bounds) \
+	[QF_##e] = {ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), ENGINE_BOUND_LEN(bounds)},
+
+static const struct field_limits limits[QF_COUNT] = {VOCAB_PARAMS(LIMITS_ROW)};
+
+bool query_u32_within(enum query_field f, uint32_t v)
+{
+	return v >= limits[f].min && v <= limits[f].max;
+}
 
 const char *query_field_name(enum query_field f)
 {
@@ -41,6 +58,91 @@ static struct slice *slice_of(struct query *q, enum query_field f)
 static struct query_u32 *u32_of(struct query *q, enum query_field f)
 {
 	return (struct query_u32 *)(void *)((char *)q + fields[f].offset);
+}
+
+/* The next element of a list's text at *at (its end at `end`), as a
+ * plain decimal or a lone 0: true with *v, stepping past it and its
+ * comma. */
+static bool list_element(const char **at, const char *end, uint32_t *v)
+{
+	const char *comma = memchr(*at, ',', (size_t)(end - *at));
+	const char *stop = comma != NULL ? comma : end;
+	size_t len = (size_t)(stop - *at);
+
+	if (len == 1 && **at == '0') {
+		*v = 0;
+	} else if (!decimal_parse_u32(*at, len, v)) {
+		return false;
+	}
+	*at = comma != NULL ? comma + 1 : end;
+	return comma == NULL || *at < end; /* "1," has an empty last element */
+}
+
+bool query_list_text(struct slice text, uint32_t min, uint32_t max, uint32_t max_len,
+		     struct query_list *l)
+{
+	const char *at = text.p, *end = text.p + text.len;
+	uint32_t n = 0, v;
+
+	if (text.len == 0) {
+		return false;
+	}
+	while (at < end) {
+		if (n == max_len || !list_element(&at, end, &v) || v < min || v > max) {
+			return false;
+		}
+		n++;
+	}
+	*l = (struct query_list){n, text, NULL};
+	return true;
+}
+
+bool query_list_json(const cJSON *array, uint32_t min, uint32_t max, uint32_t max_len,
+		     struct query_list *l)
+{
+	const cJSON *item;
+	uint32_t n = 0;
+
+	if (!cJSON_IsArray(array) || array->child == NULL) {
+		return false;
+	}
+	cJSON_ArrayForEach(item, array) {
+		uint64_t v;
+
+		if (n == max_len || !jsonin_u53(item, &v) || v < min || v > max) {
+			return false;
+		}
+		n++;
+	}
+	*l = (struct query_list){n, {NULL, 0}, array};
+	return true;
+}
+
+size_t query_list_get(const struct query_list *l, uint32_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (l->json != NULL) {
+		const cJSON *item;
+
+		cJSON_ArrayForEach(item, l->json) {
+			uint64_t v = 0;
+
+			if (n == cap) {
+				break;
+			}
+			jsonin_u53(item, &v); /* checked when it was read */
+			out[n++] = (uint32_t)v;
+		}
+		return n;
+	}
+	for (const char *at = l->text.p, *end = l->text.p + l->text.len; at < end && n < cap;) {
+		uint32_t v = 0;
+
+		list_element(&at, end, &v); /* checked when it was read */
+		out[n++] = v;
+	}
+	return n;
 }
 
 static int hex_digit(unsigned char c)
@@ -309,29 +411,42 @@ static struct slice string_of(const cJSON *json)
 	return (struct slice){json->valuestring, strlen(json->valuestring)};
 }
 
+/* A number refused, worded with its row's bounds: apart from read_u32
+ * so that its buffer and calls stay off every request. (A U32 row's
+ * least is at least 1: the decimal rule has no 0.) */
+static int __attribute__((noinline, cold))
+u32_refused(enum query_field f, const struct value *v, bool text, bool parsed, struct problem *p)
+{
+	char rule[128];
+
+	if (parsed) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, fields[f].name, NULL,
+				   "%s must be from %u to %u", fields[f].name, (unsigned)limits[f].min,
+				   (unsigned)limits[f].max);
+	}
+	snprintf(rule, sizeof(rule),
+		 text ? "a plain decimal integer from %u to %u (no sign, no leading zero, no spaces)"
+		 : v->digits != NULL ? "an integer from %u to %u or a decimal string"
+				     : "an integer from %u to %u",
+		 (unsigned)limits[f].min, (unsigned)limits[f].max);
+	return invalid(f, rule, text ? NULL : v->json, p);
+}
+
 /* A JSON number that is an integer; or a query string's strict decimal,
  * which a context may also give as a JSON string, judged by the query
- * string's rule and words. */
+ * string's rule and words; within the row's bounds. */
 static int read_u32(enum query_field f, const struct value *v, struct query_u32 *out,
 		    struct problem *p)
 {
 	bool text = v->json == NULL || (v->digits != NULL && cJSON_IsString(v->json));
 	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
+	bool parsed = text ? decimal_parse_u32(s.p, s.len, &out->v) : jsonin_u32(v->json, &out->v);
 
-	out->set = text ? decimal_parse_u32(s.p, s.len, &out->v) : jsonin_u32(v->json, &out->v);
+	out->set = parsed && (!(QUERY_NARROW_FIELDS & QUERY_BIT(f)) || query_u32_within(f, out->v));
 	if (out->set) {
 		return 0;
 	}
-	if (text) {
-		return invalid(f,
-			       "a plain decimal integer from 1 to 4294967295 (no sign, no leading zero, "
-			       "no spaces)",
-			       NULL, p);
-	}
-	return invalid(f,
-		       v->digits != NULL ? "an integer from 1 to 4294967295 or a decimal string"
-					 : "an integer from 1 to 4294967295",
-		       v->json, p);
+	return u32_refused(f, v, text, parsed, p);
 }
 
 /* A context's integer for a spelling, written back in decimal (an
@@ -396,6 +511,29 @@ static int read_bool(enum query_field f, const struct value *v, bool *out, struc
 	return 0;
 }
 
+/* A query string's comma-separated decimals, a JSON array of integers, or
+ * in a context also the query string's text as a JSON string. */
+static int read_list(enum query_field f, const struct value *v, struct query_list *out,
+		     struct problem *p)
+{
+	const struct field_info *fi = &fields[f];
+	const struct field_limits *li = &limits[f];
+	bool text = v->json == NULL || (v->digits != NULL && cJSON_IsString(v->json));
+	struct slice s = v->json == NULL ? v->text : text ? string_of(v->json) : (struct slice){NULL, 0};
+
+	if (text ? query_list_text(s, li->min, li->max, li->max_len, out)
+		 : query_list_json(v->json, li->min, li->max, li->max_len, out)) {
+		return 0;
+	}
+	if (!text && !cJSON_IsArray(v->json)) {
+		return invalid(f, "an array of integers", v->json, p);
+	}
+	return problem_set(p, PROBLEM_INVALID_PARAMETER, fi->name, NULL,
+			   text ? "%s must be 1 to %u plain decimals from %u to %u, comma-separated"
+				: "%s must be an array of 1 to %u integers from %u to %u",
+			   fi->name, (unsigned)li->max_len, (unsigned)li->min, (unsigned)li->max);
+}
+
 /* The one path every parameter takes, from a query string, a body or a
  * context, once its field is known: once only, then the value by the
  * field's type. In a context, null is absent (how a layer unsets a key). */
@@ -410,12 +548,18 @@ static int accept_field(struct query *q, enum query_field f, unsigned *seen, con
 	if (v->digits != NULL && cJSON_IsNull(v->json)) {
 		return 0;
 	}
+	/* a list apart from the switch, by the constant mask: with no LIST
+	 * row it is no test at all */
+	if (QUERY_LIST_FIELDS & QUERY_BIT(f)) {
+		return read_list(f, v, (struct query_list *)(void *)((char *)q + fields[f].offset), p);
+	}
 	switch (fields[f].kind) {
 	case KIND_U32:
 		return read_u32(f, v, u32_of(q, f), p);
 	case KIND_NAME:
 	case KIND_SPELLING:
 		return read_string(f, v, slice_of(q, f), p);
+	case KIND_LIST: /* read above */
 	case KIND_BOOL:
 		break;
 	}

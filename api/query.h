@@ -19,6 +19,7 @@
 #ifndef SPLITKD_QUERY_H
 #define SPLITKD_QUERY_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,45 +31,131 @@
 #include "vocab.h"
 
 /* The parameters, one per row of VOCAB_PARAMS (vocab.h): QF_TARGET, ... */
-#define QUERY_ENUM_ROW(e, name, kind, scope) QF_##e,
+#define QUERY_ENUM_ROW(e, name, kind, scope, bounds) QF_##e,
 enum query_field { VOCAB_PARAMS(QUERY_ENUM_ROW) QF_COUNT };
 #undef QUERY_ENUM_ROW
+
+/* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
+#define QUERY_BIT(f) (1u << (f))
+
+/* The field set is bounded by construction: a row past the mask's width
+ * would shift past it, undefined behaviour and no error. */
+_Static_assert(QF_COUNT <= sizeof(unsigned) * CHAR_BIT,
+	       "vocab.h: more parameters than a QUERY_BIT mask holds");
 
 struct query_u32 {
 	bool set;
 	uint32_t v;
 };
 
+/*
+ * A LIST parameter as given, checked and not yet read: n elements (0:
+ * absent), each within its row's bounds, in the query string's decimal
+ * text ("1,2,3", `text`) or a JSON array (`json`, of the body or the
+ * context it was read from). Read it with query_list_get, the one way in
+ * (it points into the caller's buffers, as a slice does: it lives as long
+ * as they do). Absent, it costs its size and nothing else.
+ */
+struct query_list {
+	uint32_t n;
+	struct slice text;
+	const cJSON *json;
+};
+
 /* What each kind of parameter is read into: a slice (p NULL: absent), a
- * number and whether it was given, or a flag. */
+ * number and whether it was given, a flag, or a list. */
 #define QUERY_TYPE_NAME struct slice
 #define QUERY_TYPE_SPELLING struct slice
 #define QUERY_TYPE_U32 struct query_u32
 #define QUERY_TYPE_BOOL bool
+#define QUERY_TYPE_LIST struct query_list
 
 /* One member a parameter, named as the parameter (OFREP's flagConfigEtag
  * included), in the table's order. */
-#define QUERY_MEMBER_ROW(e, name, kind, scope) QUERY_TYPE_##kind name;
+#define QUERY_MEMBER_ROW(e, name, kind, scope, bounds) QUERY_TYPE_##kind name;
 struct query {
 	VOCAB_PARAMS(QUERY_MEMBER_ROW)
 };
 #undef QUERY_MEMBER_ROW
 
+/* Whether a member of kind k was given: a BOOL given as false reads as
+ * absent, which is what it means. */
+#define QUERY_GIVEN_NAME(m) ((m).p != NULL)
+#define QUERY_GIVEN_SPELLING(m) ((m).p != NULL)
+#define QUERY_GIVEN_U32(m) ((m).set)
+#define QUERY_GIVEN_BOOL(m) (m)
+#define QUERY_GIVEN_LIST(m) ((m).n > 0)
+
+/* The value an absent parameter reads as, from its row's bounds:
+ * QUERY_DEFAULT_MAX_BATCH_SIZE is 1 (0: none, or its reader decides). */
+#define QUERY_DEFAULT_ROW(e, name, kind, scope, bounds) \
+	QUERY_DEFAULT_##e = ENGINE_BOUND_DEFAULT(bounds),
+enum query_default { VOCAB_PARAMS(QUERY_DEFAULT_ROW) };
+#undef QUERY_DEFAULT_ROW
+
 /* The parameters of one scope, as a bit mask: QUERY_SCOPE(DECIDE) is
- * every input of a decision. */
-#define QUERY_SCOPE_BIT_DECIDE_DECIDE(e) | QUERY_BIT(QF_##e)
-#define QUERY_SCOPE_BIT_DECIDE_OTHER(e)
-#define QUERY_SCOPE_BIT_OTHER_OTHER(e) | QUERY_BIT(QF_##e)
-#define QUERY_SCOPE_BIT_OTHER_DECIDE(e)
-#define QUERY_SCOPE_ROW_DECIDE(e, name, kind, scope) QUERY_SCOPE_BIT_DECIDE_##scope(e)
-#define QUERY_SCOPE_ROW_OTHER(e, name, kind, scope) QUERY_SCOPE_BIT_OTHER_##scope(e)
+ * every input of the seed's decision, QUERY_SCOPE(ENGINE) every input
+ * only the other engines read. */
+#define QUERY_SCOPE_IF_DECIDE_DECIDE(e) | QUERY_BIT(QF_##e)
+#define QUERY_SCOPE_IF_DECIDE_ENGINE(e)
+#define QUERY_SCOPE_IF_DECIDE_OTHER(e)
+#define QUERY_SCOPE_IF_ENGINE_DECIDE(e)
+#define QUERY_SCOPE_IF_ENGINE_ENGINE(e) | QUERY_BIT(QF_##e)
+#define QUERY_SCOPE_IF_ENGINE_OTHER(e)
+#define QUERY_SCOPE_IF_OTHER_DECIDE(e)
+#define QUERY_SCOPE_IF_OTHER_ENGINE(e)
+#define QUERY_SCOPE_IF_OTHER_OTHER(e) | QUERY_BIT(QF_##e)
+#define QUERY_SCOPE_ROW_DECIDE(e, name, kind, scope, bounds) QUERY_SCOPE_IF_DECIDE_##scope(e)
+#define QUERY_SCOPE_ROW_ENGINE(e, name, kind, scope, bounds) QUERY_SCOPE_IF_ENGINE_##scope(e)
+#define QUERY_SCOPE_ROW_OTHER(e, name, kind, scope, bounds) QUERY_SCOPE_IF_OTHER_##scope(e)
 #define QUERY_SCOPE(scope) (0u VOCAB_PARAMS(QUERY_SCOPE_ROW_##scope))
 
 /* A parameter's name ("seq_len"); NULL past the end. */
 const char *query_field_name(enum query_field f);
 
-/* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
-#define QUERY_BIT(f) (1u << (f))
+/* The LIST rows, and the U32 rows whose bounds are narrower than the
+ * decimal rule's 1 to 4294967295, as constant masks: a reader checks
+ * them only where the mask says, so a check no row needs compiles to
+ * nothing (the batch's fast reader declines both; query.c words them). */
+#define QUERY_IS_LIST_LIST 1
+#define QUERY_IS_LIST_U32 0
+#define QUERY_IS_LIST_NAME 0
+#define QUERY_IS_LIST_SPELLING 0
+#define QUERY_IS_LIST_BOOL 0
+#define QUERY_LIST_ROW(e, name, kind, scope, bounds) \
+	| (QUERY_IS_LIST_##kind ? QUERY_BIT(QF_##e) : 0u)
+#define QUERY_LIST_FIELDS (0u VOCAB_PARAMS(QUERY_LIST_ROW))
+#define QUERY_NARROW_ROW(e, name, kind, scope, bounds)                                    \
+	| (!QUERY_IS_LIST_##kind && (ENGINE_BOUND_MIN(bounds) > 1 ||                      \
+				    (ENGINE_BOUND_MAX(bounds) > 0 &&                      \
+				     ENGINE_BOUND_MAX(bounds) < UINT32_MAX))              \
+		   ? QUERY_BIT(QF_##e)                                                   \
+		   : 0u)
+#define QUERY_NARROW_FIELDS (0u VOCAB_PARAMS(QUERY_NARROW_ROW))
+
+/* Whether v is within field f's bounds (a U32 row's). */
+bool query_u32_within(enum query_field f, uint32_t v);
+
+/*
+ * Reads list l's elements into out (room for cap), in order: returns how
+ * many it wrote, the smaller of l->n and cap. Cannot fail: the parser
+ * checked every element (each within its row's bounds, at most its
+ * length of them).
+ */
+size_t query_list_get(const struct query_list *l, uint32_t *out, size_t cap);
+
+/*
+ * Checks a LIST's value against bounds min..max (each element) and at
+ * most max_len elements (at least one), and fills *l: from the query
+ * string's text ("1,2,3": plain decimals, no sign, no spaces, no empty
+ * element), or from a JSON array of integral numbers. Returns true, or
+ * false with *l untouched. The parsers call them for a LIST row;
+ * test_query calls them with bounds of its own.
+ */
+bool query_list_text(struct slice text, uint32_t min, uint32_t max, uint32_t max_len,
+		     struct query_list *l);
+bool query_list_json(const cJSON *array, uint32_t min, uint32_t max, uint32_t max_len,
+		     struct query_list *l);
 
 /* The most bytes of a string value, a query string's or a JSON body's:
  * longer is 400 invalid-parameter (the contract's maxLength says it).

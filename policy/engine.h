@@ -15,8 +15,8 @@
  *
  * This header holds types, constants and the few inline helpers every
  * port shares (the answer's start, its terms, a refusal, the zero-count
- * refusal), so
- * a port includes it and nothing else of ours.
+ * refusal), so a port includes it (and through it engine_inputs.h, the
+ * table of the shape's inputs) and nothing else of ours.
  */
 #ifndef ENGINE_H
 #define ENGINE_H
@@ -25,48 +25,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine_inputs.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One decode launch. Every count is as the engine would see it; 0 where a
+/* One decode launch, a member an input (engine_inputs.h, where each row
+ * says what it is). Every count is as the engine would see it; 0 where a
  * count must be at least 1 is refused by the port (ENGINE_REFUSED), never
  * raised. */
+#define ENGINE_SHAPE_MEMBER(a, e, name, kind, from, bounds, zero, about) \
+	ENGINE_TYPE_##kind name;
 struct engine_shape {
-	uint32_t sm_count;      /* the device's multiprocessors */
-	uint32_t num_seqs;      /* sequences in the batch (the co-batch) */
-	uint32_t num_q_heads;   /* query heads */
-	uint32_t num_kv_heads;  /* KV heads; num_q_heads % num_kv_heads == 0 */
-	uint32_t head_dim;      /* head size, for Q, K and V alike */
-	uint32_t seq_len;       /* tokens of KV per sequence, this step's included */
-	uint32_t page_size;     /* tokens per KV page (vLLM: its block size) */
-	/* FlashInfer only: CTAs of the decode kernel one SM holds, which the
-	 * engine asks cudaOccupancyMaxActiveBlocksPerMultiprocessor at run
-	 * time. 0 = not given; a port that reads it refuses 0. */
-	uint32_t blocks_per_sm;
-	bool cuda_graph;        /* FlashInfer only: the padded (CUDA graph) plan */
-	/* The engine's own num_splits argument, where it has one (FA2, FA3):
-	 * 0 = its heuristic decides; N > 0 = the caller fixed it. Ports of
-	 * engines with no such argument refuse a non-zero value. */
-	uint32_t num_splits;
+	ENGINE_INPUTS(ENGINE_SHAPE_MEMBER, ~)
 };
+#undef ENGINE_SHAPE_MEMBER
+
+/* Each input's place in the table: ENGINE_INDEX_SEQ_LEN, ... */
+#define ENGINE_INDEX_ROW(a, e, name, kind, from, bounds, zero, about) ENGINE_INDEX_##e,
+enum engine_input_index { ENGINE_INPUTS(ENGINE_INDEX_ROW, ~) ENGINE_INPUTS_COUNT };
+#undef ENGINE_INDEX_ROW
 
 /* The inputs a port reads, as bits: each port's header defines
  * <PORT>_READS and <PORT>_GPU_READS (the subset only a GPU knows at run
  * time, which a caller must give and the port never guesses), so a
  * listing of engines says what each one reads without a second copy. */
-enum engine_input {
-	ENGINE_IN_SM_COUNT = 1u << 0,
-	ENGINE_IN_NUM_SEQS = 1u << 1,
-	ENGINE_IN_NUM_Q_HEADS = 1u << 2,
-	ENGINE_IN_NUM_KV_HEADS = 1u << 3,
-	ENGINE_IN_HEAD_DIM = 1u << 4,
-	ENGINE_IN_SEQ_LEN = 1u << 5,
-	ENGINE_IN_PAGE_SIZE = 1u << 6,
-	ENGINE_IN_BLOCKS_PER_SM = 1u << 7,
-	ENGINE_IN_CUDA_GRAPH = 1u << 8,
-	ENGINE_IN_NUM_SPLITS = 1u << 9,
-};
+#define ENGINE_BIT_ROW(a, e, name, kind, from, bounds, zero, about) \
+	ENGINE_IN_##e = 1u << ENGINE_INDEX_##e,
+enum engine_input { ENGINE_INPUTS(ENGINE_BIT_ROW, ~) };
+#undef ENGINE_BIT_ROW
+
+/* The bits are an enum's, so an int's: a 32nd row would not fit. */
+#define ENGINE_INPUTS_FIT "engine_inputs.h: more rows than enum engine_input holds"
+#ifdef __cplusplus
+static_assert(ENGINE_INPUTS_COUNT <= 31, ENGINE_INPUTS_FIT);
+#else
+_Static_assert(ENGINE_INPUTS_COUNT <= 31, ENGINE_INPUTS_FIT);
+#endif
 
 #define ENGINE_TERMS_MAX 16
 
@@ -174,34 +170,23 @@ struct engine_zero {
  * checks (upstream would divide by zero or launch nothing). Returns true
  * with *z filled, or false when every count it reads is at least 1.
  */
+#define ENGINE_ZERO_ZERO_REFUSED(e, name)                           \
+	if ((reads & ENGINE_IN_##e) && s->name == 0) {               \
+		z->reason = #name " must be at least 1";             \
+		z->input = #name;                                    \
+		return true;                                         \
+	}
+#define ENGINE_ZERO_ZERO_OWN(e, name)
+#define ENGINE_ZERO_ROW(a, e, name, kind, from, bounds, zero, about) ENGINE_ZERO_##zero(e, name)
 static inline bool engine_zero_count(const struct engine_shape *s, unsigned reads,
 				     struct engine_zero *z)
 {
-	const struct {
-		unsigned bit;
-		uint32_t value;
-		const char *reason, *input;
-	} counts[] = {
-		{ENGINE_IN_SM_COUNT, s->sm_count, "sm_count must be at least 1", "sm_count"},
-		{ENGINE_IN_NUM_SEQS, s->num_seqs, "num_seqs must be at least 1", "num_seqs"},
-		{ENGINE_IN_NUM_Q_HEADS, s->num_q_heads, "num_q_heads must be at least 1",
-		 "num_q_heads"},
-		{ENGINE_IN_NUM_KV_HEADS, s->num_kv_heads, "num_kv_heads must be at least 1",
-		 "num_kv_heads"},
-		{ENGINE_IN_HEAD_DIM, s->head_dim, "head_dim must be at least 1", "head_dim"},
-		{ENGINE_IN_SEQ_LEN, s->seq_len, "seq_len must be at least 1", "seq_len"},
-		{ENGINE_IN_PAGE_SIZE, s->page_size, "page_size must be at least 1", "page_size"},
-	};
-
-	for (unsigned i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		if ((reads & counts[i].bit) && counts[i].value == 0) {
-			z->reason = counts[i].reason;
-			z->input = counts[i].input;
-			return true;
-		}
-	}
+	ENGINE_INPUTS(ENGINE_ZERO_ROW, ~)
 	return false;
 }
+#undef ENGINE_ZERO_ROW
+#undef ENGINE_ZERO_ZERO_OWN
+#undef ENGINE_ZERO_ZERO_REFUSED
 
 #ifdef __cplusplus
 }

@@ -12,9 +12,14 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const SHAPE = ['max_batch_size', 'num_seqs', 'max_rows'];
-  // the engines view's own inputs (it shares max_batch_size, override,
-  // target, model and catalog with the grid); cuda_graph is its checkbox
-  const ENGINE_INPUTS = ['seq_len', 'page_size', 'blocks_per_sm'];
+  // The engines view's own inputs (it shares max_batch_size, override,
+  // target, model and catalog with the grid) are GET /v1/engines' `inputs`:
+  // their names, types, bounds and defaults are the daemon's table, so the
+  // page spells none of them and shows a new one as soon as a port reads it.
+  let INPUTS = [];
+  const inputNames = () => INPUTS.map((x) => x.name);
+  const numberInputs = () => INPUTS.filter((x) => x.type !== 'boolean').map((x) => x.name);
+  const flagInputs = () => INPUTS.filter((x) => x.type === 'boolean').map((x) => x.name);
   const POLL_DEFAULT = 5;        // seconds; #poll=N in the URL changes it
   const CACHE_MAX = 16;          // remembered ETags (one per URL)
   const BINS = [1, 3, 5, 8, 12]; // upper bounds of colour classes s1..s5; s6 above
@@ -24,7 +29,7 @@
   const state = {max_batch_size: '', num_seqs: '', max_rows: '', override: '',
     changes: false, target: '', model: '', poll: POLL_DEFAULT,
     catalog: '', compare: '', // a named catalog ('' the default), and one to diff it with
-    engines: false, seq_len: '', page_size: '', blocks_per_sm: '', cuda_graph: ''};
+    engines: false}; // and one string per engine input, by its name ('' unset; a flag 'true')
   const meta = {digest: null, targets: [], models: [], version: null,
     tByName: new Map(), mByName: new Map(), engines: null}; // engines: GET /v1/engines by name
   const live = {matrix: null, base: null, view: null, explainKey: '', digestSeenAt: null,
@@ -83,7 +88,7 @@
   }
   function readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
-    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare'], ENGINE_INPUTS, ['cuda_graph'])) {
+    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare'], inputNames())) {
       state[k] = p.get(k) || '';
     }
     state.changes = p.get('view') === 'changes';
@@ -99,14 +104,14 @@
     if (state.target) { p.set('target', state.target); p.set('model', state.model); }
     if (state.poll !== POLL_DEFAULT) { p.set('poll', String(state.poll)); }
     for (const k of ['catalog', 'compare']) { if (state[k] !== '') { p.set(k, state[k]); } }
-    for (const k of ENGINE_INPUTS.concat(['cuda_graph'])) { if (state[k] !== '') { p.set(k, state[k]); } }
+    for (const k of inputNames()) { if (state[k]) { p.set(k, state[k]); } }
     const s = p.toString();
     history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
   }
   function syncControls() {
-    for (const k of SHAPE.concat(['override'], ENGINE_INPUTS)) { $(k).value = state[k]; }
+    for (const k of SHAPE.concat(['override'], numberInputs())) { $(k).value = state[k] || ''; }
     $('changes').checked = state.changes;
-    $('cuda_graph').checked = state.cuda_graph === 'true';
+    for (const k of flagInputs()) { $(k).checked = state[k] === 'true'; }
     applyView();
   }
   // `extra` and catalog=NAME for the catalog shown: none for the default,
@@ -325,7 +330,7 @@
   }
   // the control that sets an input the API names in a problem's `param`
   const FIELD = {target: 'target-select', model: 'model-select'};
-  for (const k of SHAPE.concat(['override', 'cuda_graph'], ENGINE_INPUTS)) { FIELD[k] = k; }
+  for (const k of SHAPE.concat(['override'])) { FIELD[k] = k; } // and each engine input (loadEngines)
   function showProblem(p) {
     const node = $('problem');
     for (const id of Object.values(FIELD)) { $(id).removeAttribute('aria-invalid'); }
@@ -716,8 +721,8 @@
   // split-K scratch. The names and words in it are the API's, as text.
   function compareURL() {
     const p = catalogQuery([['target', state.target], ['model', state.model]]);
-    for (const k of ['seq_len', 'page_size', 'max_batch_size', 'blocks_per_sm', 'cuda_graph', 'override']) {
-      if (state[k] !== '') { p.set(k, state[k]); }
+    for (const k of inputNames().concat(['max_batch_size', 'override'])) {
+      if (state[k]) { p.set(k, state[k]); }
     }
     return 'v1/compare' + queryString(p);
   }
@@ -761,10 +766,11 @@
       if (!t.ok) { showProblem(t.data); return; }
       if (!(await loadCatalog(t.data.catalog)) || gen !== live.generation) { return; }
     }
-    if (meta.engines === null) { // where each port came from: the same for the binary's life
-      const e = await getJSON('v1/engines');
+    if (meta.engines === null) { // not had at start (splitkd was down): now, and the URL's inputs into them
+      await loadEngines();
       if (gen !== live.generation) { return; }
-      meta.engines = new Map(e.ok ? e.data.engines.map((x) => [x.name, x]) : []);
+      readHash();
+      syncControls();
     }
     chooseDefaults();
     const r = await getJSON(compareURL());
@@ -814,11 +820,53 @@
     s.dataset.bytes = known ? String(n) : '';
     return s;
   }
+  // An engine input's placeholder: the value /v1/compare answered with (d:
+  // null before one), else its default, else 'required' when some engine
+  // needs it from the caller and 'unset' when only a GPU knows it.
+  function placeholder(x, d) {
+    const v = d ? d[x.name] : null;
+    if (v !== null && v !== undefined) { return String(v); }
+    if (x.default !== null) { return String(x.default); }
+    const asks = [...(meta.engines || new Map()).values()].some((e) => e.reads.includes(x.name) &&
+      !e.gpu_reads.includes(x.name));
+    return asks ? 'required' : 'unset';
+  }
   function fillEngineInputs(d) {
-    $('seq_len').placeholder = d.seq_len === null ? 'required' : String(d.seq_len);
-    $('page_size').placeholder = String(d.page_size);
+    for (const x of INPUTS) { if (x.type !== 'boolean') { $(x.name).placeholder = placeholder(x, d); } }
     $('max_batch_size').placeholder = String(d.max_batch_size);
-    $('blocks_per_sm').placeholder = d.blocks_per_sm === null ? 'unset' : String(d.blocks_per_sm);
+  }
+  // GET /v1/engines: where each port came from, what it reads, and the
+  // engines view's inputs, whose controls are made here, after the model's.
+  async function loadEngines() {
+    const e = await getJSON('v1/engines');
+    if (!e.ok || meta.engines !== null) { return; }
+    meta.engines = new Map(e.data.engines.map((x) => [x.name, x]));
+    INPUTS = e.data.inputs;
+    let after = $('model-select').closest('label');
+    for (const x of INPUTS) {
+      const flag = x.type === 'boolean';
+      const label = el('label', flag ? 'check engines-only' : 'engines-only');
+      const input = el('input');
+      input.id = x.name;
+      // what it is and what it takes, in the daemon's words and bounds
+      label.title = x.description + (flag ? '' : ' (' + int(x.minimum) + ' to ' + int(x.maximum) +
+        (x.default === null ? '' : '; default ' + int(x.default)) + ')');
+      if (flag) {
+        input.type = 'checkbox';
+        put(label, input, ' ' + x.name);
+        input.addEventListener('change', fromControls);
+      } else {
+        input.inputMode = 'numeric';
+        input.autocomplete = 'off';
+        input.spellcheck = false;
+        input.placeholder = placeholder(x, null);
+        put(label, x.name + ' ', input);
+        wireField(input);
+      }
+      after.after(label);
+      after = label;
+      FIELD[x.name] = x.name;
+    }
   }
 
   function renderEngines() {
@@ -829,10 +877,10 @@
     $('engines-title').textContent = 'What each engine launches: ' + d.target + ' × ' + d.model;
     const drawn = d.engines.filter((e) => !e.problem), held = drawn.filter((e) => e.batch_invariant);
     const refused = d.engines.filter((e) => e.problem);
-    $('engines-summary').textContent = int(d.sm_count) + ' SMs · ' + int(d.num_q_heads) + ' q / ' +
-      int(d.num_kv_heads) + ' kv heads · head_dim ' + int(d.head_dim) + ' · seq_len ' + int(d.seq_len) +
-      ' · page_size ' + int(d.page_size) + ' · co-batch 1–' + int(d.max_batch_size) + ' · blocks_per_sm ' +
-      (d.blocks_per_sm === null ? 'unset' : int(d.blocks_per_sm)) + ' · cuda_graph ' + d.cuda_graph + '. ' +
+    const given = INPUTS.map((x) => x.name + ' ' + (typeof d[x.name] === 'boolean' ? d[x.name]
+      : d[x.name] === null || d[x.name] === undefined ? 'unset' : int(d[x.name])));
+    $('engines-summary').textContent = int(d.sm_count) + ' SMs · ' + int(d.num_q_heads) + ' q heads · head_dim ' +
+      int(d.head_dim) + ' · co-batch 1–' + int(d.max_batch_size) + given.map((g) => ' · ' + g).join('') + '. ' +
       held.length + ' of ' + d.engines.length + ' engines keep one split count whatever the batch' +
       (held.length ? ' (' + held.map((e) => e.engine).join(', ') + ')' : '') +
       (refused.length ? '; ' + refused.map((e) => e.engine).join(', ') + (refused.length === 1 ? ' does' : ' do') +
@@ -1085,9 +1133,9 @@
 
   let debounce = 0;
   function fromControls() {
-    for (const k of SHAPE.concat(['override'], ENGINE_INPUTS)) { state[k] = $(k).value; }
+    for (const k of SHAPE.concat(['override'], numberInputs())) { state[k] = $(k).value; }
     state.changes = $('changes').checked;
-    state.cuda_graph = $('cuda_graph').checked ? 'true' : '';
+    for (const k of flagInputs()) { state[k] = $(k).checked ? 'true' : ''; }
     writeHash();
     kick();
   }
@@ -1098,13 +1146,14 @@
     writeHash();
     kick();
   }
+  // a typed field: its value taken 400 ms after the last key, or on change
+  function wireField(f) {
+    f.addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(fromControls, 400); });
+    f.addEventListener('change', () => { clearTimeout(debounce); fromControls(); });
+  }
   function wire() {
-    for (const k of SHAPE.concat(['override'], ENGINE_INPUTS)) {
-      $(k).addEventListener('input', () => { clearTimeout(debounce); debounce = setTimeout(fromControls, 400); });
-      $(k).addEventListener('change', () => { clearTimeout(debounce); fromControls(); });
-    }
+    for (const k of SHAPE.concat(['override'])) { wireField($(k)); }
     $('changes').addEventListener('change', fromControls);
-    $('cuda_graph').addEventListener('change', fromControls);
     $('target-select').addEventListener('change', fromPair);
     $('model-select').addEventListener('change', fromPair);
     for (const b of document.querySelectorAll('#views [data-view]')) {
@@ -1144,11 +1193,16 @@
     setInterval(() => { if (live.downSince !== null) { showStatus(); } }, 1000);
   }
 
-  adoptSearch();
-  readHash();
-  syncControls();
-  wire();
-  grid.active = state.target ? key(state.target, state.model) : '';
-  kick();
-  openStream();
+  function start() {
+    adoptSearch();
+    readHash();
+    syncControls();
+    wire();
+    grid.active = state.target ? key(state.target, state.model) : '';
+    kick();
+    openStream();
+  }
+  // the engine inputs' controls first, so the URL's values find them; a
+  // splitkd that does not answer yet is the first tick's to show
+  loadEngines().catch(() => {}).finally(start);
 })();

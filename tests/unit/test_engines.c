@@ -389,3 +389,57 @@ Test(engines, the_comparison_echoes_the_override_and_the_seeds_warnings)
 	answer_free(&typo);
 	answer_free(&four);
 }
+
+/* A refusal's param is an input's name, as the table spells it
+ * (policy/engine_inputs.h): the page marks the control of that name and
+ * a client changes the parameter of that name. Swept over shapes every
+ * port refuses in its own ways (zeros, odd pages, wide heads, a fixed
+ * num_splits, no blocks_per_sm), with a generator of the test's own. */
+Test(engines, every_refusal_names_an_input_of_the_table)
+{
+#define TABLE_NAME(a, e, name, kind, from, bounds, zero, about) #name,
+	static const char *const names[] = {ENGINE_INPUTS(TABLE_NAME, ~)};
+#undef TABLE_NAME
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	unsigned refused = 0;
+
+	for (unsigned i = 0; i < 50000; i++) {
+		struct engine_shape s;
+		uint32_t r[10];
+
+		for (unsigned k = 0; k < 10; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			r[k] = (uint32_t)(x >> 32);
+		}
+		memset(&s, 0, sizeof(s));
+		s.sm_count = r[0] % 200;
+		s.num_seqs = r[1] % 600;
+		s.num_kv_heads = r[2] % 9;
+		s.num_q_heads = s.num_kv_heads * (r[3] % 9) + (r[3] % 23 == 0);
+		s.head_dim = (r[4] % 10) * 32;
+		s.seq_len = r[5] % 300000;
+		s.page_size = 1u << (r[6] % 11);
+		s.blocks_per_sm = r[7] % 4;
+		s.cuda_graph = r[8] & 1;
+		s.num_splits = r[9] % 5 == 0 ? r[9] % 300 : 0;
+		for (int id = ENGINES_SEED + 1; id < ENGINES_COUNT; id++) {
+			struct engine_answer a = engines_launch((enum engines_id)id, &s);
+			bool known = false;
+
+			if (a.status != ENGINE_REFUSED) {
+				continue;
+			}
+			refused++;
+			cr_assert_not_null(a.refused_input, "%s: a refusal names no input",
+					   engines_info((enum engines_id)id)->name);
+			for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+				known = known || strcmp(names[n], a.refused_input) == 0;
+			}
+			cr_assert(known, "%s refuses naming \"%s\", no input of engine_inputs.h (%s)",
+				  engines_info((enum engines_id)id)->name, a.refused_input, a.refused);
+		}
+	}
+	cr_assert_gt(refused, 1000, "the sweep refused only %u shapes", refused);
+}

@@ -277,3 +277,76 @@ Test(query, every_field_is_found_by_its_name)
 		cr_assert_eq(p.kind, PROBLEM_UNKNOWN_PARAMETER, "%s", raw);
 	}
 }
+
+/* The LIST kind (vocab.h), at bounds of the test's own: 1 to 65536, at
+ * most 4 elements. A query string's comma-separated decimals and a JSON
+ * array read to the same elements; anything past a bound, empty, signed,
+ * spaced or of another type is refused. */
+Test(query, a_list_reads_within_its_bounds_from_text_and_json)
+{
+	static const struct {
+		const char *text, *json;
+		uint32_t n, v[4];
+	} good[] = {
+		{"7", "[7]", 1, {7}},
+		{"1,2,65536", "[1, 2, 65536]", 3, {1, 2, 65536}},
+		{"4096,1,4096,9", "[4096,1.0,4096,9]", 4, {4096, 1, 4096, 9}},
+	};
+	static const char *const bad_text[] = {
+		"", ",", "1,", ",1", "1,,2", "0", "65537", "1,2,3,4,5", "+1", "01", "1, 2", "a",
+		"4294967296",
+	};
+	static const char *const bad_json[] = {
+		"[]", "[0]", "[65537]", "[1,2,3,4,5]", "[1.5]", "[-1]", "[\"1\"]", "[null]", "7",
+		"\"1,2\"", "{}", "[[1]]",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct query_list t = {0}, j = {0};
+		uint32_t out[4], few[2];
+		cJSON *json = cJSON_Parse(good[i].json);
+
+		cr_assert(query_list_text((struct slice){good[i].text, strlen(good[i].text)}, 1, 65536,
+					  4, &t), "%s", good[i].text);
+		cr_assert(query_list_json(json, 1, 65536, 4, &j), "%s", good[i].json);
+		cr_assert_eq(t.n, good[i].n);
+		cr_assert_eq(j.n, good[i].n);
+		cr_assert_eq(query_list_get(&t, out, 4), good[i].n);
+		cr_assert_arr_eq(out, good[i].v, good[i].n * sizeof(uint32_t), "%s", good[i].text);
+		memset(out, 0, sizeof(out));
+		cr_assert_eq(query_list_get(&j, out, 4), good[i].n);
+		cr_assert_arr_eq(out, good[i].v, good[i].n * sizeof(uint32_t), "%s", good[i].json);
+		/* a smaller room takes the first ones */
+		cr_assert_eq(query_list_get(&t, few, 1), 1);
+		cr_assert_eq(few[0], good[i].v[0]);
+		cJSON_Delete(json);
+	}
+	for (size_t i = 0; i < sizeof(bad_text) / sizeof(bad_text[0]); i++) {
+		struct query_list l = {0};
+
+		cr_assert(!query_list_text((struct slice){bad_text[i], strlen(bad_text[i])}, 1, 65536, 4,
+					   &l), "\"%s\" read", bad_text[i]);
+		cr_assert_eq(l.n, 0, "\"%s\" left a count", bad_text[i]);
+	}
+	for (size_t i = 0; i < sizeof(bad_json) / sizeof(bad_json[0]); i++) {
+		struct query_list l = {0};
+		cJSON *json = cJSON_Parse(bad_json[i]);
+
+		cr_assert_not_null(json, "%s", bad_json[i]);
+		cr_assert(!query_list_json(json, 1, 65536, 4, &l), "%s read", bad_json[i]);
+		cr_assert_eq(l.n, 0);
+		cJSON_Delete(json);
+	}
+}
+
+/* A list whose bounds start at 0 takes a lone 0, never a leading one. */
+Test(query, a_list_from_zero_takes_zero)
+{
+	struct query_list l = {0};
+	uint32_t out[3];
+
+	cr_assert(query_list_text((struct slice){"0,10,0", 6}, 0, 10, 3, &l));
+	cr_assert_eq(query_list_get(&l, out, 3), 3);
+	cr_assert(out[0] == 0 && out[1] == 10 && out[2] == 0);
+	cr_assert(!query_list_text((struct slice){"00", 2}, 0, 10, 3, &l));
+}

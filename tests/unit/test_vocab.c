@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "decide.h"
+#include "engines.h"
 #include "embedded.h"
 #include "fields.h"
 #include "helpers.h"
@@ -27,8 +28,9 @@ struct param_row {
 };
 
 #define PARAM_IS_DECIDE true
+#define PARAM_IS_ENGINE true
 #define PARAM_IS_OTHER false
-#define PARAM_ROW(e, name, kind, scope) {QF_##e, #name, PARAM_IS_##scope},
+#define PARAM_ROW(e, name, kind, scope, bounds) {QF_##e, #name, PARAM_IS_##scope},
 static const struct param_row params[] = {VOCAB_PARAMS(PARAM_ROW)};
 #define NUM_PARAMS (sizeof(params) / sizeof(params[0]))
 
@@ -185,4 +187,98 @@ Test(vocab, the_fuzz_dictionaries_name_every_decision_input)
 	}
 	free(api);
 	free(batch);
+}
+
+/* An engine's answer writes VOCAB_ENGINE_MEMBERS, the engine-only inputs
+ * from their table: EngineDecision names the same members in the same
+ * order, and nothing else. */
+static const char *const engine_members[] = {
+#define ENGINE_MEMBER(m) VOCAB_M_##m,
+#define ENGINE_INPUT_MEMBER(e, name, kind, bounds) #name,
+	VOCAB_ENGINE_MEMBERS(ENGINE_MEMBER, ENGINE_INPUT_MEMBER)
+#undef ENGINE_MEMBER
+#undef ENGINE_INPUT_MEMBER
+};
+
+Test(vocab, every_engine_member_is_in_the_engine_schema_in_order)
+{
+	cJSON *doc = openapi();
+	const cJSON *prop = at(doc, "components/schemas/EngineDecision/properties")->child;
+	size_t n = sizeof(engine_members) / sizeof(engine_members[0]);
+
+	for (size_t m = 0; m < n; m++, prop = prop ? prop->next : NULL) {
+		cr_assert_not_null(prop, "EngineDecision ends before %s", engine_members[m]);
+		cr_assert_str_eq(prop->string, engine_members[m], "EngineDecision: member %zu", m);
+	}
+	cr_assert_null(prop, "EngineDecision has %s, which vocab.h does not name",
+		       prop ? prop->string : "");
+	cJSON_Delete(doc);
+}
+
+static bool in_enum(const cJSON *list, const char *name)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, list)
+	{
+		if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* GET /v1/engines' inputs and reads, and /v1/compare's head, are the
+ * table's: the contract names every engine input there, its reads every
+ * row, and the table every name it lists. */
+Test(vocab, every_engine_input_is_in_the_engines_contract)
+{
+	cJSON *doc = openapi();
+	const cJSON *names = at(doc, "components/schemas/EngineInput/properties/name/enum");
+	const cJSON *reads = at(doc, "components/schemas/Engine/properties/reads/items/enum");
+	const cJSON *compare = at(doc, "components/schemas/Compare/properties");
+	struct jsonw w;
+	size_t n;
+	const struct engines_param *x = engines_params(&n);
+
+	const cJSON *parameters = at(doc, "components/parameters");
+
+	cr_assert_eq((size_t)cJSON_GetArraySize(names), n, "EngineInput names %d inputs, the table %zu",
+		     cJSON_GetArraySize(names), n);
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *param = cJSON_GetObjectItemCaseSensitive(parameters, x[i].name);
+		const cJSON *about = cJSON_GetObjectItemCaseSensitive(param, "description");
+		char said[32];
+
+		cr_assert(in_enum(names, x[i].name), "openapi.json: EngineInput has no %s", x[i].name);
+		/* the parameter says the table's default, where it has one */
+		cr_assert(cJSON_IsString(about), "openapi.json: no parameter %s", x[i].name);
+		if (x[i].kind == ENGINES_PARAM_U32 && x[i].dflt != 0) {
+			snprintf(said, sizeof(said), "Default %u.", (unsigned)x[i].dflt);
+			cr_assert_not_null(strstr(about->valuestring, said),
+					   "openapi.json: parameter %s does not say \"%s\"", x[i].name,
+					   said);
+		}
+		cr_assert(!x[i].from_query || cJSON_GetObjectItemCaseSensitive(compare, x[i].name),
+			  "openapi.json: Compare has no %s", x[i].name);
+	}
+	/* every name reads can list is the table's, and the contract's */
+	jsonw_init(&w, 0);
+	engines_write_inputs(&w, ~0u);
+	jsonw_terminate(&w);
+	cJSON *all = cJSON_Parse(w.buf);
+	const cJSON *v;
+
+	cr_assert_not_null(all);
+	cr_assert_eq(cJSON_GetArraySize(all), cJSON_GetArraySize(reads),
+		     "Engine.reads names %d inputs, the table %d", cJSON_GetArraySize(reads),
+		     cJSON_GetArraySize(all));
+	cJSON_ArrayForEach(v, all)
+	{
+		cr_assert(in_enum(reads, v->valuestring), "openapi.json: Engine.reads has no %s",
+			  v->valuestring);
+	}
+	cJSON_Delete(all);
+	jsonw_cleanup(&w);
+	cJSON_Delete(doc);
 }

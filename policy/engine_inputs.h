@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: AGPL-3.0-only */
+/*
+ * engine_inputs — the one table of what an engine port is asked with: a
+ * row per member of struct engine_shape (engine.h). From it come the
+ * struct, enum engine_input's bits, engine_zero_count's refusals, and,
+ * through api/vocab.h, everything the daemon does with an engine's input:
+ * the query parameter and its parsers, the mapping from a query to a
+ * shape (api/engines.c), the answer's members, GET /v1/engines' `inputs`
+ * and `reads`, the explanation's `unread`. A new engine input is a row
+ * here and the port that reads it (docs/DEVELOPING.md, "A new input").
+ *
+ * Here, in the pure core, because the struct is the core's: policy/ is
+ * compiled with -Ipolicy alone and includes nothing of api/, so api/
+ * takes its rows from this table and never the other way round.
+ * Only macros: no code, no data.
+ */
+#ifndef ENGINE_INPUTS_H
+#define ENGINE_INPUTS_H
+
+#include <stdint.h>
+
+/*
+ * ENGINE_INPUTS(X, A): every input, as X(A, ENUM, name, kind, from, bounds,
+ * zero, about), in struct engine_shape's order (which is also the order
+ * engine_zero_count refuses in: a new row goes at the end). A is handed to
+ * every row untouched, so a table built from this one (api/vocab.h) can
+ * pass its own row macro through.
+ *  - kind: U32 or BOOL (the query's kinds, api/vocab.h).
+ *  - from: where the daemon takes it. DECISION: the seed's decision, which
+ *    resolves it from the catalog and the query (its query parameter is
+ *    api/vocab.h's own row); MODEL: the query's, else the catalog model's;
+ *    QUERY: an engine-only query parameter, the default when absent; ARG:
+ *    the caller's argument (a route's), never a parameter.
+ *  - bounds: (min, max, default, 0) of a given value, the shape of
+ *    api/vocab.h's bounds; a default of 0 is none: the value is 0 when
+ *    not given, a port that reads it asks for it (api/engines.c) and an
+ *    answer says null. A DECISION row's are its api/vocab.h row's.
+ *  - zero: ZERO_REFUSED, a port that reads it refuses 0 before anything
+ *    else (engine_zero_count); ZERO_OWN, 0 means something or the port
+ *    words its own refusal.
+ *  - about: what it is, in a few words: GET /v1/engines says it, and an
+ *    engine that needs an input the query leaves out gives it as why.
+ */
+#define ENGINE_INPUTS(X, A)                                                                   \
+	X(A, SM_COUNT, sm_count, U32, DECISION, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,          \
+	  "the device's multiprocessors")                                                 \
+	X(A, NUM_SEQS, num_seqs, U32, DECISION, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,          \
+	  "sequences in the batch (the co-batch)")                                        \
+	X(A, NUM_Q_HEADS, num_q_heads, U32, DECISION, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,    \
+	  "query heads")                                                                  \
+	X(A, NUM_KV_HEADS, num_kv_heads, U32, MODEL, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,     \
+	  "KV heads; num_q_heads % num_kv_heads == 0")                                    \
+	X(A, HEAD_DIM, head_dim, U32, DECISION, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,          \
+	  "head size, for Q, K and V alike")                                              \
+	X(A, SEQ_LEN, seq_len, U32, QUERY, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,               \
+	  "the tokens of KV each sequence holds")                                         \
+	X(A, PAGE_SIZE, page_size, U32, QUERY, (1, UINT32_MAX, 16, 0), ZERO_REFUSED,          \
+	  "tokens per KV page (vLLM: its block size)")                                    \
+	X(A, BLOCKS_PER_SM, blocks_per_sm, U32, QUERY, (1, UINT32_MAX, 0, 0), ZERO_OWN,       \
+	  "the decode kernel's CTAs per SM, which the engine asks "                       \
+	  "cudaOccupancyMaxActiveBlocksPerMultiprocessor at run time; splitkd never "     \
+	  "guesses it")                                                                   \
+	X(A, CUDA_GRAPH, cuda_graph, BOOL, QUERY, (0, 1, 0, 0), ZERO_OWN,                     \
+	  "FlashInfer's padded plan, as under CUDA graphs")                               \
+	X(A, NUM_SPLITS, num_splits, U32, ARG, (0, UINT32_MAX, 0, 0), ZERO_OWN,               \
+	  "the engine's own num_splits argument (FA2, FA3): 0, its heuristic decides")
+
+/* A row's bounds, unpacked: ENGINE_BOUND_MIN((1, 2, 3, 4)) is 1. */
+#define ENGINE_BOUND_MIN_(min, max, dflt, len) min
+#define ENGINE_BOUND_MAX_(min, max, dflt, len) max
+#define ENGINE_BOUND_DEFAULT_(min, max, dflt, len) dflt
+#define ENGINE_BOUND_LEN_(min, max, dflt, len) len
+#define ENGINE_BOUND_MIN(b) ENGINE_BOUND_MIN_ b
+#define ENGINE_BOUND_MAX(b) ENGINE_BOUND_MAX_ b
+#define ENGINE_BOUND_DEFAULT(b) ENGINE_BOUND_DEFAULT_ b
+#define ENGINE_BOUND_LEN(b) ENGINE_BOUND_LEN_ b
+
+/* The C type of a kind's member in struct engine_shape. */
+#define ENGINE_TYPE_U32 uint32_t
+#define ENGINE_TYPE_BOOL bool
+
+#endif /* ENGINE_INPUTS_H */

@@ -141,6 +141,10 @@ $(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
+$(BUILD)/tests/unit/test_sglang: tests/unit/test_sglang.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, httpd.c,
 # response.c, stream.c, respcache.c, tls.c, server.c, which starts the engines, and

@@ -446,7 +446,35 @@ engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUI
 	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) tc | \
 		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch-tc $(ENGINE_BATCHES)
 
-engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
+# SGLang's triton backend over mixed batches: sglang_launch_batch against
+# its second implementation in Rust (tests/engines/oracle_batch_sglang.rs),
+# ENGINE_BATCHES batches on each path that changes the code: the dynamic
+# split (eager), the dynamic split under a CUDA graph's padding, the
+# deterministic tile, and the static fill / split_tile_size settings.
+SGLANG_SETTINGS := dynamic graph deterministic static
+.PHONY: engines-check-batch-sglang
+$(BUILD)/engines/sweep_batch_sglang: tests/engines/sweep_batch_sglang.c policy/engine.h \
+				     policy/sglang.h $(BUILD)/policy/sglang.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/sglang.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_sglang: tests/engines/harness_batch_sglang.rs \
+				      tests/engines/oracle_batch_sglang.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_sglang
+	cp tests/engines/harness_batch_sglang.rs $(BUILD)/engines/rs_batch_sglang/main.rs
+	cp tests/engines/oracle_batch_sglang.rs $(BUILD)/engines/rs_batch_sglang/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_sglang/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_sglang/main.rs
+engines-check-batch-sglang: $(BUILD)/engines/sweep_batch_sglang $(BUILD)/engines/oracle_batch_sglang
+	@echo "== engines-check: sglang's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_sglang-test -q
+	@set -e; for p in $(SGLANG_SETTINGS); do \
+		echo "== engines-check: sglang ($$p) against its second implementation, $(ENGINE_BATCHES) batches"; \
+		$(BUILD)/engines/sweep_batch_sglang $(ENGINE_BATCHES) $(ENGINE_SEED) $$p | \
+			$(BUILD)/engines/oracle_batch_sglang sglang-$$p $(ENGINE_BATCHES); \
+	done
+
+engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc \
+	engines-check-batch-sglang
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

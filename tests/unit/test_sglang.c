@@ -296,3 +296,34 @@ Test(sglang_batch, refusals_name_the_input_and_leave_by_seq_alone)
 	}
 	cr_assert_not_null(a.refused);
 }
+
+/* A CUDA graph's seq_lens are int32: min_seq_len * 10 wraps from
+ * 214,748,365 tokens and max_seq_len * 8 from 268,435,456, where an eager
+ * launch (int64 seq_lens) answers. A padding row of 1 keeps the minimum's
+ * product small. */
+Test(sglang_batch, int32_wraps_of_a_graph_are_refused_exactly_where_they_happen)
+{
+	struct engine_shape s = h100();
+	struct sglang_options o = defaults();
+	uint32_t lens[1] = {250000000}, by_seq[1];
+	struct engine_answer a;
+
+	a = run(&s, lens, 1, &o, by_seq);
+	cr_assert_eq(a.status, ENGINE_OK);
+	s.cuda_graph = true;
+	o.cuda_graph_bs = 1;
+	a = run(&s, lens, 1, &o, by_seq);
+	cr_assert_eq(a.status, ENGINE_REFUSED); /* 250M * 10 */
+	cr_assert_str_eq(a.refused_input, "seq_lens");
+	o.cuda_graph_bs = 2; /* a padding row: min 1, max * 8 = 2e9 fits */
+	a = run(&s, lens, 1, &o, by_seq);
+	cr_assert_eq(a.status, ENGINE_OK, "%s", a.refused);
+	cr_assert_eq(by_seq[0], 8);
+	lens[0] = 268435456;
+	a = run(&s, lens, 1, &o, by_seq);
+	cr_assert_eq(a.status, ENGINE_REFUSED); /* max * 8 = 2^31 */
+	s.cuda_graph = false;
+	o.cuda_graph_bs = 0;
+	a = run(&s, lens, 1, &o, by_seq);
+	cr_assert_eq(a.status, ENGINE_OK);
+}

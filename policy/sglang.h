@@ -55,9 +55,12 @@
  *       == attn_logits.shape[2]).
  *   python/sglang/srt/server_args.py
  *     @ 001067fffe33427bee0ed2f007fb7551a1d76b44
- *       the fields triton_attention_num_kv_splits (default 8),
+ *       by name: the fields triton_attention_num_kv_splits (default 8),
  *       triton_attention_split_tile_size (default None),
- *       enable_deterministic_inference (default False), page_size.
+ *       enable_deterministic_inference (default False), context_length
+ *       (None: the model's config) and page_size (read: not used here).
+ *       Deterministic inference also turns the radix cache off for every
+ *       backend but FA3, which changes no split.
  *
  * What a sequence's split count is here
  *   by_seq[i] is the number of splits of sequence i that hold KV: the
@@ -84,9 +87,13 @@
  *     upstream's device_core_count <= 0 branch (a device that reports no
  *     cores: the static fill) is reached here through static_kv_splits,
  *     which gives the same answer.
- *   - The eager path reads seq_lens as int64 (the forward batch's), so the
- *     metadata kernel's integers are 64-bit; a CUDA-graph replay reads the
- *     runner's int32 seq_lens buffer, so there they are 32-bit.
+ *   - The eager path reads seq_lens as int64 (the forward batch's: the
+ *     scheduler builds them with dtype=torch.int64, schedule_batch.py, read
+ *     at another commit than these), so the metadata kernel's length
+ *     arithmetic is 64-bit; a CUDA-graph replay reads the graph runner's
+ *     int32 seq_lens buffer, so there it is 32-bit. Triton's int scalar
+ *     arguments (num_seq, num_head, max_kv_splits, device_core_count) are
+ *     int32 at every value this port takes.
  *   - Page size is not read: the triton backend's kv_indices are token
  *     slots (req_to_token), whatever --page-size is, and the split
  *     arithmetic counts tokens.

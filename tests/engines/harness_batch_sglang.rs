@@ -163,7 +163,8 @@ fn main() {
         let mine = engine::launch(&b);
         let same = match (&mine, c_status) {
             (Ok(a), 0) => {
-                by_seq_diffs += a.by_seq.iter().zip(&c.by_seq).filter(|(x, y)| x != y).count() as u64;
+                let differ = a.by_seq.iter().zip(&c.by_seq).filter(|(x, y)| x != y).count();
+                by_seq_diffs += differ as u64;
                 *a == c
             }
             (Err(_), 1) => true,

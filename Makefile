@@ -154,6 +154,10 @@ $(BUILD)/tests/unit/test_trtllm: tests/unit/test_trtllm.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) -lm $(LDFLAGS_ALL) -o $@
 
+$(BUILD)/tests/unit/test_sglang: tests/unit/test_sglang.c $(LIBSPLITK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
+
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, httpd.c,
 # response.c, stream.c, respcache.c, tls.c, server.c, which starts the engines, and
@@ -527,8 +531,36 @@ engines-check-batch-trtllm: $(BUILD)/engines/sweep_batch_trtllm $(BUILD)/engines
 	@$(BUILD)/engines/sweep_batch_trtllm $(ENGINE_BATCHES) $(ENGINE_SEED) det | \
 		$(BUILD)/engines/oracle_batch_trtllm trtllm-batch-det $(ENGINE_BATCHES)
 
+# SGLang's triton backend over mixed batches: sglang_launch_batch against
+# its second implementation in Rust (tests/engines/oracle_batch_sglang.rs),
+# ENGINE_BATCHES batches on each path that changes the code: the dynamic
+# split (eager), the dynamic split under a CUDA graph's padding, the
+# deterministic tile, and the static fill / split_tile_size settings.
+SGLANG_SETTINGS := dynamic graph deterministic static
+.PHONY: engines-check-batch-sglang
+$(BUILD)/engines/sweep_batch_sglang: tests/engines/sweep_batch_sglang.c policy/engine.h \
+				     policy/sglang.h $(BUILD)/policy/sglang.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/sglang.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_sglang: tests/engines/harness_batch_sglang.rs \
+				      tests/engines/oracle_batch_sglang.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_sglang
+	cp tests/engines/harness_batch_sglang.rs $(BUILD)/engines/rs_batch_sglang/main.rs
+	cp tests/engines/oracle_batch_sglang.rs $(BUILD)/engines/rs_batch_sglang/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_sglang/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_sglang/main.rs
+engines-check-batch-sglang: $(BUILD)/engines/sweep_batch_sglang $(BUILD)/engines/oracle_batch_sglang
+	@echo "== engines-check: sglang's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_sglang-test -q
+	@set -e; for p in $(SGLANG_SETTINGS); do \
+		echo "== engines-check: sglang ($$p) against its second implementation, $(ENGINE_BATCHES) batches"; \
+		$(BUILD)/engines/sweep_batch_sglang $(ENGINE_BATCHES) $(ENGINE_SEED) $$p | \
+			$(BUILD)/engines/oracle_batch_sglang sglang-$$p $(ENGINE_BATCHES); \
+	done
+
 BATCH_CHECKS := $(BATCH_ENGINES:%=engines-check-batch-%) engines-check-batch-flashinfer \
 		engines-check-batch-flashinfer-tc engines-check-batch-flashmla engines-check-batch-trtllm
+BATCH_CHECKS += engines-check-batch-sglang
 engines-check: $(ENGINES:%=engines-check-%) $(BATCH_CHECKS)
 
 crosscheck: $(BUILD)/crosscheck/check_vectors

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: AGPL-3.0-only
+//
+// The second implementation's side of `make engines-check-batch-sglang`:
+// reads the variable-length records tests/engines/sweep_batch_sglang.c
+// writes (see there), recomputes each batch with the oracle
+// (tests/engines/oracle_batch_sglang.rs, copied beside this file as
+// engine.rs), and counts the batches whose status, num_splits,
+// num_splits_bound, workspace_bytes or any sequence's by_seq differ.
+// Streams its input. Exits 1 on any difference, on a record count other
+// than N, or when the sweep was so narrow that it proves little (nothing
+// answered or nothing refused, one split count only, no batch whose
+// sequences split differently).
+//
+// Built with --test, the oracle's own worked examples run instead.
+//
+// usage: sweep_batch_sglang N SEED SETTING | harness NAME N
+
+mod engine;
+
+use std::io::{BufReader, Read};
+
+pub struct Batch {
+    pub sm_count: u32,
+    pub num_q_heads: u32,
+    pub num_kv_heads: u32,
+    pub head_dim: u32,
+    pub page_size: u32,
+    pub blocks_per_sm: u32,
+    pub cuda_graph: bool,
+    pub num_splits: u32,
+    pub max_kv_splits: u32,
+    pub split_tile_size: u32,
+    pub deterministic: bool,
+    pub deterministic_tile: u32,
+    pub static_kv_splits: bool,
+    pub max_model_len: u32,
+    pub cuda_graph_bs: u32,
+    pub cuda_graph_max_bs: u32,
+    pub seq_lens: Vec<u32>,
+}
+
+#[derive(PartialEq, Debug, Clone)]
+pub struct Answer {
+    pub num_splits: u32,
+    pub num_splits_bound: u32,
+    pub workspace_bytes: u64,
+    pub by_seq: Vec<u32>,
+}
+
+/// The oracle's worked examples' batch: an H100 (132 SMs), 32 q / 8 kv
+/// heads, head_dim 128, SGLang's defaults.
+#[cfg(test)]
+pub fn h100(lens: &[u32]) -> Batch {
+    Batch {
+        sm_count: 132,
+        num_q_heads: 32,
+        num_kv_heads: 8,
+        head_dim: 128,
+        page_size: 1,
+        blocks_per_sm: 0,
+        cuda_graph: false,
+        num_splits: 0,
+        max_kv_splits: 8,
+        split_tile_size: 0,
+        deterministic: false,
+        deterministic_tile: 0,
+        static_kv_splits: false,
+        max_model_len: 0,
+        cuda_graph_bs: 0,
+        cuda_graph_max_bs: 0,
+        seq_lens: lens.to_vec(),
+    }
+}
+
+struct Records<R: Read> {
+    r: R,
+}
+
+impl<R: Read> Records<R> {
+    // One u32, or None at a clean end of input.
+    fn u32_or_end(&mut self) -> Option<u32> {
+        let mut b = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            match self.r.read(&mut b[got..]) {
+                Ok(0) => {
+                    if got == 0 {
+                        return None;
+                    }
+                    eprintln!("harness: input ends inside a record");
+                    std::process::exit(1);
+                }
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!("harness: read: {}", e);
+                    std::process::exit(1);
+                }
+            }
+        }
+        Some(u32::from_le_bytes(b))
+    }
+    fn u32(&mut self) -> u32 {
+        self.u32_or_end().unwrap_or_else(|| {
+            eprintln!("harness: input ends inside a record");
+            std::process::exit(1);
+        })
+    }
+    fn u32s(&mut self, n: usize) -> Vec<u32> {
+        let mut buf = vec![0u8; 4 * n];
+        if let Err(e) = self.r.read_exact(&mut buf) {
+            eprintln!("harness: input ends inside a record ({})", e);
+            std::process::exit(1);
+        }
+        buf.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+}
+
+fn main() {
+    let name = std::env::args().nth(1).unwrap_or_else(|| "sglang".to_string());
+    let expected: u64 = std::env::args().nth(2).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let stdin = std::io::stdin();
+    let mut rec = Records { r: BufReader::with_capacity(1 << 20, stdin.lock()) };
+    let (mut n, mut ok, mut refused, mut diffs, mut seqs) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut mixed_splits, mut by_seq_diffs) = (0u64, 0u64);
+    let mut distinct = std::collections::BTreeSet::new();
+    while let Some(num_seqs) = rec.u32_or_end() {
+        let v = rec.u32s(16);
+        let seq_lens = rec.u32s(num_seqs as usize);
+        let b = Batch {
+            sm_count: v[0],
+            num_q_heads: v[1],
+            num_kv_heads: v[2],
+            head_dim: v[3],
+            page_size: v[4],
+            blocks_per_sm: v[5],
+            cuda_graph: v[6] != 0,
+            num_splits: v[7],
+            max_kv_splits: v[8],
+            split_tile_size: v[9],
+            deterministic: v[10] != 0,
+            deterministic_tile: v[11],
+            static_kv_splits: v[12] != 0,
+            max_model_len: v[13],
+            cuda_graph_bs: v[14],
+            cuda_graph_max_bs: v[15],
+            seq_lens,
+        };
+        let c_status = rec.u32();
+        let c_splits = rec.u32();
+        let c_bound = rec.u32();
+        let ws_lo = rec.u32() as u64;
+        let ws_hi = rec.u32() as u64;
+        let c_by_seq = rec.u32s(num_seqs as usize);
+        let c = Answer {
+            num_splits: c_splits,
+            num_splits_bound: c_bound,
+            workspace_bytes: ws_lo | ws_hi << 32,
+            by_seq: c_by_seq,
+        };
+        n += 1;
+        seqs += num_seqs as u64;
+        let mine = engine::launch(&b);
+        let same = match (&mine, c_status) {
+            (Ok(a), 0) => {
+                let differ = a.by_seq.iter().zip(&c.by_seq).filter(|(x, y)| x != y).count();
+                by_seq_diffs += differ as u64;
+                *a == c
+            }
+            (Err(_), 1) => true,
+            _ => false,
+        };
+        match &mine {
+            Ok(a) => {
+                ok += 1;
+                distinct.insert(a.num_splits);
+                if a.by_seq.iter().any(|&x| x != a.num_splits) {
+                    mixed_splits += 1;
+                }
+            }
+            Err(_) => refused += 1,
+        }
+        if !same {
+            diffs += 1;
+            if diffs <= 10 {
+                let lens: Vec<u32> = b.seq_lens.iter().take(12).cloned().collect();
+                eprintln!(
+                    "{}: differs at sm {} q {} kv {} d {} graph {} splits-arg {} max {} tile {} \
+                     det {} det-tile {} static {} ctx {} bs {} max-bs {} n {} lens {:?}...: \
+                     C status {} {} {} {} by_seq {:?}..., oracle {:?}",
+                    name, b.sm_count, b.num_q_heads, b.num_kv_heads, b.head_dim, b.cuda_graph,
+                    b.num_splits, b.max_kv_splits, b.split_tile_size, b.deterministic,
+                    b.deterministic_tile, b.static_kv_splits, b.max_model_len, b.cuda_graph_bs,
+                    b.cuda_graph_max_bs, num_seqs, lens, c_status, c.num_splits,
+                    c.num_splits_bound, c.workspace_bytes,
+                    c.by_seq.iter().take(12).collect::<Vec<_>>(),
+                    mine.as_ref().map(|a| (a.num_splits, a.num_splits_bound, a.workspace_bytes,
+                        a.by_seq.iter().take(12).cloned().collect::<Vec<u32>>()))
+                );
+            }
+        }
+    }
+    println!(
+        "{}: {} batches ({} sequences), {} answered ({} distinct split counts, {} with sequences \
+         split differently), {} refused: {} differences ({} in by_seq)",
+        name, n, seqs, ok, distinct.len(), mixed_splits, refused, diffs, by_seq_diffs
+    );
+    if n != expected {
+        eprintln!("{}: {} records, {} expected", name, n, expected);
+        std::process::exit(1);
+    }
+    if diffs != 0 || ok == 0 || refused == 0 || distinct.len() < 2 || mixed_splits == 0 {
+        std::process::exit(1);
+    }
+}

@@ -442,7 +442,38 @@ engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUI
 	@$(BUILD)/engines/sweep_batch_flashinfer $(ENGINE_BATCHES) $(ENGINE_SEED) tc | \
 		$(BUILD)/engines/oracle_batch_flashinfer flashinfer-batch-tc $(ENGINE_BATCHES)
 
-engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
+# vLLM V1's TRITON_ATTN over mixed batches: vllm_triton_launch_batch
+# against its own second implementation in Rust
+# (tests/engines/oracle_batch_vllm_triton.rs), ENGINE_BATCHES batches under
+# each setting that changes the path (tests/engines/sweep_batch_vllm_triton.c):
+# full CUDA graphs (the threshold snapped to a capture size), none or
+# piecewise (128 // num_kv_heads), batch invariance (the 2D kernel only).
+VLLM_TRITON_SETTINGS := graph eager invariant
+.PHONY: engines-check-batch-vllm_triton
+$(BUILD)/engines/sweep_batch_vllm_triton: tests/engines/sweep_batch_vllm_triton.c policy/engine.h \
+					  policy/vllm_triton.h $(BUILD)/policy/vllm_triton.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm_triton.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_vllm_triton: tests/engines/harness_batch_vllm_triton.rs \
+					   tests/engines/oracle_batch_vllm_triton.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_vllm_triton
+	cp tests/engines/harness_batch_vllm_triton.rs $(BUILD)/engines/rs_batch_vllm_triton/main.rs
+	cp tests/engines/oracle_batch_vllm_triton.rs $(BUILD)/engines/rs_batch_vllm_triton/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_vllm_triton/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_vllm_triton/main.rs
+engines-check-batch-vllm_triton: $(BUILD)/engines/sweep_batch_vllm_triton \
+				 $(BUILD)/engines/oracle_batch_vllm_triton
+	@echo "== engines-check: vllm_triton's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_vllm_triton-test -q
+	@set -e; for set in $(VLLM_TRITON_SETTINGS); do \
+		echo "== engines-check: vllm_triton ($$set) against its second implementation, $(ENGINE_BATCHES) batches"; \
+		$(BUILD)/engines/sweep_batch_vllm_triton $(ENGINE_BATCHES) $(ENGINE_SEED) $$set | \
+			$(BUILD)/engines/oracle_batch_vllm_triton vllm_triton-$$set $(ENGINE_BATCHES) \
+			$$([ $$set = invariant ] && echo 2d); \
+	done
+
+engines-check: $(ENGINES:%=engines-check-%) engines-check-batch-flashinfer engines-check-batch-flashinfer-tc \
+	engines-check-batch-vllm_triton
 
 crosscheck: $(BUILD)/crosscheck/check_vectors
 	@if command -v rustc >/dev/null 2>&1 && [ -f "$(SEED)" ]; then \

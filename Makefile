@@ -136,8 +136,10 @@ $(BUILD)/tests/unit/test_splitk: tests/unit/test_splitk.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
-# So are the engine ports' (policy/flashinfer.c over a mixed batch).
-$(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
+# So are the engine ports' (policy/flashinfer.c and policy/vllm_triton.c over
+# a mixed batch).
+$(BUILD)/tests/unit/test_flashinfer $(BUILD)/tests/unit/test_vllm_triton: \
+		$(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 

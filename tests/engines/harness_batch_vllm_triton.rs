@@ -141,7 +141,8 @@ fn main() {
         let mine = engine::launch(&b);
         let same = match (&mine, c_status) {
             (Ok(a), 0) => {
-                by_seq_diffs += a.by_seq.iter().zip(&c.by_seq).filter(|(x, y)| x != y).count() as u64;
+                by_seq_diffs +=
+                    a.by_seq.iter().zip(&c.by_seq).filter(|(x, y)| x != y).count() as u64;
                 *a == c
             }
             (Err(_), 1) => true,
@@ -165,10 +166,12 @@ fn main() {
             if diffs <= 10 {
                 let lens: Vec<u32> = b.seq_lens.iter().take(12).cloned().collect();
                 eprintln!(
-                    "{}: differs at q {} kv {} d {} page {} splits-arg {} mode {} max-capture {} \
-                     invariant {} n {} lens {:?}...: C status {} {} {} {} by_seq {:?}..., oracle {:?}",
+                    "{}: differs at q {} kv {} d {} page {} splits-arg {} mode {} \
+                     max-capture {} invariant {} n {} lens {:?}...: C status {} {} {} {} \
+                     by_seq {:?}..., oracle {:?}",
                     name, b.num_q_heads, b.num_kv_heads, b.head_dim, b.page_size, b.num_splits,
-                    b.cudagraph_mode, b.max_capture_size, b.batch_invariant, num_seqs, lens, c_status,
+                    b.cudagraph_mode, b.max_capture_size, b.batch_invariant, num_seqs, lens,
+                    c_status,
                     c.num_splits, c.num_splits_bound, c.workspace_bytes,
                     c.by_seq.iter().take(12).collect::<Vec<_>>(),
                     mine.as_ref().map(|a| (a.num_splits, a.num_splits_bound, a.workspace_bytes,
@@ -178,8 +181,8 @@ fn main() {
         }
     }
     println!(
-        "{}: {} batches ({} sequences), {} answered ({} on the 3D kernel, {} distinct split counts, \
-         {} with sequences split differently), {} refused: {} differences ({} in by_seq)",
+        "{}: {} batches ({} sequences), {} answered ({} on the 3D kernel, {} distinct split \
+         counts, {} with sequences split differently), {} refused: {} differences ({} in by_seq)",
         name, n, seqs, ok, three_d, distinct.len(), mixed_splits, refused, diffs, by_seq_diffs
     );
     if n != expected {

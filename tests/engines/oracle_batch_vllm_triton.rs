@@ -156,7 +156,8 @@ fn segments_3d(seq_len: u32) -> Option<(u32, i32)> {
 // compute_tile_loop_bounds for one causal decode row (query_len 1,
 // q_block_local_idx 0): whether its int32 prefix and num_tiles are exact.
 fn tile_loop_exact(seq_len: i32, num_queries_per_kv: u32, tile_size: i32) -> bool {
-    let block_m: u32 = if num_queries_per_kv <= 16 { 16 } else { num_queries_per_kv.next_power_of_two() };
+    let block_m: u32 =
+        if num_queries_per_kv <= 16 { 16 } else { num_queries_per_kv.next_power_of_two() };
     let context_len = seq_len - 1;
     let add = ((block_m - 1) / num_queries_per_kv) as i32;
     let prefix = context_len.wrapping_add(add).wrapping_add(1);
@@ -224,7 +225,12 @@ pub fn launch(b: &Batch) -> Result<Answer, &'static str> {
     };
     let mut seq_threshold_3d = MIN_LAUNCH_GRID_SIZE_2D / num_heads_kv;
     if decode_cudagraph_enabled {
-        let max = if b.max_capture_size == 0 { 512u64.min(8192) } else { b.max_capture_size as u64 };
+        // None: min(max_num_seqs * 2, 512), then min(max_num_batched_tokens, it)
+        let max = if b.max_capture_size == 0 {
+            (256u64 * 2).min(512).min(8192)
+        } else {
+            b.max_capture_size as u64
+        };
         let sizes = capture_sizes(max);
         assert!(!sizes.is_empty(), "CUDA Graphs enabled but no capture sizes specified.");
         seq_threshold_3d = python_min_by_abs(&sizes, seq_threshold_3d);

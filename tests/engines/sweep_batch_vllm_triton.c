@@ -27,10 +27,11 @@
  * around the segment edges, 1..600). KV heads 1..256 (past 128 the
  * threshold is 0 without a full graph), GQA groups 1..8 and now and then up
  * to 80, head sizes 1..1024 (below 32 refused), pages mostly multiples of
- * 16 (one in fifty any size, refused unless a multiple). A few batches in a thousand break a bound (no
- * sequence, a zero or over-long length, lengths that wrap the kernels'
- * int32 sums, too many sequences, a num_splits argument, an unknown mode,
- * a scratch past 2^64 bytes), to be refused alike.
+ * 16 (one in fifty any size, refused unless a multiple). A few batches in
+ * a thousand break a bound (no sequence, a zero or over-long length,
+ * lengths that wrap the kernels' int32 sums, too many sequences, a
+ * num_splits argument, an unknown mode, a scratch past 2^64 bytes), to be
+ * refused alike.
  */
 #include <stdio.h>
 #include <stdlib.h>

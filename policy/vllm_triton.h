@@ -53,8 +53,12 @@
  *       invariance swaps matmuls and NCCL settings; for this backend it acts
  *       only through is_batch_invariant above); vllm/v1/attention/backend.py
  *       606-626 (AttentionCGSupport); vllm/v1/worker/gpu_model_runner.py
- *       2299-2446 (under a full CUDA graph the attention metadata holds
- *       num_reqs_padded sequences, the capture size the batch is padded to).
+ *       780-782 (seq_lens is an int32 tensor: the kernels' seq_len is
+ *       int32), 2299-2446 (under a full CUDA graph the attention metadata
+ *       holds num_reqs_padded sequences, the capture size the batch is
+ *       padded to), 7113-7130 and vllm/v1/worker/utils.py 229-275 (one
+ *       metadata builder per attention group, num_ubatches of them under
+ *       micro-batching: each holds its own scratch).
  *
  * The rule, as upstream runs it for a decode batch of num_seqs sequences
  *   seq_threshold_3D = 128 // num_kv_heads (Python's int floor division);
@@ -219,11 +223,13 @@ struct vllm_triton_options {
  * largest; num_splits_bound = the kernel's NUM_SEGMENTS_PER_SEQ (16 for
  * the 3D kernel, 1 for the 2D); workspace_bytes = the scratch the metadata
  * builder holds for the 3D kernel, in bytes: 64 * seq_threshold_3D *
- * num_q_heads * (next_power_of_2(head_dim) + 2). It is allocated once per
- * builder (one per KV-cache group), whatever the batch, so it is the same
- * for a 2D launch (which leaves it unused) and is shared by every layer of
- * the group, not held per layer; 0 when seq_threshold_3D is 0 (more than
- * 128 KV heads without a full CUDA graph: the 3D kernel never runs).
+ * num_q_heads * (next_power_of_2(head_dim) + 2). That is what one
+ * layer's launch uses, but it is not held per layer: it is allocated once
+ * per metadata builder (one per attention group, i.e. per KV-cache group
+ * for this backend; one per micro-batch under ubatching), whatever the
+ * batch, and shared by every layer of the group. So it is the same for a
+ * 2D launch (which leaves it unused), and 0 when seq_threshold_3D is 0
+ * (more than 128 KV heads without a full CUDA graph: 3D never runs).
  * Terms, under upstream's names: seq_threshold_3D, use_3d (0 or 1),
  * NUM_SEGMENTS_PER_SEQ, TILE_SIZE (the launch's: 16 for 3D, 32 for 2D),
  * tiles_per_segment (the longest sequence's; 3D only), headdim_padded.

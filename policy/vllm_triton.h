@@ -66,9 +66,10 @@
  *   nearest to it (Python's min with key abs(x - t) over the ascending list:
  *   on a tie the smaller). The 3D kernel runs when num_seqs <=
  *   seq_threshold_3D and batch invariance is off; sequence i then runs
- *   cdiv(seq_lens[i], cdiv(seq_lens[i], 16 * 16) * 16) segments (16 when it
- *   is long, fewer when short: 100 tokens run 7, 257 tokens run 9), never
- *   more than 16. Otherwise the 2D kernel: 1 each.
+ *   cdiv(seq_lens[i], cdiv(seq_lens[i], 16 * 16) * 16) segments, never
+ *   more than 16: 16 for every length above 3600 and every multiple of 256,
+ *   fewer for some shorter ones (100 tokens run 7, 257 run 9, 513 run 11).
+ *   Otherwise the 2D kernel: 1 each.
  *   The scratch is allocated once, by the metadata builder, whatever the
  *   batch: float32 [seq_threshold_3D, num_q_heads, 16, next_power_of_2(
  *   head_dim)] plus two float32 [seq_threshold_3D, num_q_heads, 16], that is
@@ -101,8 +102,10 @@
  *     every max_capture_size of 255 or more, the default 512 among them,
  *     gives the same answer.
  *   - compute_capability is not read: this backend's split reads none
- *     (tuned_large_head, 941-955, needs max_seqlen_q > 1; the fp8 checks of
- *     TritonAttentionImpl.__init__ refuse a KV dtype this port fixes).
+ *     (tuned_large_head, 941-955, needs max_seqlen_q > 1;
+ *     TritonAttentionImpl.__init__, triton_attn.py 517-539, reads it only
+ *     to reject an fp8 KV cache below SM89 and a bf16 one below SM80, a
+ *     dtype question this port does not take).
  *     Neither are the SM count, an occupancy figure nor max_model_len: no
  *     quantity of the choice or of the scratch is sized by them.
  *

@@ -276,7 +276,8 @@ Test(vllm_triton, refusals_name_the_input_and_leave_by_seq_alone)
  * cdiv(L, cdiv(L, 256) * 16) for its own length L, whatever its
  * neighbours; so a batch of equal lengths runs one count throughout, that
  * of a batch of one. Up to 256 tokens that is cdiv(L, 16); past it 9..16
- * (257 tokens: 9), and exactly 16 where L is a multiple of 256. */
+ * (257 tokens: 9), and exactly 16 where L is a multiple of 256 or above
+ * 3600. */
 Test(vllm_triton, on_3d_a_sequences_segments_depend_on_its_length_alone)
 {
 	const struct engine_shape s = llama_8b();
@@ -294,7 +295,7 @@ Test(vllm_triton, on_3d_a_sequences_segments_depend_on_its_length_alone)
 		} else {
 			cr_assert(alone[0] >= 9 && alone[0] <= 16, "%u tokens: %u", len, alone[0]);
 		}
-		if (len % 256 == 0) {
+		if (len % 256 == 0 || len > 3600) {
 			cr_assert_eq(alone[0], 16, "%u tokens", len);
 		}
 		const uint32_t n = 1 + len % 16;
@@ -309,6 +310,8 @@ Test(vllm_triton, on_3d_a_sequences_segments_depend_on_its_length_alone)
 		}
 	}
 	cr_assert_eq(run(&s, (const uint32_t[]){257}, 1, NULL, alone).num_splits, 9);
+	cr_assert_eq(run(&s, (const uint32_t[]){513}, 1, NULL, alone).num_splits, 11);
+	cr_assert_eq(run(&s, (const uint32_t[]){3600}, 1, NULL, alone).num_splits, 15);
 	/* mixed batches: each sequence as it runs alone */
 	for (unsigned k = 0; k < 5000; k++) {
 		state = state * 6364136223846793005ull + 1442695040888963407ull;

@@ -140,12 +140,9 @@ $(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/t
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
-# So are the engine ports' (policy/flashinfer.c over a mixed batch,
-# policy/flashmla.c).
-$(BUILD)/tests/unit/test_flashinfer: tests/unit/test_flashinfer.c $(LIBSPLITK)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
-$(BUILD)/tests/unit/test_flashmla: tests/unit/test_flashmla.c $(LIBSPLITK)
+# So are the engine ports' (policy/<port>.c over a mixed batch).
+PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton)
+$(PORT_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
@@ -153,10 +150,6 @@ $(BUILD)/tests/unit/test_flashmla: tests/unit/test_flashmla.c $(LIBSPLITK)
 $(BUILD)/tests/unit/test_trtllm: tests/unit/test_trtllm.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) -lm $(LDFLAGS_ALL) -o $@
-
-$(BUILD)/tests/unit/test_sglang: tests/unit/test_sglang.c $(LIBSPLITK)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # The server's modules, each tested through its own API by one rule: linked
 # with the server's objects but what links libmicrohttpd (http.c, httpd.c,
@@ -558,9 +551,40 @@ engines-check-batch-sglang: $(BUILD)/engines/sweep_batch_sglang $(BUILD)/engines
 			$(BUILD)/engines/oracle_batch_sglang sglang-$$p $(ENGINE_BATCHES); \
 	done
 
+# vLLM V1's TRITON_ATTN over mixed batches: vllm_triton_launch_batch
+# against its own second implementation in Rust
+# (tests/engines/oracle_batch_vllm_triton.rs), ENGINE_BATCHES batches under
+# each setting that changes the path (tests/engines/sweep_batch_vllm_triton.c):
+# full CUDA graphs (the threshold snapped to a capture size), none or
+# piecewise (128 // num_kv_heads), batch invariance (the 2D kernel only).
+VLLM_TRITON_SETTINGS := graph eager invariant
+.PHONY: engines-check-batch-vllm_triton
+$(BUILD)/engines/sweep_batch_vllm_triton: tests/engines/sweep_batch_vllm_triton.c policy/engine.h \
+					  policy/vllm_triton.h $(BUILD)/policy/vllm_triton.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm_triton.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_vllm_triton: tests/engines/harness_batch_vllm_triton.rs \
+					   tests/engines/oracle_batch_vllm_triton.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_vllm_triton
+	cp tests/engines/harness_batch_vllm_triton.rs $(BUILD)/engines/rs_batch_vllm_triton/main.rs
+	cp tests/engines/oracle_batch_vllm_triton.rs $(BUILD)/engines/rs_batch_vllm_triton/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_vllm_triton/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_vllm_triton/main.rs
+engines-check-batch-vllm_triton: $(BUILD)/engines/sweep_batch_vllm_triton \
+				 $(BUILD)/engines/oracle_batch_vllm_triton
+	@echo "== engines-check: vllm_triton's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_vllm_triton-test -q
+	@set -e; for set in $(VLLM_TRITON_SETTINGS); do \
+		echo "== engines-check: vllm_triton ($$set) against its second implementation, $(ENGINE_BATCHES) batches"; \
+		$(BUILD)/engines/sweep_batch_vllm_triton $(ENGINE_BATCHES) $(ENGINE_SEED) $$set | \
+			$(BUILD)/engines/oracle_batch_vllm_triton vllm_triton-$$set $(ENGINE_BATCHES) \
+			$$([ $$set = invariant ] && echo 2d); \
+	done
+
 BATCH_CHECKS := $(BATCH_ENGINES:%=engines-check-batch-%) engines-check-batch-flashinfer \
 		engines-check-batch-flashinfer-tc engines-check-batch-flashmla engines-check-batch-trtllm
 BATCH_CHECKS += engines-check-batch-sglang
+BATCH_CHECKS += engines-check-batch-vllm_triton
 engines-check: $(ENGINES:%=engines-check-%) $(BATCH_CHECKS)
 
 crosscheck: $(BUILD)/crosscheck/check_vectors

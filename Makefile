@@ -581,10 +581,30 @@ engines-check-batch-vllm_triton: $(BUILD)/engines/sweep_batch_vllm_triton \
 			$$([ $$set = invariant ] && echo 2d); \
 	done
 
+# vLLM's paged attention v1/v2 (vLLM V0) over mixed batches:
+# vllm_launch_batch against oracle_vllm.rs's launch_batch through the
+# generic harness_batch.rs (the oracle_batch_% rule above), ENGINE_BATCHES
+# batches of shapes where vLLM's kernels exist (tests/engines/
+# sweep_batch_vllm.c, sweep_batch.c's records). vLLM has no option: one
+# setting, v1 or v2 following each batch.
+.PHONY: engines-check-batch-vllm
+$(BUILD)/engines/sweep_batch_vllm: tests/engines/sweep_batch_vllm.c policy/engine.h \
+				   policy/engine_inputs.h policy/vllm.h $(BUILD)/policy/vllm.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm.o $(LDFLAGS_ALL) -o $@
+engines-check-batch-vllm: $(BUILD)/engines/sweep_batch_vllm $(BUILD)/engines/oracle_batch_vllm \
+			  $(BUILD)/engines/oracle_vllm
+	@echo "== engines-check: vllm's oracle, its own worked examples (launch and launch_batch)"
+	@$(BUILD)/engines/oracle_vllm-test -q
+	@echo "== engines-check: vllm against its second implementation, $(ENGINE_BATCHES) batches"
+	@$(BUILD)/engines/sweep_batch_vllm $(ENGINE_BATCHES) $(ENGINE_SEED) | \
+		$(BUILD)/engines/oracle_batch_vllm vllm-batch $(ENGINE_BATCHES)
+
 BATCH_CHECKS := $(BATCH_ENGINES:%=engines-check-batch-%) engines-check-batch-flashinfer \
 		engines-check-batch-flashinfer-tc engines-check-batch-flashmla engines-check-batch-trtllm
 BATCH_CHECKS += engines-check-batch-sglang
 BATCH_CHECKS += engines-check-batch-vllm_triton
+BATCH_CHECKS += engines-check-batch-vllm
 engines-check: $(ENGINES:%=engines-check-%) $(BATCH_CHECKS)
 
 crosscheck: $(BUILD)/crosscheck/check_vectors

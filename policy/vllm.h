@@ -130,6 +130,53 @@ extern "C" {
 /* The launch vLLM's forward_decode makes for shape *s (see above). */
 struct engine_answer vllm_launch(const struct engine_shape *s);
 
+/*
+ * The launch forward_decode makes for the mixed batch *b, whose sequence
+ * i holds b->seq_lens[i] tokens of KV; b is read in place of s->num_seqs
+ * and s->seq_len (ignored). Reads no GPU value (VLLM_GPU_READS is 0) and
+ * takes no options: this port has none.
+ *
+ * Upstream decides from the longest alone: max_seq_len (the metadata's
+ * max_decode_seq_len) = max(seq_lens) sizes max_num_partitions and, with
+ * num_seqs * num_heads, use_v1; so the answer (num_splits,
+ * num_splits_bound, workspace_bytes, status, terms) is vllm_launch's for
+ * b->num_seqs sequences of the longest length. The v2 grid has
+ * max_num_partitions partitions for every sequence, but each sequence's
+ * own are fewer: paged_attention_kernel (attention_kernels.cuh, read at
+ * vllm-project/vllm 04d1abd3918b1f88c86088d1647d2facda91dc5a, the stored
+ * version; cc17020's own copy was not stored, and v2.cu at cc17020 calls
+ * the same paged_attention_v2_kernel / paged_attention_v2_reduce_kernel
+ * with the same arguments) returns at once when partition_idx *
+ * PARTITION_SIZE >= seq_len, writing nothing, and
+ * paged_attention_v2_reduce_kernel merges num_partitions =
+ * DIVIDE_ROUND_UP(seq_len, PARTITION_SIZE) partitions of that sequence
+ * (only copies when that is 1). So by_seq[i], what sequence i's attention
+ * is split into in this launch, is:
+ *   v2: ceil(seq_lens[i] / 512), from 1 to num_splits;
+ *   v1: 1 (one CTA per head and sequence, no partitioning).
+ * num_splits is the largest by_seq (the longest's), num_splits_bound =
+ * num_splits. workspace_bytes counts v2's tmp_output (num_seqs, num_heads,
+ * max_num_partitions, head_size; bf16) + exp_sums + max_logits (num_seqs,
+ * num_heads, max_num_partitions; float32), in bytes, for one attention
+ * layer's call: forward_decode allocates them afresh (torch.empty) on
+ * every call, layer after layer, so no two layers hold them at once
+ * beyond what PyTorch's caching allocator reuses; sized by the longest
+ * sequence, the short ones' rows left unwritten. 0 for v1.
+ *
+ * With every length equal to L the answer and every by_seq[i] are
+ * vllm_launch's for num_seqs sequences of L, exactly.
+ *
+ * by_seq: the caller's, b->num_seqs long; written only when the answer
+ * is OK. Refuses as vllm_launch does (num_splits not 0, a zero count, a
+ * group that does not divide, an unsupported block or head size, a
+ * scratch past 2^63-1 bytes), a length naming seq_lens where vllm_launch
+ * names seq_len; and also a NULL b or by_seq, no sequence (num_seqs),
+ * more than ENGINE_MAX_SEQS, a NULL seq_lens, or a length of 0 or beyond
+ * ENGINE_MAX_SEQ_LEN (seq_lens). Pure and thread-safe.
+ */
+struct engine_answer vllm_launch_batch(const struct engine_shape *s, const struct engine_batch *b,
+				       uint32_t *by_seq);
+
 #ifdef __cplusplus
 }
 #endif

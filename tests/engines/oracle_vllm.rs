@@ -1,4 +1,5 @@
-use crate::{Answer, Shape};
+#[allow(unused_imports)] // BatchAnswer: launch_batch, read by harness_batch.rs
+use crate::{Answer, BatchAnswer, Shape};
 
 // SPDX-License-Identifier: AGPL-3.0-only
 //
@@ -128,4 +129,135 @@ pub fn launch(s: &Shape) -> Result<Answer, &'static str> {
         num_splits_bound: launched_partitions as u32,
         workspace_bytes,
     })
+}
+
+// ---------------------------------------------------------------------------
+// A mixed batch (make engines-check-batch-vllm, harness_batch.rs).
+//
+// paged_attn.py forward_decode reads one length, max_seq_len (the decode
+// metadata's max_decode_seq_len: the batch's longest), for use_v1 and
+// max_num_partitions, so the launch and its scratch are launch()'s for
+// num_seqs sequences of the longest. The kernels read each sequence's own
+// seq_lens[seq_idx] (csrc/attention/attention_kernels.cuh, read at the
+// stored 04d1abd3918b1f88c86088d1647d2facda91dc5a):
+//   paged_attention_kernel, PARTITION_SIZE > 0 (v2):
+//     if (USE_PARTITIONING && partition_idx * PARTITION_SIZE >= seq_len) return;
+//   paged_attention_v2_reduce_kernel:
+//     const int num_partitions = DIVIDE_ROUND_UP(seq_len, PARTITION_SIZE);
+//     if (num_partitions == 1) { copy tmp_out to out; return; }
+//     ... merges partitions 0..num_partitions
+// so a sequence's attention is split into the partitions that do work,
+// DIVIDE_ROUND_UP(seq_len, 512) of them; v1 (PARTITION_SIZE 0) runs one
+// CTA over the whole sequence: 1.
+
+/// Sequences of one v2 launch get different counts.
+#[allow(dead_code)] // read by harness_batch.rs
+pub const SPLITS_PER_SEQUENCE: bool = true;
+
+/// The partitions of the v2 grid's z (0..max_num_partitions) that do work
+/// for a sequence of seq_len tokens (the kernel's early return), in the
+/// kernel's int arithmetic; the reduce kernel merges as many.
+fn partitions_with_work(seq_len: i32, max_num_partitions: i32) -> i32 {
+    const PARTITION_SIZE: i32 = 512;
+    let num_partitions = (seq_len + PARTITION_SIZE - 1) / PARTITION_SIZE; // reduce kernel
+    // the early return: partition num_partitions - 1 works, num_partitions does not
+    debug_assert!(num_partitions >= 1 && num_partitions <= max_num_partitions);
+    debug_assert!((num_partitions - 1) * PARTITION_SIZE < seq_len);
+    debug_assert!(num_partitions == max_num_partitions || num_partitions * PARTITION_SIZE >= seq_len);
+    num_partitions
+}
+
+/// forward_decode over a mixed batch: s.num_seqs and s.seq_len are not
+/// read; seq_lens is a batch engine.h accepts (harness_batch.rs checks).
+#[allow(dead_code)] // read by harness_batch.rs and the tests
+pub fn launch_batch(s: &Shape, seq_lens: &[u32]) -> Result<BatchAnswer, &'static str> {
+    let max_seq_len: u32 = seq_lens.iter().copied().max().unwrap_or(0);
+    let batch = Shape { num_seqs: seq_lens.len() as u32, seq_len: max_seq_len, ..*s };
+    let answer = launch(&batch)?;
+    // use_v1 as forward_decode decides it (launch's answer says 1 split and
+    // no scratch for v1; v2 with one partition is v1 by the rule anyway)
+    let max_num_partitions: i64 = (max_seq_len as i64 + _PARTITION_SIZE - 1) / _PARTITION_SIZE;
+    let num_seqs_x_heads: i64 = seq_lens.len() as i64 * s.num_q_heads as i64;
+    let use_v1 = max_seq_len <= 8192 && (max_num_partitions == 1 || num_seqs_x_heads > 512);
+    let by_seq: Vec<u32> = if use_v1 {
+        vec![1; seq_lens.len()]
+    } else {
+        seq_lens.iter().map(|&l| partitions_with_work(l as i32, max_num_partitions as i32) as u32).collect()
+    };
+    Ok(BatchAnswer { answer, by_seq, near_whole: false })
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    fn shape(q: u32, kv: u32, d: u32, page: u32) -> Shape {
+        Shape {
+            sm_count: 0,
+            num_seqs: 0,
+            num_q_heads: q,
+            num_kv_heads: kv,
+            head_dim: d,
+            seq_len: 0,
+            page_size: page,
+            blocks_per_sm: 0,
+            cuda_graph: false,
+            num_splits: 0,
+        }
+    }
+
+    #[test]
+    fn worked_example_8192_512_100() {
+        // 32 q heads: max_seq_len 8192 <= 8192, max_num_partitions 16, but
+        // 3 * 32 = 96 <= 512: v2, 16 partitions; 512 and 100 tokens do work
+        // in partition 0 only.
+        let a = launch_batch(&shape(32, 8, 128, 16), &[8192, 512, 100]).unwrap();
+        assert_eq!(a.by_seq, vec![16, 1, 1]);
+        assert_eq!(a.answer.num_splits, 16);
+        assert_eq!(a.answer.num_splits_bound, 16);
+        // tmp_output 3 x 32 x 16 x 128 bf16 + exp_sums and max_logits 3 x 32 x 16 f32
+        assert_eq!(a.answer.workspace_bytes, 3 * 32 * 16 * 128 * 2 + 2 * 3 * 32 * 16 * 4);
+        assert_eq!(a.answer.workspace_bytes, 405_504);
+    }
+
+    #[test]
+    fn worked_example_v1_and_v2_edges() {
+        let s = shape(32, 8, 128, 16);
+        // 8,193 tokens: past 8192, v2 whatever the batch; 17 partitions
+        assert_eq!(launch_batch(&s, &[100, 8193]).unwrap().by_seq, vec![1, 17]);
+        // 17 x 32 = 544 > 512 heads: v1, one split each
+        let mut lens = vec![100u32; 17];
+        lens[0] = 8192;
+        let a = launch_batch(&s, &lens).unwrap();
+        assert!(a.by_seq.iter().all(|&x| x == 1));
+        assert_eq!((a.answer.num_splits, a.answer.workspace_bytes), (1, 0));
+        // 16 x 32 = 512, not above it: v2
+        let a = launch_batch(&s, &lens[..16]).unwrap();
+        assert_eq!(a.by_seq[0], 16);
+        assert!(a.by_seq[1..].iter().all(|&x| x == 1));
+        // all within one partition: v1
+        assert_eq!(launch_batch(&s, &[512, 1, 300]).unwrap().by_seq, vec![1, 1, 1]);
+        // 513 and 1024 tokens: 2 partitions each, 1025: 3
+        assert_eq!(launch_batch(&s, &[513, 1024, 1025, 1]).unwrap().by_seq, vec![2, 2, 3, 1]);
+        // refused as launch() refuses: block size 64
+        assert!(launch_batch(&shape(32, 8, 128, 64), &[8192, 512, 100]).is_err());
+    }
+
+    #[test]
+    fn equal_lengths_are_launch() {
+        for &(q, kv, d, page) in &[(32, 8, 128, 16), (64, 8, 80, 8), (8, 1, 256, 32), (40, 40, 112, 16)] {
+            for n in [1u32, 2, 3, 16, 17, 64, 200] {
+                for len in [1u32, 511, 512, 513, 4096, 8192, 8193, 65536, 200_000] {
+                    let lens = vec![len; n as usize];
+                    let a = launch_batch(&shape(q, kv, d, page), &lens).unwrap();
+                    let mut u = shape(q, kv, d, page);
+                    u.num_seqs = n;
+                    u.seq_len = len;
+                    let b = launch(&u).unwrap();
+                    assert_eq!(a.answer, b);
+                    assert!(a.by_seq.iter().all(|&x| x == b.num_splits));
+                }
+            }
+        }
+    }
 }

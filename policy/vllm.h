@@ -159,9 +159,10 @@ struct engine_answer vllm_launch(const struct engine_shape *s);
  * max_num_partitions, head_size; bf16) + exp_sums + max_logits (num_seqs,
  * num_heads, max_num_partitions; float32), in bytes, for one attention
  * layer's call: forward_decode allocates them afresh (torch.empty) on
- * every call, layer after layer, so no two layers hold them at once
- * beyond what PyTorch's caching allocator reuses; sized by the longest
- * sequence, the short ones' rows left unwritten. 0 for v1.
+ * every call and drops them when it returns, so layers share no buffer
+ * but never hold theirs at once (PyTorch's caching allocator hands the
+ * same memory to the next layer); sized by the longest sequence, the
+ * partitions past a shorter one's length left unwritten. 0 for v1.
  *
  * With every length equal to L the answer and every by_seq[i] are
  * vllm_launch's for num_seqs sequences of L, exactly.

@@ -61,9 +61,10 @@
  *     backend's own custom paged attention, where one exists, does not go
  *     through forward_decode and is not this port.
  *   - max_seq_len = seq_len: every sequence holds seq_len tokens, so the
- *     decode metadata's max_decode_seq_len is seq_len. This is the eager
- *     call. Under a replayed CUDA graph, vLLM's model runner captured
- *     forward_decode with max_decode_seq_len = max_seq_len_to_capture and a
+ *     decode metadata's max_decode_seq_len is seq_len (vllm_launch_batch:
+ *     the batch's longest, max(seq_lens)). This is the eager call. Under
+ *     a replayed CUDA graph, vLLM's model runner captured forward_decode
+ *     with max_decode_seq_len = max_seq_len_to_capture and a
  *     padded batch (read at a stored model_runner.py, not at the pinned
  *     commit), so a graph decides v1/v2 by those instead; this port does
  *     not model that, and does not read cuda_graph.
@@ -83,6 +84,10 @@
  *     launch a grid whose y and z are at most 65535 (num_seqs,
  *     max_num_partitions); shapes past those limits fail at launch upstream
  *     and are not modelled here (the port answers them as Python computes).
+ *     So are a mixed batch's per-sequence counts: the kernels'
+ *     DIVIDE_ROUND_UP(seq_len, PARTITION_SIZE) in int would overflow past
+ *     2^31 - 512 tokens, far beyond the 65535 * 512 the grid allows, and
+ *     vllm_launch_batch computes it in uint64_t.
  *   - vLLM has no num_splits argument: a non-zero shape.num_splits is
  *     refused. It is looked at only for that, so VLLM_READS leaves it out.
  *     sm_count, blocks_per_sm and cuda_graph are not read at all (the
@@ -146,11 +151,14 @@ struct engine_answer vllm_launch(const struct engine_shape *s);
  * vllm-project/vllm 04d1abd3918b1f88c86088d1647d2facda91dc5a, the stored
  * version; cc17020's own copy was not stored, and v2.cu at cc17020 calls
  * the same paged_attention_v2_kernel / paged_attention_v2_reduce_kernel
- * with the same arguments) returns at once when partition_idx *
- * PARTITION_SIZE >= seq_len, writing nothing, and
- * paged_attention_v2_reduce_kernel merges num_partitions =
- * DIVIDE_ROUND_UP(seq_len, PARTITION_SIZE) partitions of that sequence
- * (only copies when that is 1). So by_seq[i], what sequence i's attention
+ * with the same arguments) opens with
+ *     if (USE_PARTITIONING && partition_idx * PARTITION_SIZE >= seq_len)
+ *       return;  // "No work to do. Terminate the thread block."
+ * (seq_len = seq_lens[seq_idx]), writing nothing, and
+ * paged_attention_v2_reduce_kernel (same file) merges num_partitions =
+ * DIVIDE_ROUND_UP(seq_len, PARTITION_SIZE) partitions of that sequence,
+ * only copying tmp_out when that is 1; the partitions past it hold
+ * nothing and are never read. So by_seq[i], what sequence i's attention
  * is split into in this launch, is:
  *   v2: ceil(seq_lens[i] / 512), from 1 to num_splits;
  *   v1: 1 (one CTA per head and sequence, no partitioning).

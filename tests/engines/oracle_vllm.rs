@@ -157,8 +157,11 @@ pub const SPLITS_PER_SEQUENCE: bool = true;
 /// The partitions of the v2 grid's z (0..max_num_partitions) that do work
 /// for a sequence of seq_len tokens (the kernel's early return), in the
 /// kernel's int arithmetic; the reduce kernel merges as many.
-fn partitions_with_work(seq_len: i32, max_num_partitions: i32) -> i32 {
-    const PARTITION_SIZE: i32 = 512;
+// In i64, not the kernel's int: past 2^31 - 512 tokens its + 511 would
+// overflow, but a grid z above 65535 (65535 * 512 tokens) fails at launch
+// long before; like launch(), the arithmetic is answered as written.
+fn partitions_with_work(seq_len: i64, max_num_partitions: i64) -> i64 {
+    const PARTITION_SIZE: i64 = 512;
     let num_partitions = (seq_len + PARTITION_SIZE - 1) / PARTITION_SIZE; // reduce kernel
     // the early return: partition num_partitions - 1 works, num_partitions does not
     debug_assert!(num_partitions >= 1 && num_partitions <= max_num_partitions);
@@ -182,7 +185,7 @@ pub fn launch_batch(s: &Shape, seq_lens: &[u32]) -> Result<BatchAnswer, &'static
     let by_seq: Vec<u32> = if use_v1 {
         vec![1; seq_lens.len()]
     } else {
-        seq_lens.iter().map(|&l| partitions_with_work(l as i32, max_num_partitions as i32) as u32).collect()
+        seq_lens.iter().map(|&l| partitions_with_work(l as i64, max_num_partitions) as u32).collect()
     };
     Ok(BatchAnswer { answer, by_seq, near_whole: false })
 }
@@ -239,6 +242,12 @@ mod batch_tests {
         assert_eq!(launch_batch(&s, &[512, 1, 300]).unwrap().by_seq, vec![1, 1, 1]);
         // 513 and 1024 tokens: 2 partitions each, 1025: 3
         assert_eq!(launch_batch(&s, &[513, 1024, 1025, 1]).unwrap().by_seq, vec![2, 2, 3, 1]);
+        // 2^31 - 512 tokens, the longest whose + 511 fits an int: 4,194,303
+        // partitions (a grid z upstream cannot launch; answered as the
+        // arithmetic gives)
+        let a = launch_batch(&s, &[2_147_483_136, 1]).unwrap();
+        assert_eq!(a.by_seq, vec![4_194_303, 1]);
+        assert_eq!(a.answer.num_splits, 4_194_303);
         // refused as launch() refuses: block size 64
         assert!(launch_batch(&shape(32, 8, 128, 64), &[8192, 512, 100]).is_err());
     }

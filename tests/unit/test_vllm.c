@@ -105,6 +105,14 @@ Test(vllm_batch, the_edges_of_v1_and_v2)
 	cr_assert(a.status == ENGINE_OK && term(&a, "use_v1") == 1);
 	cr_assert(by_seq[0] == 1 && by_seq[1] == 1 && by_seq[2] == 1 && a.workspace_bytes == 0);
 
+	/* 2^31 - 512 tokens: 4,194,303 partitions, a grid z upstream cannot
+	 * launch (vllm.h), answered as the arithmetic gives */
+	static const uint32_t longest[] = {2147483136u, 1};
+	a = run(&s, longest, 2, by_seq);
+	cr_assert(a.status == ENGINE_OK && a.num_splits == 4194303);
+	cr_assert(by_seq[0] == 4194303 && by_seq[1] == 1);
+	cr_assert_eq(a.workspace_bytes, 2ull * 32 * 4194303 * (128 * 2 + 4 + 4));
+
 	static const uint32_t edge[] = {513, 1024, 1025, 1};
 	a = run(&s, edge, 4, by_seq);
 	cr_assert(a.status == ENGINE_OK && a.num_splits == 3);

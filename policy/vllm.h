@@ -38,6 +38,14 @@
  *     same head_size and block_size switches as v2 above, so v1 and v2
  *     take the same shapes and one dispatch check serves both.
  *
+ *   vllm-project/vllm @ 04d1abd3918b1f88c86088d1647d2facda91dc5a (the
+ *   stored version; not stored at cc17020)
+ *     csrc/attention/attention_kernels.cuh, for vllm_launch_batch only:
+ *       paged_attention_kernel's early return for a partition past a
+ *       sequence's own seq_len, and paged_attention_v2_reduce_kernel's
+ *       num_partitions = DIVIDE_ROUND_UP(seq_len, PARTITION_SIZE): what
+ *       each sequence's attention is split into (see vllm_launch_batch).
+ *
  *   Neither forward_decode nor either kernel checks num_heads against
  *   num_kv_heads (the kernels divide, num_queries_per_kv = num_heads /
  *   num_kv_heads); the backend that calls forward_decode does, in

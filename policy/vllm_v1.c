@@ -178,7 +178,7 @@ static void fa3(struct engine_answer *a, const struct engine_shape *s,
 	int const seqlen_q = 1;          /* max_seqlen_q = max_query_len */
 	int const seqlen_k = bv->max_len;
 
-	/* flash_api.cpp 640-646 (and mha_fwd 862-868): a query of one token,
+	/* flash_api.cpp 641-646 (and mha_fwd 868-873): a query of one token,
 	 * no window: causal stays only for 64 < d <= 128 with a page table. */
 	bool is_causal = true;
 	if (d <= 64 || d > 128) {
@@ -238,7 +238,7 @@ static void fa3(struct engine_answer *a, const struct engine_shape *s,
 	}
 	pack_gqa = pack_gqa || num_splits > 1;
 
-	/* mha_fwd 1060-1062: a batch past one CTA of the prepare kernel runs
+	/* mha_fwd 1070: a batch past one CTA of the prepare kernel runs
 	 * one split. */
 	if (b > PREPARE_VARLEN_MAX_BATCHES_1CTA) {
 		num_splits = 1;
@@ -309,7 +309,7 @@ static void fa3(struct engine_answer *a, const struct engine_shape *s,
 	a->num_splits = (uint32_t)largest;
 	a->num_splits_bound = (uint32_t)num_splits;
 	if (num_splits > 1) {
-		/* mha_fwd 1163-1177, varlen q: out_accum {num_splits, h, total_q,
+		/* mha_fwd 1180-1192, varlen q: out_accum {num_splits, h, total_q,
 		 * dv} + softmax_lse_accum {num_splits, h, total_q}, float32 */
 		uint64_t const rows = (uint64_t)num_splits * (uint64_t)h * (uint64_t)b;
 		a->workspace_bytes = rows * (uint64_t)dv * 4u + rows * 4u;
@@ -373,7 +373,7 @@ static void fa2(struct engine_answer *a, const struct engine_shape *s, const str
 {
 	int const h = (int)s->num_q_heads, h_k = (int)s->num_kv_heads;
 	int const head_size = (int)s->head_dim;
-	/* mha_varlen_fwd 637-649: max_seqlen_q == 1, no ALiBi, window -1/-1,
+	/* mha_varlen_fwd 639-652: max_seqlen_q == 1, no ALiBi, window -1/-1,
 	 * dropout 0; head_size % 8 == 0 was checked. */
 	bool const swapped = h > h_k;
 	engine_term(a, "seqlenq_ngroups_swapped", swapped);
@@ -409,7 +409,7 @@ static void fa2(struct engine_answer *a, const struct engine_shape *s, const str
 		}
 	}
 	/* else the paged branch: params.num_splits = num_splits (0 or 1), one
-	 * split, no accumulators (747-755). */
+	 * split, no accumulators (762-765). */
 	engine_term(a, "params.num_splits", (uint64_t)num_splits);
 	a->num_splits = (uint32_t)num_splits;
 	a->num_splits_bound = (uint32_t)num_splits;
@@ -570,16 +570,22 @@ struct engine_answer vllm_v1_launch_batch(const struct engine_shape *s,
 	if (full) {
 		/* The replayed graph was captured with max_seq_len =
 		 * max_model_len (gpu_model_runner.py 2325-2328). */
-		if (max_model_len == 0) {
+		/* Only the GQA swap's heuristic reads it: under batch
+		 * invariance, or with as many KV heads as query heads, the
+		 * capture ran 1 split whatever its length. */
+		bool const read = !batch_invariant && s->num_q_heads > s->num_kv_heads;
+		if (max_model_len == 0 && read) {
 			return engine_refused("max_model_len is required for FA2 under a full CUDA "
 					      "graph: the graph was captured with it",
 					      "max_model_len");
 		}
-		if (max_model_len < max_len || max_model_len > INT_MAX) {
+		if (max_model_len != 0 && (max_model_len < max_len || max_model_len > INT_MAX)) {
 			return engine_refused("max_model_len must hold the longest sequence and fit an int",
 					      "max_model_len");
 		}
-		seqlen_k = max_model_len;
+		if (max_model_len != 0) {
+			seqlen_k = max_model_len;
+		}
 	}
 	engine_term(&a, "max_seqlen_k", seqlen_k);
 	fa2(&a, s, &bv, (int)padded, (int)seqlen_k, max_num_splits, by_seq);

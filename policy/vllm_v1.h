@@ -55,30 +55,32 @@
  *   (cmake/external_projects/vllm_flash_attn.cmake):
  *     hopper/heuristics.h    10-14 use_one_mma_wg, 16-24 should_pack_gqa,
  *                            32-66 num_splits_heuristic
- *     hopper/tile_size.h     10-52 tile_size_fwd_sm90 (its element_size 2
- *                            half, with use_one_mma_wg)
+ *     hopper/tile_size.h     10-93 tile_size_fwd_sm90 (its element_size 2
+ *                            half, 13-52, with use_one_mma_wg)
  *     hopper/flash_api.cpp   39 PREPARE_VARLEN_MAX_BATCHES_1CTA,
  *                            464-474 get_pagedkv_tma, 476-496 get_pack_gqa,
  *                            498-533 get_num_splits, 554-571
- *                            round_up_headdim, 583-733
+ *                            round_up_headdim, 584-726
  *                            mha_fwd_get_scheduler_metadata (the causal
- *                            rule for max_seqlen_q == 1, 640-646),
- *                            737-1190 mha_fwd (seqlen_k = max_seqlen_k
- *                            834; 862-868 the same causal rule; 932-934
- *                            alignment; 1049-1062 num_splits, b > 992 ->
- *                            1, 1078-1098 the scheduler metadata
- *                            given; 1163-1180 out_accum, softmax_lse_accum)
- *     hopper/flash_prepare_scheduler.cu 42-210
+ *                            rule for max_seqlen_q == 1, 641-646; 668
+ *                            num_splits), 737-1313 mha_fwd (seqlen_k =
+ *                            max_seqlen_k 835; 868-873 the same causal
+ *                            rule; 933 alignment; 1059 num_splits, 1070
+ *                            b > 992 -> 1, 1092 the scheduler metadata
+ *                            given; 1180-1192 out_accum and
+ *                            softmax_lse_accum, the varlen-q shapes 1190)
+ *     hopper/flash_prepare_scheduler.cu 43-210
  *                            prepare_varlen_num_blocks_kernel (81-95 and
  *                            127-130 num_m_blocks; 97-121 num_n_blocks;
- *                            143-161 the split), 212-250
+ *                            143-164 the split), 214-250
  *                            prepare_varlen_num_blocks
  *     csrc/flash_attn/flash_api.cpp 307-341 num_splits_heuristic,
- *                            343-370 set_params_splitkv, 562-850
- *                            mha_varlen_fwd (block size % 16 at 635, the
- *                            GQA swap 637-649, head size checks 653-656,
- *                            head_size_rounded 697, set_params_splitkv
- *                            only when swapped, 747-755)
+ *                            343-370 set_params_splitkv, 563-838
+ *                            mha_varlen_fwd (block size % 16 at 637, the
+ *                            causal drop 639, the GQA swap 646-652, head
+ *                            size checks 657-659, head_size_rounded 704,
+ *                            set_params_splitkv only when swapped and the
+ *                            paged branch otherwise, 756-765)
  *
  * Reuse of policy/fa3.c and policy/fa2.c (Dao-AILab at 0251105a): none,
  * and why. The fork differs where the split is decided:
@@ -139,7 +141,8 @@
  *     count is the one the capture ran: batch = the capture size, and
  *     max_seqlen_k = max_model_len (gpu_model_runner.py 2325-2328), which
  *     the replay bakes in whatever the batch's lengths: max_model_len is
- *     then required (0 refused), and below the longest sequence refused.
+ *     then required (0 refused) where the count reads it (the GQA swap,
+ *     no batch invariance), and below the longest sequence refused.
  *     Eager (NONE, PIECEWISE, or above the capture sizes): the batch's own
  *     size and longest length. batch_invariant: num_splits = 1.
  *   - FA2 splits only when seqlenq_ngroups_swapped (num_q_heads >
@@ -237,8 +240,10 @@ struct vllm_v1_options {
 	/* The model's max_model_len: what an FA2 full graph was captured
 	 * with. Read only on the FA2 path under a full graph (compute
 	 * capability not 9.x, cudagraph_mode FULL_AND_PIECEWISE or
-	 * FULL_DECODE_ONLY, num_seqs <= the largest capture size); there 0 is
-	 * refused. Ignored elsewhere. */
+	 * FULL_DECODE_ONLY, num_seqs <= the largest capture size) with more
+	 * query heads than KV heads and no batch invariance: there 0 is
+	 * refused. Elsewhere under such a graph 0 is fine (the capture ran 1
+	 * split) and a value given is still checked; ignored otherwise. */
 	uint32_t max_model_len;
 };
 

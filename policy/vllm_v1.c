@@ -202,6 +202,19 @@ static void fa3(struct engine_answer *a, const struct engine_shape *s,
 	engine_term(a, "kBlockM", (uint64_t)t.kBlockM);
 	engine_term(a, "kBlockN", (uint64_t)t.kBlockN);
 
+	/* The prepare kernel forms seqlen + kBlockN - 1 for every sequence
+	 * and seqlen_q * qhead_per_khead + kBlockM - 1, in int. */
+	if (!fits_int((int64_t)seqlen_k + t.kBlockN - 1)) {
+		engine_refuse(a, "seq_lens beyond FlashAttention-3's int arithmetic "
+				 "(a length + kBlockN - 1 past 2^31)", "seq_lens");
+		return;
+	}
+	if (!fits_int((int64_t)seqlen_q * ((h + h_k - 1) / h_k) + t.kBlockM - 1)) {
+		engine_refuse(a, "num_q_heads / num_kv_heads beyond FlashAttention-3's int "
+				 "arithmetic", "num_q_heads");
+		return;
+	}
+
 	int num_splits = max_num_splits;
 	if (num_splits <= 0) {
 		/* get_num_splits (498-533), varlen, num_splits_dynamic_ptr set */
@@ -263,8 +276,7 @@ static void fa3(struct engine_answer *a, const struct engine_shape *s,
 	} else {
 		int64_t total = 0;
 		for (int i = 0; i < bv->n; i++) {
-			int const n_blocks = (int)((bv->lens[i] + (uint32_t)t.kBlockN - 1) /
-						   (uint32_t)t.kBlockN);
+			int const n_blocks = ((int)bv->lens[i] + t.kBlockN - 1) / t.kBlockN;
 			total += (int64_t)num_m_blocks * n_blocks;
 		}
 		if (!fits_int(total)) {
@@ -286,8 +298,7 @@ static void fa3(struct engine_answer *a, const struct engine_shape *s,
 		engine_term(a, "blocks_per_sm_near_whole",
 			    ceil_nonneg(ulp_step(quotient, -2)) != ceil_nonneg(ulp_step(quotient, 2)));
 		for (int i = 0; i < bv->n; i++) {
-			int const n_blocks = (int)((bv->lens[i] + (uint32_t)t.kBlockN - 1) /
-						   (uint32_t)t.kBlockN);
+			int const n_blocks = ((int)bv->lens[i] + t.kBlockN - 1) / t.kBlockN;
 			if (!fits_int((int64_t)n_blocks + blocks_per_sm - 1)) {
 				engine_refuse(a, "seq_lens beyond the prepare kernel's int arithmetic",
 					      "seq_lens");
@@ -329,8 +340,8 @@ static bool is_split_eligible(int num_n_blocks, int num_splits)
 	       ceildiv(num_n_blocks, num_splits) != ceildiv(num_n_blocks, num_splits - 1);
 }
 
-/* csrc/flash_attn/flash_api.cpp 307-341. batch_nheads_mblocks * num_splits
- * is checked to fit an int by the caller (num_splits <= 128). */
+/* csrc/flash_attn/flash_api.cpp 307-341. Returns 0 (upstream never does)
+ * where batch_nheads_mblocks * num_splits would overflow its int. */
 static int fa2_num_splits_heuristic(int batch_nheads_mblocks, int num_SMs, int num_n_blocks,
 				    int max_splits)
 {
@@ -346,6 +357,10 @@ static int fa2_num_splits_heuristic(int batch_nheads_mblocks, int num_SMs, int n
 	float max_efficiency = 0.f;
 	float efficiency[128];
 	for (int num_splits = 1; num_splits <= max_splits; num_splits++) {
+		if (is_split_eligible(num_n_blocks, num_splits) &&
+		    !fits_int((int64_t)batch_nheads_mblocks * num_splits)) {
+			return 0;
+		}
 		if (!is_split_eligible(num_n_blocks, num_splits)) {
 			efficiency[num_splits - 1] = 0.f;
 		} else {
@@ -383,7 +398,12 @@ static void fa2(struct engine_answer *a, const struct engine_shape *s, const str
 		int const max_seqlen_q = h / h_k;
 		int const num_heads = h_k;
 		int const block_n = head_size <= 64 ? 256 : (head_size <= 128 ? 128 : 64);
-		int const num_n_blocks = (int)(((int64_t)max_seqlen_k + block_n - 1) / block_n);
+		if (!fits_int((int64_t)max_seqlen_k + block_n - 1)) {
+			engine_refuse(a, "seq_lens beyond FlashAttention-2's int arithmetic "
+					 "(max_seqlen_k + block_n - 1 past 2^31)", "seq_lens");
+			return;
+		}
+		int const num_n_blocks = (max_seqlen_k + block_n - 1) / block_n;
 		int const num_m_blocks = (max_seqlen_q + 64 - 1) / 64;
 		engine_term(a, "block_n", (uint64_t)block_n);
 		engine_term(a, "num_n_blocks", (uint64_t)num_n_blocks);
@@ -391,13 +411,18 @@ static void fa2(struct engine_answer *a, const struct engine_shape *s, const str
 		num_splits = num_splits_arg;
 		if (num_splits < 1) {
 			int64_t const bnm = (int64_t)batch_size * num_heads * num_m_blocks;
-			if (!fits_int(bnm * 128) || !fits_int((int64_t)s->sm_count * 2)) {
+			if (!fits_int(bnm) || !fits_int((int64_t)s->sm_count * 2)) {
 				engine_refuse(a, "shape beyond FlashAttention-2's int arithmetic",
 					      "num_kv_heads");
 				return;
 			}
 			num_splits = fa2_num_splits_heuristic((int)bnm, (int)s->sm_count * 2,
 							      num_n_blocks, 128);
+			if (num_splits == 0) {
+				engine_refuse(a, "shape beyond FlashAttention-2's int arithmetic",
+					      "num_kv_heads");
+				return;
+			}
 		}
 		if (num_splits > 1) {
 			int const head_size_rounded =
@@ -499,7 +524,7 @@ struct engine_answer vllm_v1_launch_batch(const struct engine_shape *s,
 		return engine_refused("FLASH_ATTN needs a block size that is a multiple of 16",
 				      "page_size");
 	}
-	if (s->sm_count > INT_MAX / 2 || s->num_q_heads > INT_MAX || s->page_size > INT_MAX) {
+	if (s->sm_count > INT_MAX || s->num_q_heads > INT_MAX || s->page_size > INT_MAX) {
 		return engine_refused("shape beyond FlashAttention's int arithmetic", "sm_count");
 	}
 

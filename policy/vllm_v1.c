@@ -555,10 +555,18 @@ struct engine_answer vllm_v1_launch_batch(const struct engine_shape *s,
 	if (batch_invariant && fa_version == 4) {
 		fa_version = 2; /* fa_utils.py 235-241 */
 	}
+	/* fa_utils.py 255-272: FA4 on 10.x holds head sizes up to 128, and 256
+	 * (192 only with a value head of 128, which this shape has not). The
+	 * layer's impl asks with its head_size (flash_attn.py 819-824); the
+	 * builder asks without, sees 4, and so takes FA2's settings too
+	 * (no AOT, max_num_splits 0). */
+	if (fa_version == 4 && s->head_dim > 128 && s->head_dim != 256) {
+		fa_version = 2;
+	}
 	if (fa_version == 4) {
-		return engine_refused("compute capability 10.x runs FlashAttention 4, which is "
-				      "not ported; set batch_invariant (FA2) or another "
-				      "compute_capability",
+		return engine_refused("compute capability 10.x runs FlashAttention 4 at this "
+				      "head_dim, which is not ported; set batch_invariant (FA2) "
+				      "or another compute_capability",
 				      "compute_capability");
 	}
 	engine_term(&a, "fa_version", (uint64_t)fa_version);

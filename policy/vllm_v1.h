@@ -113,7 +113,8 @@
  *     (fast_build false), no ALiBi, no sinks, bf16 KV (no fp8 cache), no
  *     soft cap, head_size_v = head_size, sm_margin 0.
  *   - FA version (fa_utils.py): compute_capability major 9 -> FA3; 10 ->
- *     FA4 (refused: not ported) unless batch_invariant, which makes it FA2;
+ *     FA4 (refused: not ported) unless batch_invariant, which makes it FA2,
+ *     or head_dim above 128 and not 256, which FA4 does not hold (FA2);
  *     any other major from 8 (8.x, 11.x, 12.x) -> FA2 (step 1 gives FA4
  *     only to major 10; the brief's "12.x FA4" is not what the code
  *     says); below 8 refused (is_fa_version_supported(2) is false there

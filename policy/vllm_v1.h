@@ -27,18 +27,18 @@
  *                max_seqlen_q = max_query_len, max_seqlen_k = max_seq_len,
  *                page_size = block_size, causal, window (-1, -1),
  *                num_splits = max_num_splits (536-562; 663-670 the call)
- *       965-1106 forward(): flash_attn_varlen_func(q[:num_actual_tokens],
+ *       874-1110 forward(): flash_attn_varlen_func(q[:num_actual_tokens],
  *                cu_seqlens_q, max_seqlen_q, seqused_k, max_seqlen_k,
  *                block_table, scheduler_metadata, num_splits =
  *                max_num_splits)
- *     vllm/v1/attention/backends/fa_utils.py 140-260 get_flash_attn_version
+ *     vllm/v1/attention/backends/fa_utils.py 140-280 get_flash_attn_version
  *       (9.x and FA3 built: 3; 10.x: 4; else 2; FA4 under
  *       VLLM_BATCH_INVARIANT: 2, 235-241)
  *     vllm/platforms/cuda.py 83-164 (_get_backend_priorities: FLASH_ATTN
  *       first except on 10.x, where FLASHINFER is; this port answers for
  *       FLASH_ATTN wherever it is chosen)
  *     vllm/config/attention.py 46 (flash_attn_max_num_splits_for_cuda_graph
- *       = 32); vllm/config/compilation.py 600-705 (CUDAGraphMode,
+ *       = 32); vllm/config/compilation.py 53-63, 600-705 (CUDAGraphMode,
  *       FULL_AND_PIECEWISE the V1 default); vllm/config/vllm.py 1805-1940
  *       (_set_cudagraph_sizes: [1, 2, 4] + range(8, min(max + 1, 256), 8)
  *       + range(256, max + 1, 16); the max the largest of them)
@@ -177,13 +177,45 @@
  * What it never does: allocate, perform I/O or keep state; pure and
  * thread-safe, writes only the caller's by_seq.
  *
- * Licenses: vLLM's code is Apache-2.0 (LICENSE at that commit); the fork's
- * FlashAttention is BSD-3-Clause ("Copyright (c) 2022, the respective
- * contributors, as shown by the AUTHORS file"; its hopper/ files
- * "Copyright (c) 2024, Jay Shah, Ganesh Bikshandi, Ying Zhang, Vijay
- * Thakkar, Pradeep Ramani, Tri Dao.", csrc/ "Copyright (c) 2024, Tri
- * Dao."), whose notice a port keeps: the BSD-3-Clause text is fa3.h's,
- * word for word, and applies to the FA3 and FA2 pieces of vllm_v1.c.
+ * Licenses: vLLM's code is Apache-2.0 (LICENSE at that commit; its files
+ * "SPDX-FileCopyrightText: Copyright contributors to the vLLM project").
+ * The fork's FlashAttention, whose FA3 and FA2 pieces vllm_v1.c ports, is
+ * BSD-3-Clause (its hopper/ files "Copyright (c) 2024, Jay Shah, Ganesh
+ * Bikshandi, Ying Zhang, Vijay Thakkar, Pradeep Ramani, Tri Dao.", csrc/
+ * "Copyright (c) 2024, Tri Dao."); LICENSE at that commit, whose notice a
+ * port keeps:
+ *
+ * BSD 3-Clause License
+ *
+ * Copyright (c) 2022, the respective contributors, as shown by the AUTHORS file.
+ * All rights reserved.
+ *
+ * Redistribution and use in source and binary forms, with or without
+ * modification, are permitted provided that the following conditions are met:
+ *
+ * * Redistributions of source code must retain the above copyright notice, this
+ *   list of conditions and the following disclaimer.
+ *
+ * * Redistributions in binary form must reproduce the above copyright notice,
+ *   this list of conditions and the following disclaimer in the documentation
+ *   and/or other materials provided with the distribution.
+ *
+ * * Neither the name of the copyright holder nor the names of its
+ *   contributors may be used to endorse or promote products derived from
+ *   this software without specific prior written permission.
+ *
+ * THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"
+ * AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+ * IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+ * DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE
+ * FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+ * DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+ * SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+ * CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+ * OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+ * OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+ *
+ * (The AUTHORS file at that commit: Tri Dao, trid@cs.stanford.edu.)
  */
 #ifndef VLLM_V1_H
 #define VLLM_V1_H

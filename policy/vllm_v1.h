@@ -127,7 +127,12 @@
  *     1, so 0 KV blocks, which adds nothing to total_blocks; they are not
  *     reported. The largest capture size is max_capture_size's largest
  *     member of the list above (vllm.py, the list's last element), with
- *     max_num_batched_tokens taken as above it (its default is).
+ *     max_num_batched_tokens taken as above it (its default is), and
+ *     max_num_seqs as at least the padded size (cudagraph_dispatcher.py
+ *     206-230 keys decode FULL graphs only up to max_num_seqs; a batch
+ *     padded past it, possible only when max_num_seqs is not itself a
+ *     capture size, would run PIECEWISE, unpadded, still with
+ *     max_num_splits 32: not modelled).
  *   - FA3 (aot_schedule): max_num_splits = 32 when use_full_cuda_graph and
  *     num_seqs <= the largest capture size (under FULL_AND_PIECEWISE this
  *     holds whether or not the step replays a graph: build() reads the
@@ -138,7 +143,9 @@
  *     every sequence 1 and no scratch.
  *   - FA2: vLLM's max_num_splits stays 0 (only the FA3 branch sets 32), so
  *     set_params_splitkv's heuristic decides, on the host, once per call:
- *     every sequence gets that count (one grid). Under a full graph the
+ *     every sequence gets that count (one grid; a split past a short
+ *     sequence's own blocks returns at once, launched and counted, as
+ *     fa2.h says). Under a full graph the
  *     count is the one the capture ran: batch = the capture size, and
  *     max_seqlen_k = max_model_len (gpu_model_runner.py 2325-2328), which
  *     the replay bakes in whatever the batch's lengths: max_model_len is

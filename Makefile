@@ -141,7 +141,7 @@ $(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/t
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # So are the engine ports' (policy/<port>.c over a mixed batch).
-PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton vllm)
+PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton vllm vllm_v1)
 $(PORT_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
@@ -600,11 +600,38 @@ engines-check-batch-vllm: $(BUILD)/engines/sweep_batch_vllm $(BUILD)/engines/ora
 	@$(BUILD)/engines/sweep_batch_vllm $(ENGINE_BATCHES) $(ENGINE_SEED) | \
 		$(BUILD)/engines/oracle_batch_vllm vllm-batch $(ENGINE_BATCHES)
 
+# vLLM V1's FLASH_ATTN decode step over mixed batches: vllm_v1_launch_batch
+# against its second implementation in Rust (tests/engines/
+# oracle_batch_vllm_v1.rs), ENGINE_BATCHES batches in each setting that
+# changes the code path (tests/engines/sweep_batch_vllm_v1.c): fa3-graph
+# (FA3 under full graphs), fa3-eager, fa2, and wide, every input varied.
+.PHONY: engines-check-batch-vllm_v1
+$(BUILD)/engines/sweep_batch_vllm_v1: tests/engines/sweep_batch_vllm_v1.c policy/engine.h \
+				      policy/vllm_v1.h $(BUILD)/policy/vllm_v1.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm_v1.o $(LDFLAGS_ALL) -o $@
+$(BUILD)/engines/oracle_batch_vllm_v1: tests/engines/harness_batch_vllm_v1.rs \
+				       tests/engines/oracle_batch_vllm_v1.rs
+	@mkdir -p $(BUILD)/engines/rs_batch_vllm_v1
+	cp tests/engines/harness_batch_vllm_v1.rs $(BUILD)/engines/rs_batch_vllm_v1/main.rs
+	cp tests/engines/oracle_batch_vllm_v1.rs $(BUILD)/engines/rs_batch_vllm_v1/engine.rs
+	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_vllm_v1/main.rs
+	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_vllm_v1/main.rs
+engines-check-batch-vllm_v1: $(BUILD)/engines/sweep_batch_vllm_v1 $(BUILD)/engines/oracle_batch_vllm_v1
+	@echo "== engines-check: vllm_v1's batch oracle, its own worked examples"
+	@$(BUILD)/engines/oracle_batch_vllm_v1-test -q
+	@set -e; for setting in fa3-graph fa3-eager fa2 wide; do \
+		echo "== engines-check: vllm_v1 ($$setting) against its second implementation, $(ENGINE_BATCHES) batches"; \
+		$(BUILD)/engines/sweep_batch_vllm_v1 $(ENGINE_BATCHES) $(ENGINE_SEED) $$setting | \
+			$(BUILD)/engines/oracle_batch_vllm_v1 vllm_v1-batch-$$setting $(ENGINE_BATCHES); \
+	done
+
 BATCH_CHECKS := $(BATCH_ENGINES:%=engines-check-batch-%) engines-check-batch-flashinfer \
 		engines-check-batch-flashinfer-tc engines-check-batch-flashmla engines-check-batch-trtllm
 BATCH_CHECKS += engines-check-batch-sglang
 BATCH_CHECKS += engines-check-batch-vllm_triton
 BATCH_CHECKS += engines-check-batch-vllm
+BATCH_CHECKS += engines-check-batch-vllm_v1
 engines-check: $(ENGINES:%=engines-check-%) $(BATCH_CHECKS)
 
 crosscheck: $(BUILD)/crosscheck/check_vectors

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: AGPL-3.0-only
+//
+// The second implementation's side of `make engines-check-batch-vllm_v1`:
+// reads the variable-length records tests/engines/sweep_batch_vllm_v1.c
+// writes (see there), recomputes each batch with the oracle
+// (tests/engines/oracle_batch_vllm_v1.rs, copied beside this file as
+// engine.rs), and counts the batches whose status, num_splits,
+// num_splits_bound, workspace_bytes or any sequence's by_seq differ.
+// Streams its input: a million batches are gigabytes. Exits 1 on any
+// difference, on a record count other than N, or when the sweep was so
+// narrow that it proves little (nothing answered or nothing refused, one
+// split count only, no batch whose sequences split differently).
+//
+// Built with --test, the oracle's own worked examples run instead.
+//
+// usage: sweep_batch_vllm_v1 N SEED SETTING | harness NAME N
+
+mod engine;
+
+use std::io::{BufReader, Read};
+
+pub struct Batch {
+    pub sm_count: u32,
+    pub num_q_heads: u32,
+    pub num_kv_heads: u32,
+    pub head_dim: u32,
+    pub page_size: u32,
+    pub num_splits: u32,
+    pub compute_capability: u32,
+    pub cudagraph_mode: u32,
+    pub max_capture_size: u32,
+    pub batch_invariant: bool,
+    pub max_model_len: u32,
+    pub options_given: bool,
+    pub seq_lens: Vec<u32>,
+}
+
+#[derive(PartialEq, Debug, Clone)]
+pub struct Answer {
+    pub num_splits: u32,
+    pub num_splits_bound: u32,
+    pub workspace_bytes: u64,
+    pub by_seq: Vec<u32>,
+}
+
+/// The oracle's worked examples' batch: Llama-3.1-8B (32 q / 8 kv heads,
+/// head_dim 128) on an H100 (132 SMs, compute capability 9.0), vLLM's
+/// block size 16, default settings.
+#[cfg(test)]
+pub fn llama_h100(lens: &[u32]) -> Batch {
+    Batch {
+        sm_count: 132,
+        num_q_heads: 32,
+        num_kv_heads: 8,
+        head_dim: 128,
+        page_size: 16,
+        num_splits: 0,
+        compute_capability: 90,
+        cudagraph_mode: 0,
+        max_capture_size: 0,
+        batch_invariant: false,
+        max_model_len: 0,
+        options_given: true,
+        seq_lens: lens.to_vec(),
+    }
+}
+
+struct Records<R: Read> {
+    r: R,
+}
+
+impl<R: Read> Records<R> {
+    // One u32, or None at a clean end of input.
+    fn u32_or_end(&mut self) -> Option<u32> {
+        let mut b = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            match self.r.read(&mut b[got..]) {
+                Ok(0) => {
+                    if got == 0 {
+                        return None;
+                    }
+                    eprintln!("harness: input ends inside a record");
+                    std::process::exit(1);
+                }
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!("harness: read: {}", e);
+                    std::process::exit(1);
+                }
+            }
+        }
+        Some(u32::from_le_bytes(b))
+    }
+    fn u32(&mut self) -> u32 {
+        self.u32_or_end().unwrap_or_else(|| {
+            eprintln!("harness: input ends inside a record");
+            std::process::exit(1);
+        })
+    }
+    fn u32s(&mut self, n: usize) -> Vec<u32> {
+        let mut buf = vec![0u8; 4 * n];
+        if let Err(e) = self.r.read_exact(&mut buf) {
+            eprintln!("harness: input ends inside a record ({})", e);
+            std::process::exit(1);
+        }
+        buf.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+}
+
+fn main() {
+    let name = std::env::args().nth(1).unwrap_or_else(|| "vllm_v1-batch".to_string());
+    let expected: u64 = std::env::args().nth(2).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let stdin = std::io::stdin();
+    let mut rec = Records { r: BufReader::with_capacity(1 << 20, stdin.lock()) };
+    let (mut n, mut ok, mut refused, mut diffs, mut seqs) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut mixed_splits, mut by_seq_diffs) = (0u64, 0u64);
+    let mut distinct = std::collections::BTreeSet::new();
+    while let Some(num_seqs) = rec.u32_or_end() {
+        let v = rec.u32s(12);
+        let seq_lens = rec.u32s(num_seqs as usize);
+        let b = Batch {
+            sm_count: v[0],
+            num_q_heads: v[1],
+            num_kv_heads: v[2],
+            head_dim: v[3],
+            page_size: v[4],
+            num_splits: v[5],
+            compute_capability: v[6],
+            cudagraph_mode: v[7],
+            max_capture_size: v[8],
+            batch_invariant: v[9] != 0,
+            max_model_len: v[10],
+            options_given: v[11] != 0,
+            seq_lens,
+        };
+        let c_status = rec.u32();
+        let c_splits = rec.u32();
+        let c_bound = rec.u32();
+        let ws_lo = rec.u32() as u64;
+        let ws_hi = rec.u32() as u64;
+        let c_by_seq = rec.u32s(num_seqs as usize);
+        let c = Answer {
+            num_splits: c_splits,
+            num_splits_bound: c_bound,
+            workspace_bytes: ws_lo | ws_hi << 32,
+            by_seq: c_by_seq,
+        };
+        n += 1;
+        seqs += num_seqs as u64;
+        let mine = engine::launch(&b);
+        let same = match (&mine, c_status) {
+            (Ok(a), 0) => {
+                by_seq_diffs +=
+                    a.by_seq.iter().zip(&c.by_seq).filter(|(x, y)| x != y).count() as u64;
+                *a == c
+            }
+            (Err(_), 1) => true,
+            _ => false,
+        };
+        match &mine {
+            Ok(a) => {
+                ok += 1;
+                distinct.insert(a.num_splits);
+                if a.by_seq.iter().any(|&x| x != a.num_splits) {
+                    mixed_splits += 1;
+                }
+            }
+            Err(_) => refused += 1,
+        }
+        if !same {
+            diffs += 1;
+            if diffs <= 10 {
+                let lens: Vec<u32> = b.seq_lens.iter().take(12).cloned().collect();
+                eprintln!(
+                    "{}: differs at sm {} q {} kv {} d {} page {} splits-arg {} cc {} mode {} \
+                     capture {} bi {} max_model_len {} given {} n {} \
+                     lens {:?}...: C status {} {} {} {} by_seq {:?}..., oracle {:?}",
+                    name, b.sm_count, b.num_q_heads, b.num_kv_heads, b.head_dim, b.page_size,
+                    b.num_splits, b.compute_capability, b.cudagraph_mode, b.max_capture_size,
+                    b.batch_invariant, b.max_model_len, b.options_given, num_seqs, lens, c_status,
+                    c.num_splits,
+                    c.num_splits_bound, c.workspace_bytes,
+                    c.by_seq.iter().take(12).collect::<Vec<_>>(),
+                    mine.as_ref().map(|a| (a.num_splits, a.num_splits_bound, a.workspace_bytes,
+                        a.by_seq.iter().take(12).cloned().collect::<Vec<u32>>()))
+                );
+            }
+        }
+    }
+    println!(
+        "{}: {} batches ({} sequences), {} answered ({} distinct split counts, {} with sequences \
+         split differently), {} refused: {} differences ({} in by_seq)",
+        name, n, seqs, ok, distinct.len(), mixed_splits, refused, diffs, by_seq_diffs
+    );
+    if n != expected {
+        eprintln!("{}: {} records, {} expected", name, n, expected);
+        std::process::exit(1);
+    }
+    // FA2 gives every sequence of a launch one count (one grid): its
+    // setting has no batch whose sequences split differently.
+    let needs_mixed = !name.ends_with("fa2");
+    if diffs != 0 || ok == 0 || refused == 0 || distinct.len() < 2
+        || (needs_mixed && mixed_splits == 0)
+    {
+        std::process::exit(1);
+    }
+}

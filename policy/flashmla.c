@@ -23,10 +23,13 @@ enum {
 	MLA_MAX_NUM_SPLITS = 160,
 };
 
-/* cutlass::ceil_div(int a, int b), fast_math.h. */
+/* cutlass::ceil_div(int a, int b), fast_math.h. Its a + b may pass
+ * INT32_MAX where a + b - 1 does not (a GPU's int wraps and comes back):
+ * summed in 64 bits, the same quotient without C's undefined overflow
+ * (UBSan's find at the edge the sweep probes). */
 static int32_t ceil_div(int32_t a, int32_t b)
 {
-	return (a + b - 1) / b;
+	return (int32_t)(((int64_t)a + b - 1) / b);
 }
 
 static int32_t max_int(int32_t a, int32_t b)

@@ -184,7 +184,7 @@ Test(sglang_batch, static_fill_and_the_splits_rounding_leaves_empty)
 	const struct engine_shape s = h100();
 	struct sglang_options o = defaults();
 	const uint32_t lens[3] = {100, 1, 8192};
-	uint32_t by_seq[3];
+	uint32_t by_seq[MIXED_N]; /* the last run is the mixed batch's */
 
 	o.static_kv_splits = true;
 	const struct engine_answer a = run(&s, lens, 3, &o, by_seq);

@@ -258,19 +258,20 @@ Test(query, context_keys_by_kind)
  * not allowed: the lookup's shortcut by length names each one right. */
 Test(query, every_field_is_found_by_its_name)
 {
-	static const char *const names[QF_COUNT] = {
-		"target", "model", "max_batch_size", "num_seqs", "max_rows", "head_dim", "override",
-		"sm_count", "declared", "num_q_heads", "explain", "spelling", "revision", "from", "to",
-		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog", "limit", "before",
-		"engine", "num_kv_heads", "seq_len", "page_size", "blocks_per_sm", "cuda_graph"};
+#define NAME_ROW(e, name, kind, scope, bounds) #name,
+#define KIND_ROW(e, name, kind, scope, bounds) #kind,
+	static const char *const names[QF_COUNT] = {VOCAB_PARAMS(NAME_ROW)};
+	static const char *const kinds[QF_COUNT] = {VOCAB_PARAMS(KIND_ROW)};
+#undef NAME_ROW
+#undef KIND_ROW
 
 	for (int f = 0; f < QF_COUNT; f++) {
 		char raw[64], scratch[64];
 		struct query q;
 		struct problem p;
 
-		snprintf(raw, sizeof(raw), "%s=%s", names[f],
-			 f == QF_EXPLAIN || f == QF_CUDA_GRAPH ? "1" : "7");
+		cr_assert_str_eq(query_field_name((enum query_field)f), names[f]);
+		snprintf(raw, sizeof(raw), "%s=%s", names[f], strcmp(kinds[f], "BOOL") == 0 ? "1" : "7");
 		cr_assert_eq(query_parse(raw, strlen(raw), scratch, QUERY_BIT(f), &q, &p), 0, "%s: %s", raw,
 			     p.detail);
 		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~0u & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);

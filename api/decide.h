@@ -63,7 +63,7 @@ struct decision {
 	uint32_t by_seq_n;
 	/* with explain only: the other engines' inputs the query gave
 	 * (DECIDE_ENGINE_FIELDS' bits), which the seed takes and never reads */
-	unsigned unread;
+	query_mask unread;
 	size_t num_warnings;
 	/* a warning's length, and whether it is plain ASCII with nothing to
 	 * escape in JSON, where its writer knows (0 and false: not known, so

@@ -219,7 +219,7 @@ Test(query, context_spellings_may_be_integers_written_back)
 	struct problem p;
 	cJSON *root = cJSON_Parse("{\"override\":4,\"declared\":9007199254740991,\"target\":\"h100\"}");
 
-	cr_assert_eq(query_from_context(root, ~0u, &c, &p), 0, "%s", p.detail);
+	cr_assert_eq(query_from_context(root, ~(query_mask)0, &c, &p), 0, "%s", p.detail);
 	cr_assert_eq(c.q.override.len, 1);
 	cr_assert(memcmp(c.q.override.p, "4", 1) == 0);
 	cr_assert_eq(c.q.declared.len, 16);
@@ -251,7 +251,7 @@ Test(query, context_keys_by_kind)
 	cr_assert_str_eq(p.param, "explain");
 	cr_assert_eq(context("{\"explain\":null}", &c, &p), 0);
 	cr_assert_eq(context("[]", &c, &p), -1);
-	cr_assert_eq(query_from_context(NULL, ~0u, &c, &p), 0);
+	cr_assert_eq(query_from_context(NULL, ~(query_mask)0, &c, &p), 0);
 }
 
 /* Every field is found by its own name, allowed alone, and refused when
@@ -274,7 +274,7 @@ Test(query, every_field_is_found_by_its_name)
 		snprintf(raw, sizeof(raw), "%s=%s", names[f], strcmp(kinds[f], "BOOL") == 0 ? "1" : "7");
 		cr_assert_eq(query_parse(raw, strlen(raw), scratch, QUERY_BIT(f), &q, &p), 0, "%s: %s", raw,
 			     p.detail);
-		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~0u & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);
+		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~(query_mask)0 & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);
 		cr_assert_eq(p.kind, PROBLEM_UNKNOWN_PARAMETER, "%s", raw);
 	}
 }

@@ -30,8 +30,8 @@
 struct route {
 	const char *path;     /* an exact path, or the prefix of a {name} route ('/' last) */
 	const char *template; /* a {name} route's path as OpenAPI writes it; NULL: exact */
-	unsigned get_fields;  /* query parameters GET takes; a POST body carries its own */
-	unsigned post_fields; /* query parameters POST takes beside its body */
+	query_mask get_fields;  /* query parameters GET takes; a POST body carries its own */
+	query_mask post_fields; /* query parameters POST takes beside its body */
 	handler_fn *get;       /* GET and HEAD; NULL: POST only */
 	handler_fn *post;      /* NULL: GET and HEAD only */
 	bool conditional_post; /* a 200 to POST carries an ETag and honours If-None-Match */

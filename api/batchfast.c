@@ -150,7 +150,7 @@ static const struct input inputs[] = {VOCAB_PARAMS(INPUT_ROW)};
 
 /* One row per input a batch query takes (tests/unit/test_batchfast.c
  * checks the rows name exactly DECIDE_FIELDS), but a list. */
-_Static_assert(NUM_INPUTS == (size_t)__builtin_popcount(DECIDE_FIELDS & ~QUERY_LIST_FIELDS),
+_Static_assert(NUM_INPUTS == (size_t)__builtin_popcountll(DECIDE_FIELDS & ~QUERY_LIST_FIELDS),
 	       "batchfast: one row per DECIDE_FIELDS member");
 
 /* The input whose name is the key at the cursor (at its opening quote),
@@ -203,7 +203,7 @@ static bool read_value(struct cursor *c, const struct input *in, struct query *q
 /* One query object, as query_from_json would read it. */
 static bool read_query(struct cursor *c, struct query *q)
 {
-	unsigned seen = 0;
+	query_mask seen = 0;
 
 	memset(q, 0, sizeof(*q));
 	if (!punct(c, '{')) {

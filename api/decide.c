@@ -159,6 +159,30 @@ static void warn_shape(struct decision *d)
 #define UNREAD_IF_OTHER(e, name, kind)
 #define UNREAD_ROW(e, name, kind, scope, bounds) UNREAD_IF_##scope(e, name, kind)
 
+/* A mixed batch (seq_lens): num_seqs is its length, given or not; a
+ * num_seqs that says otherwise, or a seq_len beside it, is refused. Out
+ * of line: a query without seq_lens pays the test above and no more. */
+static __attribute__((noinline)) int mixed_batch(const struct query *q, struct decision *d,
+						 struct problem *p)
+{
+	uint32_t n = q->seq_lens.n;
+
+	if (q->num_seqs.set && q->num_seqs.v != n) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_SEQ_LENS, NULL,
+				   "seq_lens lists %u sequences and num_seqs says %u: num_seqs is "
+				   "seq_lens' length, so send one of them (or both, agreeing)",
+				   n, q->num_seqs.v);
+	}
+	if (q->seq_len.set) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_SEQ_LENS, NULL,
+				   "seq_lens gives each sequence's length; seq_len (every "
+				   "sequence's) cannot stand beside it: send one of them");
+	}
+	d->shape.num_seqs = n;
+	d->by_seq_n = n;
+	return 0;
+}
+
 int decide_run(const struct catalog *cat, const struct query *q, struct decision *d,
 	       struct problem *p)
 {
@@ -176,6 +200,9 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 		d->declared_from_target = d->target != NULL;
 	}
 	d->shape = decide_shape_of(q);
+	if (q->seq_lens.n > 0 && mixed_batch(q, d, p) != 0) {
+		return -1;
+	}
 	d->override = q->override;
 	d->explain = q->explain;
 	if (q->explain) {

@@ -13,7 +13,9 @@
  * parse does what it does in the engine (a declaration reads as legacy, an
  * override is ignored), with a warning and a did-you-mean.
  * max_batch_size (the seed's max_decode_seqs) and num_seqs default to 1,
- * max_rows to max_batch_size.
+ * max_rows to max_batch_size. With seq_lens (a mixed batch) num_seqs is
+ * its length: a num_seqs that disagrees is refused, and so is seq_len
+ * beside it (each sequence says its own).
  *
  * A struct decision holds pointers into the catalog and the query: it lives
  * as long as both. No allocation; pure and thread-safe.
@@ -56,9 +58,12 @@ struct decision {
 	uint32_t ref_seqs, num_splits, workspace_slots;
 	struct splitk_bytes workspace_bytes; /* known false without a head_dim */
 	bool explain;
+	/* seq_lens' length (a mixed batch: num_seqs is it, and the answer
+	 * lists each sequence's count), or 0 without seq_lens */
+	uint32_t by_seq_n;
 	/* with explain only: the other engines' inputs the query gave
 	 * (DECIDE_ENGINE_FIELDS' bits), which the seed takes and never reads */
-	unsigned unread;
+	query_mask unread;
 	size_t num_warnings;
 	/* a warning's length, and whether it is plain ASCII with nothing to
 	 * escape in JSON, where its writer knows (0 and false: not known, so

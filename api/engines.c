@@ -17,6 +17,7 @@
 #define SEED_READ_DECISION(e) | ENGINE_IN_##e
 #define SEED_READ_MODEL(e)
 #define SEED_READ_QUERY(e)
+#define SEED_READ_OPTION(e)
 #define SEED_READ_ARG(e)
 #define SEED_READ_ROW(a, e, name, kind, from, bounds, zero, about) SEED_READ_##from(e)
 #define SEED_READS (0u ENGINE_INPUTS(SEED_READ_ROW, ~))
@@ -44,6 +45,79 @@ static struct engine_answer (*const launches[ENGINES_COUNT])(const struct engine
 	[ENGINES_FLASHINFER] = flashinfer_launch,
 	[ENGINES_VLLM] = vllm_launch,
 };
+
+/* Each port over a mixed batch (engine.h's <port>_launch_batch); a port
+ * with settings of its own takes them from the shape's OPTION rows. */
+static struct engine_answer flashinfer_batch(const struct engine_shape *s,
+					     const struct engine_batch *b, uint32_t *by_seq)
+{
+	const struct flashinfer_options o = {s->tensor_cores, s->fixed_split_size,
+					     s->disable_split_kv};
+
+	return flashinfer_launch_batch(s, b, &o, by_seq);
+}
+
+static struct engine_answer (*const batch_launches[ENGINES_COUNT])(const struct engine_shape *,
+								   const struct engine_batch *,
+								   uint32_t *) = {
+	[ENGINES_FA2] = fa2_launch_batch,
+	[ENGINES_FA3] = fa3_launch_batch,
+	[ENGINES_FLASHINFER] = flashinfer_batch,
+	[ENGINES_VLLM] = vllm_launch_batch,
+};
+
+/* The settings only a port's batch path reads (OPTION rows), as bits. */
+#define BATCH_ONLY_OPTION(e) | ENGINE_IN_##e
+#define BATCH_ONLY_QUERY(e)
+#define BATCH_ONLY_MODEL(e)
+#define BATCH_ONLY_DECISION(e)
+#define BATCH_ONLY_ARG(e)
+#define BATCH_ONLY_ROW(a, e, name, kind, from, bounds, zero, about) BATCH_ONLY_##from(e)
+#define BATCH_ONLY_BITS (0u ENGINE_INPUTS(BATCH_ONLY_ROW, ~))
+
+#define SET_BIT_U32(v) ((v) != 0)
+#define SET_BIT_BOOL(v) (v)
+#define SET_BIT_ROW(a, e, name, kind, from, bounds, zero, about) \
+	| (SET_BIT_##kind(s->name) ? ENGINE_IN_##e : 0u)
+
+struct engine_answer engines_launch_batch(enum engines_id id, const struct engine_shape *s,
+					  const struct engine_batch *b, uint32_t *by_seq)
+{
+	if (batch_launches[id] == NULL) {
+		return engine_refused("mixed batches (seq_lens) are not ported for this engine yet: "
+				      "give num_seqs and seq_len",
+				      VOCAB_M_SEQ_LENS);
+	}
+	return batch_launches[id](s, b, by_seq);
+}
+
+struct engine_answer engines_launch_query(enum engines_id id, const struct query *q,
+					  const struct engine_shape *s, uint32_t *by_seq)
+{
+	uint32_t lens[ENGINE_MAX_SEQS];
+	struct engine_batch b = {lens, 0};
+	unsigned set = 0u ENGINE_INPUTS(SET_BIT_ROW, ~);
+
+	if (q->seq_lens.n > 0) {
+		b.num_seqs = (uint32_t)query_list_get(&q->seq_lens, lens, ENGINE_MAX_SEQS);
+		return engines_launch_batch(id, s, &b, by_seq);
+	}
+	if ((set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
+		return launches[id](s);
+	}
+	/* a setting only the batch path reads: num_seqs sequences of seq_len */
+	if (s->num_seqs > ENGINE_MAX_SEQS) {
+		return engine_refused("with a setting of the mixed-batch path (tensor_cores, "
+				      "fixed_split_size, disable_split_kv) a batch holds at most "
+				      "4096 sequences: give fewer",
+				      VOCAB_M_NUM_SEQS);
+	}
+	for (uint32_t i = 0; i < s->num_seqs; i++) {
+		lens[i] = s->seq_len;
+	}
+	b.num_seqs = s->num_seqs;
+	return engines_launch_batch(id, s, &b, by_seq);
+}
 
 const struct engines_info *engines_info(enum engines_id id)
 {
@@ -102,6 +176,7 @@ uint32_t engines_kv_heads(const struct query *q, const struct decision *d)
 		return missing(id, #name, about, p);                                        \
 	}
 #define NEED_MODEL(e, name, kind, bounds, about)
+#define NEED_OPTION(e, name, kind, bounds, about)
 #define NEED_DECISION(e, name, kind, bounds, about)
 #define NEED_ARG(e, name, kind, bounds, about)
 #define NEED_ROW(a, e, name, kind, from, bounds, zero, about) \
@@ -119,6 +194,7 @@ static int need_given(enum engines_id id, const struct query *q, unsigned bits, 
 #define SHAPE_QUERY(e, name, kind, bounds) \
 	out->name = SHAPE_VALUE_##kind(q->name, ENGINE_BOUND_DEFAULT(bounds));
 #define SHAPE_MODEL(e, name, kind, bounds)
+#define SHAPE_OPTION SHAPE_QUERY
 #define SHAPE_DECISION(e, name, kind, bounds)
 #define SHAPE_ARG(e, name, kind, bounds)
 #define SHAPE_ROW(a, e, name, kind, from, bounds, zero, about) SHAPE_##from(e, name, kind, bounds)
@@ -128,26 +204,39 @@ int engines_shape(enum engines_id id, const struct query *q, const struct decisi
 {
 	const struct engines_info *e = &engines[id];
 	uint32_t kv = engines_kv_heads(q, d);
+	unsigned reads = e->reads, gpu_reads = e->gpu_reads;
 
 	memset(out, 0, sizeof(*out));
+	/* FlashInfer's tensor-core plan reads no occupancy figure (its
+	 * num_blocks_per_sm is PrefillPlan's constant 2: flashinfer.h) */
+	if (id == ENGINES_FLASHINFER && q->tensor_cores) {
+		reads = FLASHINFER_TC_READS;
+		gpu_reads = FLASHINFER_TC_GPU_READS;
+	}
 	/* asked for in this order: what the query alone can give, then what
 	 * the catalog's model would have, then what only a running GPU knows */
-	if (need_given(id, q, e->reads & ~e->gpu_reads, p) != 0) {
+	/* a mixed batch says each sequence's length itself */
+	unsigned asks = reads & ~gpu_reads;
+
+	if (q->seq_lens.n > 0) {
+		asks &= ~(unsigned)ENGINE_IN_SEQ_LEN;
+	}
+	if (need_given(id, q, asks, p) != 0) {
 		return -1;
 	}
-	if ((e->reads & ENGINE_IN_NUM_KV_HEADS) && kv == 0) {
+	if ((reads & ENGINE_IN_NUM_KV_HEADS) && kv == 0) {
 		return missing(id, VOCAB_M_NUM_KV_HEADS,
 			       d->model != NULL ? "the catalog's model does not say it"
 						: "num_q_heads was given without a model",
 			       p);
 	}
-	if ((e->reads & ENGINE_IN_HEAD_DIM) && d->head_dim == 0) {
+	if ((reads & ENGINE_IN_HEAD_DIM) && d->head_dim == 0) {
 		return missing(id, VOCAB_M_HEAD_DIM,
 			       d->model != NULL ? "the catalog's model does not say it"
 						: "num_q_heads was given without a model",
 			       p);
 	}
-	if (need_given(id, q, e->gpu_reads, p) != 0) {
+	if (need_given(id, q, gpu_reads, p) != 0) {
 		return -1;
 	}
 	/* the decision's (DECISION rows), the model's (MODEL), the caller's
@@ -210,6 +299,7 @@ static size_t answer_bound(const struct decision *d, const struct catalog *cat)
 
 	n += d->target != NULL ? d->target->names.name_len : 0;
 	n += d->model != NULL ? d->model->names.name_len : 0;
+	n += (size_t)d->by_seq_n * 11; /* num_splits_by_seq: "4294967295," each */
 	return n + ENGINE_TERMS_MAX * (ENGINES_TERM_NAME_MAX + 24);
 }
 
@@ -242,6 +332,11 @@ static char *put_BOOL(char *p, bool v, uint32_t dflt)
 #define PUT_INPUT(e, name, kind, bounds)                              \
 	LIT(p, ",\"" #name "\":");                                     \
 	p = put_##kind(p, s->name, ENGINE_BOUND_DEFAULT(bounds));
+/* a setting of a port's path (OPTION): said where set and read */
+#define PUT_INPUT_OPTION(e, name, kind, bounds)                                   \
+	if (s->name && (engines[id].reads & ENGINE_IN_##e)) {                     \
+		PUT_INPUT(e, name, kind, bounds)                                  \
+	}
 #define PUT_ENGINE                          \
 	LIT(p, "{" VOCAB_KEY(ENGINE));      \
 	p = put_name(p, name, strlen(name));
@@ -263,6 +358,18 @@ static char *put_BOOL(char *p, bool v, uint32_t dflt)
 #define PUT_NUM_SEQS PUT_COUNT(NUM_SEQS, s->num_seqs)
 #define PUT_NUM_SPLITS PUT_COUNT(NUM_SPLITS, a->num_splits)
 #define PUT_NUM_SPLITS_BOUND PUT_COUNT(NUM_SPLITS_BOUND, a->num_splits_bound)
+/* a mixed batch's (seq_lens): each sequence's count, in its order */
+#define PUT_NUM_SPLITS_BY_SEQ                                             \
+	if (d->by_seq_n > 0 && by_seq != NULL) {                          \
+		LIT(p, VOCAB_NEXT_KEY(NUM_SPLITS_BY_SEQ) "[");            \
+		for (uint32_t i = 0; i < d->by_seq_n; i++) {              \
+			if (i > 0) {                                      \
+				*p++ = ',';                               \
+			}                                                 \
+			p = decimal_put_u64(p, by_seq[i]);                \
+		}                                                         \
+		*p++ = ']';                                               \
+	}
 #define PUT_WORKSPACE_BYTES PUT_COUNT(WORKSPACE_BYTES, a->workspace_bytes)
 #define PUT_TERMS                                                                 \
 	LIT(p, VOCAB_NEXT_KEY(TERMS) "{");                                        \
@@ -285,7 +392,7 @@ static char *put_BOOL(char *p, bool v, uint32_t dflt)
 /* The answer in place. */
 static size_t write_answer(char *out, enum engines_id id, const struct decision *d,
 			   const struct engine_shape *s, const struct engine_answer *a,
-			   const struct catalog *cat)
+			   const uint32_t *by_seq, const struct catalog *cat)
 {
 	char *p = out;
 	const char *name = engines[id].name;
@@ -297,12 +404,12 @@ static size_t write_answer(char *out, enum engines_id id, const struct decision 
 
 void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
 		   const struct engine_shape *s, const struct engine_answer *a,
-		   const struct catalog *cat)
+		   const uint32_t *by_seq, const struct catalog *cat)
 {
 	char *at = jsonw_raw_room(w, answer_bound(d, cat));
 
 	if (at != NULL) {
-		jsonw_raw_done(w, write_answer(at, id, d, s, a, cat));
+		jsonw_raw_done(w, write_answer(at, id, d, s, a, by_seq, cat));
 	}
 }
 
@@ -316,7 +423,7 @@ void engines_count(const struct api_context *ctx, enum engines_id id,
 
 int engines_decide(const struct api_context *ctx, const struct query *q, const struct decision *d,
 		   bool fields, enum engines_id *id, struct engine_shape *s,
-		   struct engine_answer *a, struct problem *p)
+		   struct engine_answer *a, uint32_t *by_seq, struct problem *p)
 {
 	if (engines_find(q, id, p) != 0) {
 		return -1;
@@ -332,7 +439,7 @@ int engines_decide(const struct api_context *ctx, const struct query *q, const s
 	if (engines_shape(*id, q, d, 0, s, p) != 0) {
 		return -1;
 	}
-	*a = launches[*id](s);
+	*a = engines_launch_query(*id, q, s, by_seq);
 	engines_count(ctx, *id, a);
 	return a->status == ENGINE_OK ? 0 : engines_refused(*id, a, p);
 }
@@ -344,10 +451,11 @@ int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct 
 	struct engine_shape s;
 	struct engine_answer a;
 	enum engines_id id;
-	int rc = engines_decide(ctx, q, d, fields, &id, &s, &a, p);
+	uint32_t by_seq[ENGINE_MAX_SEQS];
+	int rc = engines_decide(ctx, q, d, fields, &id, &s, &a, by_seq, p);
 
 	if (rc == 0) {
-		engines_write(w, id, d, &s, &a, cat);
+		engines_write(w, id, d, &s, &a, by_seq, cat);
 	}
 	return rc;
 }
@@ -376,11 +484,13 @@ void engines_write_inputs(struct jsonw *w, unsigned bits)
  * QUERY rows), as GET /v1/engines describes them. */
 #define PARAM_U32 ENGINES_PARAM_U32
 #define PARAM_BOOL ENGINES_PARAM_BOOL
-#define PARAM(e, name, kind, bounds, about, given)                                    \
+#define PARAM(e, name, kind, bounds, about, given, option)                            \
 	{#name, about, PARAM_##kind, ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), \
-	 ENGINE_BOUND_DEFAULT(bounds), ENGINE_IN_##e, given, offsetof(struct query, name)},
-#define PARAM_QUERY(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, true)
-#define PARAM_MODEL(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, false)
+	 ENGINE_BOUND_DEFAULT(bounds), ENGINE_IN_##e, given, option,                     \
+	 offsetof(struct query, name)},
+#define PARAM_QUERY(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, true, false)
+#define PARAM_MODEL(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, false, false)
+#define PARAM_OPTION(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, true, true)
 #define PARAM_DECISION(e, name, kind, bounds, about)
 #define PARAM_ARG(e, name, kind, bounds, about)
 #define PARAM_ROW(a, e, name, kind, from, bounds, zero, about) \

@@ -82,10 +82,12 @@ int engines_shape(enum engines_id id, const struct query *q, const struct decisi
 int engines_refused(enum engines_id id, const struct engine_answer *a, struct problem *p);
 
 /* Writes one engine's answer object for shape s, decision d (the target,
- * model and catalog it was asked of) and its launch a (ENGINE_OK). */
+ * model and catalog it was asked of) and its launch a (ENGINE_OK), with
+ * each sequence's count (by_seq, d->by_seq_n of them) where the decision
+ * is a mixed batch's (seq_lens). */
 void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
 		   const struct engine_shape *s, const struct engine_answer *a,
-		   const struct catalog *cat);
+		   const uint32_t *by_seq, const struct catalog *cat);
 
 /*
  * The answer to a decision's query that names an engine (q->engine set),
@@ -106,12 +108,28 @@ int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct 
  * 1 when it names the seed (or none); 0 with *id, *s and *a filled; -1
  * with the problem (an unknown engine, a `fields` list when `fields` is
  * true, which cuts the seed's answer only, a missing input, a refusal). Each
- * launch is counted (engines_count). engines_answer is this and the
- * writer; OFREP answers its flags from it.
+ * launch is counted (engines_count); a mixed batch's counts go to by_seq
+ * (room for ENGINE_MAX_SEQS). engines_answer is this and the writer; OFREP
+ * answers its flags from it.
  */
 int engines_decide(const struct api_context *ctx, const struct query *q, const struct decision *d,
 		   bool fields, enum engines_id *id, struct engine_shape *s,
-		   struct engine_answer *a, struct problem *p);
+		   struct engine_answer *a, uint32_t *by_seq, struct problem *p);
+
+/*
+ * The launch of engine `id` (not the seed) for a query's batch, shape s:
+ * its seq_lens when given, each sequence's count written to by_seq (room
+ * for ENGINE_MAX_SEQS), else num_seqs sequences of seq_len, through the
+ * port's batch path where a setting only that path reads is set
+ * (FlashInfer's tensor_cores, fixed_split_size, disable_split_kv).
+ */
+struct engine_answer engines_launch_query(enum engines_id id, const struct query *q,
+					  const struct engine_shape *s, uint32_t *by_seq);
+
+/* The port's launch over mixed batch b (engine.h), each sequence's count
+ * to by_seq; a refusal naming seq_lens where the port has none. */
+struct engine_answer engines_launch_batch(enum engines_id id, const struct engine_shape *s,
+					  const struct engine_batch *b, uint32_t *by_seq);
 
 /* Reports an engine's launch (answered, or refused) to ctx->on_engine. */
 void engines_count(const struct api_context *ctx, enum engines_id id,
@@ -132,6 +150,7 @@ struct engines_param {
 	uint32_t min, max, dflt;
 	unsigned bit;    /* enum engine_input */
 	bool from_query; /* a QUERY row: the query's or its default, no catalog's */
+	bool option;     /* an OPTION row: said only where set (engine_inputs.h) */
 	size_t offset;   /* of its member in struct query */
 };
 

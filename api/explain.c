@@ -221,7 +221,7 @@ static void write_invariance(struct jsonw *w, const struct decision *d, uint32_t
  * them is as it always was. */
 static void write_unread(struct jsonw *w, const struct decision *d)
 {
-	unsigned given = d->unread & DECIDE_ENGINE_FIELDS & ~QUERY_BIT(QF_ENGINE);
+	query_mask given = d->unread & DECIDE_ENGINE_FIELDS & ~QUERY_BIT(QF_ENGINE);
 
 	if (given == 0) {
 		return;

@@ -352,7 +352,12 @@ static void write_given(struct jsonw *w, const struct engines_param *x, size_t n
 			const struct query *q, unsigned every, bool all)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (x[i].from_query && ((every & x[i].bit) != 0) == all) {
+		const char *member = (const char *)q + x[i].offset;
+		bool given = x[i].kind == ENGINES_PARAM_BOOL
+				     ? *(const bool *)(const void *)member
+				     : ((const struct query_u32 *)(const void *)member)->set;
+
+		if (x[i].from_query && ((every & x[i].bit) != 0) == all && (!x[i].option || given)) {
 			engines_write_given(w, &x[i], q);
 		}
 	}
@@ -390,6 +395,207 @@ static void write_head(struct compare *cmp, uint32_t num)
 	}
 }
 
+/* ---- over a mixed batch (seq_lens) ---- */
+
+/* One engine's counts over the batch: in it (by_seq), each sequence
+ * launched alone with the same settings (alone), and whether any moved. */
+struct batch_counts {
+	uint32_t *by_seq, *alone;
+	uint64_t workspace_bytes;
+	struct splitk_bytes seed_bytes; /* the seed's workspace */
+	bool moved;
+};
+
+static void write_list(struct jsonw *w, const char *key, const uint32_t *v, uint32_t n)
+{
+	jsonw_key(w, key);
+	jsonw_array_begin(w);
+	for (uint32_t i = 0; i < n; i++) {
+		jsonw_u64(w, v[i]);
+	}
+	jsonw_array_end(w);
+}
+
+static void write_batch_counts(struct jsonw *w, const struct batch_counts *bc, uint32_t n,
+			       bool seed)
+{
+	write_list(w, VOCAB_M_NUM_SPLITS_BY_SEQ, bc->by_seq, n);
+	write_list(w, "alone_by_seq", bc->alone, n);
+	jsonw_key(w, "moved");
+	jsonw_array_begin(w);
+	for (uint32_t i = 0; i < n; i++) {
+		if (bc->by_seq[i] != bc->alone[i]) {
+			jsonw_u64(w, i);
+		}
+	}
+	jsonw_array_end(w);
+	jsonw_kv_bool(w, "batch_invariant", !bc->moved);
+	if (seed) {
+		jsonw_kv_bytes(w, VOCAB_M_WORKSPACE_BYTES, bc->seed_bytes);
+	} else {
+		jsonw_kv_u64(w, VOCAB_M_WORKSPACE_BYTES, bc->workspace_bytes);
+	}
+}
+
+/* The seed over the batch under `override`: its count at the batch's size
+ * for every sequence, and at one sequence alone. */
+static int batch_seed(const struct catalog *cat, const struct query *q, struct slice override,
+		      uint32_t n, struct batch_counts *bc, struct problem *p)
+{
+	struct query qb = *q, q1 = *q;
+	struct decision d;
+	uint32_t in_batch;
+
+	qb.override = override;
+	q1.override = override;
+	q1.seq_lens.n = 0;
+	q1.num_seqs = (struct query_u32){true, 1};
+	if (decide_run(cat, &qb, &d, p) != 0) {
+		return -1;
+	}
+	in_batch = d.num_splits;
+	bc->seed_bytes = d.workspace_bytes;
+	if (decide_run(cat, &q1, &d, p) != 0) {
+		return -1;
+	}
+	bc->moved = false;
+	for (uint32_t i = 0; i < n; i++) {
+		bc->by_seq[i] = in_batch;
+		bc->alone[i] = d.num_splits;
+		bc->moved = bc->moved || in_batch != d.num_splits;
+	}
+	return 0;
+}
+
+/* An engine over the batch with its own num_splits argument (0: its
+ * heuristic), and each sequence alone. A refusal refuses the entry. */
+static int batch_engine(enum engines_id id, const struct query *q, const struct decision *d,
+			uint32_t num_splits, const uint32_t *lens, uint32_t n,
+			struct batch_counts *bc, struct problem *p)
+{
+	struct engine_shape s;
+	struct engine_batch b = {lens, n};
+	struct engine_answer a;
+
+	if (engines_shape(id, q, d, num_splits, &s, p) != 0) {
+		return -1;
+	}
+	s.num_seqs = n;
+	a = engines_launch_batch(id, &s, &b, bc->by_seq);
+	if (a.status != ENGINE_OK) {
+		return engines_refused(id, &a, p);
+	}
+	bc->workspace_bytes = a.workspace_bytes;
+	bc->moved = false;
+	for (uint32_t i = 0; i < n; i++) {
+		struct engine_batch one = {&lens[i], 1};
+
+		s.num_seqs = 1;
+		a = engines_launch_batch(id, &s, &one, &bc->alone[i]);
+		if (a.status != ENGINE_OK) {
+			engines_refused(id, &a, p);
+			size_t len = strlen(p->detail);
+
+			snprintf(p->detail + len, sizeof(p->detail) - len,
+				 " (sequence %u alone, of %u tokens)", i, lens[i]);
+			return -1;
+		}
+		bc->moved = bc->moved || bc->alone[i] != bc->by_seq[i];
+	}
+	return 0;
+}
+
+static void write_batch_entry(struct compare *cmp, enum engines_id id, const uint32_t *lens,
+			      uint32_t n, struct batch_counts *bc)
+{
+	struct jsonw *w = &cmp->c->w;
+	struct problem p;
+	int rc;
+
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, VOCAB_M_ENGINE, engines_info(id)->name);
+	if (id == ENGINES_SEED) {
+		rc = batch_seed(cmp->cat, &cmp->c->q, cmp->c->q.override, n, bc, &p);
+	} else {
+		rc = batch_engine(id, &cmp->c->q, &cmp->seed, 0, lens, n, bc, &p);
+	}
+	if (rc != 0) {
+		jsonw_key(w, "problem");
+		problem_write(w, &p);
+		jsonw_object_end(w);
+		return;
+	}
+	write_batch_counts(w, bc, n, id == ENGINES_SEED);
+	if (id == ENGINES_SEED) {
+		cmp->seed_count = !bc->moved ? bc->by_seq[0]
+					     : splitk_auto_splits(cmp->seed.sm_count,
+								  cmp->seed.num_q_heads);
+	}
+	if (bc->moved) {
+		uint32_t arg = id == ENGINES_FA2 ? cmp->seed_count : 1;
+
+		jsonw_key(w, "invariant");
+		if (invariant_how[id] == NULL) {
+			jsonw_null(w);
+			jsonw_kv_str(w, "invariant_note", invariant_none[id]);
+		} else {
+			char setting[32];
+
+			jsonw_object_begin(w);
+			if (id == ENGINES_SEED) {
+				snprintf(setting, sizeof(setting), "override=auto");
+				rc = batch_seed(cmp->cat, &cmp->c->q, (struct slice){"auto", 4}, n, bc,
+						&p);
+			} else {
+				snprintf(setting, sizeof(setting), "num_splits=%u", arg);
+				rc = batch_engine(id, &cmp->c->q, &cmp->seed, arg, lens, n, bc, &p);
+			}
+			jsonw_kv_str(w, "setting", setting);
+			jsonw_kv_str(w, "how", invariant_how[id]);
+			if (rc != 0) {
+				jsonw_key(w, "problem");
+				problem_write(w, &p);
+			} else {
+				write_batch_counts(w, bc, n, id == ENGINES_SEED);
+			}
+			jsonw_object_end(w);
+		}
+	}
+	jsonw_object_end(w);
+}
+
+/* GET /v1/compare with seq_lens: every engine over this batch, each
+ * sequence in it and alone, which moved, and what holds it still. */
+static void compare_batch(struct compare *cmp)
+{
+	struct handler_call *c = cmp->c;
+	uint32_t *lens = malloc(3 * (size_t)ENGINE_MAX_SEQS * sizeof(*lens));
+	struct batch_counts bc;
+	uint32_t n;
+
+	if (lens == NULL) {
+		problem_set(&c->problem, PROBLEM_INTERNAL, NULL, NULL, "out of memory");
+		handler_fail(c);
+		return;
+	}
+	n = (uint32_t)query_list_get(&c->q.seq_lens, lens, ENGINE_MAX_SEQS);
+	bc.by_seq = lens + ENGINE_MAX_SEQS;
+	bc.alone = lens + 2 * (size_t)ENGINE_MAX_SEQS;
+	jsonw_object_begin(&c->w);
+	write_head(cmp, n);
+	write_list(&c->w, VOCAB_M_SEQ_LENS, lens, n);
+	jsonw_key(&c->w, "engines");
+	jsonw_array_begin(&c->w);
+	for (int id = 0; id < ENGINES_COUNT; id++) {
+		write_batch_entry(cmp, (enum engines_id)id, lens, n, &bc);
+	}
+	jsonw_array_end(&c->w);
+	jsonw_kv_str(&c->w, VOCAB_M_CATALOG, cmp->cat->digest);
+	jsonw_kv_str(&c->w, VOCAB_M_CATALOG_NAME, cmp->cat->name);
+	jsonw_object_end(&c->w);
+	free(lens);
+}
+
 void handler_compare(struct handler_call *c)
 {
 	struct compare cmp = {.c = c};
@@ -411,8 +617,20 @@ void handler_compare(struct handler_call *c)
 	/* the target, model and numbers read once, as a decision at one sequence */
 	q1.num_seqs = (struct query_u32){true, 1};
 	q1.max_batch_size.set = false;
+	q1.seq_lens.n = 0;
+	if (c->q.seq_lens.n > 0 && c->q.num_seqs.set && c->q.num_seqs.v != c->q.seq_lens.n) {
+		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, VOCAB_M_SEQ_LENS, NULL,
+			    "seq_lens lists %u sequences and num_seqs says %u: send one of them",
+			    c->q.seq_lens.n, c->q.num_seqs.v);
+		handler_fail(c);
+		return;
+	}
 	if (decide_run(cmp.cat, &q1, &cmp.seed, &c->problem) != 0) {
 		handler_fail(c);
+		return;
+	}
+	if (c->q.seq_lens.n > 0) {
+		compare_batch(&cmp);
 		return;
 	}
 	cmp.sw.num = num;

@@ -345,7 +345,8 @@ static void append_warning(char *out, size_t cap, size_t *n, const char *s)
 static int evaluate_engine(const struct handler_call *c, struct evaluation *e)
 {
 	struct engine_shape s;
-	int rc = engines_decide(c->ctx, &e->context.q, &e->d, false, &e->engine, &s, &e->launch,
+	uint32_t by_seq[ENGINE_MAX_SEQS];
+	int rc = engines_decide(c->ctx, &e->context.q, &e->d, false, &e->engine, &s, &e->launch, by_seq,
 				&e->problem);
 
 	return rc > 0 ? 0 : rc;

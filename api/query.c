@@ -266,7 +266,7 @@ enum query_split_status query_split(const char *query, size_t len, char *scratch
 	return QUERY_SPLIT_OK;
 }
 
-int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, struct query *q,
+int query_parse(const char *raw, size_t len, char *scratch, query_mask allowed, struct query *q,
 		struct problem *p)
 {
 	struct query_param params[QUERY_MAX_PARAMS];
@@ -326,7 +326,7 @@ static enum query_field guess_field(const char *name, size_t len)
 /* An allowed field by exact name, or QF_COUNT. The guess settles nearly
  * every lookup in one compare (the loop was most of reading a query); the
  * loop stays for anything the guess does not name. */
-static enum query_field find_field(const char *name, size_t len, unsigned allowed)
+static enum query_field find_field(const char *name, size_t len, query_mask allowed)
 {
 	enum query_field g = guess_field(name, len);
 
@@ -346,7 +346,7 @@ static enum query_field find_field(const char *name, size_t len, unsigned allowe
 /* Finds an allowed field by exact name; on a miss, fills the problem with
  * the nearest allowed name as the suggestion. */
 /* The field among those allowed nearest a typo (names_near), or NULL. */
-static const char *nearest_field(const char *name, size_t len, unsigned allowed, unsigned flags)
+static const char *nearest_field(const char *name, size_t len, query_mask allowed, unsigned flags)
 {
 	struct names_near near;
 
@@ -362,7 +362,7 @@ static const char *nearest_field(const char *name, size_t len, unsigned allowed,
 /* An unknown parameter's problem, with the nearest allowed name: apart
  * from lookup so that its buffer and calls stay off every request. */
 static int __attribute__((noinline, cold))
-unknown_field(const char *name, size_t len, unsigned allowed, struct problem *p)
+unknown_field(const char *name, size_t len, query_mask allowed, struct problem *p)
 {
 	const char *near = nearest_field(name, len, allowed, NAMES_SAME | NAMES_PREFIX);
 	char quoted[QUOTE_MAX];
@@ -376,7 +376,7 @@ unknown_field(const char *name, size_t len, unsigned allowed, struct problem *p)
 			   "unknown parameter \"%s\"", quoted);
 }
 
-static int lookup(const char *name, size_t len, unsigned allowed, enum query_field *out,
+static int lookup(const char *name, size_t len, query_mask allowed, enum query_field *out,
 		  struct problem *p)
 {
 	*out = find_field(name, len, allowed);
@@ -537,7 +537,7 @@ static int read_list(enum query_field f, const struct value *v, struct query_lis
 /* The one path every parameter takes, from a query string, a body or a
  * context, once its field is known: once only, then the value by the
  * field's type. In a context, null is absent (how a layer unsets a key). */
-static int accept_field(struct query *q, enum query_field f, unsigned *seen, const struct value *v,
+static int accept_field(struct query *q, enum query_field f, query_mask *seen, const struct value *v,
 			struct problem *p)
 {
 	if (*seen & QUERY_BIT(f)) {
@@ -568,7 +568,7 @@ static int accept_field(struct query *q, enum query_field f, unsigned *seen, con
 
 /* A parameter by name, from a query string or a body: an unknown name is
  * a problem. */
-static int accept(struct query *q, unsigned allowed, unsigned *seen, struct slice name,
+static int accept(struct query *q, query_mask allowed, query_mask *seen, struct slice name,
 		  const struct value *v, struct problem *p)
 {
 	enum query_field f = QF_COUNT;
@@ -579,10 +579,10 @@ static int accept(struct query *q, unsigned allowed, unsigned *seen, struct slic
 	return accept_field(q, f, seen, v, p);
 }
 
-int query_from_params(const struct query_param *params, size_t n, unsigned allowed,
+int query_from_params(const struct query_param *params, size_t n, query_mask allowed,
 		      struct query *q, struct problem *p)
 {
-	unsigned seen = 0;
+	query_mask seen = 0;
 
 	memset(q, 0, sizeof(*q));
 	for (size_t i = 0; i < n; i++) {
@@ -595,9 +595,9 @@ int query_from_params(const struct query_param *params, size_t n, unsigned allow
 	return 0;
 }
 
-int query_from_json(const cJSON *object, unsigned allowed, struct query *q, struct problem *p)
+int query_from_json(const cJSON *object, query_mask allowed, struct query *q, struct problem *p)
 {
-	unsigned seen = 0;
+	query_mask seen = 0;
 	const cJSON *m;
 
 	memset(q, 0, sizeof(*q));
@@ -624,7 +624,7 @@ enum context_key {
 	KEY_EXPLAIN,  /* explain: its answer is not a flag value, refused */
 };
 
-static enum context_key classify(struct slice key, unsigned allowed, enum query_field *f)
+static enum context_key classify(struct slice key, query_mask allowed, enum query_field *f)
 {
 	static const char targeting_key[] = "targetingKey";
 	const char *near;
@@ -688,10 +688,10 @@ static int context_other(struct query_context *c, enum context_key kind, struct 
 	return 0;
 }
 
-int query_from_context(const cJSON *context, unsigned allowed, struct query_context *c,
+int query_from_context(const cJSON *context, query_mask allowed, struct query_context *c,
 		       struct problem *p)
 {
-	unsigned seen = 0;
+	query_mask seen = 0;
 	const cJSON *m;
 
 	memset(&c->q, 0, sizeof(c->q));

@@ -36,11 +36,12 @@ enum query_field { VOCAB_PARAMS(QUERY_ENUM_ROW) QF_COUNT };
 #undef QUERY_ENUM_ROW
 
 /* A set of fields, as a bit mask: QUERY_BIT(QF_TARGET) | ... */
-#define QUERY_BIT(f) (1u << (f))
+typedef uint64_t query_mask;
+#define QUERY_BIT(f) ((query_mask)1 << (f))
 
 /* The field set is bounded by construction: a row past the mask's width
  * would shift past it, undefined behaviour and no error. */
-_Static_assert(QF_COUNT <= sizeof(unsigned) * CHAR_BIT,
+_Static_assert(QF_COUNT <= sizeof(query_mask) * CHAR_BIT,
 	       "vocab.h: more parameters than a QUERY_BIT mask holds");
 
 struct query_u32 {
@@ -199,17 +200,17 @@ long query_percent_decode(const char *in, size_t len, char *out);
  * NULL when len is 0) for an endpoint that takes the fields in `allowed`.
  * `scratch` holds at least len bytes; q's slices point into it or raw.
  * Returns 0, or -1 with the problem filled in. */
-int query_parse(const char *raw, size_t len, char *scratch, unsigned allowed, struct query *q,
+int query_parse(const char *raw, size_t len, char *scratch, query_mask allowed, struct query *q,
 		struct problem *p);
 
 /* Fills q from decoded parameters; only fields in `allowed` are accepted.
  * Returns 0, or -1 with the problem filled in. */
-int query_from_params(const struct query_param *params, size_t n, unsigned allowed,
+int query_from_params(const struct query_param *params, size_t n, query_mask allowed,
 		      struct query *q, struct problem *p);
 
 /* Fills q from a JSON object's members, by the same names. Strings must be
  * JSON strings, numbers integral JSON numbers, explain a boolean. */
-int query_from_json(const cJSON *object, unsigned allowed, struct query *q, struct problem *p);
+int query_from_json(const cJSON *object, query_mask allowed, struct query *q, struct problem *p);
 
 /* Room for a spelling a context gives as an integer, in decimal: up to
  * 2^53 - 1 (16 digits) and a NUL. */
@@ -248,7 +249,7 @@ struct query_context {
  *  - explain (when not allowed) is refused: its answer is no flag value.
  * Returns 0, or -1 with the problem filled in.
  */
-int query_from_context(const cJSON *context, unsigned allowed, struct query_context *c,
+int query_from_context(const cJSON *context, query_mask allowed, struct query_context *c,
 		       struct problem *p);
 
 #endif /* SPLITKD_QUERY_H */

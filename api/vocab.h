@@ -97,6 +97,8 @@
 	/* GET /v1/history's page (handler_history) */                                \
 	X(LIMIT, limit, U32, OTHER, VOCAB_COUNT)                                      \
 	X(BEFORE, before, U32, OTHER, VOCAB_COUNT)                                    \
+	/* a mixed batch, one length a sequence (decide.h): every engine's */         \
+	X(SEQ_LENS, seq_lens, LIST, DECIDE, (1, ENGINE_MAX_SEQ_LEN, 0, ENGINE_MAX_SEQS)) \
 	/* the other engines (engines.h): which, and the inputs they read */          \
 	X(ENGINE, engine, NAME, ENGINE, VOCAB_NONE)                                   \
 	ENGINE_INPUTS(VOCAB_ENGINE_ROW, X)
@@ -108,6 +110,7 @@
 	VOCAB_ENGINE_ROW_##from(X, e, name, kind, bounds)
 #define VOCAB_ENGINE_ROW_MODEL(X, e, name, kind, bounds) X(e, name, kind, ENGINE, bounds)
 #define VOCAB_ENGINE_ROW_QUERY(X, e, name, kind, bounds) X(e, name, kind, ENGINE, bounds)
+#define VOCAB_ENGINE_ROW_OPTION(X, e, name, kind, bounds) X(e, name, kind, ENGINE, bounds)
 #define VOCAB_ENGINE_ROW_DECISION(X, e, name, kind, bounds)
 #define VOCAB_ENGINE_ROW_ARG(X, e, name, kind, bounds)
 
@@ -135,6 +138,7 @@
 	X(WARNINGS)         \
 	X(CATALOG)          \
 	X(CATALOG_NAME)     \
+	X(NUM_SPLITS_BY_SEQ) \
 	X(EXPLAIN)
 
 #define VOCAB_M_TARGET "target"
@@ -176,6 +180,7 @@
 	X(NUM_SEQS)                                      \
 	ENGINE_INPUTS(VOCAB_ENGINE_MEMBER_ROW, INPUT)    \
 	X(NUM_SPLITS)                                    \
+	X(NUM_SPLITS_BY_SEQ)                             \
 	X(NUM_SPLITS_BOUND)                              \
 	X(WORKSPACE_BYTES)                               \
 	X(TERMS)                                         \
@@ -184,6 +189,8 @@
 #define VOCAB_ENGINE_MEMBER_ROW(INPUT, e, name, kind, from, bounds, zero, about) \
 	VOCAB_ENGINE_MEMBER_ROW_##from(INPUT, e, name, kind, bounds)
 #define VOCAB_ENGINE_MEMBER_ROW_QUERY(INPUT, e, name, kind, bounds) INPUT(e, name, kind, bounds)
+#define VOCAB_ENGINE_MEMBER_ROW_OPTION(INPUT, e, name, kind, bounds) \
+	INPUT##_OPTION(e, name, kind, bounds)
 #define VOCAB_ENGINE_MEMBER_ROW_MODEL(INPUT, e, name, kind, bounds)
 #define VOCAB_ENGINE_MEMBER_ROW_DECISION(INPUT, e, name, kind, bounds)
 #define VOCAB_ENGINE_MEMBER_ROW_ARG(INPUT, e, name, kind, bounds)
@@ -191,6 +198,8 @@
 #define VOCAB_M_ENGINE "engine"
 #define VOCAB_M_NUM_KV_HEADS "num_kv_heads"
 #define VOCAB_M_NUM_SPLITS_BOUND "num_splits_bound"
+#define VOCAB_M_SEQ_LENS "seq_lens"
+#define VOCAB_M_NUM_SPLITS_BY_SEQ "num_splits_by_seq"
 #define VOCAB_M_TERMS "terms"
 
 /*

@@ -66,10 +66,7 @@ _Static_assert(ENGINE_INPUTS_COUNT <= 31, ENGINE_INPUTS_FIT);
 
 #define ENGINE_TERMS_MAX 16
 
-/* The most sequences one mixed batch may list (seq_lens), and the longest
- * a sequence may be: the engines keep lengths in int32. */
-#define ENGINE_MAX_SEQS 4096u
-#define ENGINE_MAX_SEQ_LEN 2147483647u
+/* ENGINE_MAX_SEQS and ENGINE_MAX_SEQ_LEN: engine_inputs.h. */
 
 /*
  * One mixed decode batch: sequence i holds seq_lens[i] tokens of KV (this

@@ -29,8 +29,12 @@
  *  - from: where the daemon takes it. DECISION: the seed's decision, which
  *    resolves it from the catalog and the query (its query parameter is
  *    api/vocab.h's own row); MODEL: the query's, else the catalog model's;
- *    QUERY: an engine-only query parameter, the default when absent; ARG:
- *    the caller's argument (a route's), never a parameter.
+ *    QUERY: an engine-only query parameter, the default when absent;
+ *    OPTION: one of a setting that changes a port's path (FlashInfer's
+ *    tensor-core plan), taken as QUERY is, which an answer says only
+ *    where it is set and the engine reads it (so an answer that does not
+ *    use the setting is the same bytes it was before the row); ARG: the
+ *    caller's argument (a route's), never a parameter.
  *  - bounds: (min, max, default, 0) of a given value, the shape of
  *    api/vocab.h's bounds; a default of 0 is none: the value is 0 when
  *    not given, a port that reads it asks for it (api/engines.c) and an
@@ -63,7 +67,22 @@
 	X(A, CUDA_GRAPH, cuda_graph, BOOL, QUERY, (0, 1, 0, 0), ZERO_OWN,                     \
 	  "FlashInfer's padded plan, as under CUDA graphs")                               \
 	X(A, NUM_SPLITS, num_splits, U32, ARG, (0, UINT32_MAX, 0, 0), ZERO_OWN,               \
-	  "the engine's own num_splits argument (FA2, FA3): 0, its heuristic decides")
+	  "the engine's own num_splits argument (FA2, FA3): 0, its heuristic decides")    \
+	X(A, TENSOR_CORES, tensor_cores, BOOL, OPTION, (0, 1, 0, 0), ZERO_OWN,                \
+	  "FlashInfer's tensor-core decode plan (use_tensor_cores=True, planned as a "    \
+	  "prefill), the path vLLM and SGLang take")                                      \
+	X(A, FIXED_SPLIT_SIZE, fixed_split_size, U32, OPTION, (1, UINT32_MAX, 0, 0), ZERO_OWN, \
+	  "FlashInfer's fixed_split_size, in pages, on the tensor-core plan (SGLang's "   \
+	  "deterministic inference sets it); absent: the plan chooses")                   \
+	X(A, DISABLE_SPLIT_KV, disable_split_kv, BOOL, OPTION, (0, 1, 0, 0), ZERO_OWN,        \
+	  "FlashInfer's disable_split_kv on the tensor-core plan: no split")
+
+/* The most sequences one mixed batch may list (seq_lens, struct
+ * engine_batch), and the longest a sequence may be: the engines keep
+ * lengths in int32. Here, beside the inputs' table, since api/vocab.h
+ * bounds its seq_lens row with them. */
+#define ENGINE_MAX_SEQS 4096u
+#define ENGINE_MAX_SEQ_LEN 2147483647u
 
 /* A row's bounds, unpacked: ENGINE_BOUND_MIN((1, 2, 3, 4)) is 1. */
 #define ENGINE_BOUND_MIN_(min, max, dflt, len) min

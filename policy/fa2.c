@@ -328,18 +328,13 @@ static bool batch_shape(const struct engine_shape *s, const struct engine_batch 
 	bool a_zero = false;
 
 	/* Member by member, as fa2_launch fills its answer: a struct copy is
-	 * a memcpy call for clang -O0, which the pure core may not make (a
-	 * field engine.h adds to engine_shape is copied here too). */
-	out->sm_count = s->sm_count;
+	 * a memcpy call for clang -O0, which the pure core may not make; one
+	 * line a row of engine_inputs.h, so a new row is copied too. */
+#define FA2_COPY_ROW(x, e, name, kind, from, bounds, zero, about) out->name = s->name;
+	ENGINE_INPUTS(FA2_COPY_ROW, ~)
+#undef FA2_COPY_ROW
 	out->num_seqs = b->num_seqs;
-	out->num_q_heads = s->num_q_heads;
-	out->num_kv_heads = s->num_kv_heads;
-	out->head_dim = s->head_dim;
 	out->seq_len = 0; /* below: the longest length */
-	out->page_size = s->page_size;
-	out->blocks_per_sm = s->blocks_per_sm;
-	out->cuda_graph = s->cuda_graph;
-	out->num_splits = s->num_splits;
 	if (engine_zero_count(out, FA2_READS & before_seq_len, &zero)) {
 		engine_refuse(a, zero.reason, zero.input);
 		return false;

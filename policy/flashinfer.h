@@ -195,7 +195,8 @@ extern "C" {
 #define FLASHINFER_READS                                                         \
 	(ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS |       \
 	 ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM | ENGINE_IN_SEQ_LEN |       \
-	 ENGINE_IN_PAGE_SIZE | ENGINE_IN_BLOCKS_PER_SM | ENGINE_IN_CUDA_GRAPH)
+	 ENGINE_IN_PAGE_SIZE | ENGINE_IN_BLOCKS_PER_SM | ENGINE_IN_CUDA_GRAPH |  \
+	 ENGINE_IN_TENSOR_CORES | ENGINE_IN_FIXED_SPLIT_SIZE | ENGINE_IN_DISABLE_SPLIT_KV)
 /* What only the GPU knows: cudaOccupancyMaxActiveBlocksPerMultiprocessor. */
 #define FLASHINFER_GPU_READS (ENGINE_IN_BLOCKS_PER_SM)
 
@@ -227,7 +228,8 @@ struct engine_answer flashinfer_launch(const struct engine_shape *s);
 #define FLASHINFER_TC_READS                                                      \
 	(ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS |       \
 	 ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM | ENGINE_IN_SEQ_LEN |       \
-	 ENGINE_IN_PAGE_SIZE | ENGINE_IN_CUDA_GRAPH)
+	 ENGINE_IN_PAGE_SIZE | ENGINE_IN_CUDA_GRAPH | ENGINE_IN_TENSOR_CORES |   \
+	 ENGINE_IN_FIXED_SPLIT_SIZE | ENGINE_IN_DISABLE_SPLIT_KV)
 /* Nothing the caller must ask the GPU at run time beyond its SM count. */
 #define FLASHINFER_TC_GPU_READS 0u
 

@@ -52,8 +52,8 @@ $row|" policy/engine_inputs.h
 grep -qF "$row" policy/engine_inputs.h || fail "the row did not go in"
 sed -i 's/ENGINE_IN_SEQ_LEN | ENGINE_IN_PAGE_SIZE)$/ENGINE_IN_SEQ_LEN | ENGINE_IN_PAGE_SIZE | ENGINE_IN_SCRATCH_KNOB)/' policy/vllm.h
 grep -q 'ENGINE_IN_SCRATCH_KNOB)$' policy/vllm.h || fail "VLLM_READS did not take the bit"
-sed -i 's|^	engine_term(&a, "use_v1", use_v1 ? 1 : 0);$|&\
-	engine_term(\&a, "scratch_knob", s->scratch_knob);|' policy/vllm.c
+sed -i 's|^	engine_term(a, "use_v1", use_v1 ? 1 : 0);$|&\
+	engine_term(a, "scratch_knob", s->scratch_knob);|' policy/vllm.c
 grep -q '"scratch_knob", s->scratch_knob' policy/vllm.c || fail "vLLM's port does not read it"
 one=$(touched)
 echo "files the recipe touched: $one"

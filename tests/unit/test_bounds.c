@@ -20,6 +20,7 @@
 #include "history.h"
 #include "helpers.h"
 #include "query.h"
+#include "vocab.h"
 
 static cJSON *doc;
 
@@ -164,6 +165,36 @@ static void probe_limit(const char *route, const char *name, size_t max)
 	a = ask(route, name, "0");
 	cr_assert(refused(&a, name) && a.status == 400, "%s=0: %s", name, a.body);
 	answer_free(&a);
+}
+
+/* A list input (seq_lens): each element 1 to ENGINE_MAX_SEQ_LEN, no
+ * empty or other element; its text is bounded by the request target
+ * alone (API_DEFAULT_MAX_URI), the count (ENGINE_MAX_SEQS) by a body's. */
+static void probe_list(const char *route, const char *name, size_t max)
+{
+	static const struct {
+		const char *value;
+		bool taken;
+	} probes[] = {
+		{"1", true},           {"2147483647", true}, {"2147483647,1,2", true},
+		{"2147483648", false}, {"0", false},         {"1,,2", false},
+		{"1,", false},         {",1", false},        {"a", false},
+		{"-1", false},         {"1 2", false},       {"01", false},
+	};
+
+	cr_assert_eq(max, API_DEFAULT_MAX_URI, "%s: maxLength %zu, the request target's %zu", name, max,
+		     API_DEFAULT_MAX_URI);
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		struct answer a = ask(route, name, probes[i].value);
+
+		if (probes[i].taken) {
+			cr_assert_not(refused(&a, name), "%s=%s: %s", name, probes[i].value, a.body);
+		} else {
+			cr_assert(refused(&a, name) && a.status == 400, "%s=%s: %s", name,
+				  probes[i].value, a.body);
+		}
+		answer_free(&a);
+	}
 }
 
 /* A string input: QUERY_MAX_VALUE bytes taken, one more refused for its length. */
@@ -358,6 +389,8 @@ Test(bounds, every_bounded_parameter_is_the_codes_bound, .init = setup, .fini = 
 				probe_enum(route, name, values);
 			} else if (strcmp(name, "limit") == 0) {
 				probe_limit(route, name, (size_t)max);
+			} else if (strcmp(name, VOCAB_M_SEQ_LENS) == 0) {
+				probe_list(route, name, (size_t)max);
 			} else if (max == 10) {
 				probe_decimal(route, name);
 			} else if (max == 5) {

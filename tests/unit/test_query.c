@@ -219,7 +219,7 @@ Test(query, context_spellings_may_be_integers_written_back)
 	struct problem p;
 	cJSON *root = cJSON_Parse("{\"override\":4,\"declared\":9007199254740991,\"target\":\"h100\"}");
 
-	cr_assert_eq(query_from_context(root, ~0u, &c, &p), 0, "%s", p.detail);
+	cr_assert_eq(query_from_context(root, ~(query_mask)0, &c, &p), 0, "%s", p.detail);
 	cr_assert_eq(c.q.override.len, 1);
 	cr_assert(memcmp(c.q.override.p, "4", 1) == 0);
 	cr_assert_eq(c.q.declared.len, 16);
@@ -251,29 +251,30 @@ Test(query, context_keys_by_kind)
 	cr_assert_str_eq(p.param, "explain");
 	cr_assert_eq(context("{\"explain\":null}", &c, &p), 0);
 	cr_assert_eq(context("[]", &c, &p), -1);
-	cr_assert_eq(query_from_context(NULL, ~0u, &c, &p), 0);
+	cr_assert_eq(query_from_context(NULL, ~(query_mask)0, &c, &p), 0);
 }
 
 /* Every field is found by its own name, allowed alone, and refused when
  * not allowed: the lookup's shortcut by length names each one right. */
 Test(query, every_field_is_found_by_its_name)
 {
-	static const char *const names[QF_COUNT] = {
-		"target", "model", "max_batch_size", "num_seqs", "max_rows", "head_dim", "override",
-		"sm_count", "declared", "num_q_heads", "explain", "spelling", "revision", "from", "to",
-		"flagConfigEtag", "flagConfigLastModified", "fields", "catalog", "limit", "before",
-		"engine", "num_kv_heads", "seq_len", "page_size", "blocks_per_sm", "cuda_graph"};
+#define NAME_ROW(e, name, kind, scope, bounds) #name,
+#define KIND_ROW(e, name, kind, scope, bounds) #kind,
+	static const char *const names[QF_COUNT] = {VOCAB_PARAMS(NAME_ROW)};
+	static const char *const kinds[QF_COUNT] = {VOCAB_PARAMS(KIND_ROW)};
+#undef NAME_ROW
+#undef KIND_ROW
 
 	for (int f = 0; f < QF_COUNT; f++) {
 		char raw[64], scratch[64];
 		struct query q;
 		struct problem p;
 
-		snprintf(raw, sizeof(raw), "%s=%s", names[f],
-			 f == QF_EXPLAIN || f == QF_CUDA_GRAPH ? "1" : "7");
+		cr_assert_str_eq(query_field_name((enum query_field)f), names[f]);
+		snprintf(raw, sizeof(raw), "%s=%s", names[f], strcmp(kinds[f], "BOOL") == 0 ? "1" : "7");
 		cr_assert_eq(query_parse(raw, strlen(raw), scratch, QUERY_BIT(f), &q, &p), 0, "%s: %s", raw,
 			     p.detail);
-		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~0u & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);
+		cr_assert_eq(query_parse(raw, strlen(raw), scratch, ~(query_mask)0 & ~QUERY_BIT(f), &q, &p), -1, "%s", raw);
 		cr_assert_eq(p.kind, PROBLEM_UNKNOWN_PARAMETER, "%s", raw);
 	}
 }

@@ -195,9 +195,11 @@ Test(vocab, the_fuzz_dictionaries_name_every_decision_input)
 static const char *const engine_members[] = {
 #define ENGINE_MEMBER(m) VOCAB_M_##m,
 #define ENGINE_INPUT_MEMBER(e, name, kind, bounds) #name,
+#define ENGINE_INPUT_MEMBER_OPTION ENGINE_INPUT_MEMBER
 	VOCAB_ENGINE_MEMBERS(ENGINE_MEMBER, ENGINE_INPUT_MEMBER)
 #undef ENGINE_MEMBER
 #undef ENGINE_INPUT_MEMBER
+#undef ENGINE_INPUT_MEMBER_OPTION
 };
 
 Test(vocab, every_engine_member_is_in_the_engine_schema_in_order)

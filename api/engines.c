@@ -413,11 +413,18 @@ void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d
 	}
 }
 
-void engines_count(const struct api_context *ctx, enum engines_id id,
+const char *engines_path_name(enum engines_path path)
+{
+	static const char *const names[ENGINES_PATH_COUNT] = {"uniform", "mixed", "tensor_cores"};
+
+	return (unsigned)path < ENGINES_PATH_COUNT ? names[path] : "uniform";
+}
+
+void engines_count(const struct api_context *ctx, enum engines_id id, enum engines_path path,
 		   const struct engine_answer *a)
 {
 	if (ctx->on_engine != NULL) {
-		ctx->on_engine(ctx->on_decision_cls, (int)id, a->status == ENGINE_OK);
+		ctx->on_engine(ctx->on_decision_cls, (int)id, (int)path, a->status == ENGINE_OK);
 	}
 }
 
@@ -440,7 +447,11 @@ int engines_decide(const struct api_context *ctx, const struct query *q, const s
 		return -1;
 	}
 	*a = engines_launch_query(*id, q, s, by_seq);
-	engines_count(ctx, *id, a);
+	engines_count(ctx, *id,
+		      s->tensor_cores ? ENGINES_PATH_TENSOR_CORES
+		      : q->seq_lens.n > 0 ? ENGINES_PATH_MIXED
+					  : ENGINES_PATH_UNIFORM,
+		      a);
 	return a->status == ENGINE_OK ? 0 : engines_refused(*id, a, p);
 }
 

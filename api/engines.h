@@ -131,8 +131,19 @@ struct engine_answer engines_launch_query(enum engines_id id, const struct query
 struct engine_answer engines_launch_batch(enum engines_id id, const struct engine_shape *s,
 					  const struct engine_batch *b, uint32_t *by_seq);
 
+/* The path an engine's launch took, as the metrics count it. */
+enum engines_path {
+	ENGINES_PATH_UNIFORM,      /* num_seqs sequences of seq_len */
+	ENGINES_PATH_MIXED,        /* seq_lens */
+	ENGINES_PATH_TENSOR_CORES, /* FlashInfer's tensor-core plan, either batch */
+	ENGINES_PATH_COUNT
+};
+
+/* A path's name ("uniform", "mixed", "tensor_cores"). */
+const char *engines_path_name(enum engines_path path);
+
 /* Reports an engine's launch (answered, or refused) to ctx->on_engine. */
-void engines_count(const struct api_context *ctx, enum engines_id id,
+void engines_count(const struct api_context *ctx, enum engines_id id, enum engines_path path,
 		   const struct engine_answer *a);
 
 /* The port's launch for shape s (id not the seed). */

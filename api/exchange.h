@@ -63,7 +63,10 @@ typedef void api_decision_fn(void *cls, const char *catalog, const char *target,
 /* One answer of another engine than the seed: the engine (engines.h's
  * enum engines_id), and whether it answered (true) or refused the shape
  * (false). */
-typedef void api_engine_fn(void *cls, int engine, bool answered);
+/* An engine's launch (engines.h): which engine, by which path (enum
+ * engines_path: a uniform batch, a mixed one, FlashInfer's tensor-core
+ * plan), and whether it answered. */
+typedef void api_engine_fn(void *cls, int engine, int path, bool answered);
 
 /* Fills *out (status.h) with a consistent copy of the server's catalog
  * state, for GET /v1/status. May be NULL. */

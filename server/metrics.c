@@ -126,13 +126,19 @@ void metrics_decision(struct metrics *m, const char *catalog, const char *target
 _Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1,
 	       "a row of engine answers per engine but the seed");
 
-void metrics_engine(void *cls, int engine, bool answered)
+_Static_assert(ENGINES_PATH_COUNT == 3, "a column of engine paths per path");
+
+void metrics_engine(void *cls, int engine, int path, bool answered)
 {
 	struct metrics *m = cls;
 
 	if (engine > ENGINES_SEED && engine < ENGINES_COUNT) {
 		atomic_fetch_add_explicit(&m->engine_answers[engine - 1][answered ? 0 : 1], 1,
 					  memory_order_relaxed);
+		if (path >= 0 && path < ENGINES_PATH_COUNT) {
+			atomic_fetch_add_explicit(&m->engine_paths[engine - 1][path], 1,
+						  memory_order_relaxed);
+		}
 	}
 }
 
@@ -304,6 +310,18 @@ static void render_decisions(struct metrics *m, struct out *o, const char *defau
 			put(o, "splitkd_engine_answers_total{engine=\"%s\",result=\"%s\"} %llu\n",
 			    engines_info((enum engines_id)id)->name, r == 0 ? "answered" : "refused",
 			    (unsigned long long)load(&m->engine_answers[id - 1][r]));
+		}
+	}
+	put(o, "# HELP splitkd_engine_paths_total Launches of the other engines by engine and "
+	       "path (uniform: num_seqs of seq_len; mixed: seq_lens; tensor_cores: FlashInfer's "
+	       "tensor-core plan), answered or refused.\n"
+	       "# TYPE splitkd_engine_paths_total counter\n");
+	for (int id = 1; id < ENGINES_COUNT; id++) {
+		for (int path = 0; path < ENGINES_PATH_COUNT; path++) {
+			put(o, "splitkd_engine_paths_total{engine=\"%s\",path=\"%s\"} %llu\n",
+			    engines_info((enum engines_id)id)->name,
+			    engines_path_name((enum engines_path)path),
+			    (unsigned long long)load(&m->engine_paths[id - 1][path]));
 		}
 	}
 	put(o, "# HELP splitkd_not_modified_total Conditional requests answered 304.\n"

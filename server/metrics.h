@@ -56,6 +56,8 @@ struct metrics {
 	/* other engines' answers (engines.h), by engine (less the seed):
 	 * answered, refused */
 	atomic_uint_fast64_t engine_answers[METRICS_ENGINES][2];
+	/* by path (enum engines_path): uniform, mixed, tensor_cores */
+	atomic_uint_fast64_t engine_paths[METRICS_ENGINES][3];
 	pthread_mutex_t insert_lock;
 	atomic_size_t num_targets;
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */
@@ -113,7 +115,7 @@ void metrics_request(struct metrics *m, int route, unsigned status, uint64_t mic
  * default, whose name metrics_info gives at a scrape); `target` NULL: an
  * sm_count-only decision. */
 /* One answer of another engine (api_engine_fn, with the metrics as cls). */
-void metrics_engine(void *m, int engine, bool answered);
+void metrics_engine(void *m, int engine, int path, bool answered);
 
 void metrics_decision(struct metrics *m, const char *catalog, const char *target,
 		      enum splitk_kind kind);

@@ -537,8 +537,8 @@ static int read_list(enum query_field f, const struct value *v, struct query_lis
 /* The one path every parameter takes, from a query string, a body or a
  * context, once its field is known: once only, then the value by the
  * field's type. In a context, null is absent (how a layer unsets a key). */
-static int accept_field(struct query *q, enum query_field f, query_mask *seen, const struct value *v,
-			struct problem *p)
+static int accept_field(struct query *q, enum query_field f, query_mask *seen,
+			const struct value *v, struct problem *p)
 {
 	if (*seen & QUERY_BIT(f)) {
 		return problem_set(p, PROBLEM_REPEATED_PARAMETER, fields[f].name, NULL,

@@ -3,7 +3,8 @@
 // /v1/models, /v1/splits?explain=1, /version, /v1/catalogs, /v1/diff,
 // /v1/compare, /v1/engines) and nothing else. Two views: the fleet's grid
 // and, with view=engines, what every engine would launch for one target
-// and model (GET /v1/compare). Catalog
+// and model (GET /v1/compare): over co-batches 1..max_batch_size, or, with
+// seq_lens, for one mixed batch, each sequence beside itself alone. Catalog
 // names and notes are data: they reach the DOM through textContent and
 // attributes only, never as markup. State lives in the URL fragment.
 // Changes are pushed by the change stream (v1/events); where it cannot be
@@ -29,6 +30,7 @@
   const state = {max_batch_size: '', num_seqs: '', max_rows: '', override: '',
     changes: false, target: '', model: '', poll: POLL_DEFAULT,
     catalog: '', compare: '', // a named catalog ('' the default), and one to diff it with
+    seq_lens: '', // the engines view's batch, as typed ('' none: the sweep over num_seqs)
     engines: false}; // and one string per engine input, by its name ('' unset; a flag 'true')
   const meta = {digest: null, targets: [], models: [], version: null,
     tByName: new Map(), mByName: new Map(), engines: null}; // engines: GET /v1/engines by name
@@ -88,7 +90,7 @@
   }
   function readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
-    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare'], inputNames())) {
+    for (const k of SHAPE.concat(['override', 'target', 'model', 'catalog', 'compare', 'seq_lens'], inputNames())) {
       state[k] = p.get(k) || '';
     }
     state.changes = p.get('view') === 'changes';
@@ -103,13 +105,17 @@
     if (state.engines) { p.set('view', 'engines'); } else if (state.changes) { p.set('view', 'changes'); }
     if (state.target) { p.set('target', state.target); p.set('model', state.model); }
     if (state.poll !== POLL_DEFAULT) { p.set('poll', String(state.poll)); }
-    for (const k of ['catalog', 'compare']) { if (state[k] !== '') { p.set(k, state[k]); } }
+    for (const k of ['catalog', 'compare', 'seq_lens']) { if (state[k] !== '') { p.set(k, state[k]); } }
     for (const k of inputNames()) { if (state[k]) { p.set(k, state[k]); } }
-    const s = p.toString();
+    const s = commas(p);
     history.replaceState(null, '', s ? '#' + s : location.pathname + location.search);
   }
+  // A query's text with its commas as typed (seq_lens=8192,512,100): a comma
+  // means the same escaped or not, in a fragment and to splitkd alike.
+  const commas = (p) => p.toString().replace(/%2C/gi, ',');
   function syncControls() {
-    for (const k of SHAPE.concat(['override'], numberInputs())) { $(k).value = state[k] || ''; }
+    for (const k of SHAPE.concat(['override', 'seq_lens'], numberInputs())) { $(k).value = state[k] || ''; }
+    checkBatch();
     $('changes').checked = state.changes;
     for (const k of flagInputs()) { $(k).checked = state[k] === 'true'; }
     applyView();
@@ -147,7 +153,11 @@
       resp = await fetch(url, {cache: 'no-store', headers, signal: ctl.signal});
       if (resp.status === 304 && known) { return {ok: true, data: known.data, fresh: false}; }
       if (resp.status >= 500) { throw new Unreachable('HTTP ' + resp.status); }
-      data = await resp.json();
+      // a refusal that is no problem document (414: a batch longer than the
+      // request line splitkd takes) is still a refusal, not an outage
+      data = resp.ok || (resp.headers.get('Content-Type') || '').includes('json') ? await resp.json()
+        : {status: resp.status, title: 'HTTP ' + resp.status + (resp.statusText ? ' ' + resp.statusText : ''),
+          detail: 'HTTP ' + resp.status + (resp.status === 414 ? ': the request is longer than splitkd takes (its --max-header)' : '')};
     } catch (e) {
       throw e instanceof Unreachable ? e : new Unreachable(e.name === 'AbortError' ? 'timed out' : e.message);
     } finally {
@@ -330,13 +340,15 @@
   }
   // the control that sets an input the API names in a problem's `param`
   const FIELD = {target: 'target-select', model: 'model-select'};
-  for (const k of SHAPE.concat(['override'])) { FIELD[k] = k; } // and each engine input (loadEngines)
+  for (const k of SHAPE.concat(['override', 'seq_lens'])) { FIELD[k] = k; } // and each engine input (loadEngines)
   function showProblem(p) {
     const node = $('problem');
     for (const id of Object.values(FIELD)) { $(id).removeAttribute('aria-invalid'); }
+    checkBatch();
     node.hidden = !p;
     if (!p) { return; }
-    node.textContent = 'splitkd refused these inputs, so the ' + (state.engines ? 'chart' : 'grid') +
+    node.textContent = 'splitkd refused these inputs, so the ' +
+      (!state.engines ? 'grid' : live.compare && live.compare.seq_lens ? 'table' : 'chart') +
       ' shows the last answer: ' + (p.detail || p.title || 'HTTP error');
     if (p.param && Object.hasOwn(FIELD, p.param)) { $(FIELD[p.param]).setAttribute('aria-invalid', 'true'); }
   }
@@ -721,10 +733,10 @@
   // split-K scratch. The names and words in it are the API's, as text.
   function compareURL() {
     const p = catalogQuery([['target', state.target], ['model', state.model]]);
-    for (const k of inputNames().concat(['max_batch_size', 'override'])) {
+    for (const k of inputNames().concat(['max_batch_size', 'override', 'seq_lens'])) {
       if (state[k]) { p.set(k, state[k]); }
     }
-    return 'v1/compare' + queryString(p);
+    return 'v1/compare?' + commas(p); // target and model: never empty
   }
   // The view in state.engines onto the page: which sections show, which
   // button is pressed. Leaving a view forgets what it showed, so coming
@@ -741,7 +753,7 @@
     } else {
       live.compare = null;
       $('engines-chart').replaceChildren();
-      $('engines-table').replaceChildren($('engines-table').caption);
+      for (const id of ['engines-table', 'batch-table']) { $(id).replaceChildren($(id).caption); }
     }
   }
   function showView(engines) {
@@ -827,6 +839,8 @@
     const v = d ? d[x.name] : null;
     if (v !== null && v !== undefined) { return String(v); }
     if (x.default !== null) { return String(x.default); }
+    // a batch's answer: required only where an engine says so
+    if (d && d.seq_lens && !d.engines.some((e) => e.problem && e.problem.param === x.name)) { return 'unset'; }
     const asks = [...(meta.engines || new Map()).values()].some((e) => e.reads.includes(x.name) &&
       !e.gpu_reads.includes(x.name));
     return asks ? 'required' : 'unset';
@@ -874,20 +888,163 @@
     fillPairSelects();
     fillEngineInputs(d);
     if (meta.digest !== live.enginesDigest) { renderCatalog(); live.enginesDigest = meta.digest; }
-    $('engines-title').textContent = 'What each engine launches: ' + d.target + ' × ' + d.model;
+    const batch = Array.isArray(d.seq_lens) ? d.seq_lens : null;
+    document.body.classList.toggle('batch', batch !== null);
+    $('engines-title').textContent = 'What each engine launches' + (batch ? ' for this batch: ' : ': ') +
+      d.target + ' × ' + d.model;
     const drawn = d.engines.filter((e) => !e.problem), held = drawn.filter((e) => e.batch_invariant);
     const refused = d.engines.filter((e) => e.problem);
     const given = INPUTS.map((x) => x.name + ' ' + (typeof d[x.name] === 'boolean' ? d[x.name]
       : d[x.name] === null || d[x.name] === undefined ? 'unset' : int(d[x.name])));
+    const moving = drawn.filter((e) => !e.batch_invariant);
     $('engines-summary').textContent = int(d.sm_count) + ' SMs · ' + int(d.num_q_heads) + ' q heads · head_dim ' +
-      int(d.head_dim) + ' · co-batch 1–' + int(d.max_batch_size) + given.map((g) => ' · ' + g).join('') + '. ' +
-      held.length + ' of ' + d.engines.length + ' engines keep one split count whatever the batch' +
+      int(d.head_dim) + (batch ? ' · a batch of ' + sequences(batch.length) + ', ' + int(Math.min(...batch)) + ' to ' +
+        int(Math.max(...batch)) + ' tokens' : ' · co-batch 1–' + int(d.max_batch_size)) +
+      given.map((g) => ' · ' + g).join('') + '. ' + held.length + ' of ' + d.engines.length +
+      (batch ? ' engines launch every sequence as they would alone' : ' engines keep one split count whatever the batch') +
       (held.length ? ' (' + held.map((e) => e.engine).join(', ') + ')' : '') +
+      (batch && moving.length ? '; ' + moving.map((e) => e.engine + ' moves ' + sequences(e.moved.length)).join(', ') : '') +
       (refused.length ? '; ' + refused.map((e) => e.engine).join(', ') + (refused.length === 1 ? ' does' : ' do') +
         ' not answer this shape' : '') + '.';
     $('warnings').replaceChildren(...(d.warnings || []).map((w) => el('li', '', w)));
-    drawChart(d);
-    engineTable(d);
+    if (batch) {
+      $('engines-chart').replaceChildren();
+      batchTable(d, drawn);
+      engineTable(d, true);
+    } else {
+      $('batch-table').replaceChildren($('batch-table').caption);
+      drawChart(d);
+      engineTable(d, false);
+    }
+  }
+
+  // ---- a batch (seq_lens=): each sequence's count in this batch and alone.
+  // Sequences are numbered from 1 in the text; data-from and data-to hold
+  // the API's indices (from 0), as `moved` does.
+  const sequences = (n) => int(n) + (n === 1 ? ' sequence' : ' sequences');
+  const seqSpan = (from, to) => from === to ? 'sequence ' + (from + 1) : 'sequences ' + (from + 1) + '–' + (to + 1);
+  const BATCH_MAX = 4096, LEN_MAX = 2147483647;
+  // seq_lens as splitkd reads it (1 to 4,096 plain decimals from 1 to
+  // 2,147,483,647, comma-separated): null when it would take it, else which
+  // length is wrong, which splitkd's problem does not say. The page asks
+  // splitkd either way, and shows its refusal as it does any other.
+  function batchFault(text) {
+    const parts = text.split(',');
+    if (parts.length > BATCH_MAX) { return int(parts.length) + ' lengths, over ' + int(BATCH_MAX); }
+    const i = parts.findIndex((x) => !/^[1-9][0-9]{0,9}$/.test(x) || Number(x) > LEN_MAX);
+    if (i < 0) { return null; }
+    const x = parts[i];
+    return 'length ' + int(i + 1) + (x === '' ? ' is empty' : ' (“' + (x.length > 16 ? x.slice(0, 16) + '…' : x) + '”) ' +
+      (!/^[0-9]+$/.test(x) ? 'is not a plain decimal' : /^0+$/.test(x) ? 'is zero'
+        : /^0/.test(x) ? 'has a leading zero' : 'is over ' + int(LEN_MAX)));
+  }
+  // the batch field's own word, at once as it is typed: how many sequences,
+  // or what splitkd would refuse (and the field marked)
+  function checkBatch() {
+    const f = $('seq_lens'), text = f.value;
+    const fault = text === '' ? null : batchFault(text);
+    if (fault) { f.setAttribute('aria-invalid', 'true'); } else { f.removeAttribute('aria-invalid'); }
+    const lens = fault || text === '' ? [] : text.split(',').map(Number);
+    $('seq_lens-note').textContent = text === '' ? 'no batch: the sweep over num_seqs'
+      : fault ? 'not a batch splitkd takes: ' + fault
+        : sequences(lens.length) + ', ' + int(Math.min(...lens)) + ' to ' + int(Math.max(...lens)) + ' tokens';
+    return fault;
+  }
+  // rows of the batch table: a row runs on while the length and every
+  // answering engine's counts and verdict stay the same
+  function batchRows(d, drawn) {
+    const movedSets = drawn.map((e) => new Set(e.moved));
+    const sig = (i) => [d.seq_lens[i], ...drawn.map((e, j) => e.num_splits_by_seq[i] + '/' + e.alone_by_seq[i] +
+      '/' + movedSets[j].has(i))].join(' ');
+    const rows = [];
+    d.seq_lens.forEach((len, i) => {
+      const last = rows[rows.length - 1], s = sig(i);
+      if (last && last.sig === s) { last.to = i; } else { rows.push({from: i, to: i, len, sig: s}); }
+    });
+    return {rows, movedSets};
+  }
+  function batchTable(d, drawn) {
+    const t = $('batch-table');
+    const cols = ['sequence', 'tokens'].concat(drawn.map((e) => e.engine));
+    const head = put(el('tr'), el('th', '', 'sequence'), el('th', '', 'tokens'), ...drawn.map((e) =>
+      put(el('th'), swatch(d.engines.indexOf(e) % DASH.length), el('code', '', e.engine))));
+    for (const th of head.cells) { th.scope = 'col'; }
+    const body = el('tbody');
+    const {rows, movedSets} = batchRows(d, drawn);
+    for (const r of rows) {
+      const th = el('th', '', r.from === r.to ? String(r.from + 1) : (r.from + 1) + '–' + (r.to + 1));
+      th.scope = 'row';
+      const tr = put(el('tr'), th, el('td', 'len', int(r.len) + (r.from === r.to ? '' : ' each')));
+      tr.dataset.from = String(r.from);
+      tr.dataset.to = String(r.to);
+      drawn.forEach((e, j) => {
+        const inBatch = e.num_splits_by_seq[r.from], alone = e.alone_by_seq[r.from], moved = movedSets[j].has(r.from);
+        const td = el('td', moved ? 'moved' : 'still');
+        Object.assign(td.dataset, {engine: e.engine, from: String(r.from), to: String(r.to), batch: String(inBatch),
+          alone: String(alone), moved: String(moved)});
+        // the commas for a screen reader, where the lines stand apart for the eye
+        put(td, el('span', 'n', int(inBatch)), ' in the batch', el('span', 'sr', ', '), el('span', 'alone', int(alone) + ' alone'));
+        if (moved) { put(td, el('span', 'sr', ', '), el('b', 'moved-mark', 'moved')); }
+        tr.append(td);
+      });
+      body.append(tr);
+    }
+    for (const tr of body.rows) { [...tr.cells].forEach((c, i) => { c.dataset.label = cols[i]; }); }
+    t.replaceChildren(t.caption, put(el('thead'), head), body);
+  }
+  // each sequence's count on this batch, in runs: "1 for all 8 sequences",
+  // "13 for sequence 1 · 1 for sequences 2–8" (the first 12 runs written)
+  function seqCounts(counts) {
+    const rs = runs(counts);
+    if (rs.length === 1) { return rs[0].n + ' for ' + (counts.length === 1 ? 'its one sequence' : 'all ' + sequences(counts.length)); }
+    return rs.slice(0, 12).map((r) => r.n + ' for ' + seqSpan(r.from - 1, r.to - 1)).join(' · ') +
+      (rs.length > 12 ? ' · and ' + int(rs.length - 12) + ' runs more' : '');
+  }
+  // the sequences that moved, consecutive ones with equal counts together:
+  // "sequence 1: 11, alone 13" (the first 8 groups written)
+  function movedText(moved, inBatch, alone) {
+    const gs = [];
+    for (const i of moved) {
+      const g = gs[gs.length - 1];
+      if (g && g.to === i - 1 && inBatch[g.from] === inBatch[i] && alone[g.from] === alone[i]) { g.to = i; } else { gs.push({from: i, to: i}); }
+    }
+    return gs.slice(0, 8).map((g) => seqSpan(g.from, g.to) + ': ' + int(inBatch[g.from]) + ' in the batch, ' +
+      int(alone[g.from]) + ' alone').join(' · ') + (gs.length > 8 ? ' · and ' + int(gs.length - 8) + ' more' : '');
+  }
+  function movedCell(e, n) {
+    const td = el('td', 'runs');
+    td.dataset.k = 'moved';
+    td.dataset.moved = e.moved.join(',');
+    if (!e.moved.length) { return put(td, 'none: every sequence as alone'); }
+    return put(td, num('moved', e.moved.length), ' of ' + sequences(n) + ' — ',
+      el('span', '', movedText(e.moved, e.num_splits_by_seq, e.alone_by_seq)));
+  }
+  function batchVerdict(e, n) {
+    const td = el('td', e.batch_invariant ? 'holds' : 'moves');
+    const b = el('span', '', e.batch_invariant ? 'yes' : 'NO');
+    b.dataset.k = 'batch_invariant';
+    return put(td, b, e.batch_invariant ? ': as alone' : ': ' + int(e.moved.length) + ' of ' + int(n) + ' moved');
+  }
+  function batchInvariantCell(e) {
+    const td = el('td');
+    td.dataset.k = 'invariant';
+    if (e.batch_invariant) { return put(td, el('span', 'meta', 'nothing to do: nothing moved')); }
+    const v = e.invariant;
+    if (!v) { return put(td, el('span', 'note', e.invariant_note || 'no setting known')); }
+    put(td, el('code', '', v.setting));
+    if (v.problem) {
+      put(td, ': refused here, ', el('span', 'note', v.problem.detail || v.problem.title));
+    } else {
+      const c = el('span', 'counts', seqCounts(v.num_splits_by_seq));
+      c.dataset.k = 'invariant.num_splits_by_seq';
+      c.dataset.counts = v.num_splits_by_seq.join(',');
+      put(td, ': ', c, v.batch_invariant ? ', each as alone' : '', '; scratch ', scratch('invariant.workspace_bytes', v.workspace_bytes));
+      if (!v.batch_invariant) {
+        put(td, el('b', '', ' and still moves: '), movedText(v.moved, v.num_splits_by_seq, v.alone_by_seq));
+      }
+    }
+    if (v.how) { put(td, ' ', el('span', 'how meta', v.how)); }
+    return td;
   }
 
   // ---- the chart: inline SVG, log2 on both axes (counts step 32, 4, 1 and
@@ -1056,10 +1213,14 @@
     if (v.how) { put(td, ' ', el('span', 'how meta', v.how)); }
     return td;
   }
-  function engineTable(d) {
+  function engineTable(d, batch) {
     const t = $('engines-table');
-    const cols = ['engine', 'split count by co-batch (num_seqs)', 'batch-invariant', 'held still by, and its cost',
-      'max split-K scratch'];
+    const cols = batch ? ['engine', 'moved in this batch', 'batch-invariant', 'held still by, and its counts on this batch',
+      'split-K scratch of this launch'] : ['engine', 'split count by co-batch (num_seqs)', 'batch-invariant',
+      'held still by, and its cost', 'max split-K scratch'];
+    t.caption.textContent = batch ? "each engine's moved sequences in this batch, its invariance, what holds it still " +
+      'with its counts on this batch, and the split-K scratch of the launch'
+      : "each engine's split count by co-batch, its invariance and its split-K scratch";
     const head = put(el('thead'), put(el('tr'), ...cols.map((h) => el('th', '', h))));
     const body = el('tbody');
     d.engines.forEach((e, i) => {
@@ -1084,6 +1245,12 @@
         body.append(put(tr, td));
         return;
       }
+      if (batch) {
+        const n = d.seq_lens.length;
+        body.append(put(tr, movedCell(e, n), batchVerdict(e, n), batchInvariantCell(e),
+          put(el('td'), scratch('workspace_bytes', e.workspace_bytes))));
+        return;
+      }
       body.append(put(tr, runsText(e.num_splits_by_num_seqs), verdict(e), invariantCell(e),
         put(el('td'), scratch('max_workspace_bytes', e.max_workspace_bytes))));
     });
@@ -1092,7 +1259,7 @@
     t.replaceChildren(t.caption, head, body);
   }
   function redrawChart() { // on resize, when the chart's room changed
-    if (state.engines && live.compare && $('engines-chart').dataset.width !== String($('engines-chart').clientWidth)) {
+    if (state.engines && live.compare && !live.compare.seq_lens && $('engines-chart').dataset.width !== String($('engines-chart').clientWidth)) {
       drawChart(live.compare);
     }
   }
@@ -1133,7 +1300,7 @@
 
   let debounce = 0;
   function fromControls() {
-    for (const k of SHAPE.concat(['override'], numberInputs())) { state[k] = $(k).value; }
+    for (const k of SHAPE.concat(['override', 'seq_lens'], numberInputs())) { state[k] = $(k).value; }
     state.changes = $('changes').checked;
     for (const k of flagInputs()) { state[k] = $(k).checked ? 'true' : ''; }
     writeHash();
@@ -1152,7 +1319,11 @@
     f.addEventListener('change', () => { clearTimeout(debounce); fromControls(); });
   }
   function wire() {
-    for (const k of SHAPE.concat(['override'])) { wireField($(k)); }
+    for (const k of SHAPE.concat(['override', 'seq_lens'])) { wireField($(k)); }
+    $('seq_lens').addEventListener('input', checkBatch); // said at once; asked 400 ms after the last key
+    for (const b of document.querySelectorAll('[data-seq-lens]')) {
+      b.addEventListener('click', () => { $('seq_lens').value = b.dataset.seqLens; fromControls(); });
+    }
     $('changes').addEventListener('change', fromControls);
     $('target-select').addEventListener('change', fromPair);
     $('model-select').addEventListener('change', fromPair);

@@ -15,7 +15,10 @@ closed when the page is left (the back/forward cache would keep it); and
 the engines view of issue 44 (view=engines): its chart read back from
 the SVG and held to /v1/compare's numbers through the axes' own ticks,
 each engine's verdict, scratch and refusal, its inputs in the URL and
-the form that changes them. Saves screenshots under build/. Everything it starts is stopped on exit, also on failure; the
+the form that changes them; and its mixed batch (issue 49, seq_lens=):
+each sequence's count in the batch and alone, the moved ones marked in
+words, the invariant setting's counts, all held to /v1/compare's answer,
+the batch through the URL and back, and a batch splitkd refuses. Saves screenshots under build/. Everything it starts is stopped on exit, also on failure; the
 whole run is bounded by a watchdog. Prints "browser: N passed, N failed".
 
 With --tls DIR (a tests/tls/make-certs.sh directory) the same run goes
@@ -1035,6 +1038,178 @@ def check_engines_form(r):
     wait(lambda: r.js("return document.body.dataset.state") == "live", 3, "live again")
 
 
+# The batch view read back: a cell per engine per row of sequences (the
+# API's indices from..to), and per engine its row of the table below.
+BATCH = r"""const t = document.getElementById('batch-table');
+if (!t || document.getElementById('engines').offsetParent === null || t.offsetParent === null) { return null; }
+const cells = [...t.querySelectorAll('tbody td[data-engine]')].map((td) => ({engine: td.dataset.engine,
+  from: Number(td.dataset.from), to: Number(td.dataset.to), batch: td.dataset.batch, alone: td.dataset.alone,
+  moved: td.dataset.moved, text: td.textContent,
+  marks: [...td.querySelectorAll('.moved-mark')].map((b) => b.textContent)}));
+const rows = {};
+for (const tr of document.querySelectorAll('#engines-table tbody tr')) {
+  const o = {};
+  for (const e of tr.querySelectorAll('[data-k]')) {
+    o[e.dataset.k] = o[e.dataset.k] || {text: e.textContent, bytes: e.dataset.bytes, moved: e.dataset.moved,
+      counts: e.dataset.counts};
+  }
+  rows[tr.dataset.engine] = o;
+}
+return {cells, rows, charts: document.querySelectorAll('#engines-chart svg').length,
+  title: document.getElementById('engines-title').textContent};"""
+MIXED = "8192,512,512,512,100,100,100,100"  # the "one long beside many short" button's batch
+
+
+def batch_differences(c, shown):
+    """What the batch view shows that /v1/compare?...&seq_lens= answer c does not say; [] when it says it all."""
+    if shown is None:
+        return ["no batch table shown"]
+    bad = []
+    want_title = f"for this batch: {c['target']} × {c['model']}"
+    if not shown["title"].endswith(want_title):
+        bad.append(f"title {shown['title']!r} is not {want_title!r}")
+    if shown["charts"]:
+        bad.append("a batch still shows the sweep's chart")
+    n = len(c["seq_lens"])
+    drawn = [e for e in c["engines"] if "problem" not in e]
+    if {x["engine"] for x in shown["cells"]} != {e["engine"] for e in drawn}:
+        bad.append(f"columns for {sorted({x['engine'] for x in shown['cells']})}, answered by {[e['engine'] for e in drawn]}")
+    for e in drawn:
+        name, moved = e["engine"], set(e["moved"])
+        mine = sorted((x for x in shown["cells"] if x["engine"] == name), key=lambda x: x["from"])
+        if [i for x in mine for i in range(x["from"], x["to"] + 1)] != list(range(n)):
+            bad.append(f"{name}: its cells cover {[(x['from'], x['to']) for x in mine]}, not sequences 0..{n - 1} once each")
+            continue
+        for x in mine:
+            for i in range(x["from"], x["to"] + 1):  # every sequence a row stands for says the same
+                b, a, m = e["num_splits_by_seq"][i], e["alone_by_seq"][i], i in moved
+                if (x["batch"], x["alone"], x["moved"]) != (str(b), str(a), "true" if m else "false"):
+                    bad.append(f"{name}: sequence {i} shows {x['batch']}/{x['alone']}/{x['moved']}, "
+                               f"/v1/compare says {b} in the batch, {a} alone, moved {m}")
+            b, a, m = e["num_splits_by_seq"][x["from"]], e["alone_by_seq"][x["from"]], x["from"] in moved
+            # the numbers and the verdict in words, not only in data and colour
+            if f"{b:,} in the batch" not in x["text"] or f"{a:,} alone" not in x["text"] or x["marks"] != (["moved"] if m else []):
+                bad.append(f"{name}: sequence {x['from']} reads {x['text']!r}")
+    for e in c["engines"]:
+        name, row = e["engine"], shown["rows"].get(e["engine"])
+        if row is None:
+            bad.append(f"{name}: no row in the table")
+            continue
+        if "problem" in e:
+            p = row.get("problem", {}).get("text", "")
+            if e["problem"]["detail"] not in p:
+                bad.append(f"{name}: the refusal shows {p!r}, not its detail")
+            continue
+        mv = row.get("moved", {})
+        if mv.get("moved") != ",".join(map(str, e["moved"])) or (not e["moved"] and not mv.get("text", "").startswith("none")):
+            bad.append(f"{name}: moved shows {mv}, /v1/compare says {e['moved']}")
+        if row.get("batch_invariant", {}).get("text") != ("yes" if e["batch_invariant"] else "NO"):
+            bad.append(f"{name}: batch-invariant shows {row.get('batch_invariant')}")
+        inv = row.get("invariant", {}).get("text", "")
+        if not e["batch_invariant"]:
+            v = e.get("invariant")
+            if v is None:
+                if e["invariant_note"] not in inv:
+                    bad.append(f"{name}: the note {e['invariant_note'][:40]!r}… is not shown: {inv[:80]!r}")
+            elif "problem" not in v and (v["setting"] not in inv or
+                                         row.get("invariant.num_splits_by_seq", {}).get("counts") !=
+                                         ",".join(map(str, v["num_splits_by_seq"])) or
+                                         row.get("invariant.workspace_bytes", {}).get("bytes") != as_data(v["workspace_bytes"])):
+                bad.append(f"{name}: the invariant {v['setting']}, its counts and scratch are not shown: {inv[:80]!r}")
+        if row.get("workspace_bytes", {}).get("bytes") != as_data(e["workspace_bytes"]):
+            bad.append(f"{name}: scratch shows {row.get('workspace_bytes')}, /v1/compare says {e['workspace_bytes']}")
+    return bad
+
+
+def wait_batch(r, query, timeout, what):
+    """Waits until the engines view shows exactly the batch /v1/compare?QUERY answers; returns that answer."""
+    c = get_json(r.api + "/v1/compare?" + query)
+    bad = []
+
+    def same():
+        nonlocal bad
+        bad = batch_differences(c, r.js(BATCH))
+        return not bad
+    try:
+        wait(same, timeout, what)
+    except TimeoutError as e:
+        raise Failed(f"{e}; {bad[:4]}")
+    return c
+
+
+def check_engines_batch(r):
+    """A mixed batch: the button's batch in the URL, each sequence in the batch and alone, moved ones marked."""
+    base = {"target": "h100", "model": "llama-3.1-8b", "blocks_per_sm": "2"}
+    r.open(f"poll={POLL:g}&view=engines&" + urllib.parse.urlencode(base), fresh=True)
+    wait_engines(r, urllib.parse.urlencode(base), 2 * POLL + MARGIN, "no batch: the sweep's chart")
+    r.driver.find_element(By.CSS_SELECTOR, f'[data-seq-lens="{MIXED}"]').click()
+    wait(lambda: fragment(r).get("seq_lens") == MIXED, 3, "the batch is in the URL")
+    expect("seq_lens=" + MIXED in r.js("return location.hash"), f"its commas as typed: {r.js('return location.hash')}")
+    q = urllib.parse.urlencode(dict(base, seq_lens=MIXED))
+    c = wait_batch(r, q, 2 * POLL + MARGIN, "the batch view equals /v1/compare with seq_lens")
+    by = {e["engine"]: e for e in c["engines"]}
+    # the worked example (issue 49): if the API drifted from it, this step would prove less
+    fa3, seed = by["fa3"], by["seed"]
+    expect((fa3["num_splits_by_seq"][0], fa3["alone_by_seq"][0], fa3["moved"]) == (11, 13, [0]) and
+           seed["moved"] == [] and seed["batch_invariant"] and "problem" not in by["flashinfer"],
+           f"the worked example: fa3 {fa3['num_splits_by_seq'][0]} / {fa3['alone_by_seq'][0]}, moved {fa3['moved']}")
+    shown = r.js(BATCH)
+    first = next(x for x in shown["cells"] if x["engine"] == "fa3" and x["from"] == 0)
+    expect(first["to"] == 0 and first["moved"] == "true" and first["marks"] == ["moved"] and
+           "11 in the batch" in first["text"] and "13 alone" in first["text"],
+           f"fa3's first sequence: 11 in the batch, 13 alone, marked moved: {first}")
+    expect(not [x for x in shown["cells"] if x["engine"] == "seed" and (x["moved"] != "false" or x["marks"])],
+           "the seed's sequences: none marked moved")
+    expect(shown["rows"]["seed"]["moved"]["text"].startswith("none"), f"the seed: {shown['rows']['seed']['moved']}")
+    expect(r.driver.find_element(By.ID, "seq_lens").get_attribute("value") == MIXED, "the batch is in its field")
+    note = r.driver.find_element(By.ID, "seq_lens-note").text
+    expect(note == "8 sequences, 100 to 8,192 tokens", f"the field's note: {note!r}")
+    summary = r.driver.find_element(By.ID, "engines-summary").text
+    expect("a batch of 8 sequences" in summary and "fa3 moves 1 sequence" in summary, f"the summary: {summary!r}")
+    os.makedirs(r.args.out, exist_ok=True)
+    ActionChains(r.driver).move_to_element(r.driver.find_element(By.TAG_NAME, "h1")).perform()
+    for name, w, h, dark in [("page-batch.png", 1280, 900, False), ("page-batch-dark.png", 1280, 900, True),
+                             ("page-batch-phone.png", 390, 844, False)]:
+        r.viewport(w, h, dark)
+        time.sleep(0.3)
+        wait_batch(r, q, 3, f"{name}: the batch at {w} px still equals /v1/compare")
+        over = r.js("return document.documentElement.scrollWidth - window.innerWidth")
+        expect(over <= 0, f"{name}: the page is {over} px wider than the screen")
+        r.driver.save_screenshot(os.path.join(r.args.out, name))
+    r.viewport(1280, 800)
+    # keyboard: the batch table's scroll box takes the focus (a phone scrolls it sideways)
+    box = r.driver.find_element(By.CSS_SELECTOR, '[aria-labelledby="batch-caption"]')
+    r.js("arguments[0].focus()", r.driver.find_element(By.CSS_SELECTOR, '[data-seq-lens=""]'))  # the last control
+    ActionChains(r.driver).send_keys(Keys.TAB).perform()
+    expect(r.js("return document.activeElement === arguments[0]", box),
+           f"TAB from the controls reaches the batch table: {r.js('return document.activeElement.outerHTML.slice(0, 80)')}")
+    # the fragment back into the view: a link reproduces the batch
+    r.driver.refresh()
+    wait(lambda: r.js("return document.body.dataset.state") == "live", 10, "the page reloads")
+    wait_batch(r, q, 2 * POLL + MARGIN, "reloaded, the same batch from the URL")
+    expect(r.driver.find_element(By.ID, "seq_lens").get_attribute("value") == MIXED, "reloaded, the batch is in its field")
+    # a batch splitkd refuses: its problem shows, the field says which length, the table keeps the last answer
+    r.allowed = r"the server responded with a status of 400"
+    status, _, body = http(r.api + "/v1/compare?" + urllib.parse.urlencode(dict(base, seq_lens="8192,,1")))
+    expect(status == 400 and json.loads(body)["param"] == "seq_lens", f"/v1/compare?seq_lens=8192,,1: {status} {body[:120]}")
+    r.js("""const f = document.getElementById('seq_lens'); f.value = '8192,,1';
+        f.dispatchEvent(new Event('change'));""")
+    wait(lambda: r.js("return document.body.dataset.state") == "refused", 3, "a refused batch shows")
+    expect(fragment(r).get("seq_lens") == "8192,,1", "the refused batch is in the URL as typed")
+    problem = r.driver.find_element(By.ID, "problem").text
+    expect(json.loads(body)["detail"] in problem, f"splitkd's detail is shown: {problem!r}")
+    expect(r.driver.find_element(By.ID, "seq_lens").get_attribute("aria-invalid") == "true", "the field is marked")
+    note = r.driver.find_element(By.ID, "seq_lens-note").text
+    expect("length 2 is empty" in note, f"the field says which length: {note!r}")
+    wait_batch(r, q, 1, "the table keeps the last answer")
+    # no batch: the sweep again
+    r.driver.find_element(By.CSS_SELECTOR, '[data-seq-lens=""]').click()
+    wait(lambda: "seq_lens" not in fragment(r), 3, "seq_lens leaves the URL")
+    wait_engines(r, urllib.parse.urlencode(base), 2 * POLL + MARGIN, "no batch: the sweep's chart again")
+    expect(r.js("return document.body.dataset.state") == "live", "live again")
+    expect(not r.driver.find_element(By.ID, "batch-table").is_displayed(), "the batch table is gone")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("splitkd")
@@ -1078,6 +1253,8 @@ def main():
                          ("engines view: the URL's inputs drawn per engine as /v1/compare answers, verdicts, "
                           "scratch and refusals", check_engines),
                          ("engines view: the form's inputs go to the URL and redraw", check_engines_form),
+                         ("engines view: a mixed batch, each sequence in the batch and alone, moved ones marked; "
+                          "through the URL; a refused batch", check_engines_batch),
                          ("idle with the change stream open: no polls", check_idle),
                          ("no EventSource: the page polls, idle polls cost 304s", check_fallback),
                          ("/?max_batch_size=16: the page, with 16 in its control", check_query_string),

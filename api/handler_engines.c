@@ -618,10 +618,12 @@ void handler_compare(struct handler_call *c)
 	q1.num_seqs = (struct query_u32){true, 1};
 	q1.max_batch_size.set = false;
 	q1.seq_lens.n = 0;
-	if (c->q.seq_lens.n > 0 && c->q.num_seqs.set && c->q.num_seqs.v != c->q.seq_lens.n) {
+	/* seq_lens' own rule (decide.c's mixed_batch), for every engine at
+	 * once: the decision below reads the batch without it */
+	if (c->q.seq_lens.n > 0 && c->q.seq_len.set) {
 		problem_set(&c->problem, PROBLEM_INVALID_PARAMETER, VOCAB_M_SEQ_LENS, NULL,
-			    "seq_lens lists %u sequences and num_seqs says %u: send one of them",
-			    c->q.seq_lens.n, c->q.num_seqs.v);
+			    "seq_lens gives each sequence's length; seq_len (every sequence's) "
+			    "cannot stand beside it: send one of them");
 		handler_fail(c);
 		return;
 	}

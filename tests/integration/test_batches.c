@@ -201,6 +201,19 @@ Test(batches, a_bad_seq_lens_is_a_400_naming_it)
 	}
 }
 
+/* The comparison holds seq_lens to the same rule, for every engine at
+ * once: seq_len beside it is refused, not answered by some engines. */
+Test(batches, the_comparison_refuses_seq_len_beside_seq_lens)
+{
+	struct reply r = http(&d, "GET",
+			      "/v1/compare?target=h100&model=llama-3.1-8b&seq_len=100&seq_lens=8192,100",
+			      NULL, NULL);
+
+	cr_assert_eq(r.status, 400, "%s", r.body);
+	cr_assert_str_eq(jstr(r.json, "param"), "seq_lens");
+	reply_free(&r);
+}
+
 /* More lengths than a batch holds, in a body: refused naming seq_lens. */
 Test(batches, more_than_4096_lengths_are_refused)
 {

@@ -185,6 +185,58 @@ static inline bool engine_zero_count(const struct engine_shape *s, unsigned read
 #undef ENGINE_ZERO_ZERO_OWN
 #undef ENGINE_ZERO_ZERO_REFUSED
 
+/*
+ * The checks a port makes of a mixed batch before anything of its own, in
+ * engine_shape's order with the batch in place of num_seqs and seq_len:
+ * sm_count among `reads` (enum engine_input bits) at 0, no sequence, the
+ * head counts and head_dim among `reads` at 0, more than ENGINE_MAX_SEQS
+ * sequences, no lengths, a length of 0 or past ENGINE_MAX_SEQ_LEN, then
+ * page_size among `reads` at 0 (engine_zero_count's texts). Returns true
+ * with *z filled when the batch is refused, false when every check holds.
+ */
+static inline bool engine_batch_refused(const struct engine_shape *s,
+					const struct engine_batch *b, unsigned reads,
+					struct engine_zero *z)
+{
+	if (engine_zero_count(s, reads & ENGINE_IN_SM_COUNT, z)) {
+		return true;
+	}
+	if (b->num_seqs == 0) {
+		z->reason = "num_seqs must be at least 1";
+		z->input = "num_seqs";
+		return true;
+	}
+	if (engine_zero_count(s,
+			      reads & (ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS |
+				       ENGINE_IN_HEAD_DIM),
+			      z)) {
+		return true;
+	}
+	if (b->num_seqs > ENGINE_MAX_SEQS) {
+		z->reason = "a batch holds at most 4096 sequences (ENGINE_MAX_SEQS)";
+		z->input = "seq_lens";
+		return true;
+	}
+	if (b->seq_lens == NULL) {
+		z->reason = "the batch's seq_lens are missing";
+		z->input = "seq_lens";
+		return true;
+	}
+	for (uint32_t i = 0; i < b->num_seqs; i++) {
+		if (b->seq_lens[i] == 0) {
+			z->reason = "seq_len must be at least 1";
+			z->input = "seq_lens";
+			return true;
+		}
+		if (b->seq_lens[i] > ENGINE_MAX_SEQ_LEN) {
+			z->reason = "a sequence holds at most 2147483647 tokens (int32)";
+			z->input = "seq_lens";
+			return true;
+		}
+	}
+	return engine_zero_count(s, reads & ENGINE_IN_PAGE_SIZE, z);
+}
+
 #ifdef __cplusplus
 }
 #endif

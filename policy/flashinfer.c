@@ -303,51 +303,6 @@ static IdType batch_num_pages(const struct engine_batch *b, uint32_t i, uint32_t
 	return (IdType)(((uint64_t)b->seq_lens[i] + page_size - 1) / page_size);
 }
 
-/*
- * The checks every path makes first, in engine_shape's order with the
- * batch in place of num_seqs and seq_len (engine_zero_count's texts), and
- * the batch's own bounds (engine.h). Returns true with *z filled when the
- * batch is refused.
- */
-static bool batch_counts_refused(const struct engine_shape *s, const struct engine_batch *b,
-				 struct engine_zero *z)
-{
-	if (engine_zero_count(s, ENGINE_IN_SM_COUNT, z)) {
-		return true;
-	}
-	if (b->num_seqs == 0) {
-		z->reason = "num_seqs must be at least 1";
-		z->input = "num_seqs";
-		return true;
-	}
-	if (engine_zero_count(s, ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM,
-			      z)) {
-		return true;
-	}
-	if (b->num_seqs > ENGINE_MAX_SEQS) {
-		z->reason = "a batch holds at most 4096 sequences (ENGINE_MAX_SEQS)";
-		z->input = "seq_lens";
-		return true;
-	}
-	if (b->seq_lens == NULL) {
-		z->reason = "the batch's seq_lens are missing";
-		z->input = "seq_lens";
-		return true;
-	}
-	for (uint32_t i = 0; i < b->num_seqs; i++) {
-		if (b->seq_lens[i] == 0) {
-			z->reason = "seq_len must be at least 1";
-			z->input = "seq_lens";
-			return true;
-		}
-		if (b->seq_lens[i] > ENGINE_MAX_SEQ_LEN) {
-			z->reason = "a sequence holds at most 2147483647 tokens (int32)";
-			z->input = "seq_lens";
-			return true;
-		}
-	}
-	return engine_zero_count(s, ENGINE_IN_PAGE_SIZE, z);
-}
 
 /* Whether the batch's pages overflow the int32 kv_indptr (refused, *z
  * filled); writes the longest request's pages to *max_pages otherwise.
@@ -821,7 +776,9 @@ struct engine_answer flashinfer_launch_batch(const struct engine_shape *s,
 	if (b == NULL || by_seq == NULL) {
 		return engine_refused("the batch and its by_seq array must be given", "seq_lens");
 	}
-	if (batch_counts_refused(s, b, &zero)) {
+	if (engine_batch_refused(s, b,
+				 ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS |
+				 ENGINE_IN_HEAD_DIM | ENGINE_IN_PAGE_SIZE, &zero)) {
 		return engine_refused(zero.reason, zero.input);
 	}
 	if (o == NULL) {

@@ -69,46 +69,6 @@ static bool mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return true;
 }
 
-/* The counts every answer needs, then the batch's own bounds. */
-static bool counts_refused(const struct engine_shape *s, const struct engine_batch *b,
-			   struct engine_zero *z)
-{
-	if (engine_zero_count(s, ENGINE_IN_SM_COUNT, z)) {
-		return true;
-	}
-	if (b->num_seqs == 0) {
-		z->reason = "num_seqs must be at least 1";
-		z->input = "num_seqs";
-		return true;
-	}
-	if (engine_zero_count(s, ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM,
-			      z)) {
-		return true;
-	}
-	if (b->num_seqs > ENGINE_MAX_SEQS) {
-		z->reason = "a batch holds at most 4096 sequences (ENGINE_MAX_SEQS)";
-		z->input = "seq_lens";
-		return true;
-	}
-	if (b->seq_lens == NULL) {
-		z->reason = "the batch's seq_lens are missing";
-		z->input = "seq_lens";
-		return true;
-	}
-	for (uint32_t i = 0; i < b->num_seqs; i++) {
-		if (b->seq_lens[i] == 0) {
-			z->reason = "seq_len must be at least 1";
-			z->input = "seq_lens";
-			return true;
-		}
-		if (b->seq_lens[i] > ENGINE_MAX_SEQ_LEN) {
-			z->reason = "a sequence holds at most 2147483647 tokens (int32)";
-			z->input = "seq_lens";
-			return true;
-		}
-	}
-	return false;
-}
 
 /* The shape's and the options' own refusals, before any arithmetic. */
 static const char *setting_refused(const struct engine_shape *s, const struct engine_batch *b,
@@ -285,7 +245,9 @@ struct engine_answer sglang_launch_batch(const struct engine_shape *s,
 		return engine_refused("the shape, the batch and its by_seq array must be given",
 				      "seq_lens");
 	}
-	if (counts_refused(s, b, &zero)) {
+	if (engine_batch_refused(s, b,
+				 ENGINE_IN_SM_COUNT | ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS |
+				 ENGINE_IN_HEAD_DIM, &zero)) {
 		return engine_refused(zero.reason, zero.input);
 	}
 	if (o == NULL) {

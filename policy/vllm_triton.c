@@ -94,44 +94,6 @@ static uint32_t seq_threshold_3d(uint32_t num_heads_kv, const struct vllm_triton
 	return t;
 }
 
-/* The checks of the batch and the shape, in engine_shape's order with the
- * batch in place of num_seqs and seq_len; true with the reason in *z. */
-static bool batch_refused(const struct engine_shape *s, const struct engine_batch *b,
-			  struct engine_zero *z)
-{
-	if (b->num_seqs == 0) {
-		z->reason = "num_seqs must be at least 1";
-		z->input = "num_seqs";
-		return true;
-	}
-	if (engine_zero_count(s, ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM,
-			      z)) {
-		return true;
-	}
-	if (b->num_seqs > ENGINE_MAX_SEQS) {
-		z->reason = "a batch holds at most 4096 sequences (ENGINE_MAX_SEQS)";
-		z->input = "seq_lens";
-		return true;
-	}
-	if (b->seq_lens == NULL) {
-		z->reason = "the batch's seq_lens are missing";
-		z->input = "seq_lens";
-		return true;
-	}
-	for (uint32_t i = 0; i < b->num_seqs; i++) {
-		if (b->seq_lens[i] == 0) {
-			z->reason = "seq_len must be at least 1";
-			z->input = "seq_lens";
-			return true;
-		}
-		if (b->seq_lens[i] > ENGINE_MAX_SEQ_LEN) {
-			z->reason = "a sequence holds at most 2147483647 tokens (int32)";
-			z->input = "seq_lens";
-			return true;
-		}
-	}
-	return engine_zero_count(s, ENGINE_IN_PAGE_SIZE, z);
-}
 
 /* The choice's own refusals, after the counts: true with the reason. */
 static bool shape_refused(const struct engine_shape *s, const struct vllm_triton_options *o,
@@ -230,7 +192,9 @@ struct engine_answer vllm_triton_launch_batch(const struct engine_shape *s,
 	if (o == NULL) {
 		o = &defaults;
 	}
-	if (batch_refused(s, b, &z) || shape_refused(s, o, &z)) {
+	if (engine_batch_refused(s, b,
+				 ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS | ENGINE_IN_HEAD_DIM |
+				 ENGINE_IN_PAGE_SIZE, &z) || shape_refused(s, o, &z)) {
 		return engine_refused(z.reason, z.input);
 	}
 

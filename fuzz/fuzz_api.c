@@ -130,11 +130,40 @@ static bool agrees_at(const cJSON *d, const struct catalog *by)
 	       number(d, "workspace_slots") == splitk_workspace_slots_with(k, pol, sm, heads, rows, ref);
 }
 
+/* A mixed batch's counts (seq_lens): one a sequence, num_seqs of them,
+ * the largest num_splits; the seed's all the same. */
+static void check_by_seq(const cJSON *d, bool seed)
+{
+	const cJSON *by = cJSON_GetObjectItemCaseSensitive(d, "num_splits_by_seq"), *e;
+	double most = 0, splits = number(d, "num_splits");
+	int n = 0;
+
+	if (by == NULL) {
+		return;
+	}
+	cJSON_ArrayForEach(e, by) {
+		CHECK(cJSON_IsNumber(e) && (!seed || e->valuedouble == splits));
+		most = e->valuedouble > most ? e->valuedouble : most;
+		n++;
+	}
+	CHECK(n == (int)number(d, "num_seqs") && most == splits);
+}
+
 /* A decision agrees with the core, from the inputs it echoes, at the
- * constants of the catalog it names (either, when it names none). */
+ * constants of the catalog it names (either, when it names none); an
+ * engine's answer (engine=) holds its own counts together. */
 static void check_decision(const cJSON *d)
 {
 	const struct catalog *by = catalog_named(d, "catalog");
+
+	if (cJSON_GetObjectItemCaseSensitive(d, "engine") != NULL) {
+		CHECK(number(d, "num_splits") >= 0 && number(d, "workspace_bytes") >= 0);
+		check_by_seq(d, false);
+		return;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(d, "max_rows") != NULL) {
+		check_by_seq(d, true);
+	}
 
 	CHECK(by != NULL ? agrees_at(d, by) : agrees_at(d, cat) || agrees_at(d, older));
 }
@@ -335,7 +364,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	api_handle(&ctx, &req, &resp);
 	CHECK(resp.status == 200 || resp.status == 304 || resp.status == 400 || resp.status == 404 ||
 	      resp.status == 405 || resp.status == 409 || resp.status == 412 || resp.status == 413 ||
-	      resp.status == 414 || resp.status == 415 || resp.status == 500 || resp.status == 503);
+	      resp.status == 414 || resp.status == 415 || resp.status == 422 || resp.status == 500 ||
+	      resp.status == 503);
 	if ((resp.status == 200 || resp.status == 304) && strcmp(uri, "/") == 0) {
 		CHECK(header_of(&resp, "Vary") != NULL); /* GET / negotiates */
 	}

@@ -448,7 +448,8 @@ int engines_decide(const struct api_context *ctx, const struct query *q, const s
 	}
 	*a = engines_launch_query(*id, q, s, by_seq);
 	engines_count(ctx, *id,
-		      s->tensor_cores ? ENGINES_PATH_TENSOR_CORES
+		      s->tensor_cores && (engines[*id].reads & ENGINE_IN_TENSOR_CORES)
+			      ? ENGINES_PATH_TENSOR_CORES
 		      : q->seq_lens.n > 0 ? ENGINES_PATH_MIXED
 					  : ENGINES_PATH_UNIFORM,
 		      a);

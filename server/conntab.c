@@ -476,6 +476,15 @@ enum conntab_entry conntab_enter(struct conntab *t, int fd, const struct sockadd
 
 	conntab_client_key(addr, key);
 	pthread_mutex_lock(&t->lock);
+	/* first come, first served: while some are held a slot a release
+	 * frees is theirs (move_held gives it on the listener's next round),
+	 * so a newcomer queues behind them, not past them */
+	if (t->held_count > 0 && t->held_count < t->limits.max_held) {
+		*c = NULL;
+		e = hold(t, fd, addr, len, key, now_ns);
+		pthread_mutex_unlock(&t->lock);
+		return e;
+	}
 	*c = admit_locked(t, fd, key, now_ns, why);
 	if (*c != NULL) {
 		e = CONNTAB_ENTERED;

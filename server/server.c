@@ -249,15 +249,22 @@ unsigned server_drain(struct server *s)
 		stream_close_all(&s->streams); /* each ends, and is no longer in flight */
 	}
 	while (now < deadline) {
+		size_t held = conntab_held(&s->table);
+
 		left = atomic_load(&s->in_flight);
-		/* a held connection is admitted as slots free (move_held, on
-		 * the listener's tick), answered and closed like the rest */
-		if (left == 0 && conntab_count(&s->table) == 0 && conntab_held(&s->table) == 0) {
+		if (left == 0 && conntab_count(&s->table) == 0 && held == 0) {
 			break;
+		}
+		/* A held connection sent its request and waits for a slot: it is
+		 * in flight for the quiet timer, and the idle connections give
+		 * it theirs (move_held admits it on the listener's next round,
+		 * and it is answered, with Connection: close, like the rest). */
+		if (held > 0 && left == 0) {
+			conntab_close_idle(&s->table, true);
 		}
 		/* A busy keep-alive client gets "Connection: close" on its next
 		 * answer and leaves; an idle one is closed once all is quiet. */
-		if (left > 0) {
+		if (left > 0 || held > 0) {
 			idle_since = 0;
 		} else if (idle_since == 0) {
 			idle_since = now;
@@ -268,7 +275,8 @@ unsigned server_drain(struct server *s)
 		now = listener_now_ns();
 	}
 	conntab_close_idle(&s->table, true);
-	return atomic_load(&s->in_flight);
+	/* the held ones the deadline leaves are cut like requests in flight */
+	return atomic_load(&s->in_flight) + (unsigned)conntab_held(&s->table);
 }
 
 void server_stop(struct server *s)

@@ -781,6 +781,36 @@ Test(limits, connections_over_the_limit_wait_for_a_slot, .fini = stop, .timeout 
 	daemon_finish(&d);
 }
 
+/* SIGTERM with a connection held: the drain gives it a slot (the idle
+ * one's) and answers it, with Connection: close, before it stops; a held
+ * request is not dropped as if nothing were in flight. */
+Test(limits, a_held_connection_is_answered_by_the_drain, .fini = stop, .timeout = 60)
+{
+	const char *args[] = {"--access-log", "off", "--max-connections", "1", NULL};
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+	struct pollfd p;
+	char buf[512];
+	ssize_t n;
+	int idle, held;
+
+	daemon_start(&d, args);
+	idle = connect_raw(d.port);
+	sleep_ms(50);
+	held = connect_raw(d.port);
+	cr_assert_eq(write(held, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+	sleep_ms(300);
+	kill(d.pid, SIGTERM);
+	p = (struct pollfd){held, POLLIN, 0};
+	cr_assert_eq(poll(&p, 1, 8000), 1, "no answer to the held request by the drain");
+	n = read(held, buf, sizeof(buf) - 1);
+	cr_assert(n > 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0, "the held request got %zd bytes: %.40s",
+		  n, n > 0 ? buf : "");
+	close(held);
+	close(idle);
+	cr_assert_eq(daemon_wait(&d, 12000), 0);
+	d.pid = 0;
+}
+
 /* A held connection is closed unanswered only past --header-timeout,
  * counted as refused_full; the service goes on. */
 Test(limits, a_connection_held_past_the_header_deadline_is_closed, .fini = stop, .timeout = 60)

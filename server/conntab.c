@@ -478,8 +478,11 @@ enum conntab_entry conntab_enter(struct conntab *t, int fd, const struct sockadd
 	pthread_mutex_lock(&t->lock);
 	/* first come, first served: while some are held a slot a release
 	 * frees is theirs (move_held gives it on the listener's next round),
-	 * so a newcomer queues behind them, not past them */
-	if (t->held_count > 0 && t->held_count < t->limits.max_held) {
+	 * so a newcomer queues behind them, not past them; one of a client
+	 * holding fewer than the heaviest would go ahead of them anyway (at
+	 * the front), so it tries now, and a probe waits for no round */
+	if (t->held_count > 0 && t->held_count < t->limits.max_held &&
+	    t->clients[heaviest_client(t)].count <= t->clients[client_get(t, key)].count + 1) {
 		*c = NULL;
 		e = hold(t, fd, addr, len, key, now_ns);
 		pthread_mutex_unlock(&t->lock);

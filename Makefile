@@ -450,18 +450,27 @@ $(BATCH_ENGINES:%=engines-check-batch-%): engines-check-batch-%: $(BUILD)/engine
 # decode path against its own second implementation in Rust
 # (tests/engines/oracle_batch_flashinfer.rs), ENGINE_BATCHES batches each,
 # variable-length records (tests/engines/sweep_batch_flashinfer.c).
+# A port's own batch sweep (tests/engines/sweep_batch_<port>.c) and its
+# second implementation (harness_batch_<port>.rs beside oracle_batch_<port>.rs,
+# built with its own worked examples as <oracle>-test): one template for
+# every port whose records are its own; the check rules below differ by the
+# settings each sweeps.
+PORT_BATCH_CHECKED := flashinfer flashmla trtllm sglang vllm_triton vllm_v1
+define PORT_BATCH_RULES
+$$(BUILD)/engines/sweep_batch_$(1): tests/engines/sweep_batch_$(1).c policy/engine.h policy/engine_inputs.h \
+				    policy/$(1).h $$(BUILD)/policy/$(1).o
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_ALL) -Ipolicy $$< $$(BUILD)/policy/$(1).o $$(LDFLAGS_ALL) -o $$@
+$$(BUILD)/engines/oracle_batch_$(1): tests/engines/harness_batch_$(1).rs tests/engines/oracle_batch_$(1).rs
+	@mkdir -p $$(BUILD)/engines/rs_batch_$(1)
+	cp tests/engines/harness_batch_$(1).rs $$(BUILD)/engines/rs_batch_$(1)/main.rs
+	cp tests/engines/oracle_batch_$(1).rs $$(BUILD)/engines/rs_batch_$(1)/engine.rs
+	rustc --edition 2021 -O -o $$@ $$(BUILD)/engines/rs_batch_$(1)/main.rs
+	rustc --edition 2021 --test -o $$@-test $$(BUILD)/engines/rs_batch_$(1)/main.rs
+endef
+$(foreach port,$(PORT_BATCH_CHECKED),$(eval $(call PORT_BATCH_RULES,$(port))))
+
 .PHONY: engines-check-batch-flashinfer engines-check-batch-flashinfer-tc
-$(BUILD)/engines/sweep_batch_flashinfer: tests/engines/sweep_batch_flashinfer.c policy/engine.h policy/engine_inputs.h \
-					 policy/flashinfer.h $(BUILD)/policy/flashinfer.o
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/flashinfer.o $(LDFLAGS_ALL) -o $@
-$(BUILD)/engines/oracle_batch_flashinfer: tests/engines/harness_batch_flashinfer.rs \
-					  tests/engines/oracle_batch_flashinfer.rs
-	@mkdir -p $(BUILD)/engines/rs_batch_flashinfer
-	cp tests/engines/harness_batch_flashinfer.rs $(BUILD)/engines/rs_batch_flashinfer/main.rs
-	cp tests/engines/oracle_batch_flashinfer.rs $(BUILD)/engines/rs_batch_flashinfer/engine.rs
-	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_flashinfer/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_flashinfer/main.rs
 engines-check-batch-flashinfer: $(BUILD)/engines/sweep_batch_flashinfer $(BUILD)/engines/oracle_batch_flashinfer
 	@echo "== engines-check: flashinfer's batch oracle, its own worked examples"
 	@$(BUILD)/engines/oracle_batch_flashinfer-test -q
@@ -478,17 +487,6 @@ engines-check-batch-flashinfer-tc: $(BUILD)/engines/sweep_batch_flashinfer $(BUI
 # ENGINE_BATCHES batches in each setting (tests/engines/sweep_batch_flashmla.c):
 # dsv3, DeepSeek-V3's decode as served, and wide, every input varied.
 .PHONY: engines-check-batch-flashmla
-$(BUILD)/engines/sweep_batch_flashmla: tests/engines/sweep_batch_flashmla.c policy/engine.h \
-				       policy/flashmla.h $(BUILD)/policy/flashmla.o
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/flashmla.o $(LDFLAGS_ALL) -o $@
-$(BUILD)/engines/oracle_batch_flashmla: tests/engines/harness_batch_flashmla.rs \
-					tests/engines/oracle_batch_flashmla.rs
-	@mkdir -p $(BUILD)/engines/rs_batch_flashmla
-	cp tests/engines/harness_batch_flashmla.rs $(BUILD)/engines/rs_batch_flashmla/main.rs
-	cp tests/engines/oracle_batch_flashmla.rs $(BUILD)/engines/rs_batch_flashmla/engine.rs
-	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_flashmla/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_flashmla/main.rs
 engines-check-batch-flashmla: $(BUILD)/engines/sweep_batch_flashmla $(BUILD)/engines/oracle_batch_flashmla
 	@echo "== engines-check: flashmla's batch oracle, its own worked examples"
 	@$(BUILD)/engines/oracle_batch_flashmla-test -q
@@ -503,17 +501,6 @@ engines-check-batch-flashmla: $(BUILD)/engines/sweep_batch_flashmla $(BUILD)/eng
 # ENGINE_BATCHES batches with multi-block on (the default) and as many with
 # FORCE_DETERMINISTIC, variable-length records (tests/engines/sweep_batch_trtllm.c).
 .PHONY: engines-check-batch-trtllm
-$(BUILD)/engines/sweep_batch_trtllm: tests/engines/sweep_batch_trtllm.c policy/engine.h \
-				     policy/trtllm.h $(BUILD)/policy/trtllm.o
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/trtllm.o $(LDFLAGS_ALL) -o $@
-$(BUILD)/engines/oracle_batch_trtllm: tests/engines/harness_batch_trtllm.rs \
-				      tests/engines/oracle_batch_trtllm.rs
-	@mkdir -p $(BUILD)/engines/rs_batch_trtllm
-	cp tests/engines/harness_batch_trtllm.rs $(BUILD)/engines/rs_batch_trtllm/main.rs
-	cp tests/engines/oracle_batch_trtllm.rs $(BUILD)/engines/rs_batch_trtllm/engine.rs
-	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_trtllm/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_trtllm/main.rs
 engines-check-batch-trtllm: $(BUILD)/engines/sweep_batch_trtllm $(BUILD)/engines/oracle_batch_trtllm
 	@echo "== engines-check: trtllm's batch oracle, its own worked examples"
 	@$(BUILD)/engines/oracle_batch_trtllm-test -q
@@ -531,17 +518,6 @@ engines-check-batch-trtllm: $(BUILD)/engines/sweep_batch_trtllm $(BUILD)/engines
 # deterministic tile, and the static fill / split_tile_size settings.
 SGLANG_SETTINGS := dynamic graph deterministic static
 .PHONY: engines-check-batch-sglang
-$(BUILD)/engines/sweep_batch_sglang: tests/engines/sweep_batch_sglang.c policy/engine.h \
-				     policy/sglang.h $(BUILD)/policy/sglang.o
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/sglang.o $(LDFLAGS_ALL) -o $@
-$(BUILD)/engines/oracle_batch_sglang: tests/engines/harness_batch_sglang.rs \
-				      tests/engines/oracle_batch_sglang.rs
-	@mkdir -p $(BUILD)/engines/rs_batch_sglang
-	cp tests/engines/harness_batch_sglang.rs $(BUILD)/engines/rs_batch_sglang/main.rs
-	cp tests/engines/oracle_batch_sglang.rs $(BUILD)/engines/rs_batch_sglang/engine.rs
-	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_sglang/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_sglang/main.rs
 engines-check-batch-sglang: $(BUILD)/engines/sweep_batch_sglang $(BUILD)/engines/oracle_batch_sglang
 	@echo "== engines-check: sglang's batch oracle, its own worked examples"
 	@$(BUILD)/engines/oracle_batch_sglang-test -q
@@ -559,17 +535,6 @@ engines-check-batch-sglang: $(BUILD)/engines/sweep_batch_sglang $(BUILD)/engines
 # piecewise (128 // num_kv_heads), batch invariance (the 2D kernel only).
 VLLM_TRITON_SETTINGS := graph eager invariant
 .PHONY: engines-check-batch-vllm_triton
-$(BUILD)/engines/sweep_batch_vllm_triton: tests/engines/sweep_batch_vllm_triton.c policy/engine.h \
-					  policy/vllm_triton.h $(BUILD)/policy/vllm_triton.o
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm_triton.o $(LDFLAGS_ALL) -o $@
-$(BUILD)/engines/oracle_batch_vllm_triton: tests/engines/harness_batch_vllm_triton.rs \
-					   tests/engines/oracle_batch_vllm_triton.rs
-	@mkdir -p $(BUILD)/engines/rs_batch_vllm_triton
-	cp tests/engines/harness_batch_vllm_triton.rs $(BUILD)/engines/rs_batch_vllm_triton/main.rs
-	cp tests/engines/oracle_batch_vllm_triton.rs $(BUILD)/engines/rs_batch_vllm_triton/engine.rs
-	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_vllm_triton/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_vllm_triton/main.rs
 engines-check-batch-vllm_triton: $(BUILD)/engines/sweep_batch_vllm_triton \
 				 $(BUILD)/engines/oracle_batch_vllm_triton
 	@echo "== engines-check: vllm_triton's batch oracle, its own worked examples"
@@ -606,17 +571,6 @@ engines-check-batch-vllm: $(BUILD)/engines/sweep_batch_vllm $(BUILD)/engines/ora
 # changes the code path (tests/engines/sweep_batch_vllm_v1.c): fa3-graph
 # (FA3 under full graphs), fa3-eager, fa2, and wide, every input varied.
 .PHONY: engines-check-batch-vllm_v1
-$(BUILD)/engines/sweep_batch_vllm_v1: tests/engines/sweep_batch_vllm_v1.c policy/engine.h \
-				      policy/vllm_v1.h $(BUILD)/policy/vllm_v1.o
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm_v1.o $(LDFLAGS_ALL) -o $@
-$(BUILD)/engines/oracle_batch_vllm_v1: tests/engines/harness_batch_vllm_v1.rs \
-				       tests/engines/oracle_batch_vllm_v1.rs
-	@mkdir -p $(BUILD)/engines/rs_batch_vllm_v1
-	cp tests/engines/harness_batch_vllm_v1.rs $(BUILD)/engines/rs_batch_vllm_v1/main.rs
-	cp tests/engines/oracle_batch_vllm_v1.rs $(BUILD)/engines/rs_batch_vllm_v1/engine.rs
-	rustc --edition 2021 -O -o $@ $(BUILD)/engines/rs_batch_vllm_v1/main.rs
-	rustc --edition 2021 --test -o $@-test $(BUILD)/engines/rs_batch_vllm_v1/main.rs
 engines-check-batch-vllm_v1: $(BUILD)/engines/sweep_batch_vllm_v1 $(BUILD)/engines/oracle_batch_vllm_v1
 	@echo "== engines-check: vllm_v1's batch oracle, its own worked examples"
 	@$(BUILD)/engines/oracle_batch_vllm_v1-test -q

@@ -210,6 +210,7 @@ static const struct catalog_field target_fields[] = {
 	TARGET_FIELD("name", FIELD_NAME, true, names),
 	TARGET_FIELD("aliases", FIELD_ALIASES, false, names),
 	TARGET_FIELD("sm_count", FIELD_U32, true, sm_count),
+	TARGET_FIELD("compute_capability", FIELD_U32, false, compute_capability),
 	TARGET_FIELD("attn_decode_splitk", FIELD_POLICY, true, declared),
 	TARGET_FIELD("notes", FIELD_NOTES, false, notes),
 };
@@ -220,6 +221,7 @@ static const struct catalog_field model_fields[] = {
 	MODEL_FIELD("num_q_heads", FIELD_U32, true, num_q_heads),
 	MODEL_FIELD("num_kv_heads", FIELD_U32, false, num_kv_heads),
 	MODEL_FIELD("head_dim", FIELD_U32, false, head_dim),
+	MODEL_FIELD("max_model_len", FIELD_U32, false, max_model_len),
 	MODEL_FIELD("notes", FIELD_NOTES, false, notes),
 };
 
@@ -240,6 +242,20 @@ static int check_model(const void *entry, struct where *at, char *err, size_t ca
 	if (m->num_kv_heads != 0 &&
 	    (m->num_kv_heads > m->num_q_heads || m->num_q_heads % m->num_kv_heads != 0)) {
 		fail(err, cap, at, "num_kv_heads", "must divide num_q_heads");
+		return -1;
+	}
+	return 0;
+}
+
+/* a compute capability is major * 10 + minor: 99.9 at most, as the
+ * engines' compute_capability input (engines.h) */
+static int check_target(const void *entry, struct where *at, char *err, size_t cap)
+{
+	const struct catalog_target *t = entry;
+
+	if (t->compute_capability > CATALOG_MAX_COMPUTE_CAPABILITY) {
+		fail(err, cap, at, "compute_capability",
+		     "is major * 10 + minor (90 for 9.0): at most 999");
 		return -1;
 	}
 	return 0;
@@ -266,7 +282,8 @@ const struct catalog_field *catalog_top_fields(size_t *n)
 }
 
 static const struct schema schemas[] = {
-	[CATALOG_TARGETS] = {target_fields, sizeof(target_fields) / sizeof(target_fields[0]), NULL},
+	[CATALOG_TARGETS] = {target_fields, sizeof(target_fields) / sizeof(target_fields[0]),
+			     check_target},
 	[CATALOG_MODELS] = {model_fields, sizeof(model_fields) / sizeof(model_fields[0]), check_model},
 };
 

@@ -46,9 +46,14 @@ struct catalog_names {
 	size_t num_aliases;
 };
 
+#define CATALOG_MAX_COMPUTE_CAPABILITY 999u
+
 struct catalog_target {
 	struct catalog_names names;
 	uint32_t sm_count;
+	/* major * 10 + minor (90 for 9.0), at most
+	 * CATALOG_MAX_COMPUTE_CAPABILITY; 0: not stated */
+	uint32_t compute_capability;
 	const char *declared;                /* the spelling, as written */
 	size_t declared_len;
 	struct splitk_policy declared_policy; /* what it parses to */
@@ -61,6 +66,7 @@ struct catalog_model {
 	uint32_t num_q_heads;
 	uint32_t num_kv_heads; /* 0: not stated */
 	uint32_t head_dim;     /* 0: not stated */
+	uint32_t max_model_len; /* its context length; 0: not stated */
 	const char *notes;
 };
 

@@ -632,7 +632,7 @@ Test(api, targets_and_models)
 
 	cr_assert_eq(t.status, 200);
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.json, "targets")), 8);
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m.json, "models")), 12);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m.json, "models")), 13);
 	cr_assert_str_eq(str(one.json, "name"), "hopper");
 	cr_assert_eq(num(one.json, "sm_count"), 132);
 	cr_assert_str_eq(str(one.json, "attn_decode_splitk"), "auto");
@@ -737,7 +737,7 @@ Test(api, matrix_cells_equal_single_decisions)
 	char uri[256];
 
 	cr_assert_eq(m.status, 200, "%s", m.body);
-	cr_assert_eq(cJSON_GetArraySize(cells), 8 * 12);
+	cr_assert_eq(cJSON_GetArraySize(cells), 8 * 13);
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m.json, "warnings")), 1);
 	cJSON_ArrayForEach(cell, cells) {
 		struct answer one;

@@ -93,7 +93,7 @@ Test(catalog, embedded_loads)
 
 	cr_assert_not_null(cat, "%s", err);
 	cr_assert_eq(cat->num_targets, 8);
-	cr_assert_eq(cat->num_models, 12);
+	cr_assert_eq(cat->num_models, 13);
 	cr_assert_eq(strncmp(cat->digest, "fnv1a64:", 8), 0);
 	cr_assert_eq(strlen(cat->digest), CATALOG_DIGEST_LEN);
 	catalog_free(cat);

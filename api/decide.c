@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "choice.h"
 #include "lookup.h"
 #include "warning.h"
 
@@ -201,6 +202,9 @@ int decide_run(const struct catalog *cat, const struct query *q, struct decision
 	}
 	d->shape = decide_shape_of(q);
 	if (q->seq_lens.n > 0 && mixed_batch(q, d, p) != 0) {
+		return -1;
+	}
+	if (CHOICE_ANY_GIVEN(q) && choice_check_query(q, p) != 0) {
 		return -1;
 	}
 	d->override = q->override;

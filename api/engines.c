@@ -4,13 +4,19 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "choice.h"
 #include "decimal.h"
 #include "fa2.h"
 #include "fa3.h"
 #include "flashinfer.h"
+#include "flashmla.h"
 #include "names.h"
-#include "vocab.h"
+#include "sglang.h"
+#include "trtllm.h"
 #include "vllm.h"
+#include "vllm_triton.h"
+#include "vllm_v1.h"
+#include "vocab.h"
 
 /* What the seed's answer reads: the policy's inputs and the workspace's,
  * the rows of engine_inputs.h its decision resolves (DECISION). */
@@ -22,28 +28,61 @@
 #define SEED_READ_ROW(a, e, name, kind, from, bounds, zero, about) SEED_READ_##from(e)
 #define SEED_READS (0u ENGINE_INPUTS(SEED_READ_ROW, ~))
 
-#define PORT(id, prefix, name)                                                              \
-	[id] = {name, prefix##_TITLE, prefix##_REPO, prefix##_COMMIT, prefix##_FILES,      \
-		prefix##_FUNCTIONS, prefix##_READS, prefix##_GPU_READS, NULL}
+/* An engine from its port's header, the settings of its own it reads
+ * (engine_inputs.h's OPTION rows, which its options struct carries) and
+ * its page_size where the query gives none. */
+#define PORT(id, prefix, name, options, page, note)                                          \
+	[id] = {name,          prefix##_TITLE,     prefix##_REPO,                              \
+		prefix##_COMMIT, prefix##_FILES,   prefix##_FUNCTIONS,                        \
+		prefix##_READS | (options), prefix##_GPU_READS, page, note}
+
+/* vLLM V1's settings (struct vllm_v1_options; Triton's are the first
+ * three after compute_capability) */
+#define VLLM_V1_OPTIONS                                                                     \
+	(ENGINE_IN_COMPUTE_CAPABILITY | ENGINE_IN_CUDAGRAPH_MODE | ENGINE_IN_MAX_CAPTURE_SIZE | \
+	 ENGINE_IN_BATCH_INVARIANT | ENGINE_IN_MAX_MODEL_LEN)
+#define VLLM_TRITON_OPTIONS \
+	(ENGINE_IN_CUDAGRAPH_MODE | ENGINE_IN_MAX_CAPTURE_SIZE | ENGINE_IN_BATCH_INVARIANT)
 
 static const struct engines_info engines[ENGINES_COUNT] = {
-	[ENGINES_SEED] = {"seed", "The seed's rule (attn_splitk.rs: auto, legacy or pinned)", NULL,
-			  "", "attn_splitk.rs",
+	[ENGINES_SEED] = {"atlas",
+			  "Atlas's decode split (atlas_kernels' attn_splitk.rs, the seed: auto, "
+			  "legacy or pinned by ATLAS_ATTN_DECODE_SPLITK)",
+			  NULL, "", "attn_splitk.rs",
 			  "resolve_policy num_splits auto_splits legacy_splits workspace_slots",
-			  SEED_READS, 0, NULL},
-	PORT(ENGINES_FA2, FA2, "fa2"),
-	PORT(ENGINES_FA3, FA3, "fa3"),
-	PORT(ENGINES_FLASHINFER, FLASHINFER, "flashinfer"),
-	PORT(ENGINES_VLLM, VLLM, "vllm"),
+			  SEED_READS, 0, 0, NULL},
+	PORT(ENGINES_FA2, FA2, "fa2", 0u, 256, NULL),
+	PORT(ENGINES_FA3, FA3, "fa3", 0u, 16, NULL),
+	PORT(ENGINES_FLASHINFER, FLASHINFER, "flashinfer", 0u, 16, NULL),
+	[ENGINES_VLLM] = {"vllm",
+			  VLLM_V1_TITLE ", its FlashAttention from " VLLM_V1_FA_REPO
+				      " (the second commit)",
+			  VLLM_V1_REPO, VLLM_V1_COMMIT " " VLLM_V1_FA_COMMIT, VLLM_V1_FILES,
+			  VLLM_V1_FUNCTIONS, VLLM_V1_READS | VLLM_V1_OPTIONS, VLLM_V1_GPU_READS, 16,
+			  NULL},
+	PORT(ENGINES_VLLM_V0, VLLM, "vllm-v0", 0u, 16,
+	     "vllm-v0 is vLLM V0's paged attention (paged_attn.py, paged_attention_v2.cu), "
+	     "removed from vLLM since: no V1 backend runs it. engine=vllm answers vLLM V1"),
+	PORT(ENGINES_VLLM_TRITON, VLLM_TRITON, "vllm-triton", VLLM_TRITON_OPTIONS, 16, NULL),
+	/* SGLang's CUDA-graph path needs the captured batch sizes, which the
+	 * API does not take yet: its answers are the eager path's */
+	[ENGINES_SGLANG] = {"sglang", SGLANG_TITLE, SGLANG_REPO, SGLANG_COMMIT, SGLANG_FILES,
+			    SGLANG_FUNCTIONS,
+			    (SGLANG_READS & ~(unsigned)ENGINE_IN_CUDA_GRAPH) | ENGINE_IN_MAX_KV_SPLITS |
+				    ENGINE_IN_DETERMINISTIC | ENGINE_IN_MAX_MODEL_LEN,
+			    SGLANG_GPU_READS, 1, NULL},
+	PORT(ENGINES_TRTLLM, TRTLLM, "trtllm", ENGINE_IN_DETERMINISTIC, 32, NULL),
+	PORT(ENGINES_FLASHMLA, FLASHMLA, "flashmla", ENGINE_IN_HEAD_DIM_V, 64, NULL),
 };
 
 /* The launch functions apart from the table's strings, so the table reads
- * as the headers' macros. */
+ * as the headers' macros: a port with a uniform launch of its own; the
+ * others launch num_seqs sequences of seq_len as a batch. */
 static struct engine_answer (*const launches[ENGINES_COUNT])(const struct engine_shape *) = {
 	[ENGINES_FA2] = fa2_launch,
 	[ENGINES_FA3] = fa3_launch,
 	[ENGINES_FLASHINFER] = flashinfer_launch,
-	[ENGINES_VLLM] = vllm_launch,
+	[ENGINES_VLLM_V0] = vllm_launch,
 };
 
 /* Each port over a mixed batch (engine.h's <port>_launch_batch); a port
@@ -57,13 +96,67 @@ static struct engine_answer flashinfer_batch(const struct engine_shape *s,
 	return flashinfer_launch_batch(s, b, &o, by_seq);
 }
 
+static struct engine_answer vllm_v1_batch(const struct engine_shape *s,
+					  const struct engine_batch *b, uint32_t *by_seq)
+{
+	const struct vllm_v1_options o = {s->compute_capability,
+					  (enum vllm_v1_cudagraph_mode)s->cudagraph_mode,
+					  s->max_capture_size, s->batch_invariant, s->max_model_len};
+
+	return vllm_v1_launch_batch(s, b, &o, by_seq);
+}
+
+static struct engine_answer vllm_triton_batch(const struct engine_shape *s,
+					      const struct engine_batch *b, uint32_t *by_seq)
+{
+	const struct vllm_triton_options o = {(enum vllm_triton_cudagraph_mode)s->cudagraph_mode,
+					      s->max_capture_size, s->batch_invariant};
+
+	return vllm_triton_launch_batch(s, b, &o, by_seq);
+}
+
+/* the eager path (engines[]'s note): cuda_graph off whatever the query */
+static struct engine_answer sglang_batch(const struct engine_shape *s,
+					 const struct engine_batch *b, uint32_t *by_seq)
+{
+	struct engine_shape eager = *s;
+	const struct sglang_options o = {.max_kv_splits = s->max_kv_splits != 0 ? s->max_kv_splits
+										 : 8,
+					 .deterministic = s->deterministic,
+					 .max_model_len = s->max_model_len};
+
+	eager.cuda_graph = false;
+	return sglang_launch_batch(&eager, b, &o, by_seq);
+}
+
+static struct engine_answer trtllm_batch(const struct engine_shape *s,
+					 const struct engine_batch *b, uint32_t *by_seq)
+{
+	const struct trtllm_options o = {s->deterministic};
+
+	return trtllm_launch_batch(s, b, &o, by_seq);
+}
+
+static struct engine_answer flashmla_batch(const struct engine_shape *s,
+					   const struct engine_batch *b, uint32_t *by_seq)
+{
+	const struct flashmla_options o = {s->head_dim_v, 0};
+
+	return flashmla_launch_batch(s, b, &o, by_seq);
+}
+
 static struct engine_answer (*const batch_launches[ENGINES_COUNT])(const struct engine_shape *,
 								   const struct engine_batch *,
 								   uint32_t *) = {
 	[ENGINES_FA2] = fa2_launch_batch,
 	[ENGINES_FA3] = fa3_launch_batch,
 	[ENGINES_FLASHINFER] = flashinfer_batch,
-	[ENGINES_VLLM] = vllm_launch_batch,
+	[ENGINES_VLLM] = vllm_v1_batch,
+	[ENGINES_VLLM_V0] = vllm_launch_batch,
+	[ENGINES_VLLM_TRITON] = vllm_triton_batch,
+	[ENGINES_SGLANG] = sglang_batch,
+	[ENGINES_TRTLLM] = trtllm_batch,
+	[ENGINES_FLASHMLA] = flashmla_batch,
 };
 
 /* The settings only a port's batch path reads (OPTION rows), as bits. */
@@ -77,6 +170,7 @@ static struct engine_answer (*const batch_launches[ENGINES_COUNT])(const struct 
 
 #define SET_BIT_U32(v) ((v) != 0)
 #define SET_BIT_BOOL(v) (v)
+#define SET_BIT_CHOICE(v) ((v) != 0)
 #define SET_BIT_ROW(a, e, name, kind, from, bounds, zero, about) \
 	| (SET_BIT_##kind(s->name) ? ENGINE_IN_##e : 0u)
 
@@ -91,6 +185,32 @@ struct engine_answer engines_launch_batch(enum engines_id id, const struct engin
 	return batch_launches[id](s, b, by_seq);
 }
 
+/* num_seqs sequences of seq_len through the port's batch path: a port
+ * with no uniform launch of its own, or a setting only that path reads */
+static struct engine_answer uniform_batch(enum engines_id id, const struct engine_shape *s,
+					  uint32_t *by_seq)
+{
+	uint32_t lens[ENGINE_MAX_SEQS], counts[ENGINE_MAX_SEQS];
+	struct engine_batch b = {lens, s->num_seqs};
+
+	if (by_seq == NULL) {
+		by_seq = counts; /* the ports write each count; the caller wants none */
+	}
+	if (s->num_seqs > ENGINE_MAX_SEQS) {
+		return engine_refused(launches[id] == NULL
+					      ? "this engine's batch holds at most 4096 sequences "
+						"(ENGINE_MAX_SEQS): give fewer"
+					      : "with a setting of the mixed-batch path (tensor_cores, "
+						"fixed_split_size, disable_split_kv) a batch holds at "
+						"most 4096 sequences: give fewer",
+				      VOCAB_M_NUM_SEQS);
+	}
+	for (uint32_t i = 0; i < s->num_seqs; i++) {
+		lens[i] = s->seq_len;
+	}
+	return engines_launch_batch(id, s, &b, by_seq);
+}
+
 struct engine_answer engines_launch_query(enum engines_id id, const struct query *q,
 					  const struct engine_shape *s, uint32_t *by_seq)
 {
@@ -102,21 +222,10 @@ struct engine_answer engines_launch_query(enum engines_id id, const struct query
 		b.num_seqs = (uint32_t)query_list_get(&q->seq_lens, lens, ENGINE_MAX_SEQS);
 		return engines_launch_batch(id, s, &b, by_seq);
 	}
-	if ((set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
+	if (launches[id] != NULL && (set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
 		return launches[id](s);
 	}
-	/* a setting only the batch path reads: num_seqs sequences of seq_len */
-	if (s->num_seqs > ENGINE_MAX_SEQS) {
-		return engine_refused("with a setting of the mixed-batch path (tensor_cores, "
-				      "fixed_split_size, disable_split_kv) a batch holds at most "
-				      "4096 sequences: give fewer",
-				      VOCAB_M_NUM_SEQS);
-	}
-	for (uint32_t i = 0; i < s->num_seqs; i++) {
-		lens[i] = s->seq_len;
-	}
-	b.num_seqs = s->num_seqs;
-	return engines_launch_batch(id, s, &b, by_seq);
+	return uniform_batch(id, s, by_seq);
 }
 
 const struct engines_info *engines_info(enum engines_id id)
@@ -138,10 +247,14 @@ int engines_find(const struct query *q, enum engines_id *out, struct problem *p)
 			return 0;
 		}
 	}
+	if (names_equal(q->engine.p, q->engine.len, ENGINES_SEED_ALIAS)) {
+		return 0;
+	}
 	names_near_init(&near, q->engine.p, q->engine.len, NAMES_SAME);
 	for (int e = 0; e < ENGINES_COUNT; e++) {
 		names_near_offer(&near, engines[e].name);
 	}
+	names_near_offer(&near, ENGINES_SEED_ALIAS);
 	return problem_unknown_name(p, PROBLEM_UNKNOWN_ENGINE, VOCAB_M_ENGINE, "engine",
 				    q->engine.p, q->engine.len, near.best, "GET /v1/engines");
 }
@@ -166,9 +279,12 @@ uint32_t engines_kv_heads(const struct query *q, const struct decision *d)
  * a BOOL false (a flag's default is false: absent and false are one). */
 #define SHAPE_VALUE_U32(m, dflt) ((m).set ? (m).v : (uint32_t)(dflt))
 #define SHAPE_VALUE_BOOL(m, dflt) (m)
+/* A CHOICE is given as a NAME is (vocab.h's VOCAB_KIND_CHOICE). */
+#define QUERY_GIVEN_CHOICE QUERY_GIVEN_NAME
 /* Whether an absent input is one to ask for: a count with no default. */
 #define SHAPE_ASKS_U32(dflt) ((dflt) == 0)
 #define SHAPE_ASKS_BOOL(dflt) false
+#define SHAPE_ASKS_CHOICE(dflt) false
 
 #define NEED_QUERY(e, name, kind, bounds, about)                                        \
 	if (SHAPE_ASKS_##kind(ENGINE_BOUND_DEFAULT(bounds)) && (bits & ENGINE_IN_##e) &&     \
@@ -191,32 +307,62 @@ static int need_given(enum engines_id id, const struct query *q, unsigned bits, 
 	return 0;
 }
 
-#define SHAPE_QUERY(e, name, kind, bounds) \
-	out->name = SHAPE_VALUE_##kind(q->name, ENGINE_BOUND_DEFAULT(bounds));
+#define SHAPE_SET_U32(e, name, bounds) \
+	out->name = SHAPE_VALUE_U32(q->name, ENGINE_BOUND_DEFAULT(bounds));
+#define SHAPE_SET_BOOL(e, name, bounds) \
+	out->name = SHAPE_VALUE_BOOL(q->name, ENGINE_BOUND_DEFAULT(bounds));
+#define SHAPE_SET_CHOICE(e, name, bounds)                                            \
+	if (choice_index(&q->name, ENGINE_INDEX_##e, &out->name, p) != 0) {          \
+		return -1;                                                           \
+	}
+#define SHAPE_QUERY(e, name, kind, bounds) SHAPE_SET_##kind(e, name, bounds)
 #define SHAPE_MODEL(e, name, kind, bounds)
 #define SHAPE_OPTION SHAPE_QUERY
 #define SHAPE_DECISION(e, name, kind, bounds)
 #define SHAPE_ARG(e, name, kind, bounds)
 #define SHAPE_ROW(a, e, name, kind, from, bounds, zero, about) SHAPE_##from(e, name, kind, bounds)
 
+unsigned engines_reads(enum engines_id id, const struct query *q)
+{
+	/* FlashInfer's tensor-core plan reads no occupancy figure (its
+	 * num_blocks_per_sm is PrefillPlan's constant 2: flashinfer.h) */
+	if (id == ENGINES_FLASHINFER && q->tensor_cores) {
+		return FLASHINFER_TC_READS;
+	}
+	return engines[id].reads;
+}
+
+/* The bit of each engine-only input the query gives (QUERY_GIVEN). */
+#define GIVEN_BIT(e, name, kind, bounds) | (QUERY_GIVEN_##kind(q->name) ? ENGINE_IN_##e : 0u)
+#define GIVEN_QUERY GIVEN_BIT
+#define GIVEN_MODEL GIVEN_QUERY
+#define GIVEN_OPTION GIVEN_QUERY
+#define GIVEN_DECISION(e, name, kind, bounds)
+#define GIVEN_ARG(e, name, kind, bounds)
+#define GIVEN_ROW(a, e, name, kind, from, bounds, zero, about) GIVEN_##from(e, name, kind, bounds)
+
+unsigned engines_unread(enum engines_id id, const struct query *q)
+{
+	unsigned given = 0u ENGINE_INPUTS(GIVEN_ROW, ~);
+
+	return given & ~engines_reads(id, q);
+}
+
 int engines_shape(enum engines_id id, const struct query *q, const struct decision *d,
 		  uint32_t num_splits, struct engine_shape *out, struct problem *p)
 {
 	const struct engines_info *e = &engines[id];
 	uint32_t kv = engines_kv_heads(q, d);
-	unsigned reads = e->reads, gpu_reads = e->gpu_reads;
+	unsigned reads = engines_reads(id, q);
+	unsigned gpu_reads = id == ENGINES_FLASHINFER && q->tensor_cores ? FLASHINFER_TC_GPU_READS
+									 : e->gpu_reads;
 
 	memset(out, 0, sizeof(*out));
-	/* FlashInfer's tensor-core plan reads no occupancy figure (its
-	 * num_blocks_per_sm is PrefillPlan's constant 2: flashinfer.h) */
-	if (id == ENGINES_FLASHINFER && q->tensor_cores) {
-		reads = FLASHINFER_TC_READS;
-		gpu_reads = FLASHINFER_TC_GPU_READS;
-	}
 	/* asked for in this order: what the query alone can give, then what
-	 * the catalog's model would have, then what only a running GPU knows */
-	/* a mixed batch says each sequence's length itself */
-	unsigned asks = reads & ~gpu_reads;
+	 * the catalog's model would have, then what only a running GPU knows;
+	 * a mixed batch says each sequence's length itself, and page_size is
+	 * the engine's own where absent */
+	unsigned asks = reads & ~gpu_reads & ~(unsigned)ENGINE_IN_PAGE_SIZE;
 
 	if (q->seq_lens.n > 0) {
 		asks &= ~(unsigned)ENGINE_IN_SEQ_LEN;
@@ -248,6 +394,28 @@ int engines_shape(enum engines_id id, const struct query *q, const struct decisi
 	out->head_dim = d->head_dim;
 	out->num_splits = num_splits;
 	ENGINE_INPUTS(SHAPE_ROW, ~)
+	if (!q->page_size.set) {
+		out->page_size = e->page_size;
+	}
+	/* the catalog's, where the query does not say */
+	if (!q->compute_capability.set && d->target != NULL) {
+		out->compute_capability = d->target->compute_capability;
+	}
+	if (!q->max_model_len.set && d->model != NULL) {
+		out->max_model_len = d->model->max_model_len;
+	}
+	if (out->compute_capability > ENGINES_MAX_COMPUTE_CAPABILITY) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_COMPUTE_CAPABILITY, NULL,
+				   "compute_capability is major * 10 + minor (90 for 9.0, 121 for "
+				   "12.1): at most %u",
+				   ENGINES_MAX_COMPUTE_CAPABILITY);
+	}
+	if ((reads & ENGINE_IN_COMPUTE_CAPABILITY) && out->compute_capability == 0) {
+		return missing(id, VOCAB_M_COMPUTE_CAPABILITY,
+			       d->target != NULL ? "the catalog's target does not say it (90 for 9.0)"
+						 : "sm_count was given without a target (90 for 9.0)",
+			       p);
+	}
 	return 0;
 }
 
@@ -256,6 +424,10 @@ int engines_refused(enum engines_id id, const struct engine_answer *a, struct pr
 	return problem_set(p, PROBLEM_UNSUPPORTED_SHAPE, a->refused_input, NULL, "%s: %s",
 			   engines[id].name, a->refused);
 }
+
+/* The inputs' names, in the table's (and so the bits') order. */
+#define NAME_ROW(a, e, name, kind, from, bounds, zero, about) [ENGINE_INDEX_##e] = #name,
+static const char *const input_names[ENGINE_INPUTS_COUNT] = {ENGINE_INPUTS(NAME_ROW, ~)};
 
 /* Appends a string literal: its length is a constant. */
 #define LIT(p, s)                                \
@@ -300,6 +472,8 @@ static size_t answer_bound(const struct decision *d, const struct catalog *cat)
 	n += d->target != NULL ? d->target->names.name_len : 0;
 	n += d->model != NULL ? d->model->names.name_len : 0;
 	n += (size_t)d->by_seq_n * 11; /* num_splits_by_seq: "4294967295," each */
+	/* the warnings: the note, and one for each input at most */
+	n += 2 * 256 + ENGINE_INPUTS_COUNT * (ENGINES_WARNING_MAX + 64);
 	return n + ENGINE_TERMS_MAX * (ENGINES_TERM_NAME_MAX + 24);
 }
 
@@ -325,13 +499,75 @@ static char *put_BOOL(char *p, bool v, uint32_t dflt)
 	return p;
 }
 
+/* a CHOICE's word (static, plain) */
+static char *put_word(char *p, const char *word)
+{
+	size_t len = strlen(word);
+
+	*p++ = '"';
+	memcpy(p, word, len);
+	p += len;
+	*p++ = '"';
+	return p;
+}
+
+/* A warning's text: plain, but for the quotes it may hold. */
+static char *put_text(char *p, const char *s)
+{
+	*p++ = '"';
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\') {
+			*p++ = '\\';
+		}
+		*p++ = *s;
+	}
+	*p++ = '"';
+	return p;
+}
+
+/* The warnings of an engine's answer: its note, and each input the query
+ * gives that the engine does not read (as the seed's answer warns of its
+ * own). Written only where there is one, so an answer with none is the
+ * bytes it was. */
+static char *put_warnings(char *p, enum engines_id id, unsigned unread)
+{
+	bool first = true;
+
+	if (engines[id].note == NULL && unread == 0) {
+		return p;
+	}
+	LIT(p, VOCAB_NEXT_KEY(WARNINGS) "[");
+	if (engines[id].note != NULL) {
+		p = put_text(p, engines[id].note);
+		first = false;
+	}
+	for (unsigned i = 0; i < ENGINE_INPUTS_COUNT; i++) {
+		if (unread & (1u << i)) {
+			if (!first) {
+				*p++ = ',';
+			}
+			first = false;
+			*p++ = '"';
+			p = stpcpy(p, input_names[i]);
+			p = stpcpy(p, " is not read by ");
+			p = stpcpy(p, engines[id].name);
+			LIT(p, ": its answer is the same without it\"");
+		}
+	}
+	*p++ = ']';
+	return p;
+}
+
 /* Each member of VOCAB_ENGINE_MEMBERS (vocab.h), in its order: a literal
  * its key and no writer call (a batch of them was 2.7 times the seed's
  * through jsonw). The engine-only inputs are PUT_INPUT, one a row. */
 #define PUT(m) PUT_##m
 #define PUT_INPUT(e, name, kind, bounds)                              \
 	LIT(p, ",\"" #name "\":");                                     \
-	p = put_##kind(p, s->name, ENGINE_BOUND_DEFAULT(bounds));
+	PUT_VALUE_##kind(e, name, bounds)
+#define PUT_VALUE_U32(e, name, bounds) p = put_U32(p, s->name, ENGINE_BOUND_DEFAULT(bounds));
+#define PUT_VALUE_BOOL(e, name, bounds) p = put_BOOL(p, s->name, 0);
+#define PUT_VALUE_CHOICE(e, name, bounds) p = put_word(p, choice_word(ENGINE_INDEX_##e, s->name));
 /* a setting of a port's path (OPTION): said where set and read */
 #define PUT_INPUT_OPTION(e, name, kind, bounds)                                   \
 	if (s->name && (engines[id].reads & ENGINE_IN_##e)) {                     \
@@ -382,6 +618,7 @@ static char *put_BOOL(char *p, bool v, uint32_t dflt)
 	}                                                                         \
 	*p++ = '}';
 /* every digest is CATALOG_DIGEST_LEN bytes, a catalog's name plain */
+#define PUT_WARNINGS p = put_warnings(p, id, unread);
 #define PUT_CATALOG                         \
 	LIT(p, VOCAB_NEXT_KEY(CATALOG));    \
 	p = put_name(p, cat->digest, CATALOG_DIGEST_LEN);
@@ -390,26 +627,29 @@ static char *put_BOOL(char *p, bool v, uint32_t dflt)
 	p = put_name(p, cat->name, cat->name_len);
 
 /* The answer in place. */
-static size_t write_answer(char *out, enum engines_id id, const struct decision *d,
-			   const struct engine_shape *s, const struct engine_answer *a,
-			   const uint32_t *by_seq, const struct catalog *cat)
+static size_t write_answer(char *out, enum engines_id id, const struct query *q,
+			   const struct decision *d, const struct engine_shape *s,
+			   const struct engine_answer *a, const uint32_t *by_seq,
+			   const struct catalog *cat)
 {
 	char *p = out;
 	const char *name = engines[id].name;
+	unsigned unread = engines_unread(id, q);
 
 	VOCAB_ENGINE_MEMBERS(PUT, PUT_INPUT)
 	*p++ = '}';
 	return (size_t)(p - out);
 }
 
-void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
-		   const struct engine_shape *s, const struct engine_answer *a,
-		   const uint32_t *by_seq, const struct catalog *cat)
+void engines_write(struct jsonw *w, enum engines_id id, const struct query *q,
+		   const struct decision *d, const struct engine_shape *s,
+		   const struct engine_answer *a, const uint32_t *by_seq,
+		   const struct catalog *cat)
 {
 	char *at = jsonw_raw_room(w, answer_bound(d, cat));
 
 	if (at != NULL) {
-		jsonw_raw_done(w, write_answer(at, id, d, s, a, by_seq, cat));
+		jsonw_raw_done(w, write_answer(at, id, q, d, s, a, by_seq, cat));
 	}
 }
 
@@ -467,19 +707,21 @@ int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct 
 	int rc = engines_decide(ctx, q, d, fields, &id, &s, &a, by_seq, p);
 
 	if (rc == 0) {
-		engines_write(w, id, d, &s, &a, by_seq, cat);
+		engines_write(w, id, q, d, &s, &a, by_seq, cat);
 	}
 	return rc;
 }
 
 struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s)
 {
-	return launches[id](s);
+	unsigned set = 0u ENGINE_INPUTS(SET_BIT_ROW, ~);
+
+	if (launches[id] != NULL && (set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
+		return launches[id](s);
+	}
+	return uniform_batch(id, s, NULL);
 }
 
-/* The inputs' names, in the table's (and so the bits') order. */
-#define NAME_ROW(a, e, name, kind, from, bounds, zero, about) [ENGINE_INDEX_##e] = #name,
-static const char *const input_names[ENGINE_INPUTS_COUNT] = {ENGINE_INPUTS(NAME_ROW, ~)};
 
 void engines_write_inputs(struct jsonw *w, unsigned bits)
 {
@@ -496,10 +738,14 @@ void engines_write_inputs(struct jsonw *w, unsigned bits)
  * QUERY rows), as GET /v1/engines describes them. */
 #define PARAM_U32 ENGINES_PARAM_U32
 #define PARAM_BOOL ENGINES_PARAM_BOOL
-#define PARAM(e, name, kind, bounds, about, given, option)                            \
-	{#name, about, PARAM_##kind, ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), \
-	 ENGINE_BOUND_DEFAULT(bounds), ENGINE_IN_##e, given, option,                     \
-	 offsetof(struct query, name)},
+#define PARAM_CHOICE ENGINES_PARAM_CHOICE
+/* the catalog's when absent: a target's or a model's field of that name */
+#define FROM_CATALOG(e) (ENGINE_IN_##e & (ENGINE_IN_COMPUTE_CAPABILITY | ENGINE_IN_MAX_MODEL_LEN))
+#define PARAM(e, name, kind, bounds, about, given, option)                                  \
+	{#name,                   about,                    PARAM_##kind,                      \
+	 ENGINE_BOUND_MIN(bounds), ENGINE_BOUND_MAX(bounds), ENGINE_BOUND_DEFAULT(bounds),     \
+	 ENGINE_INDEX_##e,         ENGINE_IN_##e,            given,                             \
+	 FROM_CATALOG(e) != 0,     option,                   offsetof(struct query, name)},
 #define PARAM_QUERY(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, true, false)
 #define PARAM_MODEL(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, false, false)
 #define PARAM_OPTION(e, name, kind, bounds, about) PARAM(e, name, kind, bounds, about, true, true)
@@ -515,12 +761,38 @@ const struct engines_param *engines_params(size_t *n)
 	return params;
 }
 
+bool engines_given(const struct engines_param *x, const struct query *q)
+{
+	const char *member = (const char *)q + x->offset;
+
+	switch (x->kind) {
+	case ENGINES_PARAM_BOOL:
+		return *(const bool *)(const void *)member;
+	case ENGINES_PARAM_CHOICE:
+		return ((const struct slice *)(const void *)member)->p != NULL;
+	case ENGINES_PARAM_U32:
+		break;
+	}
+	return ((const struct query_u32 *)(const void *)member)->set;
+}
+
 void engines_write_given(struct jsonw *w, const struct engines_param *x, const struct query *q)
 {
 	const char *member = (const char *)q + x->offset;
 
 	if (x->kind == ENGINES_PARAM_BOOL) {
 		jsonw_kv_bool(w, x->name, *(const bool *)(const void *)member);
+		return;
+	}
+	if (x->kind == ENGINES_PARAM_CHOICE) {
+		const struct slice *v = (const struct slice *)(const void *)member;
+
+		jsonw_key(w, x->name);
+		if (v->p != NULL) {
+			jsonw_strn(w, v->p, v->len);
+		} else {
+			jsonw_str(w, choice_word(x->index, x->dflt));
+		}
 		return;
 	}
 	const struct query_u32 *u = (const struct query_u32 *)(const void *)member;

@@ -31,12 +31,20 @@
 #include "problem.h"
 #include "query.h"
 
+/* ENGINES_SEED is Atlas's rule, the seed's (engine=atlas, or its alias
+ * seed); ENGINES_VLLM is vLLM V1's FLASH_ATTN backend, ENGINES_VLLM_V0 the
+ * paged attention V0 ran, since removed upstream. */
 enum engines_id {
 	ENGINES_SEED,
 	ENGINES_FA2,
 	ENGINES_FA3,
 	ENGINES_FLASHINFER,
 	ENGINES_VLLM,
+	ENGINES_VLLM_V0,
+	ENGINES_VLLM_TRITON,
+	ENGINES_SGLANG,
+	ENGINES_TRTLLM,
+	ENGINES_FLASHMLA,
 	ENGINES_COUNT
 };
 
@@ -47,13 +55,25 @@ struct engines_info {
 	const char *name, *title, *repository, *commits, *files, *functions;
 	unsigned reads;     /* enum engine_input bits its answer reads */
 	unsigned gpu_reads; /* of those, the ones only a running GPU knows */
-	/* NULL for the seed, which decide.c answers */
-	struct engine_answer (*launch)(const struct engine_shape *s);
+	/* its page_size where the query gives none: the upstream's default
+	 * (0: the engine reads none) */
+	uint32_t page_size;
+	/* a sentence every answer of it carries among its warnings, or NULL */
+	const char *note;
 };
+
+/* The largest compute_capability taken (major * 10 + minor: 99.9). */
+#define ENGINES_MAX_COMPUTE_CAPABILITY CATALOG_MAX_COMPUTE_CAPABILITY
+
+/* The seed's engine's other name, which answers as it does. */
+#define ENGINES_SEED_ALIAS "seed"
 
 /* The longest name of a term a port gives (engine_answer.terms): each is
  * plain JSON text, no quote, backslash or control byte. */
 #define ENGINES_TERM_NAME_MAX 48
+
+/* The longest engine name and input name a warning names. */
+#define ENGINES_WARNING_MAX 64
 
 /* The engine's row; NULL past the end. */
 const struct engines_info *engines_info(enum engines_id id);
@@ -85,9 +105,19 @@ int engines_refused(enum engines_id id, const struct engine_answer *a, struct pr
  * model and catalog it was asked of) and its launch a (ENGINE_OK), with
  * each sequence's count (by_seq, d->by_seq_n of them) where the decision
  * is a mixed batch's (seq_lens). */
-void engines_write(struct jsonw *w, enum engines_id id, const struct decision *d,
-		   const struct engine_shape *s, const struct engine_answer *a,
-		   const uint32_t *by_seq, const struct catalog *cat);
+void engines_write(struct jsonw *w, enum engines_id id, const struct query *q,
+		   const struct decision *d, const struct engine_shape *s,
+		   const struct engine_answer *a, const uint32_t *by_seq,
+		   const struct catalog *cat);
+
+/* The engine-only inputs (enum engine_input bits) query q gives that
+ * engine `id` does not read on the path q takes: each is a warning in its
+ * answer. */
+unsigned engines_unread(enum engines_id id, const struct query *q);
+
+/* The inputs engine `id` reads on the path query q takes (FlashInfer's
+ * tensor-core plan reads no occupancy figure). */
+unsigned engines_reads(enum engines_id id, const struct query *q);
 
 /*
  * The answer to a decision's query that names an engine (q->engine set),
@@ -157,16 +187,21 @@ void engines_write_inputs(struct jsonw *w, unsigned bits);
  * its default (0: none; a MODEL row's is the catalog model's). */
 struct engines_param {
 	const char *name, *about;
-	enum { ENGINES_PARAM_U32, ENGINES_PARAM_BOOL } kind;
+	enum { ENGINES_PARAM_U32, ENGINES_PARAM_BOOL, ENGINES_PARAM_CHOICE } kind;
 	uint32_t min, max, dflt;
+	unsigned index; /* enum engine_input_index: a CHOICE's words (choice.h) */
 	unsigned bit;    /* enum engine_input */
 	bool from_query; /* a QUERY row: the query's or its default, no catalog's */
+	bool from_catalog; /* absent, the catalog's (compute_capability, max_model_len) */
 	bool option;     /* an OPTION row: said only where set (engine_inputs.h) */
 	size_t offset;   /* of its member in struct query */
 };
 
 /* Every such input, in the table's order: *n of them, static. */
 const struct engines_param *engines_params(size_t *n);
+
+/* Whether query q gives input x. */
+bool engines_given(const struct engines_param *x, const struct query *q);
 
 /* Writes "name": and the value query q gives input x (a from_query
  * one): its own, else its default, else null. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "choice.h"
 #include "engines.h"
 #include "revision.h"
 #include "vocab.h"
@@ -60,18 +61,28 @@ static void write_params(struct jsonw *w)
 	jsonw_array_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		bool flag = x[i].kind == ENGINES_PARAM_BOOL;
+		bool choice = x[i].kind == ENGINES_PARAM_CHOICE;
 
 		jsonw_object_begin(w);
 		jsonw_kv_str(w, "name", x[i].name);
-		jsonw_kv_str(w, "type", flag ? "boolean" : "integer");
+		jsonw_kv_str(w, "type", flag ? "boolean" : choice ? "string" : "integer");
 		if (flag) {
 			jsonw_kv_bool(w, "default", x[i].dflt != 0);
+		} else if (choice) {
+			jsonw_key(w, "enum");
+			jsonw_array_begin(w);
+			for (uint32_t k = 0; k <= x[i].max; k++) {
+				jsonw_str(w, choice_word(x[i].index, k));
+			}
+			jsonw_array_end(w);
+			jsonw_kv_str(w, "default", choice_word(x[i].index, x[i].dflt));
 		} else {
 			jsonw_kv_u64(w, "minimum", x[i].min);
 			jsonw_kv_u64(w, "maximum", x[i].max);
 			jsonw_kv_u64_or_null(w, "default", x[i].dflt);
 		}
 		jsonw_kv_bool(w, "from_model", !x[i].from_query);
+		jsonw_kv_bool(w, "from_catalog", !x[i].from_query || x[i].from_catalog);
 		jsonw_kv_str(w, "description", x[i].about);
 		jsonw_object_end(w);
 	}
@@ -101,8 +112,16 @@ void handler_engines(struct handler_call *c)
 		jsonw_kv_bool(&c->w, "reads_num_seqs",
 			      id != ENGINES_SEED && (e->reads & ENGINE_IN_NUM_SEQS) != 0);
 		jsonw_kv_bool(&c->w, "reads_seq_len", (e->reads & ENGINE_IN_SEQ_LEN) != 0);
+		jsonw_kv_u64_or_null(&c->w, "page_size", e->page_size);
 		if (id == ENGINES_SEED) {
+			jsonw_key(&c->w, "aliases");
+			jsonw_array_begin(&c->w);
+			jsonw_str(&c->w, ENGINES_SEED_ALIAS);
+			jsonw_array_end(&c->w);
 			write_seed_note(&c->w);
+		}
+		if (e->note != NULL) {
+			jsonw_kv_str(&c->w, "note", e->note);
 		}
 		jsonw_object_end(&c->w);
 	}
@@ -178,16 +197,45 @@ static int sweep_seed(const struct catalog *cat, const struct query *q, struct s
 	return 0;
 }
 
-/* An engine's launch at every co-batch, with its own num_splits argument
- * (0: its heuristic). A refusal at any batch refuses the sweep. */
+/* The setting that holds engine `id` still (hold_how's), set on its shape:
+ * FA2 the seed's count, FA3 one split, vLLM batch invariance, SGLang and
+ * TensorRT-LLM their deterministic modes. */
+static void hold_shape(enum engines_id id, uint32_t seed_count, struct engine_shape *s)
+{
+	switch (id) {
+	case ENGINES_FA2:
+		s->num_splits = seed_count;
+		break;
+	case ENGINES_FA3:
+		s->num_splits = 1;
+		break;
+	case ENGINES_VLLM:
+	case ENGINES_VLLM_TRITON:
+		s->batch_invariant = true;
+		break;
+	case ENGINES_SGLANG:
+	case ENGINES_TRTLLM:
+		s->deterministic = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/* An engine's launch at every co-batch, as asked or held still (hold:
+ * hold_shape with the seed's count). A refusal at any batch refuses the
+ * sweep. */
 static int sweep_engine(enum engines_id id, const struct query *q, const struct decision *d,
-			uint32_t num_splits, struct sweep *sw)
+			bool hold, uint32_t seed_count, struct sweep *sw)
 {
 	struct engine_shape s;
 
 	sw->max_bytes = 0;
-	if (engines_shape(id, q, d, num_splits, &s, &sw->problem) != 0) {
+	if (engines_shape(id, q, d, 0, &s, &sw->problem) != 0) {
 		return -1;
+	}
+	if (hold) {
+		hold_shape(id, seed_count, &s);
 	}
 	for (uint32_t n = 1; n <= sw->num; n++) {
 		struct engine_answer a;
@@ -234,14 +282,48 @@ static const char *const invariant_how[ENGINES_COUNT] = {
 			"bound and the per-batch split still moves with the batch "
 			"(flash-attention #1897; a batch_invariant flag is proposed in #2450, not "
 			"in 0251105a); 1 is what SGLang's --enable-deterministic-inference uses",
+	[ENGINES_VLLM] = "VLLM_BATCH_INVARIANT=1: the FLASH_ATTN backend launches one split for "
+			 "every sequence whatever the batch (flash_attn.py's num_splits=1; on "
+			 "Blackwell it also selects FA2 over the unported FA4)",
+	[ENGINES_VLLM_TRITON] = "VLLM_BATCH_INVARIANT=1: the 2D kernel always, one segment a "
+				"sequence (use_3d's batch-invariant condition); the 3D kernel's "
+				"scratch is allocated all the same",
+	[ENGINES_SGLANG] = "--enable-deterministic-inference: a fixed split size "
+			   "(SGLANG_TRITON_DECODE_SPLIT_TILE_SIZE, 256 tokens), ceil(seq_len / 256) "
+			   "splits a sequence whatever the batch; the scratch is sized by "
+			   "max_model_len",
+	[ENGINES_TRTLLM] = "FORCE_DETERMINISTIC=1: no multi-block mode, one block a sequence, "
+			   "and XQA always (no fallback to the masked-MHA kernel)",
+};
+/* The setting, as a query parameter (FA2's is the seed's count). */
+static const char *const hold_setting[ENGINES_COUNT] = {
+	[ENGINES_SEED] = "override=auto",
+	[ENGINES_FA3] = "num_splits=1",
+	[ENGINES_VLLM] = "batch_invariant=true",
+	[ENGINES_VLLM_TRITON] = "batch_invariant=true",
+	[ENGINES_SGLANG] = "deterministic=true",
+	[ENGINES_TRTLLM] = "deterministic=true",
 };
 static const char *const invariant_none[ENGINES_COUNT] = {
 	[ENGINES_FLASHINFER] = "no knob at fb28d724: the CUDA-core decode plan splits the KV so that "
 			       "batch * kv_heads fills blocks_per_sm * SMs; the fixed_split_size and "
 			       "disable_split_kv of flashinfer #1675 act on the tensor-core path",
-	[ENGINES_VLLM] = "no knob: forward_decode chooses v1 or v2 and its partitions from the "
-			 "shape (max_seq_len, num_seqs * num_heads)",
+	[ENGINES_VLLM_V0] = "no knob: forward_decode chooses v1 or v2 and its partitions from the "
+			    "shape (max_seq_len, num_seqs * num_heads)",
+	[ENGINES_FLASHMLA] = "no knob at 9241ae3e: get_mla_metadata spreads the batch's KV over "
+			     "the SM parts, so a sequence's splits move with its neighbours and its "
+			     "place in the batch; FlashMLA has no deterministic mode",
 };
+
+/* engine id's setting that holds it still, as a query parameter would say it */
+static void hold_text(enum engines_id id, uint32_t seed_count, char *out, size_t cap)
+{
+	if (id == ENGINES_FA2) {
+		snprintf(out, cap, "num_splits=%u", seed_count);
+	} else {
+		snprintf(out, cap, "%s", hold_setting[id] != NULL ? hold_setting[id] : "");
+	}
+}
 
 struct compare {
 	struct handler_call *c;
@@ -255,7 +337,7 @@ struct compare {
 static void write_invariant(struct compare *cmp, enum engines_id id)
 {
 	struct jsonw *w = &cmp->c->w;
-	uint32_t arg = id == ENGINES_FA2 ? cmp->seed_count : 1;
+	char setting[48];
 	int rc;
 
 	if (invariant_how[id] == NULL) {
@@ -267,18 +349,12 @@ static void write_invariant(struct compare *cmp, enum engines_id id)
 	if (id == ENGINES_SEED) {
 		rc = sweep_seed(cmp->cat, &cmp->c->q, (struct slice){"auto", 4}, &cmp->sw);
 	} else {
-		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, arg, &cmp->sw);
+		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, true, cmp->seed_count, &cmp->sw);
 	}
 	jsonw_key(w, "invariant");
 	jsonw_object_begin(w);
-	if (id == ENGINES_SEED) {
-		jsonw_kv_str(w, "setting", "override=auto");
-	} else {
-		char setting[32];
-
-		snprintf(setting, sizeof(setting), "num_splits=%u", arg);
-		jsonw_kv_str(w, "setting", setting);
-	}
+	hold_text(id, cmp->seed_count, setting, sizeof(setting));
+	jsonw_kv_str(w, "setting", setting);
 	jsonw_kv_str(w, "how", invariant_how[id]);
 	if (rc != 0) {
 		jsonw_key(w, "problem");
@@ -321,7 +397,7 @@ static void write_entry(struct compare *cmp, enum engines_id id)
 		jsonw_kv_str(w, VOCAB_M_POLICY, label);
 		write_seed_warnings(w, &cmp->seed);
 	} else {
-		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, 0, &cmp->sw);
+		rc = sweep_engine(id, &cmp->c->q, &cmp->seed, false, 0, &cmp->sw);
 	}
 	if (rc != 0) {
 		jsonw_key(w, "problem");
@@ -352,10 +428,7 @@ static void write_given(struct jsonw *w, const struct engines_param *x, size_t n
 			const struct query *q, unsigned every, bool all)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *member = (const char *)q + x[i].offset;
-		bool given = x[i].kind == ENGINES_PARAM_BOOL
-				     ? *(const bool *)(const void *)member
-				     : ((const struct query_u32 *)(const void *)member)->set;
+		bool given = engines_given(&x[i], q);
 
 		if (x[i].from_query && ((every & x[i].bit) != 0) == all && (!x[i].option || given)) {
 			engines_write_given(w, &x[i], q);
@@ -400,11 +473,18 @@ static void write_head(struct compare *cmp, uint32_t num)
 /* One engine's counts over the batch: in it (by_seq), each sequence
  * launched alone with the same settings (alone), and whether any moved. */
 struct batch_counts {
-	uint32_t *by_seq, *alone;
+	uint32_t *by_seq, *alone; /* alone: ALONE_REFUSED where the engine refuses it */
 	uint64_t workspace_bytes;
 	struct splitk_bytes seed_bytes; /* the seed's workspace */
 	bool moved;
+	uint32_t refused_alone; /* sequences the engine refuses alone */
+	struct problem alone_problem; /* the first of those refusals */
 };
+
+/* A sequence the engine answers in the batch but refuses alone (TensorRT-
+ * LLM hands a short lone request to a kernel whose count needs GPU
+ * figures): its count alone is unknown, written null. */
+#define ALONE_REFUSED UINT32_MAX
 
 static void write_list(struct jsonw *w, const char *key, const uint32_t *v, uint32_t n)
 {
@@ -420,16 +500,35 @@ static void write_batch_counts(struct jsonw *w, const struct batch_counts *bc, u
 			       bool seed)
 {
 	write_list(w, VOCAB_M_NUM_SPLITS_BY_SEQ, bc->by_seq, n);
-	write_list(w, "alone_by_seq", bc->alone, n);
+	jsonw_key(w, "alone_by_seq");
+	jsonw_array_begin(w);
+	for (uint32_t i = 0; i < n; i++) {
+		if (bc->alone[i] == ALONE_REFUSED) {
+			jsonw_null(w);
+		} else {
+			jsonw_u64(w, bc->alone[i]);
+		}
+	}
+	jsonw_array_end(w);
 	jsonw_key(w, "moved");
 	jsonw_array_begin(w);
 	for (uint32_t i = 0; i < n; i++) {
-		if (bc->by_seq[i] != bc->alone[i]) {
+		if (bc->alone[i] != ALONE_REFUSED && bc->by_seq[i] != bc->alone[i]) {
 			jsonw_u64(w, i);
 		}
 	}
 	jsonw_array_end(w);
-	jsonw_kv_bool(w, "batch_invariant", !bc->moved);
+	/* unknown where no sequence moved but some cannot be asked alone */
+	if (!bc->moved && bc->refused_alone > 0) {
+		jsonw_key(w, "batch_invariant");
+		jsonw_null(w);
+	} else {
+		jsonw_kv_bool(w, "batch_invariant", !bc->moved);
+	}
+	if (bc->refused_alone > 0) {
+		jsonw_key(w, "alone_refused");
+		problem_write(w, &bc->alone_problem);
+	}
 	if (seed) {
 		jsonw_kv_bytes(w, VOCAB_M_WORKSPACE_BYTES, bc->seed_bytes);
 	} else {
@@ -459,6 +558,7 @@ static int batch_seed(const struct catalog *cat, const struct query *q, struct s
 		return -1;
 	}
 	bc->moved = false;
+	bc->refused_alone = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		bc->by_seq[i] = in_batch;
 		bc->alone[i] = d.num_splits;
@@ -467,18 +567,21 @@ static int batch_seed(const struct catalog *cat, const struct query *q, struct s
 	return 0;
 }
 
-/* An engine over the batch with its own num_splits argument (0: its
- * heuristic), and each sequence alone. A refusal refuses the entry. */
+/* An engine over the batch as asked or held still (hold_shape), and each
+ * sequence alone. A refusal refuses the entry. */
 static int batch_engine(enum engines_id id, const struct query *q, const struct decision *d,
-			uint32_t num_splits, const uint32_t *lens, uint32_t n,
+			bool hold, uint32_t seed_count, const uint32_t *lens, uint32_t n,
 			struct batch_counts *bc, struct problem *p)
 {
 	struct engine_shape s;
 	struct engine_batch b = {lens, n};
 	struct engine_answer a;
 
-	if (engines_shape(id, q, d, num_splits, &s, p) != 0) {
+	if (engines_shape(id, q, d, 0, &s, p) != 0) {
 		return -1;
+	}
+	if (hold) {
+		hold_shape(id, seed_count, &s);
 	}
 	s.num_seqs = n;
 	a = engines_launch_batch(id, &s, &b, bc->by_seq);
@@ -487,18 +590,24 @@ static int batch_engine(enum engines_id id, const struct query *q, const struct 
 	}
 	bc->workspace_bytes = a.workspace_bytes;
 	bc->moved = false;
+	bc->refused_alone = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct engine_batch one = {&lens[i], 1};
 
 		s.num_seqs = 1;
 		a = engines_launch_batch(id, &s, &one, &bc->alone[i]);
 		if (a.status != ENGINE_OK) {
-			engines_refused(id, &a, p);
-			size_t len = strlen(p->detail);
+			bc->alone[i] = ALONE_REFUSED;
+			if (bc->refused_alone++ == 0) {
+				struct problem *ap = &bc->alone_problem;
 
-			snprintf(p->detail + len, sizeof(p->detail) - len,
-				 " (sequence %u alone, of %u tokens)", i, lens[i]);
-			return -1;
+				engines_refused(id, &a, ap);
+				size_t len = strlen(ap->detail);
+
+				snprintf(ap->detail + len, sizeof(ap->detail) - len,
+					 " (sequence %u alone, of %u tokens)", i, lens[i]);
+			}
+			continue;
 		}
 		bc->moved = bc->moved || bc->alone[i] != bc->by_seq[i];
 	}
@@ -517,7 +626,7 @@ static void write_batch_entry(struct compare *cmp, enum engines_id id, const uin
 	if (id == ENGINES_SEED) {
 		rc = batch_seed(cmp->cat, &cmp->c->q, cmp->c->q.override, n, bc, &p);
 	} else {
-		rc = batch_engine(id, &cmp->c->q, &cmp->seed, 0, lens, n, bc, &p);
+		rc = batch_engine(id, &cmp->c->q, &cmp->seed, false, 0, lens, n, bc, &p);
 	}
 	if (rc != 0) {
 		jsonw_key(w, "problem");
@@ -531,24 +640,22 @@ static void write_batch_entry(struct compare *cmp, enum engines_id id, const uin
 					     : splitk_auto_splits(cmp->seed.sm_count,
 								  cmp->seed.num_q_heads);
 	}
-	if (bc->moved) {
-		uint32_t arg = id == ENGINES_FA2 ? cmp->seed_count : 1;
-
+	if (bc->moved || bc->refused_alone > 0) {
 		jsonw_key(w, "invariant");
 		if (invariant_how[id] == NULL) {
 			jsonw_null(w);
 			jsonw_kv_str(w, "invariant_note", invariant_none[id]);
 		} else {
-			char setting[32];
+			char setting[48];
 
 			jsonw_object_begin(w);
+			hold_text(id, cmp->seed_count, setting, sizeof(setting));
 			if (id == ENGINES_SEED) {
-				snprintf(setting, sizeof(setting), "override=auto");
 				rc = batch_seed(cmp->cat, &cmp->c->q, (struct slice){"auto", 4}, n, bc,
 						&p);
 			} else {
-				snprintf(setting, sizeof(setting), "num_splits=%u", arg);
-				rc = batch_engine(id, &cmp->c->q, &cmp->seed, arg, lens, n, bc, &p);
+				rc = batch_engine(id, &cmp->c->q, &cmp->seed, true, cmp->seed_count,
+						  lens, n, bc, &p);
 			}
 			jsonw_kv_str(w, "setting", setting);
 			jsonw_kv_str(w, "how", invariant_how[id]);

@@ -107,7 +107,12 @@
  * query gives (MODEL, QUERY), not those the decision resolves (DECISION:
  * their rows are above) or a route hands a port (ARG). */
 #define VOCAB_ENGINE_ROW(X, e, name, kind, from, bounds, zero, about) \
-	VOCAB_ENGINE_ROW_##from(X, e, name, kind, bounds)
+	VOCAB_ENGINE_ROW_##from(X, e, name, VOCAB_KIND_##kind, bounds)
+/* An engine row's kind as the query's: a CHOICE is given by its word, a
+ * NAME, which api/engines.c maps to the word's index. */
+#define VOCAB_KIND_U32 U32
+#define VOCAB_KIND_BOOL BOOL
+#define VOCAB_KIND_CHOICE NAME
 #define VOCAB_ENGINE_ROW_MODEL(X, e, name, kind, bounds) X(e, name, kind, ENGINE, bounds)
 #define VOCAB_ENGINE_ROW_QUERY(X, e, name, kind, bounds) X(e, name, kind, ENGINE, bounds)
 #define VOCAB_ENGINE_ROW_OPTION(X, e, name, kind, bounds) X(e, name, kind, ENGINE, bounds)
@@ -184,6 +189,7 @@
 	X(NUM_SPLITS_BOUND)                              \
 	X(WORKSPACE_BYTES)                               \
 	X(TERMS)                                         \
+	X(WARNINGS)                                      \
 	X(CATALOG)                                       \
 	X(CATALOG_NAME)
 #define VOCAB_ENGINE_MEMBER_ROW(INPUT, e, name, kind, from, bounds, zero, about) \
@@ -198,6 +204,7 @@
 #define VOCAB_M_ENGINE "engine"
 #define VOCAB_M_NUM_KV_HEADS "num_kv_heads"
 #define VOCAB_M_NUM_SPLITS_BOUND "num_splits_bound"
+#define VOCAB_M_COMPUTE_CAPABILITY "compute_capability"
 #define VOCAB_M_SEQ_LENS "seq_lens"
 #define VOCAB_M_NUM_SPLITS_BY_SEQ "num_splits_by_seq"
 #define VOCAB_M_TERMS "terms"

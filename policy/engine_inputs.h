@@ -25,7 +25,10 @@
  * engine_zero_count refuses in: a new row goes at the end). A is handed to
  * every row untouched, so a table built from this one (api/vocab.h) can
  * pass its own row macro through.
- *  - kind: U32 or BOOL (the query's kinds, api/vocab.h).
+ *  - kind: U32 or BOOL (the query's kinds, api/vocab.h), or CHOICE: one of
+ *    the words ENGINE_CHOICES_<ENUM> lists, given by name (the query's
+ *    NAME kind) and held in the shape as its index, bounds (0, the last
+ *    index, the default's index, 0).
  *  - from: where the daemon takes it. DECISION: the seed's decision, which
  *    resolves it from the catalog and the query (its query parameter is
  *    api/vocab.h's own row); MODEL: the query's, else the catalog model's;
@@ -75,7 +78,29 @@
 	  "FlashInfer's fixed_split_size, in pages, on the tensor-core plan (SGLang's "   \
 	  "deterministic inference sets it); absent: the plan chooses")                   \
 	X(A, DISABLE_SPLIT_KV, disable_split_kv, BOOL, OPTION, (0, 1, 0, 0), ZERO_OWN,        \
-	  "FlashInfer's disable_split_kv on the tensor-core plan: no split")
+	  "FlashInfer's disable_split_kv on the tensor-core plan: no split")                 \
+	X(A, COMPUTE_CAPABILITY, compute_capability, U32, OPTION, (1, UINT32_MAX, 0, 0), ZERO_OWN,   \
+	  "the GPU's compute capability as major * 10 + minor (90 for 9.0, as vLLM's "     \
+	  "DeviceCapability.to_int()); absent: the catalog target's")                      \
+	X(A, CUDAGRAPH_MODE, cudagraph_mode, CHOICE, OPTION, (0, 3, 0, 0), ZERO_OWN,          \
+	  "vLLM's CompilationConfig.cudagraph_mode: full_and_piecewise (its default), "   \
+	  "none, piecewise or full_decode_only")                                           \
+	X(A, MAX_CAPTURE_SIZE, max_capture_size, U32, OPTION, (1, UINT32_MAX, 0, 0), ZERO_OWN,     \
+	  "vLLM's max_cudagraph_capture_size, the largest batch a graph is captured for; "  \
+	  "absent: 512")                                                                   \
+	X(A, BATCH_INVARIANT, batch_invariant, BOOL, OPTION, (0, 1, 0, 0), ZERO_OWN,          \
+	  "vLLM's VLLM_BATCH_INVARIANT=1: one split whatever the batch")                    \
+	X(A, MAX_MODEL_LEN, max_model_len, U32, OPTION, (1, UINT32_MAX, 0, 0),        \
+	  ZERO_OWN,                                                                        \
+	  "the serve's context length (vLLM's max_model_len, SGLang's --context-length): "  \
+	  "what vLLM's FA2 full graphs are captured with and what sizes SGLang's "          \
+	  "deterministic scratch; a longer sequence is refused")                           \
+	X(A, MAX_KV_SPLITS, max_kv_splits, U32, OPTION, (1, UINT32_MAX, 0, 0), ZERO_OWN,           \
+	  "SGLang's --triton-attention-num-kv-splits, its most splits; absent: 8")          \
+	X(A, DETERMINISTIC, deterministic, BOOL, OPTION, (0, 1, 0, 0), ZERO_OWN,              \
+	  "SGLang's --enable-deterministic-inference; TensorRT-LLM's FORCE_DETERMINISTIC=1") \
+	X(A, HEAD_DIM_V, head_dim_v, U32, OPTION, (1, UINT32_MAX, 0, 0), ZERO_OWN,            \
+	  "FlashMLA's V head size (DeepSeek-V3's 512, the only one it runs); absent: 512")
 
 /* The most sequences one mixed batch may list (seq_lens, struct
  * engine_batch), and the longest a sequence may be: the engines keep
@@ -97,5 +122,10 @@
 /* The C type of a kind's member in struct engine_shape. */
 #define ENGINE_TYPE_U32 uint32_t
 #define ENGINE_TYPE_BOOL bool
+#define ENGINE_TYPE_CHOICE uint32_t
+
+/* A CHOICE row's words, in the order of their index (the upstream enum's:
+ * vllm_v1.h and vllm_triton.h number cudagraph_mode so). */
+#define ENGINE_CHOICES_CUDAGRAPH_MODE "full_and_piecewise", "none", "piecewise", "full_decode_only"
 
 #endif /* ENGINE_INPUTS_H */

@@ -258,8 +258,13 @@ extern "C" {
 
 #define TRTLLM_TITLE "TensorRT-LLM XQA generation attention"
 #define TRTLLM_REPO "NVIDIA/TensorRT-LLM"
-/* Pinned file by file: TRTLLM_FILES names each with its commit. */
-#define TRTLLM_COMMIT "per file"
+/* Pinned file by file: TRTLLM_FILES names each with its commit; these are
+ * the commits, in the files' order. */
+#define TRTLLM_COMMIT                                                            \
+	"12453212b69bd44c8e7cc7ce46644230e5c84d17 000a01de66f0eab4ab05640711f0253f50f5209c " \
+	"029e0a7cffd69744257868ef76866bd2d27b2232 02947a22cda407113b0c188207e54b385b049d37 " \
+	"026da036caab5c0332938663c99a90886621cb0f 00dbe288d2a76e0ad79107e4ef0907d614744c89 " \
+	"02734d9e111c8dc242a0e0f413275d2b2578803e 0c7471e0e78181656cfed83d698678b5c0571ff3"
 #define TRTLLM_FILES                                                             \
 	"cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/"              \
 	"decoderXQAConstants.h@12453212b69bd44c8e7cc7ce46644230e5c84d17 "        \

@@ -132,7 +132,7 @@ extern "C" {
 #define VLLM_READS (ENGINE_IN_NUM_SEQS | ENGINE_IN_NUM_Q_HEADS | ENGINE_IN_NUM_KV_HEADS | \
 		    ENGINE_IN_HEAD_DIM | ENGINE_IN_SEQ_LEN | ENGINE_IN_PAGE_SIZE)
 #define VLLM_GPU_READS 0u
-#define VLLM_TITLE "vLLM paged attention v1/v2"
+#define VLLM_TITLE "vLLM V0 paged attention v1/v2 (removed upstream)"
 #define VLLM_REPO "vllm-project/vllm"
 #define VLLM_COMMIT \
 	"5da3a322a03e030fc0cfb8c164402600d1bfbd0e cc17020a31f79ed0ac6cc662df2b14d8dcc82624"

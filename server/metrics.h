@@ -30,7 +30,7 @@
 #define METRICS_NUM_STATUS 16
 #define METRICS_NUM_BUCKETS 11
 #define METRICS_MAX_TARGETS 128
-#define METRICS_ENGINES 4 /* fa2, fa3, flashinfer, vllm: engines.h less the seed */
+#define METRICS_ENGINES 9 /* engines.h less the seed: fa2 ... flashmla */
 #define METRICS_ROUTE_NONE (-1) /* no route: a 404 */
 
 struct metrics_target {

@@ -75,6 +75,9 @@ Test(engines, the_seed_answers_as_before_and_reads_none_of_the_new_inputs)
 	struct answer plain = get("/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8");
 	const char *with[] = {
 		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&engine=seed",
+		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&engine=atlas",
+		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&engine=ATLAS&cudagraph_mode=none"
+		"&deterministic=true&max_model_len=9&head_dim_v=512&compute_capability=80",
 		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&engine=seed&seq_len=8192"
 		"&page_size=256&num_kv_heads=4&blocks_per_sm=3&cuda_graph=true",
 		"/v1/splits?target=h100&model=llama-3.1-8b&num_seqs=8&seq_len=1",
@@ -106,10 +109,24 @@ Test(engines, refusals_say_what_to_change)
 		{"/v1/splits?target=h100&model=qwen3.8-27b&engine=fa3&seq_len=9", 400,
 		 "missing-parameter", "num_kv_heads"},
 		/* FA2's paged KV takes pages of a multiple of 256 */
-		{"/v1/splits?target=h100&model=llama-3.1-8b&seq_len=9&engine=fa2", 422,
+		{"/v1/splits?target=h100&model=llama-3.1-8b&seq_len=9&engine=fa2&page_size=16", 422,
 		 "unsupported-shape", "page_size"},
-		/* vLLM's kernels are built for blocks of 8, 16 and 32 */
-		{"/v1/splits?" EXAMPLE "&engine=vllm", 422, "unsupported-shape", "page_size"},
+		/* vLLM V0's kernels are built for blocks of 8, 16 and 32 */
+		{"/v1/splits?" EXAMPLE "&engine=vllm-v0", 422, "unsupported-shape", "page_size"},
+		/* V1's FlashAttention takes pages of a multiple of 16 */
+		{"/v1/splits?target=h100&model=llama-3.1-8b&seq_len=9&engine=vllm&page_size=8", 422,
+		 "unsupported-shape", "page_size"},
+		{"/v1/splits?" EXAMPLE "&engine=vllm&cudagraph_mode=ful", 400, "invalid-parameter",
+		 "cudagraph_mode"},
+		/* a target the catalog gives no compute capability, and none given */
+		{"/v1/splits?sm_count=132&num_q_heads=32&num_kv_heads=8&head_dim=128&seq_len=9"
+		 "&engine=vllm",
+		 400, "missing-parameter", "compute_capability"},
+		/* Blackwell's FA4 is not ported */
+		{"/v1/splits?target=b200&model=llama-3.1-8b&seq_len=9&engine=vllm", 422,
+		 "unsupported-shape", "compute_capability"},
+		{"/v1/splits?target=h100&model=llama-3.1-8b&seq_len=9&engine=flashmla", 422,
+		 "unsupported-shape", "head_dim"},
 		{"/v1/splits?" EXAMPLE "&engine=fa2&num_kv_heads=5", 422, "unsupported-shape", NULL},
 		{"/v1/splits?" EXAMPLE "&engine=fa2&fields=num_splits", 400, "invalid-parameter",
 		 "fields"},
@@ -142,12 +159,12 @@ Test(engines, a_batch_asks_each_query_of_its_engine)
 		"{\"queries\":[{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"fa2\","
 		"\"seq_len\":8192,\"page_size\":256,\"num_seqs\":8},"
 		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\"},"
-		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"vllm\",\"seq_len\":8192,"
+		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"vllm-v0\",\"seq_len\":8192,"
 		"\"page_size\":256}]}",
 		"{\"queries\":[{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"fa2\","
 		"\"seq_len\":8192,\"page_size\":256,\"num_seqs\":8,\"catalog\":\"default\"},"
 		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"catalog\":\"default\"},"
-		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"vllm\",\"seq_len\":8192,"
+		"{\"target\":\"h100\",\"model\":\"llama-3.1-8b\",\"engine\":\"vllm-v0\",\"seq_len\":8192,"
 		"\"page_size\":256}]}",
 	};
 
@@ -194,8 +211,8 @@ Test(engines, the_comparison_of_the_worked_example)
 	const char *names[] = {"fa2", "fa3", "flashinfer"};
 
 	cr_assert_eq(a.status, 200, "%s", a.body);
-	cr_assert(invariant(entry(a.json, "seed")), "%s", a.body);
-	cr_assert_str_eq(str(entry(a.json, "seed"), "policy"), "auto");
+	cr_assert(invariant(entry(a.json, "atlas")), "%s", a.body);
+	cr_assert_str_eq(str(entry(a.json, "atlas"), "policy"), "auto");
 	for (size_t i = 0; i < 3; i++) {
 		const cJSON *e = entry(a.json, names[i]);
 		const cJSON *by = cJSON_GetObjectItemCaseSensitive(e, "num_splits_by_num_seqs");
@@ -228,7 +245,7 @@ Test(engines, the_comparison_of_the_worked_example)
 	/* FlashInfer has no knob on this path; vLLM refuses pages of 256 */
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(entry(a.json, "flashinfer"),
 							       "invariant")));
-	cr_assert_not_null(cJSON_GetObjectItemCaseSensitive(entry(a.json, "vllm"), "problem"));
+	cr_assert_not_null(cJSON_GetObjectItemCaseSensitive(entry(a.json, "vllm-v0"), "problem"));
 	answer_free(&a);
 }
 
@@ -237,7 +254,7 @@ Test(engines, the_comparison_of_the_worked_example)
 Test(engines, a_legacy_target_moves_and_auto_holds_it)
 {
 	struct answer a = get("/v1/compare?target=a100&model=llama-3.1-8b&seq_len=100&max_batch_size=4");
-	const cJSON *seed = entry(a.json, "seed");
+	const cJSON *seed = entry(a.json, "atlas");
 	const cJSON *by = cJSON_GetObjectItemCaseSensitive(seed, "num_splits_by_num_seqs");
 
 	cr_assert_eq(a.status, 200, "%s", a.body);
@@ -260,7 +277,7 @@ Test(engines, the_listing_names_each_upstream_and_what_it_reads)
 	cr_assert_eq(a.status, 200);
 	cJSON_ArrayForEach(e, list)
 	{
-		bool seed = strcmp(str(e, "name"), "seed") == 0;
+		bool seed = strcmp(str(e, "name"), "atlas") == 0;
 
 		n++;
 		cr_assert_eq(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(e, "repository")), seed);
@@ -269,7 +286,7 @@ Test(engines, the_listing_names_each_upstream_and_what_it_reads)
 		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "reads_seq_len")), !seed);
 		cr_assert_gt(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "reads")), 0);
 	}
-	cr_assert_eq(n, 5);
+	cr_assert_eq(n, 10);
 	cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
 						    cJSON_GetArrayItem(list, 3), "gpu_reads"),
 					    0)
@@ -378,14 +395,14 @@ Test(engines, the_comparison_echoes_the_override_and_the_seeds_warnings)
 				 "&max_batch_size=2&override=atuo");
 	struct answer four = get("/v1/compare?target=a100&model=llama-3.1-8b&seq_len=100"
 				 "&max_batch_size=2&override=4");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(entry(typo.json, "seed"), "warnings");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(entry(typo.json, "atlas"), "warnings");
 
 	cr_assert_eq(typo.status, 200, "%s", typo.body);
 	cr_assert_str_eq(str(typo.json, "override"), "atuo");
 	cr_assert_eq(cJSON_GetArraySize(w), 1, "%s", typo.body);
 	cr_assert_not_null(strstr(cJSON_GetArrayItem(w, 0)->valuestring, "\"atuo\" does not parse"));
-	cr_assert_str_eq(str(entry(four.json, "seed"), "policy"), "4");
-	cr_assert(invariant(entry(four.json, "seed")), "a pinned count holds still: %s", four.body);
+	cr_assert_str_eq(str(entry(four.json, "atlas"), "policy"), "4");
+	cr_assert(invariant(entry(four.json, "atlas")), "a pinned count holds still: %s", four.body);
 	answer_free(&typo);
 	answer_free(&four);
 }
@@ -442,4 +459,166 @@ Test(engines, every_refusal_names_an_input_of_the_table)
 		}
 	}
 	cr_assert_gt(refused, 1000, "the sweep refused only %u shapes", refused);
+}
+
+/* The engines fleets run today, on the issue's mixed batch: Llama-3.1-8B
+ * on H100 (pages of 16 for vLLM, each engine's own default otherwise). */
+#define MIXED "target=h100&model=llama-3.1-8b&seq_lens=8192,512,512,512,100,100,100,100"
+
+static void assert_by_seq(const char *uri, const unsigned *want, int n)
+{
+	struct answer a = get(uri);
+	const cJSON *by = cJSON_GetObjectItemCaseSensitive(a.json, "num_splits_by_seq");
+
+	cr_assert_eq(a.status, 200, "%s: %s", uri, a.body);
+	cr_assert_eq(cJSON_GetArraySize(by), n, "%s", a.body);
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(cJSON_GetArrayItem(by, i)->valuedouble, want[i], "%s: sequence %d: %s",
+			     uri, i, a.body);
+	}
+	cr_assert_gt(num(a.json, "workspace_bytes"), 0, "%s", a.body);
+	answer_free(&a);
+}
+
+Test(engines, todays_engines_split_the_worked_batch_as_upstream_does)
+{
+	static const unsigned vllm[] = {11, 1, 1, 1, 1, 1, 1, 1};
+	static const unsigned sglang[] = {8, 1, 1, 1, 1, 1, 1, 1};
+	static const unsigned trtllm[] = {16, 16, 16, 16, 16, 16, 16, 16};
+	static const unsigned triton[] = {16, 16, 16, 16, 7, 7, 7, 7};
+	static const unsigned flashmla[] = {8, 9, 9, 8, 8, 9, 9, 8};
+
+	assert_by_seq("/v1/splits?" MIXED "&engine=vllm", vllm, 8);
+	assert_by_seq("/v1/splits?" MIXED "&engine=sglang", sglang, 8);
+	assert_by_seq("/v1/splits?" MIXED "&engine=trtllm", trtllm, 8);
+	assert_by_seq("/v1/splits?" MIXED "&engine=vllm-triton", triton, 8);
+	assert_by_seq("/v1/splits?target=h100&model=deepseek-v3&engine=flashmla"
+		      "&seq_lens=8192,8192,8192,8192,8192,8192,8192,8192",
+		      flashmla, 8);
+}
+
+/* vLLM V1 picks its FlashAttention by the target's compute capability,
+ * from the catalog unless the query says: FA3 on Hopper, FA2 on Ampere,
+ * and under VLLM_BATCH_INVARIANT=1 one split. */
+Test(engines, vllm_takes_the_compute_capability_from_the_catalog)
+{
+	struct answer h100 = get("/v1/splits?" MIXED "&engine=vllm");
+	struct answer a100 = get("/v1/splits?target=a100&model=llama-3.1-8b&seq_len=8192&engine=vllm");
+	struct answer as80 = get("/v1/splits?" MIXED "&engine=vllm&compute_capability=80");
+	struct answer inv = get("/v1/splits?" MIXED "&engine=vllm&batch_invariant=true");
+
+	cr_assert_eq(num(h100.json, "compute_capability"), 90, "%s", h100.body);
+	cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(h100.json, "terms"), "fa_version"), 3);
+	cr_assert_eq(a100.status, 200, "%s", a100.body);
+	cr_assert_eq(num(a100.json, "compute_capability"), 80);
+	cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(a100.json, "terms"), "fa_version"), 2);
+	cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(as80.json, "terms"), "fa_version"), 2,
+		     "%s", as80.body);
+	cr_assert_eq(inv.status, 200, "%s", inv.body);
+	cr_assert_eq(num(inv.json, "num_splits"), 1, "%s", inv.body);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(inv.json, "batch_invariant")));
+	answer_free(&h100);
+	answer_free(&a100);
+	answer_free(&as80);
+	answer_free(&inv);
+}
+
+/* An input the engine does not read is a warning in its answer, as the
+ * seed warns; an answer that needs none has no warnings member. */
+Test(engines, an_input_the_engine_does_not_read_is_a_warning)
+{
+	struct answer quiet = get("/v1/splits?" MIXED "&engine=fa3");
+	struct answer loud = get("/v1/splits?" MIXED "&engine=fa3&deterministic=true&head_dim_v=512");
+	struct answer v0 = get("/v1/splits?" MIXED "&engine=vllm-v0");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(loud.json, "warnings");
+
+	cr_assert_eq(quiet.status, 200, "%s", quiet.body);
+	cr_assert_null(cJSON_GetObjectItemCaseSensitive(quiet.json, "warnings"), "%s", quiet.body);
+	cr_assert_eq(cJSON_GetArraySize(w), 2, "%s", loud.body);
+	cr_assert(strstr(cJSON_GetArrayItem(w, 0)->valuestring, "deterministic is not read by fa3"));
+	cr_assert(strstr(cJSON_GetArrayItem(w, 1)->valuestring, "head_dim_v is not read by fa3"));
+	/* the answer itself is the same */
+	cr_assert_eq(num(loud.json, "num_splits"), num(quiet.json, "num_splits"));
+	cr_assert(strstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v0.json, "warnings"),
+					    0)->valuestring,
+			 "removed"),
+		  "%s", v0.body);
+	answer_free(&quiet);
+	answer_free(&loud);
+	answer_free(&v0);
+}
+
+/* With no page_size each engine takes its own: every engine but FlashMLA
+ * (an MLA kernel: head_dim 576 only) answers Llama-3.1-8B on Hopper, and
+ * each one that moves names the setting that holds it still. */
+Test(engines, one_comparison_shows_every_engine_with_its_own_defaults)
+{
+	struct answer a = get("/v1/compare?target=h100&model=llama-3.1-8b&seq_len=4096"
+			      "&max_batch_size=8&blocks_per_sm=2");
+	struct answer m = get("/v1/compare?" MIXED "&blocks_per_sm=2");
+	static const struct {
+		const char *engine, *setting;
+	} held[] = {
+		{"fa3", "num_splits=1"},
+		{"vllm", "batch_invariant=true"},
+		{"sglang", "deterministic=true"},
+		{"trtllm", "deterministic=true"},
+	};
+	const cJSON *e;
+	int answered = 0;
+
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(a.json, "engines"))
+	{
+		bool refused = cJSON_GetObjectItemCaseSensitive(e, "problem") != NULL;
+
+		cr_assert_eq(refused, strcmp(str(e, "engine"), "flashmla") == 0, "%s",
+			     str(e, "engine"));
+		answered += !refused;
+	}
+	cr_assert_eq(answered, 9);
+	cr_assert_eq(m.status, 200, "%s", m.body);
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+		const cJSON *x = entry(m.json, held[i].engine);
+		const cJSON *inv = cJSON_GetObjectItemCaseSensitive(x, "invariant");
+
+		cr_assert(!invariant(x), "%s holds still: %s", held[i].engine, m.body);
+		cr_assert_str_eq(str(inv, "setting"), held[i].setting);
+		cr_assert(invariant(inv), "%s: %s", held[i].engine, m.body);
+	}
+	/* TensorRT-LLM's lone short requests go to masked MHA: unknown alone */
+	cr_assert(cJSON_IsNull(cJSON_GetArrayItem(
+		cJSON_GetObjectItemCaseSensitive(entry(m.json, "trtllm"), "alone_by_seq"), 7)));
+	answer_free(&a);
+	answer_free(&m);
+}
+
+Test(engines, the_listing_gives_each_engine_its_defaults_and_sources)
+{
+	struct answer a = get("/v1/engines");
+	const cJSON *e;
+	static const struct {
+		const char *name;
+		unsigned page_size;
+	} want[] = {{"fa2", 256}, {"vllm", 16}, {"sglang", 1}, {"trtllm", 32}, {"flashmla", 64}};
+	size_t found = 0;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(a.json, "engines"))
+	{
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			if (strcmp(str(e, "name"), want[i].name) == 0) {
+				cr_assert_eq(num(e, "page_size"), want[i].page_size, "%s",
+					     want[i].name);
+				cr_assert_gt(cJSON_GetArraySize(
+						     cJSON_GetObjectItemCaseSensitive(e, "files")),
+					     0);
+				cr_assert_gt(cJSON_GetArraySize(
+						     cJSON_GetObjectItemCaseSensitive(e, "functions")),
+					     0);
+				found++;
+			}
+		}
+	}
+	cr_assert_eq(found, sizeof(want) / sizeof(want[0]));
+	answer_free(&a);
 }

@@ -61,8 +61,9 @@
 	  "head size, for Q, K and V alike")                                              \
 	X(A, SEQ_LEN, seq_len, U32, QUERY, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,               \
 	  "the tokens of KV each sequence holds")                                         \
-	X(A, PAGE_SIZE, page_size, U32, QUERY, (1, UINT32_MAX, 16, 0), ZERO_REFUSED,          \
-	  "tokens per KV page (vLLM: its block size)")                                    \
+	X(A, PAGE_SIZE, page_size, U32, QUERY, (1, UINT32_MAX, 0, 0), ZERO_REFUSED,           \
+	  "tokens per KV page (vLLM: its block size); absent: each engine's own "         \
+	  "(GET /v1/engines: page_size)")                                                 \
 	X(A, BLOCKS_PER_SM, blocks_per_sm, U32, QUERY, (1, UINT32_MAX, 0, 0), ZERO_OWN,       \
 	  "the decode kernel's CTAs per SM, which the engine asks "                       \
 	  "cudaOccupancyMaxActiveBlocksPerMultiprocessor at run time; splitkd never "     \

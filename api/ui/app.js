@@ -846,7 +846,7 @@
     return asks ? 'required' : 'unset';
   }
   function fillEngineInputs(d) {
-    for (const x of INPUTS) { if (x.type !== 'boolean') { $(x.name).placeholder = placeholder(x, d); } }
+    for (const x of INPUTS) { if (x.type === 'integer') { $(x.name).placeholder = placeholder(x, d); } }
     $('max_batch_size').placeholder = String(d.max_batch_size);
   }
   // GET /v1/engines: where each port came from, what it reads, and the
@@ -858,14 +858,20 @@
     INPUTS = e.data.inputs;
     let after = $('model-select').closest('label');
     for (const x of INPUTS) {
-      const flag = x.type === 'boolean';
+      const flag = x.type === 'boolean', words = x.type === 'string';
       const label = el('label', flag ? 'check engines-only' : 'engines-only');
-      const input = el('input');
+      const input = el(words ? 'select' : 'input');
       input.id = x.name;
       // what it is and what it takes, in the daemon's words and bounds
-      label.title = x.description + (flag ? '' : ' (' + int(x.minimum) + ' to ' + int(x.maximum) +
-        (x.default === null ? '' : '; default ' + int(x.default)) + ')');
-      if (flag) {
+      label.title = x.description + (flag ? '' : words ? ' (one of ' + x.enum.join(', ') + '; default ' + x.default + ')'
+        : ' (' + int(x.minimum) + ' to ' + int(x.maximum) + (x.default === null ? '' : '; default ' + int(x.default)) + ')');
+      if (words) {
+        // '' is the daemon's default, said as such; then each word it takes
+        put(input, el('option', '', 'default (' + x.default + ')'), ...x.enum.map((w) => el('option', '', w)));
+        input.options[0].value = '';
+        put(label, x.name + ' ', input);
+        input.addEventListener('change', fromControls);
+      } else if (flag) {
         input.type = 'checkbox';
         put(label, input, ' ' + x.name);
         input.addEventListener('change', fromControls);
@@ -894,7 +900,7 @@
       d.target + ' × ' + d.model;
     const drawn = d.engines.filter((e) => !e.problem), held = drawn.filter((e) => e.batch_invariant);
     const refused = d.engines.filter((e) => e.problem);
-    const given = INPUTS.map((x) => x.name + ' ' + (typeof d[x.name] === 'boolean' ? d[x.name]
+    const given = INPUTS.map((x) => x.name + ' ' + (typeof d[x.name] === 'boolean' || typeof d[x.name] === 'string' ? d[x.name]
       : d[x.name] === null || d[x.name] === undefined ? 'unset' : int(d[x.name])));
     const moving = drawn.filter((e) => !e.batch_invariant);
     $('engines-summary').textContent = int(d.sm_count) + ' SMs · ' + int(d.num_q_heads) + ' q heads · head_dim ' +
@@ -1020,10 +1026,13 @@
       el('span', '', movedText(e.moved, e.num_splits_by_seq, e.alone_by_seq)));
   }
   function batchVerdict(e, n) {
-    const td = el('td', e.batch_invariant ? 'holds' : 'moves');
-    const b = el('span', '', e.batch_invariant ? 'yes' : 'NO');
+    // null: nothing moved, but some sequence is refused alone (alone_refused)
+    const unknown = e.batch_invariant === null;
+    const td = el('td', e.batch_invariant ? 'holds' : unknown ? '' : 'moves');
+    const b = el('span', '', e.batch_invariant ? 'yes' : unknown ? 'unknown' : 'NO');
     b.dataset.k = 'batch_invariant';
-    return put(td, b, e.batch_invariant ? ': as alone' : ': ' + int(e.moved.length) + ' of ' + int(n) + ' moved');
+    return put(td, b, e.batch_invariant ? ': as alone' : unknown ? ': ' + (e.alone_refused.detail || '')
+      : ': ' + int(e.moved.length) + ' of ' + int(n) + ' moved');
   }
   function batchInvariantCell(e) {
     const td = el('td');

@@ -90,7 +90,7 @@ probe() { # probe PORT WHO: each way in, each input: a value then a word
 import json, sys, urllib.error, urllib.parse, urllib.request
 base, who = f"http://127.0.0.1:{sys.argv[1]}", sys.argv[2]
 q = {"target": "h100", "model": "qwen3.8-27b", "max_batch_size": 16}
-e = {"target": "h100", "model": "llama-3.1-8b", "engine": "vllm", "seq_len": 100000}
+e = {"target": "h100", "model": "llama-3.1-8b", "engine": "vllm-v0", "seq_len": 100000}
 
 def call(path, body=None):
     req = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(),
@@ -139,7 +139,7 @@ status, a = call("/v1/compare?" + urllib.parse.urlencode({k: v for k, v in dict(
 print(who, "compare", status, a.get("scratch_knob"))
 status, a = call("/v1/engines")
 row = [x for x in a.get("inputs", []) if x["name"] == "scratch_knob"]
-vllm = [x for x in a.get("engines", []) if x["name"] == "vllm"]
+vllm = [x for x in a.get("engines", []) if x["name"] == "vllm-v0"]
 print(who, "engines", status, json.dumps(row[0] if row else None), "vllm reads it:",
       bool(vllm) and "scratch_knob" in vllm[0]["reads"])
 PY

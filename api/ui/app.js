@@ -987,9 +987,9 @@
         const inBatch = e.num_splits_by_seq[r.from], alone = e.alone_by_seq[r.from], moved = movedSets[j].has(r.from);
         const td = el('td', moved ? 'moved' : 'still');
         Object.assign(td.dataset, {engine: e.engine, from: String(r.from), to: String(r.to), batch: String(inBatch),
-          alone: String(alone), moved: String(moved)});
+          alone: alone === null ? 'null' : String(alone), moved: String(moved)});
         // the commas for a screen reader, where the lines stand apart for the eye
-        put(td, el('span', 'n', int(inBatch)), ' in the batch', el('span', 'sr', ', '), el('span', 'alone', int(alone) + ' alone'));
+        put(td, el('span', 'n', int(inBatch)), ' in the batch', el('span', 'sr', ', '), el('span', 'alone', (alone === null ? 'refused' : int(alone)) + ' alone'));
         if (moved) { put(td, el('span', 'sr', ', '), el('b', 'moved-mark', 'moved')); }
         tr.append(td);
       });

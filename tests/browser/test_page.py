@@ -933,8 +933,8 @@ def check_engines_switch(r):
     expect(not r.driver.find_element(By.ID, "grid").is_displayed(), "the grid is hidden")
     c = wait_engines(r, urllib.parse.urlencode({"target": h["target"], "model": h["model"], "max_batch_size": 16}),
                      2 * POLL + MARGIN, "the engines view shows /v1/compare for that pair")
-    # no seq_len: the seed answers alone, every other engine says what it needs
-    expect([e["engine"] for e in c["engines"] if "problem" not in e] == ["seed"] and
+    # no seq_len: the seed (atlas) answers alone, every other engine says what it needs
+    expect([e["engine"] for e in c["engines"] if "problem" not in e] == ["atlas"] and
            all(e["problem"]["param"] == "seq_len" for e in c["engines"][1:]), "without seq_len only the seed answers")
     expect(r.js("return document.getElementById('seq_len').placeholder") == "required", "seq_len says it is required")
     r.driver.find_element(By.CSS_SELECTOR, '#views [data-view=""]').click()
@@ -955,21 +955,23 @@ def check_engines(r):
     fa2, fa3 = by["fa2"]["num_splits_by_num_seqs"], by["fa3"]["num_splits_by_num_seqs"]
     expect((fa2[0], fa2[7], fa2[63]) == (32, 4, 1) and (fa3[0], fa3[7], fa3[63]) == (13, 2, 1),
            f"the worked example: fa2 {fa2[0]}/{fa2[7]}/{fa2[63]}, fa3 {fa3[0]}/{fa3[7]}/{fa3[63]}")
-    expect(by["seed"]["batch_invariant"] and not by["fa2"]["batch_invariant"] and not by["fa3"]["batch_invariant"],
+    expect(by["atlas"]["batch_invariant"] and not by["fa2"]["batch_invariant"] and not by["fa3"]["batch_invariant"],
            "the seed holds on Hopper, FlashAttention moves")
-    expect(by["vllm"]["problem"]["type"] == "/problems/unsupported-shape" and
-           by["flashinfer"]["problem"]["param"] == "blocks_per_sm", "vllm refuses page_size 256, flashinfer needs blocks_per_sm")
+    expect(by["vllm-v0"]["problem"]["type"] == "/problems/unsupported-shape" and "problem" not in by["vllm"] and
+           by["flashinfer"]["problem"]["param"] == "blocks_per_sm",
+           "vllm-v0 refuses page_size 256 (V1 takes it), flashinfer needs blocks_per_sm")
     shown = r.js(CHART)
-    seed = shown["series"]["seed"]
+    seed = shown["series"]["atlas"]
     expect(len({y for _, y in seed["points"]}) == 1, "the seed's line is flat")
     expect(len(shown["series"]["fa2"]["marks"]) == len(runs_of(fa2)) > 1, "fa2's line steps")
-    refusal = shown["rows"]["vllm"]["problem"]["text"]
-    expect(refusal.startswith("refuses this shape") and "change page_size" in refusal, f"vllm's refusal: {refusal!r}")
+    refusal = shown["rows"]["vllm-v0"]["problem"]["text"]
+    expect(refusal.startswith("refuses this shape") and "change page_size" in refusal, f"vllm-v0's refusal: {refusal!r}")
     for k, v in q:
         expect(r.driver.find_element(By.ID, {"target": "target-select", "model": "model-select"}.get(k, k))
                .get_attribute("value") == v, f"{k}={v} is in its control")
     summary = r.driver.find_element(By.ID, "engines-summary").text
-    expect("1 of 5 engines keep one split count" in summary and "flashinfer, vllm do not answer" in summary,
+    expect("1 of 10 engines keep one split count" in summary and
+           "flashinfer, vllm-v0, trtllm, flashmla do not answer" in summary,
            f"the summary counts them: {summary!r}")
     os.makedirs(r.args.out, exist_ok=True)
     ActionChains(r.driver).move_to_element(r.driver.find_element(By.TAG_NAME, "h1")).perform()
@@ -1001,8 +1003,10 @@ def check_engines_form(r):
         wait(lambda: fragment(r).get(field) == value, 3, f"{field}={value} is in the URL")
         c = wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, f"{field}={value} redraws")
     by = {e["engine"]: e for e in c["engines"]}
-    expect("problem" in by["fa2"] and all("problem" not in by[e] for e in ("seed", "fa3", "flashinfer", "vllm")),
-           "at page_size 16 fa2 refuses and the others are drawn")
+    expect("problem" in by["fa2"] and "problem" in by["flashmla"] and
+           all("problem" not in by[e] for e in ("atlas", "fa3", "flashinfer", "vllm", "vllm-v0", "vllm-triton",
+                                                "sglang", "trtllm")),
+           "at page_size 16 fa2 refuses, flashmla refuses a head_dim of 128, the others are drawn")
     r.driver.find_element(By.ID, "cuda_graph").click()
     want["cuda_graph"] = "true"
     wait(lambda: fragment(r).get("cuda_graph") == "true", 3, "cuda_graph=true is in the URL")
@@ -1021,7 +1025,7 @@ def check_engines_form(r):
     want["catalog"] = "legacy"
     c = wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, "the legacy catalog redraws")
     seed = c["engines"][0]
-    expect(seed["engine"] == "seed" and not seed["batch_invariant"] and seed["invariant"]["setting"] == "override=auto",
+    expect(seed["engine"] == "atlas" and not seed["batch_invariant"] and seed["invariant"]["setting"] == "override=auto",
            f"under legacy the seed moves and override=auto holds it: {seed.get('invariant')}")
     # an input splitkd refuses: its detail shows, the field is marked, the chart keeps the last answer
     r.allowed = r"the server responded with a status of 400"
@@ -1083,12 +1087,15 @@ def batch_differences(c, shown):
         for x in mine:
             for i in range(x["from"], x["to"] + 1):  # every sequence a row stands for says the same
                 b, a, m = e["num_splits_by_seq"][i], e["alone_by_seq"][i], i in moved
-                if (x["batch"], x["alone"], x["moved"]) != (str(b), str(a), "true" if m else "false"):
+                # null alone: the engine refuses that sequence alone (alone_refused)
+                if (x["batch"], x["alone"], x["moved"]) != (str(b), "null" if a is None else str(a),
+                                                            "true" if m else "false"):
                     bad.append(f"{name}: sequence {i} shows {x['batch']}/{x['alone']}/{x['moved']}, "
                                f"/v1/compare says {b} in the batch, {a} alone, moved {m}")
             b, a, m = e["num_splits_by_seq"][x["from"]], e["alone_by_seq"][x["from"]], x["from"] in moved
             # the numbers and the verdict in words, not only in data and colour
-            if f"{b:,} in the batch" not in x["text"] or f"{a:,} alone" not in x["text"] or x["marks"] != (["moved"] if m else []):
+            said = "refused alone" if a is None else f"{a:,} alone"
+            if f"{b:,} in the batch" not in x["text"] or said not in x["text"] or x["marks"] != (["moved"] if m else []):
                 bad.append(f"{name}: sequence {x['from']} reads {x['text']!r}")
     for e in c["engines"]:
         name, row = e["engine"], shown["rows"].get(e["engine"])
@@ -1149,7 +1156,7 @@ def check_engines_batch(r):
     c = wait_batch(r, q, 2 * POLL + MARGIN, "the batch view equals /v1/compare with seq_lens")
     by = {e["engine"]: e for e in c["engines"]}
     # the worked example (issue 49): if the API drifted from it, this step would prove less
-    fa3, seed = by["fa3"], by["seed"]
+    fa3, seed = by["fa3"], by["atlas"]
     expect((fa3["num_splits_by_seq"][0], fa3["alone_by_seq"][0], fa3["moved"]) == (11, 13, [0]) and
            seed["moved"] == [] and seed["batch_invariant"] and "problem" not in by["flashinfer"],
            f"the worked example: fa3 {fa3['num_splits_by_seq'][0]} / {fa3['alone_by_seq'][0]}, moved {fa3['moved']}")
@@ -1158,9 +1165,9 @@ def check_engines_batch(r):
     expect(first["to"] == 0 and first["moved"] == "true" and first["marks"] == ["moved"] and
            "11 in the batch" in first["text"] and "13 alone" in first["text"],
            f"fa3's first sequence: 11 in the batch, 13 alone, marked moved: {first}")
-    expect(not [x for x in shown["cells"] if x["engine"] == "seed" and (x["moved"] != "false" or x["marks"])],
+    expect(not [x for x in shown["cells"] if x["engine"] == "atlas" and (x["moved"] != "false" or x["marks"])],
            "the seed's sequences: none marked moved")
-    expect(shown["rows"]["seed"]["moved"]["text"].startswith("none"), f"the seed: {shown['rows']['seed']['moved']}")
+    expect(shown["rows"]["atlas"]["moved"]["text"].startswith("none"), f"the seed: {shown['rows']['atlas']['moved']}")
     expect(r.driver.find_element(By.ID, "seq_lens").get_attribute("value") == MIXED, "the batch is in its field")
     note = r.driver.find_element(By.ID, "seq_lens-note").text
     expect(note == "8 sequences, 100 to 8,192 tokens", f"the field's note: {note!r}")

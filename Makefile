@@ -267,7 +267,7 @@ contract: all
 		{ echo "contract: the README's embedding example printed something else" >&2; exit 1; }
 
 purity: $(POLICY_OBJ)
-	@set -e; for o in $(POLICY_OBJ); do sh scripts/check-purity.sh $$o; done
+	@set -e; for o in $(POLICY_OBJ); do sh scripts/check-purity.sh $$o $(POLICY_OBJ); done
 
 # The layering from the source: no circle among the modules of a
 # directory, no include of a layer above, microhttpd.h only where

@@ -141,7 +141,8 @@ $(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/t
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # So are the engine ports' (policy/<port>.c over a mixed batch).
-PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton vllm vllm_v1)
+PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton vllm vllm_v1 \
+		   reserve)
 $(PORT_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@

@@ -204,8 +204,10 @@ static struct point spike(uint32_t n, uint32_t len)
 	return pt;
 }
 
-/* Keeps pt when it is answered and larger than the best (the first of
- * equals stays); keeps the first refusal for a reserve none answers. */
+/* Keeps pt when it is answered and at least the best: of equals, the last
+ * searched stays (the larger batch or longer class, which a reader takes
+ * for the worst case more readily); keeps the first refusal for a reserve
+ * none answers. */
 static void consider(struct best *b, struct point pt, const struct seen *x)
 {
 	if (x->status != ENGINE_OK) {
@@ -215,7 +217,7 @@ static void consider(struct best *b, struct point pt, const struct seen *x)
 		}
 		return;
 	}
-	if (!b->found || x->workspace_bytes > b->bytes) {
+	if (!b->found || x->workspace_bytes >= b->bytes) {
 		b->found = true;
 		b->bytes = x->workspace_bytes;
 		b->pt = pt;
@@ -572,7 +574,8 @@ static uint32_t largest_capture_size(uint32_t max)
  *    = 1) times the batch, and 1 split (no scratch) past 992 sequences: for
  *    each longest the largest is at n = min(B, 992), launched over the
  *    classes of the longest: ceil(longest / kBlockN) up to 128 blocks
- *    (where max_splits stops moving) and L (the L2 branch grows with it);
+ *    (where max_splits stops moving), the last class, and L itself (the
+ *    L2 branch reads seqlen_k, growing with it);
  *  - an eager FA2 batch (only the GQA swap splits) takes the FA2 heuristic
  *    of n and num_n_blocks = ceil(longest / block_n): searched as FA2 is,
  *    classes up to 16256 blocks, stopping at the first n whose
@@ -686,6 +689,11 @@ static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
 				stop = true; /* 1 split here and at every larger n */
 				break;
 			}
+		}
+		/* FA3's L2 branch reads seqlen_k itself, not its blocks: L */
+		if (!stop && v.fa == 3 && (blocks - 1) * v.block_n + 1 < L &&
+		    !v1_point(p, r, &b, spike(n, L), &x)) {
+			stop = true;
 		}
 	}
 	if (r->status != ENGINE_OK) {

@@ -435,79 +435,62 @@ static void reserve_fa2(struct probe *p, struct reserve_answer *r)
 
 /*
  * FlashAttention-3 (fa3.h). The scratch is params.num_splits * n * h *
- * seqlen_q * (head_dim + 1) * 4 bytes when params.num_splits > 1: the
- * per-batch split of the prepare kernel sizes nothing.
- *
- * num_splits given (N > 0): params.num_splits is N, the scratch grows
- * with n alone: monotone.
- *
- * num_splits 0: get_num_splits pretends batch = 1 (varlen), so the count
- * is a function of the longest alone, c(longest), and the scratch is
- * c(longest) * n * (the shape's constant): for each longest it grows with
- * n, so only n = B is launched, over the classes of the longest:
- *  - the longest enters only through seqlen_k = pages * page_size (its
- *    num_n_blocks and size_one_kv_head): a class is a page count;
- *  - with total_mblocks (shape only) >= 0.8f * num_SMs the count is 1 or,
- *    in the L2 branch, min(ceil(size_one_kv_head / 50 MiB), 128), which
- *    grows with seqlen_k: the last class (pages(L)) holds its largest;
- *  - otherwise the count reads num_n_blocks only through <= 4 and
- *    max_splits = min(128, num_SMs, num_n_blocks): from num_n_blocks >=
- *    128 on it is the same, so the classes up to ceil(128 * kBlockN /
- *    page_size) pages (kBlockN: the port's term, shape only) and the last
- *    one are every count there is.
- * A class refused at n = 1 as well is refused at every n (fa3's refusals
- * grow with n), so it is skipped; one refused at B but answered at 1 would
- * leave a smaller batch unproven: the reserve is refused with its reason.
+ * seqlen_q * (head_dim + 1) * 4 bytes when params.num_splits > 1, else 0:
+ * the per-batch split of the prepare kernel sizes nothing. It is monotone
+ * in n and the longest:
+ *  - num_splits given (N > 0): params.num_splits is N, whatever the batch;
+ *  - num_splits 0: get_num_splits pretends batch = 1 (varlen), so the count
+ *    reads the longest alone, through seqlen_k = pages * page_size, and it
+ *    never falls as seqlen_k grows. With total_mblocks (the shape's) >=
+ *    0.8f * num_SMs it is 1, or, in the L2 branch (size_one_kv_head > 50
+ *    MiB, which grows with seqlen_k), min(ceil(size_one_kv_head / 50 MiB),
+ *    128), growing too. Otherwise it is 1 up to 4 blocks, then the
+ *    smallest s <= m = min(128, num_SMs, num_n_blocks) whose efficiency
+ *    eff(s) (a function of s alone: no eligibility test in FA3) reaches
+ *    0.85 * the largest eff over 1..m. As m grows the largest can only
+ *    grow, so the threshold t(m) can only rise; for m < m', the count at
+ *    m' is either above m (so above the count at m, which is <= m) or some
+ *    s <= m with eff(s) >= t(m') >= t(m), so no smaller than the count
+ *    at m. m grows with num_n_blocks, which grows with seqlen_k.
+ * So the count times n is largest at n = B and the longest L. fa3's batch
+ * refusals (int overflows) grow with n, the lengths and their sum, so
+ * B sequences of L, or failing that one of L beside B - 1 of one token
+ * (the same scratch, the least sum), is answered if any batch of B of
+ * longest L is; where neither is, the reserve is refused with the port's
+ * reason (a smaller batch may be answered but is not proven the worst).
  */
 static const char basis_fa3_fixed[] =
 	"num_splits is the caller's: the scratch is num_splits * n * heads * (head_dim + 1) "
 	"floats, growing with the batch size alone";
 static const char basis_fa3[] =
-	"the host's count reads the longest sequence alone (batch = 1 for varlen) and the "
-	"scratch is that count times the batch size: max_batch_size, searched over the page "
-	"counts up to 128 KV blocks and the longest";
+	"the host's count reads the longest sequence alone (batch = 1 for varlen) and never "
+	"falls as it grows; the scratch is that count times the batch size";
 
-static void reserve_fa3(struct probe *p, struct reserve_answer *r)
+/* The corner of an engine monotone in n and the longest: B of L, or one
+ * of L beside B - 1 of one token (the same n and longest), the first
+ * answered; neither answered refuses with the first's reason. */
+static void corner(struct probe *p, struct reserve_answer *r)
 {
 	const uint32_t B = p->max_batch_size, L = p->max_model_len;
+	const struct point cands[2] = {uniform(B, L), spike(B, L)};
 	struct best b;
 	struct seen x;
 
-	if (p->s->num_splits != 0) {
-		describe(r, RESERVE_MONOTONE, basis_fa3_fixed, layers_torch);
-		first_answered(p, r, false);
-		return;
-	}
-	describe(r, RESERVE_SEARCH, basis_fa3, layers_torch);
 	best_init(&b);
-	if (!eval(p, uniform(1, 1), "kBlockN", NULL, &x) || x.status != ENGINE_OK) {
-		consider(&b, uniform(1, 1), &x);
-		settle(p, r, &b);
-		return;
-	}
-	const uint64_t page = p->s->page_size;
-	const uint64_t pages = cdiv(L, page);
-	const uint64_t k_sat = min_u64(pages, cdiv(128u * x.t1, page));
-	for (uint64_t k = 1; k <= pages && !p->over; k = next_class(k, k_sat, pages)) {
-		const uint32_t len = (uint32_t)((k - 1) * page + 1);
-		if (!eval(p, spike(B, len), NULL, NULL, &x)) {
+	for (unsigned i = 0; i < 2 && !b.found; i++) {
+		if (!eval(p, cands[i], NULL, NULL, &x)) {
 			break;
 		}
-		if (x.status == ENGINE_OK) {
-			consider(&b, spike(B, len), &x);
-			continue;
-		}
-		struct seen one;
-		if (!eval(p, spike(1, len), NULL, NULL, &one)) {
-			break;
-		}
-		if (one.status == ENGINE_OK) {
-			refuse(r, x.refused, x.refused_input);
-			return;
-		}
-		consider(&b, spike(B, len), &x);
+		consider(&b, cands[i], &x);
 	}
 	settle(p, r, &b);
+}
+
+static void reserve_fa3(struct probe *p, struct reserve_answer *r)
+{
+	describe(r, RESERVE_MONOTONE, p->s->num_splits != 0 ? basis_fa3_fixed : basis_fa3,
+		 layers_torch);
+	corner(p, r);
 }
 
 /*

@@ -304,6 +304,8 @@ Test(reserve_sampled, fa3)
 	check_case(&c);
 	c = make("fa3 page 1", RESERVE_FA3, shape(132, 64, 8, 128, 1), NULL, 32, 8192);
 	check_case(&c);
+	c = make("fa3 mqa", RESERVE_FA3, shape(132, 16, 1, 128, 16), NULL, 64, 65536);
+	check_case(&c);
 	c = make("fa3 num_splits 8", RESERVE_FA3, llama8b_h100(16), NULL, 64, 32768);
 	c.s.num_splits = 8;
 	check_case(&c);
@@ -447,6 +449,11 @@ Test(reserve_exact, every_size_and_longest)
 	c = make("vllm_v1 fa2", RESERVE_VLLM_V1, shape(16, 8, 2, 128, 16), &a100, 16, 3000);
 	exhaustive_by_longest(&c);
 	c = make("trtllm", RESERVE_TRTLLM, shape(16, 8, 2, 128, 64), NULL, 16, 4000);
+	exhaustive_by_longest(&c);
+	/* one KV head on many SMs: the count grows with the longest */
+	c = make("trtllm mqa", RESERVE_TRTLLM, shape(132, 8, 1, 128, 64), NULL, 3, 40000);
+	exhaustive_by_longest(&c);
+	c = make("fa3 mqa", RESERVE_FA3, shape(132, 8, 1, 128, 16), NULL, 3, 30000);
 	exhaustive_by_longest(&c);
 }
 
@@ -641,6 +648,14 @@ Test(reserve_grid, monotone_engines)
 	c = make("fa3 num_splits 8", RESERVE_FA3, llama8b_h100(16), NULL, 64, 32768);
 	c.s.num_splits = 8;
 	grid_monotone(&c, true);
+	/* the heuristic: its count grows with the longest up to 128 splits
+	 * where one KV head leaves the SMs idle */
+	c = make("fa3", RESERVE_FA3, llama8b_h100(16), NULL, 64, 32768);
+	grid_monotone(&c, false);
+	c = make("fa3 mqa", RESERVE_FA3, shape(132, 16, 1, 128, 16), NULL, 64, 32768);
+	grid_monotone(&c, false);
+	c = make("fa3 mqa page 64 d 64", RESERVE_FA3, shape(114, 8, 1, 64, 64), NULL, 64, 32768);
+	grid_monotone(&c, false);
 	c = make("flashinfer tc fixed_split_size", RESERVE_FLASHINFER, llama8b_h100(16), &fss, 64, 32768);
 	grid_monotone(&c, false);
 	c = make("flashinfer tc graph", RESERVE_FLASHINFER, llama8b_h100(16), &tc, 64, 32768);

@@ -114,7 +114,7 @@ struct reserve_answer {
  * ("max_batch_size"); max_model_len 0 or above ENGINE_MAX_SEQ_LEN
  * ("max_model_len"); a search that would pass RESERVE_WORK_MAX
  * ("max_batch_size"); a bound reserve.c cannot prove for the shape
- * (FlashFlashInfer's CUDA-core plan where its uint32_t products may wrap:
+ * (FlashInfer's CUDA-core plan where its uint32_t products may wrap:
  * "max_model_len"); and where the port refuses every candidate the proof
  * needs, the port's own reason and input.
  */

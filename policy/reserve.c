@@ -955,27 +955,108 @@ static void reserve_sglang(struct probe *p, struct reserve_answer *r)
 /*
  * TensorRT-LLM XQA (trtllm.h): the multi-block scratch grows with nbSubSeq
  * = multi_block * num_kv_heads * n, where multi_block is
- * computeMultiBlockCount(longest / 128, n): it grows with the longest
- * until the wave limit, then is cut back by the batch (and 6000 / n), in
- * double arithmetic: not monotone. Every refusal (mayHavePerfGain, the
- * int block_count, the 4 GiB segment offsets) and the scratch read the
- * longest only as h = longest / 128 (max(1, h) for the gain), so the
- * classes h = 0..L / 128 (represented by 128 * h, or 1) and every n are
- * all the batches there are: an exhaustive search, refused batches
- * (those TensorRT-LLM hands its masked-MHA kernel) left out.
+ * computeMultiBlockCount(h = longest / 128, n): it grows with h until the
+ * wave limit, then is cut back by the batch (and 6000 / n), in double
+ * arithmetic: not monotone, searched. Every refusal and the scratch read
+ * the longest only as h (max(1, h) for the gain), and multi_block reads h
+ * only through c(h) = max(1, min(h, round(sqrt(8 h)))), the port's term
+ * multi_block_count, a function of h alone that never falls as h grows.
+ * So a class is a run of h with one c(h), and at a given n every answered
+ * h of a class has the same scratch. The classes are found through the
+ * port itself, on a probe shape every h is answered for (1 SM, one KV
+ * head of a group of 2: the gain always pays, no int or 4 GiB limit is
+ * near), by galloping over h. Within a class at a given n the answered h
+ * are an interval: mayHavePerfGain asks h at least some h_p(n), the int
+ * block_count at most some h_i(n), the 4 GiB offsets read the scratch
+ * (one value in the class). It holds the class's last h or its first:
+ * missing both would need h_p > first and h_i < last, that is
+ * num_kv_heads * n * max(1, first) * 4 < sm_count and num_kv_heads * n *
+ * last > 2^31 - 1, so last > 4 * max(1, first) * (2^31 - 1) / sm_count
+ * >= 4 * max(1, first), which no class spans (c(h) = h up to 8, and past
+ * it a class of c is under c / 2 wide). Each n and class is launched at
+ * the last h (the gain's best), then the first when that is refused.
+ * Work: about sum(1..B) * sqrt(8 * L / 128) entries.
  * Deterministic: one block a sequence, no scratch.
  * This is the most any launch uses; TensorRT-LLM reserves more at build
  * time (XqaDispatcher::getWorkspaceSize, trtllm.h), which holds it.
  */
 static const char basis_trtllm[] =
 	"computeMultiBlockCount grows with the longest sequence and is cut back by the batch: "
-	"exhaustive search over batch sizes and the longest / 128 (XQA launches only; "
-	"TensorRT-LLM's build-time workspace holds this)";
+	"exact search over batch sizes and the classes of longest / 128 it tells apart (XQA "
+	"launches only; TensorRT-LLM's build-time workspace holds this)";
+
+/* The length standing for h = longest / 128. */
+static uint32_t trtllm_len(uint32_t h)
+{
+	return h == 0 ? 1u : 128u * h;
+}
+
+/* c(h), the port's multi_block_count for a lone sequence of trtllm_len(h)
+ * on the probe shape; 0 where it is refused (not expected: the reserve is
+ * then refused). One entry of work. */
+static uint64_t trtllm_class(struct probe *p, uint32_t h)
+{
+	struct engine_shape t;
+	const struct engine_batch b = {p->batch, 1};
+
+	if (p->work + 1 > RESERVE_WORK_MAX) {
+		p->over = true;
+		return 0;
+	}
+	p->work++;
+#define RESERVE_ZERO_ROW(x, e, name, kind, from, bounds, zero, about) t.name = 0;
+	ENGINE_INPUTS(RESERVE_ZERO_ROW, ~)
+#undef RESERVE_ZERO_ROW
+	t.sm_count = 1;
+	t.num_q_heads = 2;
+	t.num_kv_heads = 1;
+	t.head_dim = 128;
+	t.page_size = 64;
+	p->batch[0] = trtllm_len(h);
+	struct engine_answer a = trtllm_launch_batch(&t, &b, NULL, p->by_seq);
+	return a.status == ENGINE_OK ? term_of(&a, "multi_block_count") : 0;
+}
+
+/* The last h <= h_max of the class of `first`, whose c is c: galloping,
+ * then halving (c never falls as h grows). 0 with p->over or a refusal. */
+static bool trtllm_class_end(struct probe *p, uint32_t first, uint64_t c, uint32_t h_max,
+			     uint32_t *last)
+{
+	uint32_t good = first, step = 1;
+	uint64_t bad = (uint64_t)h_max + 1;
+
+	while ((uint64_t)good + step <= h_max) {
+		const uint64_t at = trtllm_class(p, good + step);
+		if (at == 0) {
+			return false;
+		}
+		if (at != c) {
+			bad = good + step;
+			break;
+		}
+		good += step;
+		step *= 2;
+	}
+	while ((uint64_t)good + 1 < bad) {
+		const uint32_t mid = good + (uint32_t)((bad - good) / 2);
+		const uint64_t at = trtllm_class(p, mid);
+		if (at == 0) {
+			return false;
+		}
+		if (at == c) {
+			good = mid;
+		} else {
+			bad = mid;
+		}
+	}
+	*last = good;
+	return true;
+}
 
 static void reserve_trtllm(struct probe *p, struct reserve_answer *r)
 {
 	const struct trtllm_options *o = p->o;
-	const uint32_t B = p->max_batch_size, L = p->max_model_len;
+	const uint32_t B = p->max_batch_size, h_max = p->max_model_len / 128;
 	const char *layers = "one workspace for the attention op, which every layer's launch uses "
 			     "in turn";
 	struct best b;
@@ -989,14 +1070,34 @@ static void reserve_trtllm(struct probe *p, struct reserve_answer *r)
 	}
 	describe(r, RESERVE_SEARCH, basis_trtllm, layers);
 	best_init(&b);
-	for (uint32_t n = 1; n <= B && !p->over; n++) {
-		for (uint32_t h = 0; h <= L / 128; h++) {
-			const struct point pt = spike(n, h == 0 ? 1u : 128 * h);
-			if (!eval(p, pt, NULL, NULL, &x)) {
+	for (uint64_t first = 0; first <= h_max && !p->over;) {
+		const uint64_t c = trtllm_class(p, (uint32_t)first);
+		uint32_t last = 0;
+		if (c == 0 || !trtllm_class_end(p, (uint32_t)first, c, h_max, &last)) {
+			if (!p->over) {
+				refuse(r, "TensorRT-LLM's probe shape was refused: a port change "
+					  "reserve.c has not followed",
+				       "max_model_len");
+				return;
+			}
+			break;
+		}
+		for (uint32_t n = 1; n <= B; n++) {
+			const struct point at_last = spike(n, trtllm_len(last));
+			if (!eval(p, at_last, NULL, NULL, &x)) {
 				break;
 			}
-			consider(&b, pt, &x);
+			consider(&b, at_last, &x);
+			if (x.status == ENGINE_OK || last == first) {
+				continue;
+			}
+			const struct point at_first = spike(n, trtllm_len((uint32_t)first));
+			if (!eval(p, at_first, NULL, NULL, &x)) {
+				break;
+			}
+			consider(&b, at_first, &x);
 		}
+		first = (uint64_t)last + 1;
 	}
 	settle(p, r, &b);
 }

@@ -784,6 +784,15 @@ Test(reserve_refused, no_batch_answered)
 	r = reserve_worst(RESERVE_VLLM_V1, &s, NULL, 8, 1024, witness, scratch);
 	cr_assert_eq(r.status, ENGINE_REFUSED);
 	cr_assert_str_eq(r.refused_input, "compute_capability");
+	/* FA3's int total_k, num_seqs * page_size, past 2^31 - 1 for 1100
+	 * sequences of 2^21-token pages: the corner the proof needs is
+	 * refused, so the reserve is, though one sequence is answered */
+	s = llama8b_h100(1u << 21);
+	r = reserve_worst(RESERVE_FA3, &s, NULL, 1100, 100, witness, scratch);
+	cr_assert_eq(r.status, ENGINE_REFUSED);
+	cr_assert_str_eq(r.refused_input, "num_seqs");
+	r = reserve_worst(RESERVE_FA3, &s, NULL, 1, 100, witness, scratch);
+	cr_assert_eq(r.status, ENGINE_OK, "%s", r.refused ? r.refused : "");
 	/* TensorRT-LLM hands every batch this small to masked MHA */
 	s = shape(132, 32, 8, 128, 64);
 	r = reserve_worst(RESERVE_TRTLLM, &s, NULL, 1, 100, witness, scratch);

@@ -608,12 +608,24 @@ static bool v1_point(struct probe *p, struct reserve_answer *r, struct best *b, 
 
 static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
 {
-	const struct vllm_v1_options *o = p->o;
 	const uint32_t B = p->max_batch_size, L = p->max_model_len;
+	struct vllm_v1_options given;
 	struct best b;
 	struct seen x;
 	struct v1_view v;
 
+	/* The graphs of a serve are captured at its own max_model_len: an
+	 * options' max_model_len left 0 is the reserve's (reserve.h). */
+	if (p->o != NULL) {
+		const struct vllm_v1_options *in = p->o;
+		given.compute_capability = in->compute_capability;
+		given.cudagraph_mode = in->cudagraph_mode;
+		given.max_capture_size = in->max_capture_size;
+		given.batch_invariant = in->batch_invariant;
+		given.max_model_len = in->max_model_len != 0 ? in->max_model_len : L;
+		p->o = &given;
+	}
+	const struct vllm_v1_options *o = p->o;
 	describe(r, RESERVE_SEARCH, basis_vllm_v1, layers_torch);
 	best_init(&b);
 	if (!eval(p, uniform(1, 1), "fa_version", "kBlockN", &x) || x.status != ENGINE_OK) {
@@ -717,7 +729,8 @@ static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
  *  - disable_split_kv: never splits, 0;
  *  - fixed_split_size F, no graph: S = sum tq * ceil(p_i / F), split when
  *    a request has more than F pages: both grow with every length and n,
- *    so B sequences of L are the most (monotone);
+ *    so B sequences of L are the most (monotone), or 0 where the merge
+ *    refuses every split launch;
  *  - F under a graph: a split launch holds max(M, total_num_tiles_q(n)),
  *    growing with n; the batch most likely answered at n (the check
  *    new_batch_size <= padded) is one sequence of F + 1 pages beside
@@ -869,7 +882,14 @@ static void reserve_flashinfer(struct probe *p, struct reserve_answer *r)
 	if (F != 0 && !graph) {
 		/* only B sequences of L: the scratch reads every length */
 		describe(r, RESERVE_MONOTONE, basis_fi_fixed_split, layers_fi);
-		fill(p->batch, uniform(B, L));
+		if (!eval(p, uniform(B, L), NULL, NULL, &x)) {
+			refuse(r, work_reason, "max_batch_size");
+			return;
+		}
+		if (x.status != ENGINE_OK && !merge_head_dim(p->s->head_dim)) {
+			first_answered(p, r, true); /* every split refused: 0 */
+			return;
+		}
 		answer_with(p, r, B);
 		return;
 	}

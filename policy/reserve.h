@@ -53,7 +53,10 @@ enum reserve_engine {
 	RESERVE_FA3,         /* fa3_launch_batch; options unread (NULL) */
 	RESERVE_FLASHINFER,  /* flashinfer_launch_batch; struct flashinfer_options */
 	RESERVE_VLLM,        /* vllm_launch_batch (v0 paged attention); unread */
-	RESERVE_VLLM_V1,     /* vllm_v1_launch_batch; struct vllm_v1_options */
+	/* vllm_v1_launch_batch; struct vllm_v1_options, whose max_model_len,
+	 * when 0, is taken as the reserve's: a serve's full CUDA graphs are
+	 * captured at its own max_model_len */
+	RESERVE_VLLM_V1,
 	RESERVE_VLLM_TRITON, /* vllm_triton_launch_batch; struct vllm_triton_options */
 	RESERVE_SGLANG,      /* sglang_launch_batch; struct sglang_options */
 	RESERVE_TRTLLM,      /* trtllm_launch_batch; struct trtllm_options */

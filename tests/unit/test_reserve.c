@@ -850,3 +850,40 @@ Test(reserve_answers, llama8b_h100_64_by_32k)
 			    witness[0]);
 	}
 }
+
+/* FlashInfer refuses every split launch at head_dim 96 (its merge has no
+ * kernel for it): the most any answered batch holds is 0, on every path
+ * that can also run whole. */
+Test(reserve_answers, flashinfer_merge_refuses_every_split)
+{
+	static const struct flashinfer_options paths[] = {
+		{false, 0, false}, {true, 0, false}, {true, 4, false}};
+
+	for (unsigned k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+		struct engine_case c = make("flashinfer head_dim 96", RESERVE_FLASHINFER,
+					    shape(8, 8, 2, 96, 16), &paths[k], 6, 1000);
+		c.s.blocks_per_sm = 1;
+		struct reserve_answer r = reserve_ok(&c);
+		check_witness(&c, &r);
+		cr_assert_eq(r.workspace_bytes, 0, "path %u", k);
+		sample(&c, &r, 20000);
+	}
+}
+
+/* vLLM V1's FA2 under full graphs needs the max_model_len the graphs were
+ * captured with; left 0, the reserve takes its own. */
+Test(reserve_answers, vllm_v1_graphs_take_the_reserves_max_model_len)
+{
+	static struct vllm_v1_options unset, given;
+	unset.compute_capability = 80;
+	given = unset;
+	given.max_model_len = 32768;
+	struct engine_case c = make("vllm_v1 a100", RESERVE_VLLM_V1, shape(108, 32, 8, 128, 16), &unset,
+				    64, 32768);
+	struct reserve_answer a = reserve_ok(&c);
+	c.o = &given;
+	struct reserve_answer b = reserve_ok(&c);
+	check_witness(&c, &b);
+	cr_assert_eq(a.workspace_bytes, b.workspace_bytes);
+	cr_assert_eq(a.witness_len, b.witness_len);
+}

@@ -887,3 +887,162 @@ Test(reserve_answers, vllm_v1_graphs_take_the_reserves_max_model_len)
 	cr_assert_eq(a.workspace_bytes, b.workspace_bytes);
 	cr_assert_eq(a.witness_len, b.witness_len);
 }
+
+/* The most any batch holds, over every batch of a small bound: every
+ * (size, longest) pair, uniform and one long beside ones, where the
+ * scratch reads the size and longest; every multiset of page counts for
+ * FlashInfer, whose plans read each request's pages. *any: one answered. */
+static uint64_t every_batch_most(const struct engine_case *c, bool *any)
+{
+	uint64_t most = 0, bytes;
+
+	*any = false;
+	if (c->e == RESERVE_FLASHINFER) {
+		const uint32_t P = (c->L + c->s.page_size - 1) / c->s.page_size;
+		uint32_t pages[8];
+		for (uint32_t n = 1; n <= c->B; n++) {
+			for (uint32_t i = 0; i < n; i++) {
+				pages[i] = 1;
+			}
+			for (;;) {
+				for (uint32_t i = 0; i < n; i++) {
+					const uint32_t len = pages[i] * c->s.page_size;
+					batch[i] = len > c->L ? c->L : len;
+				}
+				if (bytes_of(c, batch, n, &bytes)) {
+					*any = true;
+					most = bytes > most ? bytes : most;
+				}
+				int32_t i = (int32_t)n - 1;
+				while (i >= 0 && pages[i] == (i == 0 ? P : pages[i - 1])) {
+					i--;
+				}
+				if (i < 0) {
+					break;
+				}
+				pages[i]++;
+				for (uint32_t j = (uint32_t)i + 1; j < n; j++) {
+					pages[j] = 1;
+				}
+			}
+		}
+		return most;
+	}
+	for (uint32_t n = 1; n <= c->B; n++) {
+		for (uint32_t len = 1; len <= c->L; len++) {
+			for (unsigned form = 0; form < 2; form++) {
+				for (uint32_t i = 0; i < n; i++) {
+					batch[i] = form == 0 || i == 0 ? len : 1;
+				}
+				if (bytes_of(c, batch, n, &bytes)) {
+					*any = true;
+					most = bytes > most ? bytes : most;
+				}
+			}
+		}
+	}
+	return most;
+}
+
+static uint32_t pick(const uint32_t *from, unsigned count)
+{
+	return from[rnd() % count];
+}
+
+/* 1,500 random small shapes and settings, every engine but FlashMLA
+ * (one shape only): the reserve is every batch's most exactly, and a
+ * refused reserve is one no batch is answered for. */
+Test(reserve_exact, random_small_shapes)
+{
+	static const uint32_t sms[] = {1, 2, 3, 4, 7, 8, 16, 20, 33, 64, 108, 132};
+	static const uint32_t kvs[] = {1, 2, 4, 8};
+	static const uint32_t groups[] = {1, 2, 3, 4, 6, 8, 16};
+	static const uint32_t head_dims[] = {64, 96, 128, 256};
+	static const uint32_t pages_fa2[] = {256, 512};
+	static const uint32_t pages_any[] = {1, 3, 16, 64};
+	static const uint32_t pages_16[] = {16, 32, 64};
+	static const uint32_t pages_xqa[] = {16, 32, 64, 128};
+	unsigned answered = 0, refused = 0;
+
+	for (unsigned it = 0; it < 1500; it++) {
+		struct flashinfer_options fi = {rnd() % 2 == 0, 0, false};
+		struct vllm_v1_options v1;
+		struct sglang_options sg = {1 + (uint32_t)(rnd() % 8), 0, false, 0, false, 0, 0, 0};
+		const void *o = NULL;
+		enum reserve_engine e = (enum reserve_engine)(rnd() % 8);
+		struct engine_shape s = shape(pick(sms, 12), 1, pick(kvs, 4), pick(head_dims, 4), 16);
+
+		s.num_q_heads = s.num_kv_heads * pick(groups, 7);
+		s.blocks_per_sm = 1 + (uint32_t)(rnd() % 2);
+		s.cuda_graph = rnd() % 3 == 0;
+		memset(&v1, 0, sizeof v1);
+		v1.compute_capability = rnd() % 2 ? 90 : 80;
+		v1.cudagraph_mode = (enum vllm_v1_cudagraph_mode)(rnd() % 4);
+		v1.max_capture_size = 1 + (uint32_t)(rnd() % 12);
+		uint32_t B = 1 + (uint32_t)(rnd() % 10), L = 1 + (uint32_t)(rnd() % 3000);
+		switch (e) {
+		case RESERVE_FA2:
+			s.page_size = pick(pages_fa2, 2);
+			L = 1 + (uint32_t)(rnd() % 8000);
+			break;
+		case RESERVE_FA3:
+			s.page_size = pick(pages_any, 4);
+			break;
+		case RESERVE_FLASHINFER:
+			s.page_size = pick(pages_16, 3);
+			if (fi.tensor_cores && rnd() % 3 == 0) {
+				fi.fixed_split_size = 1 + (uint32_t)(rnd() % 4);
+			}
+			fi.disable_split_kv = fi.tensor_cores && rnd() % 5 == 0;
+			L = 1 + (uint32_t)(rnd() % (s.page_size * 12));
+			B = B > 6 ? 6 : B;
+			o = &fi;
+			break;
+		case RESERVE_VLLM_V1:
+			s.page_size = pick(pages_16, 3);
+			v1.max_model_len = rnd() % 2 ? 0 : L + (uint32_t)(rnd() % 100);
+			o = &v1;
+			break;
+		case RESERVE_TRTLLM:
+			s.page_size = pick(pages_xqa, 4);
+			L = 1 + (uint32_t)(rnd() % 6000);
+			break;
+		case RESERVE_SGLANG:
+			if (s.cuda_graph) {
+				sg.cuda_graph_bs = B + (uint32_t)(rnd() % 3);
+				sg.cuda_graph_max_bs = sg.cuda_graph_bs + (uint32_t)(rnd() % 5);
+			}
+			o = &sg;
+			break;
+		default:
+			s.page_size = pick(pages_16, 3);
+			break;
+		}
+		struct engine_case c = make("random", e, s, o, B, L);
+		struct reserve_answer r = reserve_worst(e, &c.s, o, B, L, witness, scratch);
+		if (e == RESERVE_VLLM_V1 && v1.max_model_len == 0) {
+			v1.max_model_len = L; /* as the reserve takes it (reserve.h) */
+		}
+		bool any;
+		uint64_t most = every_batch_most(&c, &any);
+		if (r.status != ENGINE_OK) {
+			refused++;
+			cr_assert(!any, "engine %d sm %u q %u kv %u d %u page %u graph %d B %u L %u: "
+				  "refused (%s) though a batch holds %llu",
+				  e, s.sm_count, s.num_q_heads, s.num_kv_heads, s.head_dim, s.page_size,
+				  s.cuda_graph, B, L, r.refused, (unsigned long long)most);
+			continue;
+		}
+		answered++;
+		check_witness(&c, &r);
+		cr_assert_eq(r.workspace_bytes, most,
+			     "engine %d sm %u q %u kv %u d %u page %u graph %d B %u L %u: reserve %llu, "
+			     "every batch's most %llu",
+			     e, s.sm_count, s.num_q_heads, s.num_kv_heads, s.head_dim, s.page_size,
+			     s.cuda_graph, B, L, (unsigned long long)r.workspace_bytes,
+			     (unsigned long long)most);
+	}
+	cr_log_info("random small shapes: 1500, %u answered and equal to every batch's most, %u "
+		    "refused where no batch is answered",
+		    answered, refused);
+}

@@ -552,13 +552,16 @@ static uint32_t largest_capture_size(uint32_t max)
  *    the largest capture size) runs FA3 with max_num_splits 32, or FA2
  *    with the capture's seqlen_k (max_model_len): its scratch does not
  *    read the lengths, so each such n is launched once, at the longest the
- *    graph admits (min(L, the options' max_model_len));
+ *    graph admits (min(L, the options' max_model_len)), or at one token
+ *    where that length alone is refused;
  *  - an eager FA3 batch takes get_num_splits of the longest alone (batch
  *    = 1) times the batch, and 1 split (no scratch) past 992 sequences: for
  *    each longest the largest is at n = min(B, 992), launched over the
  *    classes of the longest: ceil(longest / kBlockN) up to 128 blocks
  *    (where max_splits stops moving), the last class, and L itself (the
- *    L2 branch reads seqlen_k, growing with it);
+ *    L2 branch reads seqlen_k, growing with it), or where L is refused
+ *    for its length the longest answered below it (found by halving:
+ *    those refusals grow with the length);
  *  - an eager FA2 batch (only the GQA swap splits) takes the FA2 heuristic
  *    of n and num_n_blocks = ceil(longest / block_n): searched as FA2 is,
  *    classes up to 16256 blocks, stopping at the first n whose
@@ -604,6 +607,41 @@ static bool v1_point(struct probe *p, struct reserve_answer *r, struct best *b, 
 	}
 	consider(b, pt, x);
 	return true;
+}
+
+/* The longest answered spike of n in [lo, hi], lo answered or skipped
+ * already: hi, or, where hi is refused, the last length before the
+ * refusals begin (the length refusals of FA3 grow with the length), by
+ * halving. Returns false when the reserve is refused or the cap met. */
+static bool v1_longest(struct probe *p, struct reserve_answer *r, struct best *b, uint32_t n,
+		       uint32_t lo, uint32_t hi)
+{
+	struct seen x;
+
+	if (!v1_point(p, r, b, spike(n, hi), &x)) {
+		return false;
+	}
+	if (x.status == ENGINE_OK) {
+		return true;
+	}
+	if (!eval(p, spike(n, lo), NULL, NULL, &x)) {
+		return false;
+	}
+	if (x.status != ENGINE_OK) {
+		return true; /* the class is refused from its first length on */
+	}
+	while (lo + 1 < hi) {
+		const uint32_t mid = lo + (hi - lo) / 2;
+		if (!eval(p, spike(n, mid), NULL, NULL, &x)) {
+			return false;
+		}
+		if (x.status == ENGINE_OK) {
+			lo = mid;
+		} else {
+			hi = mid;
+		}
+	}
+	return v1_point(p, r, b, spike(n, lo), &x);
 }
 
 static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
@@ -664,7 +702,11 @@ static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
 	bool stop = false;
 	for (uint32_t n = 1; n <= B && !stop; n++) {
 		if (n <= v.cap) {
-			if (!v1_point(p, r, &b, spike(n, v.full_len), &x)) {
+			/* the graph's scratch reads no length: where the longest
+			 * it admits is refused for its length alone, one token
+			 * stands for it */
+			if (!v1_point(p, r, &b, spike(n, v.full_len), &x) ||
+			    (x.status != ENGINE_OK && !v1_point(p, r, &b, uniform(n, 1), &x))) {
 				stop = true;
 			}
 			continue;
@@ -685,9 +727,10 @@ static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
 				break;
 			}
 		}
-		/* FA3's L2 branch reads seqlen_k itself, not its blocks: L */
+		/* FA3's L2 branch reads seqlen_k itself, not its blocks: the
+		 * longest answered, L or below it where L is refused */
 		if (!stop && v.fa == 3 && (blocks - 1) * v.block_n + 1 < L &&
-		    !v1_point(p, r, &b, spike(n, L), &x)) {
+		    !v1_longest(p, r, &b, n, (uint32_t)((blocks - 1) * v.block_n + 1), L)) {
 			stop = true;
 		}
 	}

@@ -1046,3 +1046,28 @@ Test(reserve_exact, random_small_shapes)
 		    "refused where no batch is answered",
 		    answered, refused);
 }
+
+/* Bounds at the engines' int32 limit, where some lengths are refused for
+ * their length alone: the reserve still holds every answered batch. */
+Test(reserve_sampled, int32_lengths)
+{
+	static struct vllm_v1_options h100, a100;
+	static const struct flashinfer_options tc = {true, 0, false};
+	h100.compute_capability = 90;
+	a100.compute_capability = 80;
+	a100.cudagraph_mode = VLLM_V1_CUDAGRAPH_NONE;
+	const uint32_t L = ENGINE_MAX_SEQ_LEN;
+	struct engine_case cases[] = {
+		make("fa2", RESERVE_FA2, llama8b_h100(256), NULL, 32, L),
+		make("flashinfer tc", RESERVE_FLASHINFER, llama8b_h100(16), &tc, 32, L),
+		make("vllm", RESERVE_VLLM, llama8b_h100(16), NULL, 32, L),
+		make("vllm_v1 h100", RESERVE_VLLM_V1, llama8b_h100(16), &h100, 600, L),
+		make("vllm_v1 a100 eager", RESERVE_VLLM_V1, shape(108, 32, 8, 128, 16), &a100, 32, L),
+		make("vllm_triton", RESERVE_VLLM_TRITON, llama8b_h100(16), NULL, 32, L),
+		make("sglang", RESERVE_SGLANG, llama8b_h100(16), NULL, 32, L),
+		make("trtllm", RESERVE_TRTLLM, llama8b_h100(64), NULL, 16, L),
+	};
+	for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		check_case(&cases[k]);
+	}
+}

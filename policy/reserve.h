@@ -47,7 +47,7 @@
  * The expected work: a monotone, bound or fixed answer is a few launches
  * (at most a few times max_batch_size batch entries); a search is up to
  * RESERVE_WORK_MAX entries, about 0.1 s, and Llama-3.1-8B on an H100 at
- * 64 sequences of 32k tokens takes at most 0.6 million (2 ms).
+ * 64 sequences of 32k tokens takes at most 0.1 million (a few ms).
  *
  * The unit is always the bytes of one attention layer's launch; every
  * engine here either frees its scratch when the layer's call returns (the

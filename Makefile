@@ -141,7 +141,8 @@ $(BUILD)/tests/unit/test_fa2 $(BUILD)/tests/unit/test_fa3: $(BUILD)/tests/unit/t
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
 
 # So are the engine ports' (policy/<port>.c over a mixed batch).
-PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton vllm vllm_v1)
+PORT_UNIT_TESTS := $(patsubst %,$(BUILD)/tests/unit/test_%,flashinfer flashmla sglang vllm_triton vllm vllm_v1 \
+		   reserve)
 $(PORT_UNIT_TESTS): $(BUILD)/tests/unit/test_%: tests/unit/test_%.c $(LIBSPLITK)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $(CRITERION_CFLAGS) $< $(LIBSPLITK) $(CRITERION_LIBS) $(LDFLAGS_ALL) -o $@
@@ -267,7 +268,7 @@ contract: all
 		{ echo "contract: the README's embedding example printed something else" >&2; exit 1; }
 
 purity: $(POLICY_OBJ)
-	@set -e; for o in $(POLICY_OBJ); do sh scripts/check-purity.sh $$o; done
+	@set -e; for o in $(POLICY_OBJ); do sh scripts/check-purity.sh $$o $(POLICY_OBJ); done
 
 # The layering from the source: no circle among the modules of a
 # directory, no include of a layer above, microhttpd.h only where

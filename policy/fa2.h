@@ -95,6 +95,11 @@
  *    ENGINE_MAX_SEQS, a NULL seq_lens, a length of 0 or beyond
  *    ENGINE_MAX_SEQ_LEN.
  *
+ * Its scratch is not monotone in the batch: the heuristic's count drops to
+ * 1 as the batch grows and moves either way with num_n_blocks (the
+ * eligibility test); it is monotone in the batch size only when num_splits
+ * is given (policy/reserve.c searches the rest, issue 51).
+ *
  * What it never does: allocate, perform I/O or keep state; fa2_launch and
  * fa2_launch_batch are pure functions of their arguments (the latter
  * writes only the caller's by_seq) and thread-safe.

@@ -163,6 +163,11 @@
  *  - std::vector<float> efficiency is a float[128] (max_splits <= 128).
  *  - The tensors mha_fwd allocates become their byte count.
  *
+ * Its scratch is monotone in the batch size and the longest sequence:
+ * get_num_splits reads the longest alone (batch = 1) and never falls as it
+ * grows, and the scratch is that count times the batch (policy/reserve.c
+ * has the proof, issue 51).
+ *
  * What it never does: allocate, perform I/O or keep state; fa3_launch and
  * fa3_launch_batch are pure functions of their arguments (the latter
  * writes only the caller's by_seq) and thread-safe.

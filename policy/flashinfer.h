@@ -179,6 +179,12 @@
  *   implied. See the License for the specific language governing
  *   permissions and limitations under the License.
  *
+ * Its scratch is monotone in the batch size and every length only with a
+ * fixed_split_size on the tensor-core path; under a CUDA graph the
+ * CUDA-core plan holds one buffer whatever the batch and the tensor-core
+ * plan one that grows with the batch size; without a graph both depend on
+ * the mix and are bounded by max_grid_size (policy/reserve.c, issue 51).
+ *
  * Pure as engine.h promises: no allocation, no I/O, no state.
  */
 #ifndef FLASHINFER_H

@@ -156,6 +156,9 @@
  *   TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE
  *   SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
  *
+ * Its scratch is monotone in the batch size and reads no length
+ * (policy/reserve.c, issue 51).
+ *
  * Pure as engine.h promises: no allocation, no I/O, no state; thread-safe.
  */
 #ifndef FLASHMLA_H

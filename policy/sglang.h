@@ -169,6 +169,9 @@
  *   implied. See the License for the specific language governing
  *   permissions and limitations under the License.
  *
+ * Its scratch is monotone in the batch size and reads no length (eager);
+ * under a CUDA graph it is the graph's one buffer (policy/reserve.c).
+ *
  * Pure as engine.h promises: no allocation, no I/O, no state.
  */
 #ifndef SGLANG_H

@@ -234,6 +234,10 @@
  *   implied. See the License for the specific language governing
  *   permissions and limitations under the License.
  *
+ * Its scratch is not monotone: multi_block grows with the longest / 128
+ * and is cut back by the batch's waves and 6000 / batch_size
+ * (policy/reserve.c searches every size and longest / 128, issue 51).
+ *
  * Pure as engine.h promises: no allocation, no I/O, no state, no libm.
  */
 #ifndef TRTLLM_H

@@ -118,6 +118,10 @@
  * FasterTransformer). This file is written here from a reading of that
  * code and contains none of it.
  *
+ * Its scratch is monotone in the longest sequence at a fixed num_seqs, not
+ * in num_seqs: v1, with none, takes over past 512 sequence-heads up to
+ * 8192 tokens (policy/reserve.c searches the sizes, issue 51).
+ *
  * Pure: no allocation, no I/O, no state (engine.h).
  */
 #ifndef VLLM_H

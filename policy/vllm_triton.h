@@ -151,6 +151,9 @@
  *   implied. See the License for the specific language governing
  *   permissions and limitations under the License.
  *
+ * Its scratch is one fixed buffer: the same for every answered batch
+ * (policy/reserve.c answers it as such, issue 51).
+ *
  * Pure as engine.h promises: no allocation, no I/O, no state; thread-safe.
  */
 #ifndef VLLM_TRITON_H

@@ -181,6 +181,11 @@
  * call returns, so layers reuse one block: not multiplied by layers. The
  * scheduler metadata (int32, 1 + round_up(b, 4) * 4) is not counted.
  *
+ * Its scratch is not monotone in the batch size: a full graph fixes FA3's
+ * 32 splits and pads the batch, eager FA3 multiplies the longest's count
+ * by the batch up to 992 sequences (1 split past it), and eager FA2's
+ * heuristic falls as the batch grows (policy/reserve.c searches them).
+ *
  * What it never does: allocate, perform I/O or keep state; pure and
  * thread-safe, writes only the caller's by_seq.
  *

@@ -84,6 +84,9 @@ static const struct route routes[] = {
 	/* the other engines beside the seed's rule (handler_engines.c) */
 	{.path = "/v1/engines", .get = handler_engines},
 	{.path = "/v1/compare", .get_fields = HANDLER_COMPARE_FIELDS, .get = handler_compare},
+	/* the worst case over every batch of a serve (engines.h) */
+	{.path = "/v1/reserve", .get_fields = FIELDS_SPLITS_PARAMS | HANDLER_PIN_FIELD,
+	 .get = handler_reserve_get},
 	{.path = "/healthz", .get = handler_healthz},
 	{.path = "/readyz", .get = handler_readyz},
 	{.path = "/version", .get = handler_version},

@@ -2,6 +2,8 @@
 #include "engines.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "choice.h"
@@ -11,6 +13,7 @@
 #include "flashinfer.h"
 #include "flashmla.h"
 #include "names.h"
+#include "reserve.h"
 #include "sglang.h"
 #include "trtllm.h"
 #include "vllm.h"
@@ -364,7 +367,7 @@ int engines_shape(enum engines_id id, const struct query *q, const struct decisi
 	 * the engine's own where absent */
 	unsigned asks = reads & ~gpu_reads & ~(unsigned)ENGINE_IN_PAGE_SIZE;
 
-	if (q->seq_lens.n > 0) {
+	if (q->seq_lens.n > 0 || q->reserve) {
 		asks &= ~(unsigned)ENGINE_IN_SEQ_LEN;
 	}
 	if (need_given(id, q, asks, p) != 0) {
@@ -655,7 +658,8 @@ void engines_write(struct jsonw *w, enum engines_id id, const struct query *q,
 
 const char *engines_path_name(enum engines_path path)
 {
-	static const char *const names[ENGINES_PATH_COUNT] = {"uniform", "mixed", "tensor_cores"};
+	static const char *const names[ENGINES_PATH_COUNT] = {"uniform", "mixed", "tensor_cores",
+							       "reserve"};
 
 	return (unsigned)path < ENGINES_PATH_COUNT ? names[path] : "uniform";
 }
@@ -678,6 +682,12 @@ int engines_decide(const struct api_context *ctx, const struct query *q, const s
 	if (*id == ENGINES_SEED) {
 		return 1;
 	}
+	/* engines_answer answers a reserve; what asks here (OFREP) wants a launch */
+	if (q->reserve) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_RESERVE, NULL,
+				   "reserve answers with a batch and its bytes (GET /v1/reserve, or a "
+				   "query of POST /v1/splits), not as a flag");
+	}
 	if (fields) {
 		return problem_set(p, PROBLEM_INVALID_PARAMETER, "fields", NULL,
 				   "fields cuts the seed's answer; engine=%s answers whole",
@@ -696,10 +706,262 @@ int engines_decide(const struct api_context *ctx, const struct query *q, const s
 	return a->status == ENGINE_OK ? 0 : engines_refused(*id, a, p);
 }
 
+/* ---- the reserve: the worst case over every batch of a serve ---- */
+
+/* Each port's reserve (policy/reserve.h), its options from the shape as
+ * its batch launch takes them (batch_launches above). */
+struct reserve_answer engines_reserve(enum engines_id id, const struct engine_shape *s,
+				      uint32_t max_batch_size, uint32_t max_model_len,
+				      uint32_t *witness, uint32_t *by_seq)
+{
+	const struct flashinfer_options fi = {s->tensor_cores, s->fixed_split_size,
+					      s->disable_split_kv};
+	const struct vllm_v1_options v1 = {s->compute_capability,
+					   (enum vllm_v1_cudagraph_mode)s->cudagraph_mode,
+					   s->max_capture_size, s->batch_invariant, s->max_model_len};
+	const struct vllm_triton_options vt = {(enum vllm_triton_cudagraph_mode)s->cudagraph_mode,
+					       s->max_capture_size, s->batch_invariant};
+	const struct sglang_options sg = {.max_kv_splits = s->max_kv_splits != 0 ? s->max_kv_splits
+										: 8,
+					  .deterministic = s->deterministic,
+					  .max_model_len = s->max_model_len};
+	const struct trtllm_options tr = {s->deterministic};
+	const struct flashmla_options fm = {s->head_dim_v, 0};
+	struct engine_shape eager = *s;
+
+	eager.cuda_graph = false; /* SGLang's eager path, as sglang_batch */
+	switch (id) {
+	case ENGINES_FA2:
+		return reserve_worst(RESERVE_FA2, s, NULL, max_batch_size, max_model_len, witness,
+				     by_seq);
+	case ENGINES_FA3:
+		return reserve_worst(RESERVE_FA3, s, NULL, max_batch_size, max_model_len, witness,
+				     by_seq);
+	case ENGINES_FLASHINFER:
+		return reserve_worst(RESERVE_FLASHINFER, s, &fi, max_batch_size, max_model_len,
+				     witness, by_seq);
+	case ENGINES_VLLM:
+		return reserve_worst(RESERVE_VLLM_V1, s, &v1, max_batch_size, max_model_len,
+				     witness, by_seq);
+	case ENGINES_VLLM_V0:
+		return reserve_worst(RESERVE_VLLM, s, NULL, max_batch_size, max_model_len, witness,
+				     by_seq);
+	case ENGINES_VLLM_TRITON:
+		return reserve_worst(RESERVE_VLLM_TRITON, s, &vt, max_batch_size, max_model_len,
+				     witness, by_seq);
+	case ENGINES_SGLANG:
+		return reserve_worst(RESERVE_SGLANG, &eager, &sg, max_batch_size, max_model_len,
+				     witness, by_seq);
+	case ENGINES_TRTLLM:
+		return reserve_worst(RESERVE_TRTLLM, s, &tr, max_batch_size, max_model_len,
+				     witness, by_seq);
+	case ENGINES_FLASHMLA:
+		return reserve_worst(RESERVE_FLASHMLA, s, &fm, max_batch_size, max_model_len,
+				     witness, by_seq);
+	default:
+		break;
+	}
+	return reserve_worst(RESERVE_ENGINES, s, NULL, max_batch_size, max_model_len, witness,
+			     by_seq);
+}
+
+int engines_reserve_bounds(enum engines_id id, const struct query *q, const struct decision *d,
+			   uint32_t max_batch_size, uint32_t max_model_len, struct problem *p)
+{
+	if (max_batch_size == 0 || max_batch_size > ENGINE_MAX_SEQS) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_MAX_BATCH_SIZE, NULL,
+				   "a reserve's max_batch_size is 1 to %u sequences (ENGINE_MAX_SEQS, "
+				   "the most a batch holds here)",
+				   ENGINE_MAX_SEQS);
+	}
+	if (max_model_len == 0) {
+		return missing(id, VOCAB_M_MAX_MODEL_LEN,
+			       d->model != NULL ? "the serve's context length, which the catalog's "
+						  "model does not say"
+						: "the serve's context length",
+			       p);
+	}
+	if (max_model_len > ENGINE_MAX_SEQ_LEN) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_MAX_MODEL_LEN, NULL,
+				   "max_model_len is at most %u tokens: the engines keep lengths in "
+				   "int32",
+				   ENGINE_MAX_SEQ_LEN);
+	}
+	if (q->seq_lens.n > 0) {
+		uint32_t lens[ENGINE_MAX_SEQS];
+		size_t n = query_list_get(&q->seq_lens, lens, ENGINE_MAX_SEQS);
+
+		for (size_t i = 0; i < n; i++) {
+			if (lens[i] > max_model_len) {
+				return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_MAX_MODEL_LEN,
+						   NULL,
+						   "max_model_len %u is shorter than sequence %zu of "
+						   "seq_lens (%u tokens): the serve could not hold it",
+						   max_model_len, i, lens[i]);
+			}
+		}
+		if (n > max_batch_size) {
+			return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_MAX_BATCH_SIZE, NULL,
+					   "max_batch_size %u is fewer than the %zu sequences of "
+					   "seq_lens: the serve could not batch them",
+					   max_batch_size, n);
+		}
+	}
+	return 0;
+}
+
+/* A shape input the engine reads, as its answer says it. */
+#define RESERVE_PUT_IF(e, name, kind)                                                    \
+	if ((reads & ENGINE_IN_##e) && ENGINE_IN_##e != ENGINE_IN_SEQ_LEN &&             \
+	    ENGINE_IN_##e != ENGINE_IN_MAX_MODEL_LEN) {                                   \
+		RESERVE_VALUE_##kind(e, name)                                            \
+	}
+#define RESERVE_VALUE_U32(e, name) jsonw_kv_u64_or_null(w, #name, s->name);
+#define RESERVE_VALUE_BOOL(e, name) jsonw_kv_bool(w, #name, s->name);
+#define RESERVE_VALUE_CHOICE(e, name) jsonw_kv_str(w, #name, choice_word(ENGINE_INDEX_##e, s->name));
+#define RESERVE_ROW_QUERY(e, name, kind) RESERVE_PUT_IF(e, name, kind)
+#define RESERVE_ROW_OPTION(e, name, kind) RESERVE_PUT_IF(e, name, kind)
+#define RESERVE_ROW_MODEL(e, name, kind)
+#define RESERVE_ROW_DECISION(e, name, kind)
+#define RESERVE_ROW_ARG(e, name, kind)
+#define RESERVE_ROW(a, e, name, kind, from, bounds, zero, about) RESERVE_ROW_##from(e, name, kind)
+
+void engines_write_reserve(struct jsonw *w, enum engines_id id, const struct query *q,
+			   const struct decision *d, const struct engine_shape *s,
+			   const struct engine_reserve *r, const struct catalog *cat)
+{
+	unsigned reads = engines_reads(id, q), unread = engines_unread(id, q);
+	const struct reserve_answer *a = &r->answer;
+
+	jsonw_object_begin(w);
+	jsonw_kv_str(w, VOCAB_M_ENGINE, engines[id].name);
+	jsonw_kv_str_or_null(w, VOCAB_M_TARGET, d->target ? d->target->names.name : NULL);
+	jsonw_kv_u64(w, VOCAB_M_SM_COUNT, s->sm_count);
+	jsonw_kv_str_or_null(w, VOCAB_M_MODEL, d->model ? d->model->names.name : NULL);
+	jsonw_kv_u64(w, VOCAB_M_NUM_Q_HEADS, s->num_q_heads);
+	jsonw_kv_u64(w, VOCAB_M_NUM_KV_HEADS, s->num_kv_heads);
+	jsonw_kv_u64(w, VOCAB_M_HEAD_DIM, s->head_dim);
+	ENGINE_INPUTS(RESERVE_ROW, ~)
+	jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, r->max_batch_size);
+	jsonw_kv_u64(w, VOCAB_M_MAX_MODEL_LEN, r->max_model_len);
+	jsonw_kv_u64(w, VOCAB_M_WORKSPACE_BYTES, a->workspace_bytes);
+	jsonw_kv_str(w, "method", a->method_name);
+	jsonw_kv_str(w, "basis", a->basis);
+	jsonw_kv_str(w, "unit", a->unit);
+	jsonw_kv_bool(w, "layers_multiply", a->layers_multiply);
+	jsonw_kv_str(w, "layers", a->layers);
+	jsonw_key(w, VOCAB_M_SEQ_LENS);
+	jsonw_array_begin(w);
+	for (uint32_t i = 0; i < a->witness_len; i++) {
+		jsonw_u64(w, r->witness[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS, a->num_splits);
+	jsonw_key(w, VOCAB_M_NUM_SPLITS_BY_SEQ);
+	jsonw_array_begin(w);
+	for (uint32_t i = 0; i < a->witness_len; i++) {
+		jsonw_u64(w, r->by_seq[i]);
+	}
+	jsonw_array_end(w);
+	jsonw_kv_u64(w, VOCAB_M_NUM_SPLITS_BOUND, a->num_splits_bound);
+	jsonw_kv_u64(w, "work", a->work);
+	if (engines[id].note != NULL || unread != 0) {
+		jsonw_key(w, VOCAB_M_WARNINGS);
+		jsonw_array_begin(w);
+		if (engines[id].note != NULL) {
+			jsonw_str(w, engines[id].note);
+		}
+		for (unsigned i = 0; i < ENGINE_INPUTS_COUNT; i++) {
+			if (unread & (1u << i)) {
+				char text[ENGINES_WARNING_MAX + 64];
+
+				snprintf(text, sizeof(text), "%s is not read by %s: its answer is the same "
+					 "without it", input_names[i], engines[id].name);
+				jsonw_str(w, text);
+			}
+		}
+		jsonw_array_end(w);
+	}
+	if (cat != NULL) {
+		jsonw_kv_str(w, VOCAB_M_CATALOG, cat->digest);
+		jsonw_kv_str(w, VOCAB_M_CATALOG_NAME, cat->name);
+	}
+	jsonw_object_end(w);
+}
+
+int engines_reserve_query(enum engines_id id, const struct query *q, const struct decision *d,
+			  uint32_t max_batch_size, struct engine_shape *s, struct engine_reserve *r,
+			  struct problem *p)
+{
+	if (engines_shape(id, q, d, 0, s, p) != 0 ||
+	    engines_reserve_bounds(id, q, d, max_batch_size, s->max_model_len, p) != 0) {
+		return -1;
+	}
+	r->max_batch_size = max_batch_size;
+	r->max_model_len = s->max_model_len;
+	r->answer = engines_reserve(id, s, max_batch_size, s->max_model_len, r->witness, r->by_seq);
+	if (r->answer.status != ENGINE_OK) {
+		return problem_set(p, PROBLEM_UNSUPPORTED_SHAPE, r->answer.refused_input, NULL,
+				   "%s: no reserve: %s", engines[id].name, r->answer.refused);
+	}
+	return 0;
+}
+
+/* A query with reserve: the engine's worst case over every batch of
+ * max_batch_size sequences of max_model_len tokens at most. */
+static int answer_reserve(const struct api_context *ctx, struct jsonw *w, const struct query *q,
+			  const struct decision *d, const struct catalog *cat, bool fields,
+			  struct problem *p)
+{
+	struct engine_shape s;
+	struct engine_reserve *r;
+	enum engines_id id;
+	int rc;
+
+	if (engines_find(q, &id, p) != 0) {
+		return -1;
+	}
+	if (id == ENGINES_SEED) {
+		return 1; /* the seed's answer is its arena, at max_rows */
+	}
+	if (fields) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, "fields", NULL,
+				   "fields cuts the seed's answer; engine=%s answers whole",
+				   engines[id].name);
+	}
+	if (q->seq_lens.n > 0) {
+		return problem_set(p, PROBLEM_INVALID_PARAMETER, VOCAB_M_SEQ_LENS, NULL,
+				   "reserve answers the worst of every batch within max_batch_size "
+				   "and max_model_len; seq_lens names one batch: send one of them");
+	}
+	if (!q->max_batch_size.set) {
+		return missing(id, VOCAB_M_MAX_BATCH_SIZE,
+			       "the most sequences a decode batch of the serve holds", p);
+	}
+	r = malloc(sizeof(*r));
+	if (r == NULL) {
+		return problem_set(p, PROBLEM_INTERNAL, NULL, NULL, "out of memory");
+	}
+	rc = engines_reserve_query(id, q, d, q->max_batch_size.v, &s, r, p);
+	struct engine_answer counted;
+
+	engine_answer_init(&counted);
+	counted.status = rc == 0 ? ENGINE_OK : ENGINE_REFUSED;
+	engines_count(ctx, id, ENGINES_PATH_RESERVE, &counted);
+	if (rc == 0) {
+		engines_write_reserve(w, id, q, d, &s, r, cat);
+	}
+	free(r);
+	return rc;
+}
+
 int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct query *q,
 		   const struct decision *d, const struct catalog *cat, bool fields,
 		   struct problem *p)
 {
+	if (q->reserve) {
+		return answer_reserve(ctx, w, q, d, cat, fields, p);
+	}
 	struct engine_shape s;
 	struct engine_answer a;
 	enum engines_id id;

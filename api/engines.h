@@ -30,6 +30,7 @@
 #include "jsonw.h"
 #include "problem.h"
 #include "query.h"
+#include "reserve.h"
 
 /* ENGINES_SEED is Atlas's rule, the seed's (engine=atlas, or its alias
  * seed); ENGINES_VLLM is vLLM V1's FLASH_ATTN backend, ENGINES_VLLM_V0 the
@@ -166,10 +167,11 @@ enum engines_path {
 	ENGINES_PATH_UNIFORM,      /* num_seqs sequences of seq_len */
 	ENGINES_PATH_MIXED,        /* seq_lens */
 	ENGINES_PATH_TENSOR_CORES, /* FlashInfer's tensor-core plan, either batch */
+	ENGINES_PATH_RESERVE,      /* reserve: the worst case over every batch */
 	ENGINES_PATH_COUNT
 };
 
-/* A path's name ("uniform", "mixed", "tensor_cores"). */
+/* A path's name ("uniform", "mixed", "tensor_cores", "reserve"). */
 const char *engines_path_name(enum engines_path path);
 
 /* Reports an engine's launch (answered, or refused) to ctx->on_engine. */
@@ -206,5 +208,44 @@ bool engines_given(const struct engines_param *x, const struct query *q);
 /* Writes "name": and the value query q gives input x (a from_query
  * one): its own, else its default, else null. */
 void engines_write_given(struct jsonw *w, const struct engines_param *x, const struct query *q);
+
+/*
+ * The reserve (a query's `reserve`, GET /v1/reserve; issue 51): the
+ * largest split-K scratch engine `id` launches for any decode batch of
+ * 1..max_batch_size sequences of 1..max_model_len tokens, the batch that
+ * reaches it and how it was found (policy/reserve.h). The seed's reserve
+ * is its own answer: the arena at max_rows.
+ */
+struct engine_reserve {
+	struct reserve_answer answer;
+	uint32_t max_batch_size, max_model_len;
+	uint32_t witness[ENGINE_MAX_SEQS]; /* answer.witness_len of them */
+	uint32_t by_seq[ENGINE_MAX_SEQS];  /* the witness's counts */
+};
+
+/* The port's reserve for shape s (reserve_worst with the engine's options
+ * from the shape), witness and by_seq max_batch_size long. */
+struct reserve_answer engines_reserve(enum engines_id id, const struct engine_shape *s,
+				      uint32_t max_batch_size, uint32_t max_model_len,
+				      uint32_t *witness, uint32_t *by_seq);
+
+/* A reserve's bounds: max_batch_size 1..ENGINE_MAX_SEQS, max_model_len
+ * 1..ENGINE_MAX_SEQ_LEN (0: missing), and a seq_lens the query gives
+ * within both. 0, or -1 with a 400 naming the bound. */
+int engines_reserve_bounds(enum engines_id id, const struct query *q, const struct decision *d,
+			   uint32_t max_batch_size, uint32_t max_model_len, struct problem *p);
+
+/* Engine id's reserve for query q (its shape to s, max_model_len the
+ * query's or the catalog model's) over batches of max_batch_size at most:
+ * 0 with *r, or -1 with the problem (a missing input, a bound, a refusal:
+ * 422 naming the input, as the search's cap is). */
+int engines_reserve_query(enum engines_id id, const struct query *q, const struct decision *d,
+			  uint32_t max_batch_size, struct engine_shape *s, struct engine_reserve *r,
+			  struct problem *p);
+
+/* Writes a reserve's answer object (r->answer ENGINE_OK). */
+void engines_write_reserve(struct jsonw *w, enum engines_id id, const struct query *q,
+			   const struct decision *d, const struct engine_shape *s,
+			   const struct engine_reserve *r, const struct catalog *cat);
 
 #endif /* SPLITKD_ENGINES_H */

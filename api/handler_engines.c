@@ -329,6 +329,7 @@ struct compare {
 	struct handler_call *c;
 	const struct catalog *cat;
 	struct decision seed; /* at co-batch 1 */
+	uint32_t reserve_num; /* a batch's reserve: max_batch_size, else its sequences */
 	uint32_t seed_count;  /* the seed's count held still: its own, or auto's */
 	struct sweep sw;
 };
@@ -382,6 +383,74 @@ static void write_seed_warnings(struct jsonw *w, const struct decision *d)
 	jsonw_array_end(w);
 }
 
+/* With max_model_len given: the engine's reserve over every batch of at
+ * most `num` sequences of at most max_model_len tokens (engines.h), or the
+ * problem that refused it; the seed's is its arena at max_rows = num. */
+static void write_reserve(struct compare *cmp, enum engines_id id, uint32_t num)
+{
+	struct jsonw *w = &cmp->c->w;
+	const struct query *q = &cmp->c->q;
+	struct problem p;
+
+	if (!q->max_model_len.set) {
+		return;
+	}
+	jsonw_key(w, "reserve");
+	if (id == ENGINES_SEED) {
+		struct query qr = *q;
+		struct decision d;
+
+		qr.seq_lens.n = 0;
+		qr.max_batch_size = (struct query_u32){true, num};
+		qr.num_seqs = (struct query_u32){true, num};
+		qr.max_rows = (struct query_u32){true, num};
+		if (engines_reserve_bounds(id, q, &cmp->seed, num, q->max_model_len.v, &p) != 0 ||
+		    decide_run(cmp->cat, &qr, &d, &p) != 0) {
+			jsonw_object_begin(w);
+			jsonw_key(w, "problem");
+			problem_write(w, &p);
+			jsonw_object_end(w);
+			return;
+		}
+		jsonw_object_begin(w);
+		jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, num);
+		jsonw_kv_u64(w, "max_model_len", q->max_model_len.v);
+		jsonw_kv_bytes(w, VOCAB_M_WORKSPACE_BYTES, d.workspace_bytes);
+		jsonw_kv_str(w, "method", "fixed");
+		jsonw_kv_str(w, "basis", "the seed's arena, sized once at max_rows = max_batch_size: "
+					  "max_rows * num_q_heads * num_splits slots of head_dim + 2 "
+					  "floats, whatever the lengths");
+		jsonw_object_end(w);
+		return;
+	}
+	struct engine_reserve *r = malloc(sizeof(*r));
+	struct engine_shape s;
+
+	jsonw_object_begin(w);
+	if (r == NULL) {
+		problem_set(&p, PROBLEM_INTERNAL, NULL, NULL, "out of memory");
+	}
+	if (r == NULL || engines_reserve_query(id, q, &cmp->seed, num, &s, r, &p) != 0) {
+		jsonw_key(w, "problem");
+		problem_write(w, &p);
+	} else {
+		jsonw_kv_u64(w, VOCAB_M_MAX_BATCH_SIZE, r->max_batch_size);
+		jsonw_kv_u64(w, "max_model_len", r->max_model_len);
+		jsonw_kv_u64(w, VOCAB_M_WORKSPACE_BYTES, r->answer.workspace_bytes);
+		jsonw_kv_str(w, "method", r->answer.method_name);
+		jsonw_kv_str(w, "basis", r->answer.basis);
+		jsonw_kv_bool(w, "layers_multiply", r->answer.layers_multiply);
+		jsonw_key(w, VOCAB_M_SEQ_LENS);
+		jsonw_array_begin(w);
+		for (uint32_t i = 0; i < r->answer.witness_len; i++) {
+			jsonw_u64(w, r->witness[i]);
+		}
+		jsonw_array_end(w);
+	}
+	jsonw_object_end(w);
+	free(r);
+}
+
 static void write_entry(struct compare *cmp, enum engines_id id)
 {
 	struct jsonw *w = &cmp->c->w;
@@ -402,6 +471,7 @@ static void write_entry(struct compare *cmp, enum engines_id id)
 	if (rc != 0) {
 		jsonw_key(w, "problem");
 		problem_write(w, &cmp->sw.problem);
+		write_reserve(cmp, id, cmp->sw.num);
 		jsonw_object_end(w);
 		return;
 	}
@@ -419,6 +489,7 @@ static void write_entry(struct compare *cmp, enum engines_id id)
 	if (cmp->sw.distinct != 1) {
 		write_invariant(cmp, id);
 	}
+	write_reserve(cmp, id, cmp->sw.num);
 	jsonw_object_end(w);
 }
 
@@ -631,6 +702,7 @@ static void write_batch_entry(struct compare *cmp, enum engines_id id, const uin
 	if (rc != 0) {
 		jsonw_key(w, "problem");
 		problem_write(w, &p);
+		write_reserve(cmp, id, cmp->reserve_num);
 		jsonw_object_end(w);
 		return;
 	}
@@ -668,6 +740,7 @@ static void write_batch_entry(struct compare *cmp, enum engines_id id, const uin
 			jsonw_object_end(w);
 		}
 	}
+	write_reserve(cmp, id, cmp->reserve_num);
 	jsonw_object_end(w);
 }
 
@@ -686,6 +759,7 @@ static void compare_batch(struct compare *cmp)
 		return;
 	}
 	n = (uint32_t)query_list_get(&c->q.seq_lens, lens, ENGINE_MAX_SEQS);
+	cmp->reserve_num = c->q.max_batch_size.set ? c->q.max_batch_size.v : n;
 	bc.by_seq = lens + ENGINE_MAX_SEQS;
 	bc.alone = lens + 2 * (size_t)ENGINE_MAX_SEQS;
 	jsonw_object_begin(&c->w);
@@ -735,6 +809,16 @@ void handler_compare(struct handler_call *c)
 		return;
 	}
 	if (decide_run(cmp.cat, &q1, &cmp.seed, &c->problem) != 0) {
+		handler_fail(c);
+		return;
+	}
+	/* the reserves' bounds, once for every engine (a seq_lens within them) */
+	if (c->q.max_model_len.set &&
+	    engines_reserve_bounds(ENGINES_SEED, &c->q, &cmp.seed,
+				   c->q.seq_lens.n > 0 && !c->q.max_batch_size.set
+					   ? (uint32_t)c->q.seq_lens.n
+					   : num,
+				   c->q.max_model_len.v, &c->problem) != 0) {
 		handler_fail(c);
 		return;
 	}

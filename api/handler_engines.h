@@ -14,11 +14,13 @@
 #include "handler.h"
 
 /* What GET /v1/compare takes: a decision's inputs less the co-batch
- * (num_seqs, which it sweeps), the engine (it answers every one) and the
- * seed's workspace rows and explain; and a pin. */
+ * (num_seqs, which it sweeps), the engine (it answers every one), reserve
+ * (each engine's is there when max_model_len is given) and the seed's
+ * workspace rows and explain; and a pin. */
 #define HANDLER_COMPARE_FIELDS                                                             \
 	((DECIDE_FIELDS & ~(QUERY_BIT(QF_NUM_SEQS) | QUERY_BIT(QF_ENGINE) |                \
-			    QUERY_BIT(QF_MAX_ROWS) | QUERY_BIT(QF_EXPLAIN))) |             \
+			    QUERY_BIT(QF_RESERVE) | QUERY_BIT(QF_MAX_ROWS) |               \
+			    QUERY_BIT(QF_EXPLAIN))) |                                      \
 	 HANDLER_PIN_FIELD)
 
 /* The widest co-batch GET /v1/compare sweeps (max_batch_size), and the one

@@ -39,6 +39,14 @@ void handler_splits_get(struct handler_call *c)
 	answer_one(c, &c->q);
 }
 
+void handler_reserve_get(struct handler_call *c)
+{
+	struct query q = c->q;
+
+	q.reserve = true;
+	answer_one(c, &q);
+}
+
 static void write_batch(struct handler_call *c, const cJSON *queries, unsigned mask)
 {
 	size_t count = (size_t)cJSON_GetArraySize(queries), failures = 0;

@@ -13,6 +13,7 @@
 #include "handler.h"
 
 handler_fn handler_splits_get;  /* GET /v1/splits: one decision */
+handler_fn handler_reserve_get; /* GET /v1/reserve: /v1/splits with reserve (engines.h) */
 handler_fn handler_splits_post; /* POST /v1/splits: one decision, or a batch */
 
 #endif /* SPLITKD_HANDLER_SPLITS_H */

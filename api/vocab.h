@@ -101,6 +101,8 @@
 	X(SEQ_LENS, seq_lens, LIST, DECIDE, (1, ENGINE_MAX_SEQ_LEN, 0, ENGINE_MAX_SEQS)) \
 	/* the other engines (engines.h): which, and the inputs they read */          \
 	X(ENGINE, engine, NAME, ENGINE, VOCAB_NONE)                                   \
+	/* the engine's worst case over every batch of the serve (engines.h) */       \
+	X(RESERVE, reserve, BOOL, ENGINE, VOCAB_NONE)                                 \
 	ENGINE_INPUTS(VOCAB_ENGINE_ROW, X)
 
 /* A row of policy/engine_inputs.h as a row of VOCAB_PARAMS: the inputs a
@@ -205,6 +207,8 @@
 #define VOCAB_M_NUM_KV_HEADS "num_kv_heads"
 #define VOCAB_M_NUM_SPLITS_BOUND "num_splits_bound"
 #define VOCAB_M_COMPUTE_CAPABILITY "compute_capability"
+#define VOCAB_M_MAX_MODEL_LEN "max_model_len"
+#define VOCAB_M_RESERVE "reserve"
 #define VOCAB_M_SEQ_LENS "seq_lens"
 #define VOCAB_M_NUM_SPLITS_BY_SEQ "num_splits_by_seq"
 #define VOCAB_M_TERMS "terms"

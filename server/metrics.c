@@ -126,7 +126,7 @@ void metrics_decision(struct metrics *m, const char *catalog, const char *target
 _Static_assert(METRICS_ENGINES == ENGINES_COUNT - 1,
 	       "a row of engine answers per engine but the seed");
 
-_Static_assert(ENGINES_PATH_COUNT == 3, "a column of engine paths per path");
+_Static_assert(ENGINES_PATH_COUNT == 4, "a column of engine paths per path");
 
 void metrics_engine(void *cls, int engine, int path, bool answered)
 {

@@ -57,7 +57,7 @@ struct metrics {
 	 * answered, refused */
 	atomic_uint_fast64_t engine_answers[METRICS_ENGINES][2];
 	/* by path (enum engines_path): uniform, mixed, tensor_cores */
-	atomic_uint_fast64_t engine_paths[METRICS_ENGINES][3];
+	atomic_uint_fast64_t engine_paths[METRICS_ENGINES][4];
 	pthread_mutex_t insert_lock;
 	atomic_size_t num_targets;
 	struct metrics_target targets[METRICS_MAX_TARGETS + 1]; /* + "(other)" */

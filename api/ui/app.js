@@ -1222,6 +1222,20 @@
     if (v.how) { put(td, ' ', el('span', 'how meta', v.how)); }
     return td;
   }
+  // with max_model_len, /v1/compare gives each engine's reserve: the most
+  // scratch any batch of the serve asks for, and how it was found
+  function reserveOf(e, td) {
+    const r = e.reserve;
+    if (!r) { return td; }
+    const line = el('span', 'reserve');
+    line.dataset.k = 'reserve';
+    if (r.problem) {
+      put(line, 'no reserve: ', el('span', 'note', r.problem.detail || r.problem.title));
+    } else {
+      put(line, 'reserve ', scratch('reserve.workspace_bytes', r.workspace_bytes), ' ', el('span', 'meta', '(' + r.method + ')'));
+    }
+    return put(td, el('br'), line);
+  }
   function engineTable(d, batch) {
     const t = $('engines-table');
     const cols = batch ? ['engine', 'moved in this batch', 'batch-invariant', 'held still by, and its counts on this batch',
@@ -1257,11 +1271,11 @@
       if (batch) {
         const n = d.seq_lens.length;
         body.append(put(tr, movedCell(e, n), batchVerdict(e, n), batchInvariantCell(e),
-          put(el('td'), scratch('workspace_bytes', e.workspace_bytes))));
+          reserveOf(e, put(el('td'), scratch('workspace_bytes', e.workspace_bytes)))));
         return;
       }
       body.append(put(tr, runsText(e.num_splits_by_num_seqs), verdict(e), invariantCell(e),
-        put(el('td'), scratch('max_workspace_bytes', e.max_workspace_bytes))));
+        reserveOf(e, put(el('td'), scratch('max_workspace_bytes', e.max_workspace_bytes)))));
     });
     // a phone's stacked rows name each cell (style.css shows data-label)
     for (const tr of body.rows) { [...tr.cells].forEach((c, i) => { c.dataset.label = c.colSpan > 1 ? '' : cols[i]; }); }

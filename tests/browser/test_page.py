@@ -873,6 +873,14 @@ def engines_differences(c, shown):
             if ws.get("bytes") != str(want_b) or human is None or abs(human - want_b) > 0.01 * want_b + 0.5 or \
                     (want_b >= 1024 and f"{want_b:,} bytes" not in ws.get("text", "")):
                 bad.append(f"{name}: max scratch shows {ws.get('text')!r}, /v1/compare says {want_b} bytes")
+        # with max_model_len, the engine's reserve (issue 51) beside it
+        res = e.get("reserve")
+        if res is not None and "problem" not in res and \
+                row.get("reserve.workspace_bytes", {}).get("bytes") != as_data(res["workspace_bytes"]):
+            bad.append(f"{name}: reserve shows {row.get('reserve.workspace_bytes')}, /v1/compare says "
+                       f"{res['workspace_bytes']}")
+        if res is None and "reserve.workspace_bytes" in row:
+            bad.append(f"{name}: a reserve shows that /v1/compare does not give")
     return bad
 
 
@@ -1011,6 +1019,13 @@ def check_engines_form(r):
     want["cuda_graph"] = "true"
     wait(lambda: fragment(r).get("cuda_graph") == "true", 3, "cuda_graph=true is in the URL")
     wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, "cuda_graph redraws")
+    # max_model_len: every engine's reserve over the serve's batches, each as /v1/compare gives it
+    set_field(r, "max_model_len", "32768")
+    want["max_model_len"] = "32768"
+    wait(lambda: fragment(r).get("max_model_len") == "32768", 3, "max_model_len=32768 is in the URL")
+    c = wait_engines(r, urllib.parse.urlencode(want), 2 * POLL + MARGIN, "max_model_len draws each reserve")
+    expect(sum(1 for e in c["engines"] if "problem" not in e and "workspace_bytes" in e.get("reserve", {})) >= 5,
+           f"the reserves: {[e.get('reserve', {}).get('workspace_bytes') for e in c['engines']]}")
     # another model the engines can answer (one with a head_dim)
     other = next(m["name"] for m in get_json(r.api + "/v1/models")["models"]
                  if m["name"] != "llama-3.1-8b" and m.get("head_dim"))

@@ -268,3 +268,54 @@ Test(batches, a_body_and_a_context_take_it_as_an_array)
 	cr_assert_eq(jnum(r.json, "value"), 11, "%s", r.body);
 	reply_free(&r);
 }
+
+/* The reserve through the real daemon (issue 51): each engine's witness,
+ * asked of /v1/splits, gives the bytes GET /v1/reserve reports; a batch's
+ * query with reserve answers the same as the route. */
+Test(batches, each_reserve_is_reached_by_its_batch)
+{
+	static const char *const engines[] = {"fa2", "fa3", "vllm", "vllm-v0", "vllm-triton",
+					      "sglang", "trtllm"};
+
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
+		char path[65536];
+		struct reply r, s;
+		const cJSON *x;
+		size_t len;
+
+		snprintf(path, sizeof(path),
+			 "/v1/reserve?target=h100&model=llama-3.1-8b&engine=%s&max_batch_size=32"
+			 "&max_model_len=16384",
+			 engines[i]);
+		r = http(&d, "GET", path, NULL, NULL);
+		cr_assert_eq(r.status, 200, "%s: %s", engines[i], r.body);
+		len = (size_t)snprintf(path, sizeof(path), H100 "&engine=%s&seq_lens=", engines[i]);
+		cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(r.json, "seq_lens")) {
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "%s%.0f",
+						x->prev != NULL && x->prev->next == x ? "," : "",
+						x->valuedouble);
+		}
+		s = http(&d, "GET", path, NULL, NULL);
+		cr_assert_eq(s.status, 200, "%s: %s", path, s.body);
+		cr_assert_eq(jnum(s.json, "workspace_bytes"), jnum(r.json, "workspace_bytes"), "%s",
+			     engines[i]);
+		reply_free(&s);
+		reply_free(&r);
+	}
+	static const char *const json_type[] = {"Content-Type: application/json", NULL};
+	struct reply b = http(&d, "POST", "/v1/splits", json_type,
+			      "{\"queries\":[{\"target\":\"h100\",\"model\":\"llama-3.1-8b\","
+			      "\"engine\":\"vllm\",\"reserve\":true,\"max_batch_size\":64,"
+			      "\"max_model_len\":32768}]}");
+	struct reply g = http(&d, "GET",
+			      "/v1/reserve?target=h100&model=llama-3.1-8b&engine=vllm&max_batch_size=64"
+			      "&max_model_len=32768",
+			      NULL, NULL);
+
+	cr_assert_eq(b.status, 200, "%s", b.body);
+	cr_assert_eq(jnum(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(b.json, "results"), 0),
+			  "workspace_bytes"),
+		     jnum(g.json, "workspace_bytes"), "%s", b.body);
+	reply_free(&b);
+	reply_free(&g);
+}

@@ -63,6 +63,11 @@ static const struct broken broken[] = {
 	{M("{\"name\":\"m\",\"num_q_heads\":8,\"num_kv_heads\":3}"), "field \"num_kv_heads\": must divide num_q_heads"},
 	{M("{\"name\":\"m\",\"num_q_heads\":8,\"num_kv_heads\":16}"), "field \"num_kv_heads\""},
 	{M("{\"name\":\"m\",\"num_q_heads\":8,\"heads\":8}"), "models[0]: field \"heads\": unknown field"},
+	{M("{\"name\":\"m\",\"num_q_heads\":8,\"max_model_len\":0}"), "field \"max_model_len\": must be an integer"},
+	{T("{\"name\":\"t\",\"sm_count\":8,\"attn_decode_splitk\":\"auto\",\"compute_capability\":1000}"),
+	 "targets[0] \"t\": field \"compute_capability\": is major * 10 + minor (90 for 9.0): at most 999"},
+	{T("{\"name\":\"t\",\"sm_count\":8,\"attn_decode_splitk\":\"auto\",\"compute_capability\":\"9.0\"}"),
+	 "field \"compute_capability\": must be an integer"},
 	{M("{\"name\":\"t\",\"num_q_heads\":8}"), "\"t\" is already used by targets[0]"},
 	{"{\"targets\":[{\"name\":\"t\\u0000x\",\"sm_count\":8,\"attn_decode_splitk\":\"auto\"}],\"models\":[]}", "not valid JSON"},
 	/* the rule's constants: integers within their bounds (splitk.h) */
@@ -134,22 +139,23 @@ Test(catalog, canonical_form_round_trips_with_the_same_digest)
  * field, given in any order, is written back in the schema's order (the
  * optional ones only when stated), and a change to any one of them moves
  * the digest. */
-#define FULL_TARGET "{\"notes\":\"n\",\"attn_decode_splitk\":\"Auto\",\"sm_count\":8,\"aliases\":[\"u\"],\"name\":\"t\"}"
-#define FULL_MODEL "{\"notes\":\"k\",\"head_dim\":64,\"num_kv_heads\":2,\"num_q_heads\":8,\"aliases\":[],\"name\":\"m\"}"
+#define FULL_TARGET "{\"notes\":\"n\",\"attn_decode_splitk\":\"Auto\",\"compute_capability\":90,\"sm_count\":8,\"aliases\":[\"u\"],\"name\":\"t\"}"
+#define FULL_MODEL "{\"notes\":\"k\",\"max_model_len\":4096,\"head_dim\":64,\"num_kv_heads\":2,\"num_q_heads\":8,\"aliases\":[],\"name\":\"m\"}"
 #define BARE_MODEL "{\"num_q_heads\":4,\"name\":\"m2\"}"
 
 Test(catalog, every_field_is_written_in_schema_order_and_hashed)
 {
 	static const char full[] = "{\"targets\":[" FULL_TARGET "],\"models\":[" FULL_MODEL "," BARE_MODEL "]}";
 	static const char canonical[] =
-		"{\"targets\":[{\"name\":\"t\",\"aliases\":[\"u\"],\"sm_count\":8,\"attn_decode_splitk\":\"Auto\","
-		"\"notes\":\"n\"}],\"models\":[{\"name\":\"m\",\"aliases\":[],\"num_q_heads\":8,\"num_kv_heads\":2,"
-		"\"head_dim\":64,\"notes\":\"k\"},{\"name\":\"m2\",\"aliases\":[],\"num_q_heads\":4}]}";
+		"{\"targets\":[{\"name\":\"t\",\"aliases\":[\"u\"],\"sm_count\":8,\"compute_capability\":90,"
+		"\"attn_decode_splitk\":\"Auto\",\"notes\":\"n\"}],\"models\":[{\"name\":\"m\",\"aliases\":[],"
+		"\"num_q_heads\":8,\"num_kv_heads\":2,\"head_dim\":64,\"max_model_len\":4096,\"notes\":\"k\"},"
+		"{\"name\":\"m2\",\"aliases\":[],\"num_q_heads\":4}]}";
 	/* one field changed at a time, every field of both kinds */
 	static const char *const from[] = {"\"n\"", "\"Auto\"", ":8,", "\"u\"", "\"t\"", "\"k\"", ":64", ":2,",
-					   ":8,\"aliases\":[],", "\"m\""};
+					   ":8,\"aliases\":[],", "\"m\"", ":90,", ":4096,"};
 	static const char *const to[] = {"\"N\"", "\"legacy\"", ":9,", "\"v\"", "\"s\"", "\"K\"", ":65", ":4,",
-					 ":16,\"aliases\":[],", "\"n\""};
+					 ":16,\"aliases\":[],", "\"n\"", ":80,", ":8192,"};
 	char err[256];
 	struct catalog *a = catalog_load(full, strlen(full), err, sizeof(err));
 	struct jsonw w;

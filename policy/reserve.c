@@ -533,18 +533,6 @@ static void reserve_vllm(struct probe *p, struct reserve_answer *r)
 	settle(p, r, &b);
 }
 
-/* vllm_v1.c's _set_cudagraph_sizes: the largest capture size <= max. */
-static uint32_t largest_capture_size(uint32_t max)
-{
-	if (max >= 256) {
-		return 256 + (max - 256) / 16 * 16;
-	}
-	if (max >= 8) {
-		return max / 8 * 8;
-	}
-	return max >= 4 ? 4 : max >= 2 ? 2 : 1;
-}
-
 /*
  * vLLM V1 FLASH_ATTN (vllm_v1.h). The scratch is a function of n and the
  * longest (the prepare kernel's per-sequence split sizes nothing):
@@ -674,7 +662,7 @@ static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
 	/* a refusal at (1, 1) above was every option's: o is given here */
 	const bool full_mode = o->cudagraph_mode == VLLM_V1_CUDAGRAPH_FULL_AND_PIECEWISE ||
 			       o->cudagraph_mode == VLLM_V1_CUDAGRAPH_FULL_DECODE_ONLY;
-	v.cap = full_mode ? largest_capture_size(o->max_capture_size ? o->max_capture_size : 512u) : 0;
+	v.cap = full_mode ? vllm_v1_largest_capture_size(o->max_capture_size ? o->max_capture_size : 512u) : 0;
 	v.full_len = o->max_model_len != 0 && o->max_model_len < L ? o->max_model_len : L;
 	v.fa = (int)x.t1;
 	v.block_n = x.t2;

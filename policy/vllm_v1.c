@@ -447,7 +447,7 @@ static void fa2(struct engine_answer *a, const struct engine_shape *s, const str
 
 /* vllm/config/vllm.py _set_cudagraph_sizes: the largest capture size no
  * more than max (>= 1), and the smallest at least n (0 when none). */
-static uint32_t largest_capture_size(uint32_t max)
+uint32_t vllm_v1_largest_capture_size(uint32_t max)
 {
 	if (max >= 256) {
 		return 256 + (max - 256) / 16 * 16;
@@ -575,7 +575,7 @@ struct engine_answer vllm_v1_launch_batch(const struct engine_shape *s,
 					 mode == VLLM_V1_CUDAGRAPH_FULL_DECODE_ONLY;
 	uint32_t const max_cudagraph_size = mode == VLLM_V1_CUDAGRAPH_NONE
 						    ? 0
-						    : largest_capture_size(max_capture);
+						    : vllm_v1_largest_capture_size(max_capture);
 	uint32_t const num_tokens = b->num_seqs;
 	bool const full = use_full_cuda_graph && num_tokens <= max_cudagraph_size;
 	uint32_t const padded = full ? padded_capture_size(num_tokens) : num_tokens;

@@ -326,6 +326,12 @@ struct engine_answer vllm_v1_launch_batch(const struct engine_shape *s,
 					  const struct engine_batch *b,
 					  const struct vllm_v1_options *o, uint32_t *by_seq);
 
+/* vLLM's _set_cudagraph_sizes (vllm/config/vllm.py): the largest of the
+ * default capture sizes (1, 2, 4, then steps of 8 to 256, then of 16) no
+ * more than max (>= 1): the batch a full graph pads to at most, which
+ * policy/reserve.c reads too. */
+uint32_t vllm_v1_largest_capture_size(uint32_t max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -818,7 +818,8 @@ int engines_reserve_bounds(enum engines_id id, const struct query *q, const stru
 	}
 #define RESERVE_VALUE_U32(e, name) jsonw_kv_u64_or_null(w, #name, s->name);
 #define RESERVE_VALUE_BOOL(e, name) jsonw_kv_bool(w, #name, s->name);
-#define RESERVE_VALUE_CHOICE(e, name) jsonw_kv_str(w, #name, choice_word(ENGINE_INDEX_##e, s->name));
+#define RESERVE_VALUE_CHOICE(e, name) \
+	jsonw_kv_str(w, #name, choice_word(ENGINE_INDEX_##e, s->name));
 #define RESERVE_ROW_QUERY(e, name, kind) RESERVE_PUT_IF(e, name, kind)
 #define RESERVE_ROW_OPTION(e, name, kind) RESERVE_PUT_IF(e, name, kind)
 #define RESERVE_ROW_MODEL(e, name, kind)

@@ -662,7 +662,9 @@ static void reserve_vllm_v1(struct probe *p, struct reserve_answer *r)
 	/* a refusal at (1, 1) above was every option's: o is given here */
 	const bool full_mode = o->cudagraph_mode == VLLM_V1_CUDAGRAPH_FULL_AND_PIECEWISE ||
 			       o->cudagraph_mode == VLLM_V1_CUDAGRAPH_FULL_DECODE_ONLY;
-	v.cap = full_mode ? vllm_v1_largest_capture_size(o->max_capture_size ? o->max_capture_size : 512u) : 0;
+	v.cap = full_mode ? vllm_v1_largest_capture_size(o->max_capture_size ? o->max_capture_size
+									   : 512u)
+			  : 0;
 	v.full_len = o->max_model_len != 0 && o->max_model_len < L ? o->max_model_len : L;
 	v.fa = (int)x.t1;
 	v.block_n = x.t2;

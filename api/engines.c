@@ -88,13 +88,60 @@ static struct engine_answer (*const launches[ENGINES_COUNT])(const struct engine
 	[ENGINES_VLLM_V0] = vllm_launch,
 };
 
-/* Each port over a mixed batch (engine.h's <port>_launch_batch); a port
- * with settings of its own takes them from the shape's OPTION rows. */
+/* Each port's settings of its own, from the shape's OPTION rows: the one
+ * place they are built, for its batch launch and for its reserve. */
+static struct flashinfer_options flashinfer_opts(const struct engine_shape *s)
+{
+	return (struct flashinfer_options){s->tensor_cores, s->fixed_split_size,
+					   s->disable_split_kv};
+}
+
+static struct vllm_v1_options vllm_v1_opts(const struct engine_shape *s)
+{
+	return (struct vllm_v1_options){s->compute_capability,
+					(enum vllm_v1_cudagraph_mode)s->cudagraph_mode,
+					s->max_capture_size, s->batch_invariant, s->max_model_len};
+}
+
+static struct vllm_triton_options vllm_triton_opts(const struct engine_shape *s)
+{
+	return (struct vllm_triton_options){(enum vllm_triton_cudagraph_mode)s->cudagraph_mode,
+					    s->max_capture_size, s->batch_invariant};
+}
+
+static struct sglang_options sglang_opts(const struct engine_shape *s)
+{
+	return (struct sglang_options){.max_kv_splits = s->max_kv_splits != 0 ? s->max_kv_splits
+									      : 8,
+				       .deterministic = s->deterministic,
+				       .max_model_len = s->max_model_len};
+}
+
+/* SGLang's eager path (engines[]'s note): cuda_graph off whatever the query */
+static struct engine_shape sglang_eager(const struct engine_shape *s)
+{
+	struct engine_shape eager = *s;
+
+	eager.cuda_graph = false;
+	return eager;
+}
+
+static struct trtllm_options trtllm_opts(const struct engine_shape *s)
+{
+	return (struct trtllm_options){s->deterministic};
+}
+
+static struct flashmla_options flashmla_opts(const struct engine_shape *s)
+{
+	return (struct flashmla_options){s->head_dim_v, 0};
+}
+
+/* Each port over a mixed batch (engine.h's <port>_launch_batch), a port
+ * with settings of its own given them. */
 static struct engine_answer flashinfer_batch(const struct engine_shape *s,
 					     const struct engine_batch *b, uint32_t *by_seq)
 {
-	const struct flashinfer_options o = {s->tensor_cores, s->fixed_split_size,
-					     s->disable_split_kv};
+	const struct flashinfer_options o = flashinfer_opts(s);
 
 	return flashinfer_launch_batch(s, b, &o, by_seq);
 }
@@ -102,9 +149,7 @@ static struct engine_answer flashinfer_batch(const struct engine_shape *s,
 static struct engine_answer vllm_v1_batch(const struct engine_shape *s,
 					  const struct engine_batch *b, uint32_t *by_seq)
 {
-	const struct vllm_v1_options o = {s->compute_capability,
-					  (enum vllm_v1_cudagraph_mode)s->cudagraph_mode,
-					  s->max_capture_size, s->batch_invariant, s->max_model_len};
+	const struct vllm_v1_options o = vllm_v1_opts(s);
 
 	return vllm_v1_launch_batch(s, b, &o, by_seq);
 }
@@ -112,30 +157,24 @@ static struct engine_answer vllm_v1_batch(const struct engine_shape *s,
 static struct engine_answer vllm_triton_batch(const struct engine_shape *s,
 					      const struct engine_batch *b, uint32_t *by_seq)
 {
-	const struct vllm_triton_options o = {(enum vllm_triton_cudagraph_mode)s->cudagraph_mode,
-					      s->max_capture_size, s->batch_invariant};
+	const struct vllm_triton_options o = vllm_triton_opts(s);
 
 	return vllm_triton_launch_batch(s, b, &o, by_seq);
 }
 
-/* the eager path (engines[]'s note): cuda_graph off whatever the query */
 static struct engine_answer sglang_batch(const struct engine_shape *s,
 					 const struct engine_batch *b, uint32_t *by_seq)
 {
-	struct engine_shape eager = *s;
-	const struct sglang_options o = {.max_kv_splits = s->max_kv_splits != 0 ? s->max_kv_splits
-										 : 8,
-					 .deterministic = s->deterministic,
-					 .max_model_len = s->max_model_len};
+	const struct engine_shape eager = sglang_eager(s);
+	const struct sglang_options o = sglang_opts(s);
 
-	eager.cuda_graph = false;
 	return sglang_launch_batch(&eager, b, &o, by_seq);
 }
 
 static struct engine_answer trtllm_batch(const struct engine_shape *s,
 					 const struct engine_batch *b, uint32_t *by_seq)
 {
-	const struct trtllm_options o = {s->deterministic};
+	const struct trtllm_options o = trtllm_opts(s);
 
 	return trtllm_launch_batch(s, b, &o, by_seq);
 }
@@ -143,7 +182,7 @@ static struct engine_answer trtllm_batch(const struct engine_shape *s,
 static struct engine_answer flashmla_batch(const struct engine_shape *s,
 					   const struct engine_batch *b, uint32_t *by_seq)
 {
-	const struct flashmla_options o = {s->head_dim_v, 0};
+	const struct flashmla_options o = flashmla_opts(s);
 
 	return flashmla_launch_batch(s, b, &o, by_seq);
 }
@@ -214,21 +253,30 @@ static struct engine_answer uniform_batch(enum engines_id id, const struct engin
 	return engines_launch_batch(id, s, &b, by_seq);
 }
 
+/* num_seqs sequences of seq_len: the port's own uniform launch, unless
+ * it has none or a setting only its batch path reads is set */
+static struct engine_answer uniform_launch(enum engines_id id, const struct engine_shape *s,
+					   uint32_t *by_seq)
+{
+	unsigned set = 0u ENGINE_INPUTS(SET_BIT_ROW, ~);
+
+	if (launches[id] != NULL && (set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
+		return launches[id](s);
+	}
+	return uniform_batch(id, s, by_seq);
+}
+
 struct engine_answer engines_launch_query(enum engines_id id, const struct query *q,
 					  const struct engine_shape *s, uint32_t *by_seq)
 {
 	uint32_t lens[ENGINE_MAX_SEQS];
 	struct engine_batch b = {lens, 0};
-	unsigned set = 0u ENGINE_INPUTS(SET_BIT_ROW, ~);
 
 	if (q->seq_lens.n > 0) {
 		b.num_seqs = (uint32_t)query_list_get(&q->seq_lens, lens, ENGINE_MAX_SEQS);
 		return engines_launch_batch(id, s, &b, by_seq);
 	}
-	if (launches[id] != NULL && (set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
-		return launches[id](s);
-	}
-	return uniform_batch(id, s, by_seq);
+	return uniform_launch(id, s, by_seq);
 }
 
 const struct engines_info *engines_info(enum engines_id id)
@@ -528,6 +576,14 @@ static char *put_text(char *p, const char *s)
 	return p;
 }
 
+/* The warning of input i (enum engine_input_index) given to engine id,
+ * which does not read it. */
+static void unread_warning(char *out, size_t cap, enum engines_id id, unsigned i)
+{
+	snprintf(out, cap, "%s is not read by %s: its answer is the same without it",
+		 input_names[i], engines[id].name);
+}
+
 /* The warnings of an engine's answer: its note, and each input the query
  * gives that the engine does not read (as the seed's answer warns of its
  * own). Written only where there is one, so an answer with none is the
@@ -550,11 +606,10 @@ static char *put_warnings(char *p, enum engines_id id, unsigned unread)
 				*p++ = ',';
 			}
 			first = false;
-			*p++ = '"';
-			p = stpcpy(p, input_names[i]);
-			p = stpcpy(p, " is not read by ");
-			p = stpcpy(p, engines[id].name);
-			LIT(p, ": its answer is the same without it\"");
+			char text[ENGINES_WARNING_MAX + 64];
+
+			unread_warning(text, sizeof(text), id, i);
+			p = put_text(p, text);
 		}
 	}
 	*p++ = ']';
@@ -714,22 +769,14 @@ struct reserve_answer engines_reserve(enum engines_id id, const struct engine_sh
 				      uint32_t max_batch_size, uint32_t max_model_len,
 				      uint32_t *witness, uint32_t *by_seq)
 {
-	const struct flashinfer_options fi = {s->tensor_cores, s->fixed_split_size,
-					      s->disable_split_kv};
-	const struct vllm_v1_options v1 = {s->compute_capability,
-					   (enum vllm_v1_cudagraph_mode)s->cudagraph_mode,
-					   s->max_capture_size, s->batch_invariant, s->max_model_len};
-	const struct vllm_triton_options vt = {(enum vllm_triton_cudagraph_mode)s->cudagraph_mode,
-					       s->max_capture_size, s->batch_invariant};
-	const struct sglang_options sg = {.max_kv_splits = s->max_kv_splits != 0 ? s->max_kv_splits
-										: 8,
-					  .deterministic = s->deterministic,
-					  .max_model_len = s->max_model_len};
-	const struct trtllm_options tr = {s->deterministic};
-	const struct flashmla_options fm = {s->head_dim_v, 0};
-	struct engine_shape eager = *s;
+	const struct flashinfer_options fi = flashinfer_opts(s);
+	const struct vllm_v1_options v1 = vllm_v1_opts(s);
+	const struct vllm_triton_options vt = vllm_triton_opts(s);
+	const struct sglang_options sg = sglang_opts(s);
+	const struct trtllm_options tr = trtllm_opts(s);
+	const struct flashmla_options fm = flashmla_opts(s);
+	const struct engine_shape eager = sglang_eager(s);
 
-	eager.cuda_graph = false; /* SGLang's eager path, as sglang_batch */
 	switch (id) {
 	case ENGINES_FA2:
 		return reserve_worst(RESERVE_FA2, s, NULL, max_batch_size, max_model_len, witness,
@@ -876,8 +923,7 @@ void engines_write_reserve(struct jsonw *w, enum engines_id id, const struct que
 			if (unread & (1u << i)) {
 				char text[ENGINES_WARNING_MAX + 64];
 
-				snprintf(text, sizeof(text), "%s is not read by %s: its answer is the same "
-					 "without it", input_names[i], engines[id].name);
+				unread_warning(text, sizeof(text), id, i);
 				jsonw_str(w, text);
 			}
 		}
@@ -977,12 +1023,7 @@ int engines_answer(const struct api_context *ctx, struct jsonw *w, const struct 
 
 struct engine_answer engines_launch(enum engines_id id, const struct engine_shape *s)
 {
-	unsigned set = 0u ENGINE_INPUTS(SET_BIT_ROW, ~);
-
-	if (launches[id] != NULL && (set & BATCH_ONLY_BITS & engines[id].reads) == 0) {
-		return launches[id](s);
-	}
-	return uniform_batch(id, s, NULL);
+	return uniform_launch(id, s, NULL);
 }
 
 

@@ -409,7 +409,7 @@ ENGINES       := fa2 fa3 flashinfer vllm
 ENGINE_SHAPES ?= 1000000
 ENGINE_SEED   ?= 20261203
 .PHONY: engines-check $(ENGINES:%=engines-check-%)
-$(BUILD)/engines/sweep_%: tests/engines/sweep.c policy/engine.h policy/engine_inputs.h policy/%.h $(BUILD)/policy/%.o
+$(BUILD)/engines/sweep_%: tests/engines/sweep.c tests/engines/sweep_rng.h policy/engine.h policy/engine_inputs.h policy/%.h $(BUILD)/policy/%.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -DENGINE_HEADER='"$*.h"' -DENGINE_LAUNCH=$*_launch $< \
 		$(BUILD)/policy/$*.o $(LDFLAGS_ALL) -o $@
@@ -431,7 +431,7 @@ $(ENGINES:%=engines-check-%): engines-check-%: $(BUILD)/engines/sweep_% $(BUILD)
 BATCH_ENGINES  := fa2 fa3
 ENGINE_BATCHES ?= 1000000
 .PHONY: $(BATCH_ENGINES:%=engines-check-batch-%)
-$(BUILD)/engines/sweep_batch_%: tests/engines/sweep_batch.c policy/engine.h policy/%.h $(BUILD)/policy/%.o
+$(BUILD)/engines/sweep_batch_%: tests/engines/sweep_batch.c tests/engines/sweep_rng.h policy/engine.h policy/%.h $(BUILD)/policy/%.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy -DENGINE_HEADER='"$*.h"' -DENGINE_LAUNCH_BATCH=$*_launch_batch $< \
 		$(BUILD)/policy/$*.o $(LDFLAGS_ALL) -o $@
@@ -458,14 +458,17 @@ $(BATCH_ENGINES:%=engines-check-batch-%): engines-check-batch-%: $(BUILD)/engine
 # settings each sweeps.
 PORT_BATCH_CHECKED := flashinfer flashmla trtllm sglang vllm_triton vllm_v1
 define PORT_BATCH_RULES
-$$(BUILD)/engines/sweep_batch_$(1): tests/engines/sweep_batch_$(1).c policy/engine.h policy/engine_inputs.h \
+$$(BUILD)/engines/sweep_batch_$(1): tests/engines/sweep_batch_$(1).c tests/engines/sweep_rng.h \
+				    policy/engine.h policy/engine_inputs.h \
 				    policy/$(1).h $$(BUILD)/policy/$(1).o
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_ALL) -Ipolicy $$< $$(BUILD)/policy/$(1).o $$(LDFLAGS_ALL) -o $$@
-$$(BUILD)/engines/oracle_batch_$(1): tests/engines/harness_batch_$(1).rs tests/engines/oracle_batch_$(1).rs
+$$(BUILD)/engines/oracle_batch_$(1): tests/engines/harness_batch_$(1).rs tests/engines/oracle_batch_$(1).rs \
+				     tests/engines/records.rs
 	@mkdir -p $$(BUILD)/engines/rs_batch_$(1)
 	cp tests/engines/harness_batch_$(1).rs $$(BUILD)/engines/rs_batch_$(1)/main.rs
 	cp tests/engines/oracle_batch_$(1).rs $$(BUILD)/engines/rs_batch_$(1)/engine.rs
+	cp tests/engines/records.rs $$(BUILD)/engines/rs_batch_$(1)/records.rs
 	rustc --edition 2021 -O -o $$@ $$(BUILD)/engines/rs_batch_$(1)/main.rs
 	rustc --edition 2021 --test -o $$@-test $$(BUILD)/engines/rs_batch_$(1)/main.rs
 endef
@@ -554,7 +557,7 @@ engines-check-batch-vllm_triton: $(BUILD)/engines/sweep_batch_vllm_triton \
 # sweep_batch_vllm.c, sweep_batch.c's records). vLLM has no option: one
 # setting, v1 or v2 following each batch.
 .PHONY: engines-check-batch-vllm
-$(BUILD)/engines/sweep_batch_vllm: tests/engines/sweep_batch_vllm.c policy/engine.h \
+$(BUILD)/engines/sweep_batch_vllm: tests/engines/sweep_batch_vllm.c tests/engines/sweep_rng.h policy/engine.h \
 				   policy/engine_inputs.h policy/vllm.h $(BUILD)/policy/vllm.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Ipolicy $< $(BUILD)/policy/vllm.o $(LDFLAGS_ALL) -o $@

@@ -17,8 +17,10 @@
 // usage: sweep_batch_vllm_triton N SEED SETTING | harness NAME N [2d]
 
 mod engine;
+mod records;
 
-use std::io::{BufReader, Read};
+use records::Records;
+use std::io::BufReader;
 
 pub struct Batch {
     pub num_q_heads: u32,
@@ -54,50 +56,6 @@ pub fn h100(lens: &[u32]) -> Batch {
         max_capture_size: 0,
         batch_invariant: false,
         seq_lens: lens.to_vec(),
-    }
-}
-
-struct Records<R: Read> {
-    r: R,
-}
-
-impl<R: Read> Records<R> {
-    // One u32, or None at a clean end of input.
-    fn u32_or_end(&mut self) -> Option<u32> {
-        let mut b = [0u8; 4];
-        let mut got = 0;
-        while got < 4 {
-            match self.r.read(&mut b[got..]) {
-                Ok(0) => {
-                    if got == 0 {
-                        return None;
-                    }
-                    eprintln!("harness: input ends inside a record");
-                    std::process::exit(1);
-                }
-                Ok(k) => got += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    eprintln!("harness: read: {}", e);
-                    std::process::exit(1);
-                }
-            }
-        }
-        Some(u32::from_le_bytes(b))
-    }
-    fn u32(&mut self) -> u32 {
-        self.u32_or_end().unwrap_or_else(|| {
-            eprintln!("harness: input ends inside a record");
-            std::process::exit(1);
-        })
-    }
-    fn u32s(&mut self, n: usize) -> Vec<u32> {
-        let mut buf = vec![0u8; 4 * n];
-        if let Err(e) = self.r.read_exact(&mut buf) {
-            eprintln!("harness: input ends inside a record ({})", e);
-            std::process::exit(1);
-        }
-        buf.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
     }
 }
 

@@ -27,52 +27,10 @@
 
 #include "engine.h"
 #include "vllm.h"
+#include "sweep_rng.h"
 
 #define MAX_BATCH 1200u
 #define MAX_LEN 200000u
-
-static uint64_t rng_state;
-
-static uint64_t next(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* uniform in lo..hi */
-static uint32_t uniform(uint32_t lo, uint32_t hi)
-{
-	return lo + (uint32_t)(next() % ((uint64_t)hi - lo + 1));
-}
-
-/* lo..hi, each power-of-two range as likely as the next (sweep.c's) */
-static uint32_t logish(uint32_t lo, uint32_t hi)
-{
-	uint32_t bits = 1, top = hi;
-	while (top >>= 1) {
-		bits++;
-	}
-	uint32_t b = uniform(0, bits - 1);
-	uint64_t a = (uint64_t)1 << b, z = ((uint64_t)1 << (b + 1)) - 1;
-	if (a < lo) {
-		a = lo;
-	}
-	if (z > hi) {
-		z = hi;
-	}
-	if (a > z) {
-		return uniform(lo, hi);
-	}
-	return uniform((uint32_t)a, (uint32_t)z);
-}
-
-static uint32_t pick(const uint32_t *v, size_t n)
-{
-	return v[next() % n];
-}
 
 static uint32_t length(void)
 {
@@ -171,13 +129,6 @@ static uint32_t batch(uint32_t *lens)
 		lens[next() % n] = 0; /* refused: lengths are at least 1 */
 	}
 	return n;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++) {
-		p[i] = (unsigned char)(v >> (8 * i));
-	}
 }
 
 /* The answer's blocks_per_sm_near_whole term (0 when it has none). */

@@ -41,51 +41,7 @@
 
 #include "engine.h"
 #include "vllm_v1.h"
-
-static uint64_t rng_state;
-
-static uint64_t next(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* uniform in lo..hi */
-static uint32_t uniform(uint32_t lo, uint32_t hi)
-{
-	return lo + (uint32_t)(next() % ((uint64_t)hi - lo + 1));
-}
-
-/* lo..hi, each power-of-two range as likely as the next */
-static uint32_t logish(uint32_t lo, uint32_t hi)
-{
-	uint32_t bits = 1, top = hi;
-	while (top >>= 1) {
-		bits++;
-	}
-	uint32_t b = uniform(0, bits - 1);
-	uint64_t a = (uint64_t)1 << b, z = ((uint64_t)1 << (b + 1)) - 1;
-	if (a < lo) {
-		a = lo;
-	}
-	if (z > hi) {
-		z = hi;
-	}
-	if (a > z) {
-		return uniform(lo, hi);
-	}
-	return uniform((uint32_t)a, (uint32_t)z);
-}
-
-static uint32_t pick(const uint32_t *v, size_t n)
-{
-	return v[next() % n];
-}
-
-#define PICK(v) pick(v, sizeof(v) / sizeof((v)[0]))
+#include "sweep_rng.h"
 
 static const uint32_t hopper_sms[] = {132, 114, 78, 66, 144, 108};
 static const uint32_t other_sms[] = {108, 84, 82, 46, 58, 142, 148, 188, 170, 68, 28};
@@ -276,13 +232,6 @@ static void shape(struct engine_shape *s, struct vllm_v1_options *o, enum settin
 }
 
 static unsigned char out[4 * (18 + 2 * MAX_N)];
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++) {
-		p[i] = (unsigned char)(v >> (8 * i));
-	}
-}
 
 int main(int argc, char **argv)
 {

@@ -97,6 +97,23 @@ static inline int scratch_count(const char *text, const char *needle)
 	return n;
 }
 
+/* Waits until the log says `needle` `times` times, up to 10 s (a line a
+ * thread writes just after the change a test saw: the margin is for a
+ * sanitizer build on a loaded machine, not the code's speed). */
+static inline void scratch_await_logged(FILE *f, const char *needle, int times)
+{
+	for (int i = 0; i < 1000; i++) {
+		char *log = scratch_log_text(f);
+		int n = scratch_count(log, needle);
+
+		free(log);
+		if (n >= times) {
+			return;
+		}
+		sleep_ms(10);
+	}
+}
+
 /* Asserts that the log says `needle` `times` times (-1: at least once),
  * the whole log in the failure's message. */
 static inline void scratch_logged(FILE *f, const char *needle, int times)

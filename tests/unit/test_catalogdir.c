@@ -274,6 +274,8 @@ Test(catalogdir, a_file_removed_stops_serving_that_catalog_alone, .init = scratc
 	cr_assert_eq(unlink(p), 0);
 	cr_assert(comes_to(&r, "c", false), "c no longer served");
 	cr_assert(serves(&r, "b"), "the others go on");
+	/* the slot is dropped before its line is logged: wait for the line */
+	scratch_await_logged(r.base.log_file, "catalog c removed: ", 1);
 	scratch_logged(r.base.log_file, "catalog c removed: ", 1);
 	scratch_logged(r.base.log_file, "is gone; no longer served", 1);
 	/* the default's file gone, and c.json back: once c serves again, a
